@@ -1,0 +1,14 @@
+//! cascade: a GitOps pull-request bot for Terragrunt / OpenTofu / Terraform monorepos.
+//!
+//! The modules follow the data: `config` (the repo's `.cascade.yaml`) and
+//! `terragrunt` (discovery) feed `graph` (edges, waves, cycles); `git` turns a
+//! revision range into changed files and `affected` maps those onto the graph.
+//! See docs/ARCHITECTURE.md.
+
+pub mod affected;
+pub mod config;
+pub mod git;
+pub mod graph;
+pub mod problem;
+pub mod terragrunt;
+pub mod unit;

@@ -1,0 +1,71 @@
+//! Problems found while building the graph: what a user sees in `errors` of
+//! `cascade graph --format json` and in the text output as `file:line: message`.
+
+use crate::unit::UnitPath;
+use serde::Serialize;
+use std::fmt;
+
+/// What kind of problem; the JSON spelling is part of the CLI contract.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProblemKind {
+    /// A file does not parse as HCL (or YAML for `.cascade.yaml`).
+    Parse,
+    /// A dependency cycle; the message names the whole cycle.
+    Cycle,
+    /// A dependency points at a directory that does not exist or holds no unit.
+    MissingDependency,
+    /// An edge or read expression could not be computed without executing something.
+    Unresolved,
+    /// `.cascade.yaml` is wrong.
+    Config,
+}
+
+/// One problem, located as precisely as cascade can: unit, file, line, column.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Problem {
+    pub kind: ProblemKind,
+    pub unit: Option<UnitPath>,
+    pub file: Option<String>,
+    pub line: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub column: Option<u32>,
+    pub message: String,
+}
+
+impl Problem {
+    pub fn new(kind: ProblemKind, message: impl Into<String>) -> Problem {
+        Problem { kind, unit: None, file: None, line: None, column: None, message: message.into() }
+    }
+
+    pub fn unit(mut self, unit: &UnitPath) -> Problem {
+        self.unit = Some(unit.clone());
+        self
+    }
+
+    pub fn at(mut self, file: impl Into<String>, line: Option<u32>, column: Option<u32>) -> Problem {
+        self.file = Some(file.into());
+        self.line = line;
+        self.column = column;
+        self
+    }
+}
+
+impl fmt::Display for Problem {
+    /// `file:line:column: message`, the form editors and terminals make clickable.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(file) = &self.file {
+            write!(f, "{file}")?;
+            if let Some(line) = self.line {
+                write!(f, ":{line}")?;
+                if let Some(col) = self.column {
+                    write!(f, ":{col}")?;
+                }
+            }
+            write!(f, ": ")?;
+        } else if let Some(unit) = &self.unit {
+            write!(f, "{unit}: ")?;
+        }
+        f.write_str(&self.message)
+    }
+}
