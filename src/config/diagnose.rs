@@ -1,0 +1,105 @@
+//! Turns serde-saphyr's errors (syntax, unknown keys, wrong shapes) into the messages
+//! users see. The location always comes from serde-saphyr; only the wording is ours.
+
+use super::FILE_NAME;
+use super::file::{ENVIRONMENT_KEYS, MODULE_KEYS, TOP_KEYS};
+use crate::problem::{Problem, ProblemKind};
+use serde_saphyr::{Error, Location, MessageFormatter, UserMessageFormatter};
+
+/// The executor names, as serde reports them for an unknown variant.
+const EXECUTORS: &[&str] = &["terragrunt", "tofu", "terraform"];
+
+/// A YAML or shape error as a located `Problem`. Errors that belong to the whole document
+/// (it is a list, not a mapping) carry no location and are put at its start.
+pub(super) fn yaml_problem(err: &Error) -> Problem {
+    let err = err.without_snippet();
+    match err.location() {
+        Some(at) => problem_at(at, message(err)),
+        None => Problem::new(ProblemKind::Config, message(err)).at(FILE_NAME, Some(1), Some(1)),
+    }
+}
+
+/// A `Config` problem in `.cascade.yaml` at `at` (at no line if `at` is unknown).
+pub(super) fn problem_at(at: Location, message: impl Into<String>) -> Problem {
+    let known = at != Location::UNKNOWN;
+    let line = known.then(|| u32::try_from(at.line()).unwrap_or(u32::MAX));
+    let column = known.then(|| u32::try_from(at.column()).unwrap_or(u32::MAX));
+    Problem::new(ProblemKind::Config, message).at(FILE_NAME, line, column)
+}
+
+fn message(err: &Error) -> String {
+    match err {
+        Error::SerdeUnknownField {
+            field, expected, ..
+        } => format!(
+            "unknown key `{field}` in {}; expected one of {}",
+            key_owner(expected),
+            expected.join(", ")
+        ),
+        Error::SerdeUnknownVariant {
+            variant, expected, ..
+        } if expected == EXECUTORS => {
+            format!("`executor: {variant}` is not an executor; use terragrunt, tofu or terraform")
+        }
+        Error::SerdeUnknownVariant {
+            variant, expected, ..
+        } => {
+            format!(
+                "`{variant}` is not allowed here; use one of {}",
+                expected.join(", ")
+            )
+        }
+        // `expected` is one of the sentences in `file`, which name the key.
+        Error::SerdeInvalidType {
+            unexpected,
+            expected,
+            ..
+        } => {
+            format!("{expected}; found {}", found(unexpected))
+        }
+        Error::SerdeMissingField { field: "path", .. } => {
+            "this entry has no `path`; add `path: <directory relative to the repository root>`"
+                .to_string()
+        }
+        Error::SerdeMissingField { field, .. } => format!("this entry has no `{field}`; add it"),
+        Error::DuplicateMappingKey { key: Some(key), .. } => {
+            format!("`{key}` appears twice in this mapping; keep one of them")
+        }
+        Error::Unexpected {
+            expected: "string scalar",
+            ..
+        } => "expected a single value here (a path or a glob), not a list or a mapping".to_string(),
+        Error::MultipleDocuments { .. } => {
+            format!("{FILE_NAME} must hold a single YAML document; remove the `---` separators")
+        }
+        Error::AliasError { error, .. } => message(error),
+        Error::ExternalMessage { .. } | Error::Eof { .. } => format!(
+            "invalid YAML: {}; fix the syntax here (indentation, quotes, brackets)",
+            UserMessageFormatter.format_message(err)
+        ),
+        _ => UserMessageFormatter.format_message(err).into_owned(),
+    }
+}
+
+/// Which mapping an unknown key was found in, told apart by the keys it allows.
+fn key_owner(expected: &[&str]) -> &'static str {
+    if expected == TOP_KEYS {
+        FILE_NAME
+    } else if expected == MODULE_KEYS {
+        "a `modules` entry"
+    } else if expected == ENVIRONMENT_KEYS {
+        "an environment"
+    } else {
+        "this mapping"
+    }
+}
+
+/// serde's name for what was found, in the words of the file.
+fn found(unexpected: &str) -> &str {
+    match unexpected {
+        "unit value" => "an empty value",
+        "map" => "a mapping",
+        "sequence" => "a list",
+        other => other,
+    }
+}

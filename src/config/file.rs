@@ -1,0 +1,318 @@
+//! The on-disk shape of `.cascade.yaml`: what serde reads and what schemars describes.
+//!
+//! These types keep every value's source location (`Spanned`) so that checks done after
+//! parsing can still point at a line and column. They do no checking of their own beyond
+//! shape; turning them into a `RepoConfig` is `validate`'s job. The doc comments on fields
+//! are the descriptions editors show, so they are written for users.
+//!
+//! Lists and mappings go through `deserialize_any` visitors whose `expecting` text names
+//! the key, because serde-saphyr's own "expected sequence start" cannot say which key was
+//! wrong. Those texts are full sentences; `diagnose` appends what was found instead.
+
+use super::Executor;
+use schemars::JsonSchema;
+use serde::de::value::MapAccessDeserializer;
+use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_saphyr::Spanned;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::marker::PhantomData;
+
+/// Keys allowed at the top of `.cascade.yaml`, in the order serde reports them.
+pub(super) const TOP_KEYS: &[&str] = &["environments", "implicit_deps", "ignore", "modules"];
+/// Keys allowed in the long form of an environment.
+pub(super) const ENVIRONMENT_KEYS: &[&str] = &["path", "executor"];
+/// Keys allowed in a `modules` entry.
+pub(super) const MODULE_KEYS: &[&str] = &["path", "depends_on", "executor"];
+
+/// Environment names and what they map to, in file order.
+pub(super) type EnvironmentEntries = Vec<(Spanned<String>, Spanned<EnvironmentEntry>)>;
+/// Units and the units they depend on, in file order.
+pub(super) type DependencyEntries = Vec<(Spanned<String>, Vec<Spanned<String>>)>;
+
+/// Repository configuration for cascade, read from `.cascade.yaml` at the repository root
+/// on the base branch. Every key is optional; unknown keys are errors.
+#[derive(Debug, Default, serde::Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(title = "cascade repository configuration (.cascade.yaml)")]
+pub(super) struct ConfigFile {
+    /// Environments by name. Each maps to the directory its units live in, either as a
+    /// plain path (`dev: live/dev`) or as a mapping with `path` and `executor`. When any
+    /// environment is configured, units outside every environment are ignored.
+    #[serde(default, deserialize_with = "environments")]
+    #[schemars(with = "BTreeMap<String, EnvironmentEntry>", extend("default" = {}))]
+    pub environments: EnvironmentEntries,
+
+    /// Extra dependencies, beyond what `terragrunt.hcl` declares: each unit (a directory
+    /// relative to the repository root) maps to the list of units it depends on.
+    #[serde(default, deserialize_with = "implicit_deps")]
+    #[schemars(with = "BTreeMap<String, Vec<String>>", extend("default" = {}))]
+    pub implicit_deps: DependencyEntries,
+
+    /// Glob patterns over paths relative to the repository root (`*` stays within one
+    /// directory, `**` crosses directories). A unit directory that matches, or lies under
+    /// a match, is not a unit; a changed file that matches, or lies under a match,
+    /// triggers nothing.
+    #[serde(default, deserialize_with = "ignore")]
+    #[schemars(with = "Vec<String>", example = ["sandbox/**", "**/experimental"])]
+    pub ignore: Vec<Spanned<String>>,
+
+    /// Plain OpenTofu/Terraform root modules (directories without `terragrunt.hcl`) that
+    /// cascade should treat as units.
+    #[serde(default, deserialize_with = "modules")]
+    #[schemars(with = "Vec<ModuleEntry>", extend("default" = []))]
+    pub modules: Vec<ModuleEntry>,
+}
+
+impl ConfigFile {
+    /// Reads one YAML document. An empty document (or only comments) is the default.
+    pub(super) fn from_yaml(text: &str) -> Result<ConfigFile, serde_saphyr::Error> {
+        // Snippets would be rendered into our messages twice; we print locations ourselves.
+        let options = serde_saphyr::options! { with_snippet: false };
+        serde_saphyr::from_str_with_options::<Table<ConfigFile>>(text, options).map(|t| t.0)
+    }
+}
+
+/// One environment: a plain path, or a mapping with `path` and `executor`.
+#[derive(Debug, JsonSchema)]
+#[schemars(untagged)]
+pub(super) enum EnvironmentEntry {
+    /// The directory, relative to the repository root, that holds this environment's units.
+    Path(String),
+    /// The long form, for setting an executor.
+    Table(EnvironmentTable),
+}
+
+/// The long form of an environment.
+#[derive(Debug, serde::Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct EnvironmentTable {
+    /// The directory, relative to the repository root, that holds this environment's units.
+    #[schemars(with = "String")]
+    pub path: Spanned<String>,
+    /// Which binary runs this environment's units. When unset, units with a
+    /// `terragrunt.hcl` run with terragrunt.
+    #[serde(default)]
+    pub executor: Option<Executor>,
+}
+
+/// A plain root module treated as a unit.
+#[derive(Debug, serde::Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ModuleEntry {
+    /// The module's directory, relative to the repository root.
+    #[schemars(with = "String")]
+    pub path: Spanned<String>,
+    /// Units this module depends on (directories relative to the repository root).
+    #[serde(default, deserialize_with = "depends_on")]
+    #[schemars(with = "Vec<String>")]
+    pub depends_on: Vec<Spanned<String>>,
+    /// Which binary runs this module.
+    #[serde(default)]
+    #[schemars(extend("default" = "terraform"))]
+    pub executor: Option<Executor>,
+}
+
+impl<'de> Deserialize<'de> for EnvironmentEntry {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct EntryVisitor;
+        impl<'de> Visitor<'de> for EntryVisitor {
+            type Value = EnvironmentEntry;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str(
+                    "an environment must be a path, like `dev: live/dev`, \
+                     or a mapping with `path` and `executor`",
+                )
+            }
+            fn visit_str<E: de::Error>(self, path: &str) -> Result<Self::Value, E> {
+                Ok(EnvironmentEntry::Path(path.to_string()))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+                EnvironmentTable::deserialize(MapAccessDeserializer::new(map))
+                    .map(EnvironmentEntry::Table)
+            }
+        }
+        deserializer.deserialize_any(EntryVisitor)
+    }
+}
+
+/// A struct that must be written as a mapping; says so by name when it is not.
+struct Table<T>(T);
+
+/// What a [`Table`] is when written as nothing, and what a user is told when it is
+/// written as something other than a mapping.
+trait TableShape: Sized {
+    const EXPECTING: &'static str;
+    /// The value of an empty node, when that is allowed.
+    fn empty() -> Option<Self>;
+}
+
+impl TableShape for ConfigFile {
+    const EXPECTING: &'static str = ".cascade.yaml must be a mapping with the keys \
+        environments, implicit_deps, ignore and modules";
+    fn empty() -> Option<Self> {
+        Some(ConfigFile::default())
+    }
+}
+
+impl TableShape for ModuleEntry {
+    const EXPECTING: &'static str = "a `modules` entry must be a mapping like `path: global/dns`";
+    fn empty() -> Option<Self> {
+        None
+    }
+}
+
+impl<'de, T: Deserialize<'de> + TableShape> Deserialize<'de> for Table<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct TableVisitor<T>(PhantomData<T>);
+        impl<'de, T: Deserialize<'de> + TableShape> Visitor<'de> for TableVisitor<T> {
+            type Value = Table<T>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str(T::EXPECTING)
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+                T::empty()
+                    .map(Table)
+                    .ok_or_else(|| E::invalid_type(de::Unexpected::Unit, &self))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+                T::deserialize(MapAccessDeserializer::new(map)).map(Table)
+            }
+        }
+        deserializer.deserialize_any(TableVisitor(PhantomData))
+    }
+}
+
+/// Visits a sequence (or nothing, for an empty key) into a `Vec`.
+struct ListVisitor<T> {
+    expecting: &'static str,
+    item: PhantomData<T>,
+}
+
+impl<'de, T: Deserialize<'de>> Visitor<'de> for ListVisitor<T> {
+    type Value = Vec<T>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(self.expecting)
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(Vec::new())
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+        while let Some(item) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(items)
+    }
+}
+
+fn list<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+    deserializer: D,
+    expecting: &'static str,
+) -> Result<Vec<T>, D::Error> {
+    deserializer.deserialize_any(ListVisitor {
+        expecting,
+        item: PhantomData,
+    })
+}
+
+/// Visits a mapping (or nothing, for an empty key) into entries in file order; duplicate
+/// keys never get here because serde-saphyr rejects them with their location.
+struct EntriesVisitor<K, V> {
+    expecting: &'static str,
+    entry: PhantomData<(K, V)>,
+}
+
+impl<'de, K: Deserialize<'de>, V: Deserialize<'de>> Visitor<'de> for EntriesVisitor<K, V> {
+    type Value = Vec<(K, V)>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(self.expecting)
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(Vec::new())
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut entries = Vec::with_capacity(map.size_hint().unwrap_or(0));
+        while let Some(entry) = map.next_entry()? {
+            entries.push(entry);
+        }
+        Ok(entries)
+    }
+}
+
+fn entries<'de, D: Deserializer<'de>, K: Deserialize<'de>, V: Deserialize<'de>>(
+    deserializer: D,
+    expecting: &'static str,
+) -> Result<Vec<(K, V)>, D::Error> {
+    deserializer.deserialize_any(EntriesVisitor {
+        expecting,
+        entry: PhantomData,
+    })
+}
+
+/// A `Vec<String>` with its locations whose item-level error says "a list of units".
+struct UnitList(Vec<Spanned<String>>);
+
+impl<'de> Deserialize<'de> for UnitList {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        list(
+            deserializer,
+            "each unit in `implicit_deps` must map to a list of units, like \
+             `live/prod/app: [live/dev/app]`",
+        )
+        .map(UnitList)
+    }
+}
+
+fn environments<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<EnvironmentEntries, D::Error> {
+    entries(
+        deserializer,
+        "`environments` must map names to paths, like `dev: live/dev`",
+    )
+}
+
+fn implicit_deps<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<DependencyEntries, D::Error> {
+    let entries: Vec<(Spanned<String>, UnitList)> = entries(
+        deserializer,
+        "`implicit_deps` must map units to lists of units, like \
+         `live/prod/app: [live/dev/app]`",
+    )?;
+    Ok(entries
+        .into_iter()
+        .map(|(unit, deps)| (unit, deps.0))
+        .collect())
+}
+
+fn ignore<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<Spanned<String>>, D::Error> {
+    list(
+        deserializer,
+        "`ignore` must be a list of globs, like `ignore: [\"sandbox/**\"]`",
+    )
+}
+
+fn modules<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<ModuleEntry>, D::Error> {
+    let tables: Vec<Table<ModuleEntry>> = list(
+        deserializer,
+        "`modules` must be a list of mappings, like `- path: global/dns`",
+    )?;
+    Ok(tables.into_iter().map(|t| t.0).collect())
+}
+
+fn depends_on<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Vec<Spanned<String>>, D::Error> {
+    list(
+        deserializer,
+        "`depends_on` must be a list of units, like `depends_on: [live/prod/vpc]`",
+    )
+}
+
+/// The JSON schema of `.cascade.yaml`, pretty-printed.
+pub(super) fn schema_json() -> String {
+    let schema = schemars::schema_for!(ConfigFile);
+    serde_json::to_string_pretty(&schema).expect("a JSON schema always serializes")
+}

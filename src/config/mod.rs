@@ -1,0 +1,170 @@
+//! The repository's own configuration, `.cascade.yaml`: reading it, checking it, and
+//! answering questions about it (which environment a unit is in, which executor runs it,
+//! whether a path is ignored).
+//!
+//! This module owns the file format (`file`), every message a user sees about that file
+//! (`diagnose` for YAML and shape errors, `validate` for values), and the JSON schema
+//! editors use. Every error is a `Problem` of kind `Config` located at a line and column
+//! of `.cascade.yaml`, because it ends up as a comment on the pull request that broke it.
+//! It never looks at the repository's units and never runs anything; whether a configured
+//! path actually holds a unit is for discovery and the graph to say.
+
+mod diagnose;
+mod file;
+#[cfg(test)]
+mod tests;
+mod validate;
+
+use crate::problem::{Problem, ProblemKind};
+use crate::unit::UnitPath;
+use globset::GlobSet;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::io;
+use std::path::Path;
+
+/// The configuration file's name, at the root of the repository.
+pub const FILE_NAME: &str = ".cascade.yaml";
+
+/// Which binary runs a unit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Executor {
+    /// Terragrunt; the default for units with a `terragrunt.hcl`.
+    Terragrunt,
+    /// OpenTofu (`tofu`).
+    Tofu,
+    /// HashiCorp Terraform; the default for `modules`.
+    Terraform,
+}
+
+/// The repository configuration, checked and normalised. `RepoConfig::default()` is what a
+/// repository without `.cascade.yaml` gets: no environments, no extra edges, nothing ignored.
+///
+/// Build it with [`RepoConfig::load`] or [`RepoConfig::parse`] (or `default()`): the ignore
+/// globs are compiled once, there, and kept in a private field that
+/// [`RepoConfig::is_ignored`] matches against. Editing `ignore` afterwards would not change
+/// what is ignored, so debug builds panic in `is_ignored` when the two disagree.
+#[derive(Clone, Debug, Default)]
+pub struct RepoConfig {
+    /// Environments in file order; paths are distinct.
+    pub environments: Vec<Environment>,
+    /// Extra dependencies: unit -> units it depends on, beyond what `terragrunt.hcl` says.
+    pub implicit_deps: BTreeMap<UnitPath, Vec<UnitPath>>,
+    /// The ignore globs as compiled (repo-relative, without a leading `./`).
+    pub ignore: Vec<String>,
+    /// Plain OpenTofu/Terraform root modules treated as units; paths are distinct.
+    pub modules: Vec<ModuleUnit>,
+    /// `ignore`, compiled.
+    ignore_set: CompiledGlobs,
+}
+
+/// A compiled glob set and the patterns it was compiled from.
+#[derive(Clone, Debug, Default)]
+struct CompiledGlobs {
+    patterns: Vec<String>,
+    set: GlobSet,
+}
+
+/// A named environment: the directory its units live in, and optionally the executor
+/// that runs them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Environment {
+    pub name: String,
+    /// Repo-relative, `/`-separated, no trailing slash; `.` for the whole repository.
+    pub path: String,
+    /// `None` means the default: terragrunt for `terragrunt.hcl` units.
+    pub executor: Option<Executor>,
+}
+
+/// A plain root module that cascade treats as a unit.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ModuleUnit {
+    pub path: UnitPath,
+    /// Units this module depends on, in file order, without repeats.
+    pub depends_on: Vec<UnitPath>,
+    /// Terraform unless the file says otherwise.
+    pub executor: Executor,
+}
+
+impl RepoConfig {
+    /// Reads `<dir>/.cascade.yaml`. A missing file is the default configuration; a file
+    /// that cannot be read, does not parse, or holds unknown keys or bad values is a
+    /// `Problem` of kind `Config` that says where and what to do about it.
+    pub fn load(dir: &Path) -> Result<RepoConfig, Problem> {
+        match std::fs::read_to_string(dir.join(FILE_NAME)) {
+            Ok(text) => RepoConfig::parse(&text),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(RepoConfig::default()),
+            Err(err) if err.kind() == io::ErrorKind::InvalidData => Err(Problem::new(
+                ProblemKind::Config,
+                format!("{FILE_NAME} is not UTF-8 text; save it as UTF-8"),
+            )
+            .at(FILE_NAME, None, None)),
+            Err(err) => Err(Problem::new(
+                ProblemKind::Config,
+                format!("cannot read {FILE_NAME}: {err}; make it a readable file or remove it"),
+            )
+            .at(FILE_NAME, None, None)),
+        }
+    }
+
+    /// Parses and checks the text of a `.cascade.yaml`. Empty text is the default.
+    pub fn parse(text: &str) -> Result<RepoConfig, Problem> {
+        let file = file::ConfigFile::from_yaml(text).map_err(|err| diagnose::yaml_problem(&err))?;
+        validate::repo_config(file)
+    }
+
+    /// The environment whose directory contains `unit` (or is `unit`); the deepest one
+    /// when environments nest.
+    pub fn environment_of(&self, unit: &UnitPath) -> Option<&Environment> {
+        self.environments
+            .iter()
+            .filter(|env| dir_contains(&env.path, unit.as_str()))
+            .max_by_key(|env| if env.path == "." { 0 } else { env.path.len() })
+    }
+
+    /// True when environments are configured and `unit` lies in none of them; such units
+    /// are left out of the graph.
+    pub fn outside_environments(&self, unit: &UnitPath) -> bool {
+        !self.environments.is_empty() && self.environment_of(unit).is_none()
+    }
+
+    /// True when `path` (a unit directory or a file, repo-relative) matches an ignore
+    /// glob, or lies under a directory that does: `sandbox` ignores `sandbox/a/main.tf`.
+    pub fn is_ignored(&self, path: &str) -> bool {
+        debug_assert_eq!(
+            self.ignore, self.ignore_set.patterns,
+            "RepoConfig::ignore was edited after parsing; build the config with RepoConfig::parse"
+        );
+        let set = &self.ignore_set.set;
+        let path = UnitPath::new(path);
+        let path = path.as_str();
+        set.is_match(path)
+            || path
+                .match_indices('/')
+                .any(|(end, _)| set.is_match(&path[..end]))
+    }
+
+    /// The executor configured for a unit: its `modules` entry's, else its environment's,
+    /// else `None` (the caller's default, terragrunt for `terragrunt.hcl` units).
+    pub fn executor_for(&self, unit: &UnitPath) -> Option<Executor> {
+        match self.modules.iter().find(|module| &module.path == unit) {
+            Some(module) => Some(module.executor),
+            None => self.environment_of(unit).and_then(|env| env.executor),
+        }
+    }
+
+    /// The JSON schema of `.cascade.yaml` for editors, pretty-printed. The repository
+    /// ships it as `schema/cascade.schema.json`.
+    pub fn json_schema() -> String {
+        file::schema_json()
+    }
+}
+
+/// True when the repo-relative directory `dir` is `path` or one of its ancestors.
+fn dir_contains(dir: &str, path: &str) -> bool {
+    dir == "."
+        || path == dir
+        || (path.len() > dir.len() && path.starts_with(dir) && path.as_bytes()[dir.len()] == b'/')
+}

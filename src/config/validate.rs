@@ -1,0 +1,239 @@
+//! Checks on values that the YAML shape cannot express: paths that stay inside the
+//! repository, globs that compile, nothing listed twice. Each message points at the
+//! offending value and says what to write instead.
+
+use super::diagnose::problem_at;
+use super::file::{
+    ConfigFile, DependencyEntries, EnvironmentEntries, EnvironmentEntry, ModuleEntry,
+};
+use super::{CompiledGlobs, Environment, Executor, FILE_NAME, ModuleUnit, RepoConfig};
+use crate::problem::{Problem, ProblemKind};
+use crate::unit::UnitPath;
+use globset::{GlobBuilder, GlobSetBuilder};
+use serde_saphyr::Spanned;
+use std::collections::BTreeMap;
+use std::collections::btree_map::Entry;
+
+/// Turns the parsed file into a `RepoConfig`, or the first problem found, checking
+/// environments, implicit_deps, ignore and modules in that order.
+pub(super) fn repo_config(file: ConfigFile) -> Result<RepoConfig, Problem> {
+    let environments = environments(file.environments)?;
+    let implicit_deps = implicit_deps(file.implicit_deps)?;
+    let ignore_set = ignore(&file.ignore)?;
+    let modules = modules(file.modules)?;
+    Ok(RepoConfig {
+        environments,
+        implicit_deps,
+        ignore: ignore_set.patterns.clone(),
+        modules,
+        ignore_set,
+    })
+}
+
+fn environments(entries: EnvironmentEntries) -> Result<Vec<Environment>, Problem> {
+    let mut out: Vec<Environment> = Vec::with_capacity(entries.len());
+    for (name, entry) in entries {
+        if name.value.trim().is_empty() {
+            return Err(problem_at(
+                name.referenced,
+                "an environment needs a name; write it like `dev: live/dev`",
+            ));
+        }
+        let (path, executor) = match entry.value {
+            EnvironmentEntry::Path(path) => {
+                (Spanned::new(path, entry.referenced, entry.defined), None)
+            }
+            EnvironmentEntry::Table(table) => (table.path, table.executor),
+        };
+        let unit = unit_path(&path, &format!("environment `{}`", name.value))?;
+        if let Some(other) = out.iter().find(|env| env.path == unit.as_str()) {
+            return Err(problem_at(
+                path.referenced,
+                format!(
+                    "environments `{}` and `{}` both use `{unit}`; give each environment its own directory",
+                    other.name, name.value
+                ),
+            ));
+        }
+        out.push(Environment {
+            name: name.value,
+            path: unit.as_str().to_string(),
+            executor,
+        });
+    }
+    Ok(out)
+}
+
+fn implicit_deps(entries: DependencyEntries) -> Result<BTreeMap<UnitPath, Vec<UnitPath>>, Problem> {
+    let mut out = BTreeMap::new();
+    for (unit, deps) in entries {
+        let key = unit_path(&unit, "`implicit_deps`")?;
+        let deps = dependencies(&key, &deps, "`implicit_deps`")?;
+        match out.entry(key) {
+            Entry::Vacant(slot) => {
+                slot.insert(deps);
+            }
+            Entry::Occupied(slot) => {
+                return Err(problem_at(
+                    unit.referenced,
+                    format!(
+                        "`{}` names unit `{}`, which `implicit_deps` already lists; merge the two lists",
+                        unit.value,
+                        slot.key()
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Checks a unit's dependency list: paths valid, not the unit itself; repeats dropped.
+fn dependencies(
+    unit: &UnitPath,
+    deps: &[Spanned<String>],
+    key: &str,
+) -> Result<Vec<UnitPath>, Problem> {
+    let mut out: Vec<UnitPath> = Vec::with_capacity(deps.len());
+    for dep in deps {
+        let path = unit_path(dep, key)?;
+        if &path == unit {
+            return Err(problem_at(
+                dep.referenced,
+                format!("`{unit}` cannot depend on itself; remove it from its own list in {key}"),
+            ));
+        }
+        if !out.contains(&path) {
+            out.push(path);
+        }
+    }
+    Ok(out)
+}
+
+fn ignore(globs: &[Spanned<String>]) -> Result<CompiledGlobs, Problem> {
+    let mut patterns = Vec::with_capacity(globs.len());
+    let mut set = GlobSetBuilder::new();
+    for glob in globs {
+        let pattern = glob.value.strip_prefix("./").unwrap_or(&glob.value);
+        if pattern.trim().is_empty() {
+            return Err(problem_at(
+                glob.referenced,
+                "empty glob in `ignore`; remove it or write a pattern like `sandbox/**`",
+            ));
+        }
+        if pattern.starts_with('/') {
+            return Err(problem_at(
+                glob.referenced,
+                format!(
+                    "`ignore` glob `{pattern}` starts with `/`; globs match paths relative to \
+                     the repository root, so write `{}`",
+                    pattern.trim_start_matches('/')
+                ),
+            ));
+        }
+        // `*` stays within one directory, as in .gitignore; `**` crosses directories.
+        let compiled = GlobBuilder::new(pattern)
+            .literal_separator(true)
+            .build()
+            .map_err(|err| {
+                problem_at(
+                    glob.referenced,
+                    format!(
+                        "`ignore` glob `{pattern}` is invalid: {}; fix the pattern \
+                     (`*`, `**`, `?`, `[abc]` and `{{a,b}}` are supported)",
+                        err.kind()
+                    ),
+                )
+            })?;
+        set.add(compiled);
+        patterns.push(pattern.to_string());
+    }
+    let set = set.build().map_err(|err| {
+        // Every glob compiled on its own, so this is globset's own limit being hit.
+        Problem::new(
+            ProblemKind::Config,
+            format!("`ignore` globs cannot be combined: {err}"),
+        )
+        .at(FILE_NAME, None, None)
+    })?;
+    Ok(CompiledGlobs { patterns, set })
+}
+
+fn modules(entries: Vec<ModuleEntry>) -> Result<Vec<ModuleUnit>, Problem> {
+    let mut out: Vec<ModuleUnit> = Vec::with_capacity(entries.len());
+    let mut first_lines: Vec<u64> = Vec::with_capacity(entries.len());
+    for entry in entries {
+        let path = unit_path(&entry.path, "`modules`")?;
+        if let Some(i) = out.iter().position(|module| module.path == path) {
+            return Err(problem_at(
+                entry.path.referenced,
+                format!(
+                    "module `{path}` is already listed at line {}; remove one of the entries",
+                    first_lines[i]
+                ),
+            ));
+        }
+        let depends_on = dependencies(&path, &entry.depends_on, "`depends_on`")?;
+        first_lines.push(entry.path.referenced.line());
+        out.push(ModuleUnit {
+            path,
+            depends_on,
+            executor: entry.executor.unwrap_or(Executor::Terraform),
+        });
+    }
+    Ok(out)
+}
+
+/// A repo-relative directory, normalised; `place` says where it was written, for messages.
+fn unit_path(raw: &Spanned<String>, place: &str) -> Result<UnitPath, Problem> {
+    let text = raw.value.trim();
+    let at = raw.referenced;
+    if text.is_empty() {
+        return Err(problem_at(
+            at,
+            format!(
+                "empty path in {place}; write a directory relative to the repository root, \
+                 like `live/dev`, or `.` for the root"
+            ),
+        ));
+    }
+    let slashed = text.replace('\\', "/");
+    let drive =
+        slashed.as_bytes().get(1) == Some(&b':') && slashed.as_bytes()[0].is_ascii_alphabetic();
+    if slashed.starts_with('/') || drive {
+        return Err(problem_at(
+            at,
+            format!(
+                "`{text}` in {place} is an absolute path; write it relative to the repository \
+                 root, like `live/dev`"
+            ),
+        ));
+    }
+    let unit = UnitPath::new(&slashed);
+    let parts: Vec<&str> = unit.as_str().split('/').collect();
+    if parts.contains(&"..") {
+        return Err(problem_at(
+            at,
+            format!(
+                "`{text}` in {place} leaves the repository; write paths relative to the \
+                 repository root, without `..`"
+            ),
+        ));
+    }
+    if unit.as_str() != "." && parts.iter().any(|part| part.is_empty() || *part == ".") {
+        let plain: Vec<&str> = parts
+            .into_iter()
+            .filter(|p| !p.is_empty() && *p != ".")
+            .collect();
+        let plain = if plain.is_empty() {
+            ".".to_string()
+        } else {
+            plain.join("/")
+        };
+        return Err(problem_at(
+            at,
+            format!("`{text}` in {place} is not a plain path; write `{plain}`"),
+        ));
+    }
+    Ok(unit)
+}

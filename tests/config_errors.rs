@@ -1,0 +1,490 @@
+//! `.cascade.yaml`: what a valid file turns into, every message a user can get for an
+//! invalid one (as insta snapshots of `file:line:column: message`), and the shipped
+//! JSON schema staying in step with the code.
+
+use cascade::config::{Environment, Executor, FILE_NAME, ModuleUnit, RepoConfig};
+use cascade::problem::{Problem, ProblemKind};
+use cascade::unit::UnitPath;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+const FULL_EXAMPLE: &str = r#"# .cascade.yaml
+environments:
+  dev: live/dev
+  prod:
+    path: live/prod/
+    executor: terraform
+implicit_deps:
+  live/prod/app: [live/dev/app, ./live/dev/db]
+ignore:
+  - "sandbox/**"
+  - "**/experimental"
+modules:
+  - path: global/dns
+    depends_on: [live/prod/vpc]
+  - path: global/iam
+    executor: tofu
+"#;
+
+fn unit(path: &str) -> UnitPath {
+    UnitPath::new(path)
+}
+
+/// The problem `yaml` is rejected with; always a `Config` problem in `.cascade.yaml`.
+fn rejection(yaml: &str) -> Problem {
+    let problem = RepoConfig::parse(yaml).expect_err("this configuration should be rejected");
+    assert_eq!(problem.kind, ProblemKind::Config);
+    assert_eq!(problem.file.as_deref(), Some(FILE_NAME));
+    assert!(
+        problem.line.is_some() && problem.column.is_some(),
+        "no location: {problem}"
+    );
+    problem
+}
+
+/// Snapshots the message for `yaml`, with the input as the snapshot's description.
+macro_rules! assert_rejected {
+    ($name:literal, $yaml:expr) => {{
+        let yaml: &str = $yaml;
+        insta::with_settings!({ description => yaml, omit_expression => true }, {
+            insta::assert_snapshot!($name, rejection(yaml).to_string());
+        });
+    }};
+}
+
+fn at(problem: &Problem) -> (u32, u32) {
+    (problem.line.unwrap(), problem.column.unwrap())
+}
+
+#[test]
+fn full_example_becomes_the_config() {
+    let config = RepoConfig::parse(FULL_EXAMPLE).unwrap();
+    assert_eq!(
+        config.environments,
+        vec![
+            Environment {
+                name: "dev".into(),
+                path: "live/dev".into(),
+                executor: None
+            },
+            Environment {
+                name: "prod".into(),
+                path: "live/prod".into(),
+                executor: Some(Executor::Terraform),
+            },
+        ]
+    );
+    assert_eq!(
+        config.implicit_deps,
+        BTreeMap::from([(
+            unit("live/prod/app"),
+            vec![unit("live/dev/app"), unit("live/dev/db")]
+        )])
+    );
+    assert_eq!(config.ignore, vec!["sandbox/**", "**/experimental"]);
+    assert_eq!(
+        config.modules,
+        vec![
+            ModuleUnit {
+                path: unit("global/dns"),
+                depends_on: vec![unit("live/prod/vpc")],
+                executor: Executor::Terraform,
+            },
+            ModuleUnit {
+                path: unit("global/iam"),
+                depends_on: vec![],
+                executor: Executor::Tofu
+            },
+        ]
+    );
+    assert!(config.is_ignored("sandbox/a/terragrunt.hcl"));
+    assert!(config.is_ignored("live/dev/experimental/main.tf"));
+    assert_eq!(
+        config.executor_for(&unit("live/prod/app")),
+        Some(Executor::Terraform)
+    );
+    assert_eq!(
+        config.executor_for(&unit("global/iam")),
+        Some(Executor::Tofu)
+    );
+}
+
+#[test]
+fn empty_files_and_empty_keys_are_the_default() {
+    for yaml in [
+        "",
+        "# nothing yet\n",
+        "environments:\nimplicit_deps:\nignore:\nmodules:\n",
+    ] {
+        let config = RepoConfig::parse(yaml).unwrap();
+        assert!(config.environments.is_empty() && config.implicit_deps.is_empty());
+        assert!(config.ignore.is_empty() && config.modules.is_empty());
+    }
+}
+
+#[test]
+fn load_reads_the_file_at_the_repo_root() {
+    let repo = tempfile::tempdir().unwrap();
+    std::fs::write(repo.path().join(FILE_NAME), FULL_EXAMPLE).unwrap();
+    let config = RepoConfig::load(repo.path()).unwrap();
+    assert_eq!(config.environments.len(), 2);
+}
+
+#[test]
+fn load_without_a_file_is_the_default() {
+    let repo = tempfile::tempdir().unwrap();
+    let config = RepoConfig::load(repo.path()).unwrap();
+    assert!(config.environments.is_empty() && config.modules.is_empty());
+}
+
+#[test]
+fn load_reports_parse_errors_with_their_location() {
+    let repo = tempfile::tempdir().unwrap();
+    std::fs::write(
+        repo.path().join(FILE_NAME),
+        "ignore: [a]\nenviroments: {}\n",
+    )
+    .unwrap();
+    let problem = RepoConfig::load(repo.path()).unwrap_err();
+    assert_eq!(at(&problem), (2, 1));
+}
+
+#[test]
+fn load_reports_an_unreadable_file() {
+    let repo = tempfile::tempdir().unwrap();
+    std::fs::create_dir(repo.path().join(FILE_NAME)).unwrap();
+    let problem = RepoConfig::load(repo.path()).unwrap_err();
+    assert_eq!(problem.kind, ProblemKind::Config);
+    assert!(
+        problem
+            .to_string()
+            .starts_with(".cascade.yaml: cannot read .cascade.yaml: "),
+        "{problem}"
+    );
+}
+
+#[test]
+fn load_reports_a_file_that_is_not_utf8() {
+    let repo = tempfile::tempdir().unwrap();
+    std::fs::write(repo.path().join(FILE_NAME), b"ignore: [\xff]\n").unwrap();
+    let problem = RepoConfig::load(repo.path()).unwrap_err();
+    assert_eq!(
+        problem.to_string(),
+        ".cascade.yaml: .cascade.yaml is not UTF-8 text; save it as UTF-8"
+    );
+}
+
+// Locations: serde-saphyr's own, pinned so an upgrade cannot quietly move them.
+
+#[test]
+fn unknown_keys_point_at_the_key() {
+    assert_eq!(
+        at(&rejection("ignore: []\nenviroments:\n  dev: live/dev\n")),
+        (2, 1)
+    );
+    assert_eq!(
+        at(&rejection("modules:\n  - path: a\n    depend_on: [b]\n")),
+        (3, 5)
+    );
+    assert_eq!(
+        at(&rejection(
+            "environments:\n  prod:\n    path: p\n    executr: tofu\n"
+        )),
+        (4, 5)
+    );
+}
+
+#[test]
+fn bad_executors_point_at_the_value() {
+    assert_eq!(
+        at(&rejection(
+            "modules:\n  - path: a\n    executor: terrafrom\n"
+        )),
+        (3, 15)
+    );
+    assert_eq!(
+        at(&rejection(
+            "environments:\n  prod: {path: p, executor: tf}\n"
+        )),
+        (2, 29)
+    );
+}
+
+#[test]
+fn value_checks_point_at_the_value() {
+    assert_eq!(at(&rejection("environments:\n  dev: /live/dev\n")), (2, 8));
+    assert_eq!(
+        at(&rejection("environments:\n  dev:\n    path: ../dev\n")),
+        (3, 11)
+    );
+    assert_eq!(
+        at(&rejection("ignore:\n  - ok/**\n  - \"bad/[\"\n")),
+        (3, 5)
+    );
+    assert_eq!(at(&rejection("implicit_deps:\n  a: [b, /c]\n")), (2, 10));
+}
+
+// Messages, one snapshot each.
+
+#[test]
+fn unknown_top_level_key() {
+    assert_rejected!(
+        "config_unknown_top_level_key",
+        "enviroments:\n  dev: live/dev\n"
+    );
+}
+
+#[test]
+fn unknown_module_key() {
+    assert_rejected!(
+        "config_unknown_module_key",
+        "modules:\n  - path: global/dns\n    depend_on: [live/prod/vpc]\n"
+    );
+}
+
+#[test]
+fn unknown_environment_key() {
+    assert_rejected!(
+        "config_unknown_environment_key",
+        "environments:\n  prod:\n    path: live/prod\n    executr: tofu\n"
+    );
+}
+
+#[test]
+fn bad_executor() {
+    assert_rejected!(
+        "config_bad_executor",
+        "environments:\n  prod:\n    path: live/prod\n    executor: terrafrom\n"
+    );
+}
+
+#[test]
+fn bad_glob() {
+    assert_rejected!(
+        "config_bad_glob",
+        "ignore:\n  - \"sandbox/**\"\n  - \"live/[dev\"\n"
+    );
+}
+
+#[test]
+fn glob_with_leading_slash() {
+    assert_rejected!("config_glob_leading_slash", "ignore: [/sandbox]\n");
+}
+
+#[test]
+fn empty_glob() {
+    assert_rejected!("config_empty_glob", "ignore: [\"\"]\n");
+}
+
+#[test]
+fn absolute_path() {
+    assert_rejected!(
+        "config_absolute_path",
+        "environments:\n  dev: /srv/live/dev\n"
+    );
+}
+
+#[test]
+fn windows_absolute_path() {
+    assert_rejected!(
+        "config_windows_absolute_path",
+        "modules:\n  - path: 'C:\\infra\\dns'\n"
+    );
+}
+
+#[test]
+fn parent_dir_path() {
+    assert_rejected!(
+        "config_parent_dir_path",
+        "modules:\n  - path: global/dns\n    depends_on: [../other-repo/vpc]\n"
+    );
+}
+
+#[test]
+fn path_that_is_not_plain() {
+    assert_rejected!(
+        "config_path_not_plain",
+        "implicit_deps:\n  live//app: [live/./db]\n"
+    );
+}
+
+#[test]
+fn empty_path() {
+    assert_rejected!("config_empty_path", "environments:\n  dev: ''\n");
+}
+
+#[test]
+fn duplicate_environment_name() {
+    assert_rejected!(
+        "config_duplicate_environment_name",
+        "environments:\n  dev: live/dev\n  dev: live/dev2\n"
+    );
+}
+
+#[test]
+fn duplicate_environment_path() {
+    assert_rejected!(
+        "config_duplicate_environment_path",
+        "environments:\n  dev: live/dev\n  staging:\n    path: ./live/dev/\n"
+    );
+}
+
+#[test]
+fn duplicate_module() {
+    assert_rejected!(
+        "config_duplicate_module",
+        "modules:\n  - path: global/dns\n  - path: global/iam\n  - path: global/dns/\n"
+    );
+}
+
+#[test]
+fn module_in_implicit_deps_is_fine() {
+    let yaml = "implicit_deps:\n  global/dns: [live/vpc]\nmodules:\n  - path: global/dns\n";
+    let config = RepoConfig::parse(yaml).unwrap();
+    assert_eq!(
+        config.implicit_deps[&unit("global/dns")],
+        vec![unit("live/vpc")]
+    );
+}
+
+#[test]
+fn same_unit_twice_in_implicit_deps() {
+    assert_rejected!(
+        "config_duplicate_implicit_deps_unit",
+        "implicit_deps:\n  live/app: [live/db]\n  live/app/: [live/vpc]\n"
+    );
+}
+
+#[test]
+fn self_dependency() {
+    assert_rejected!(
+        "config_self_dependency",
+        "implicit_deps:\n  live/app: [live/app]\n"
+    );
+}
+
+#[test]
+fn wrong_type_ignore() {
+    assert_rejected!("config_wrong_type_ignore", "ignore: 3\n");
+}
+
+#[test]
+fn wrong_type_environment() {
+    assert_rejected!(
+        "config_wrong_type_environment",
+        "environments:\n  dev: [live/dev]\n"
+    );
+}
+
+#[test]
+fn wrong_type_environments() {
+    assert_rejected!("config_wrong_type_environments", "environments: live/dev\n");
+}
+
+#[test]
+fn wrong_type_implicit_deps() {
+    assert_rejected!(
+        "config_wrong_type_implicit_deps",
+        "implicit_deps:\n  live/app: live/db\n"
+    );
+}
+
+#[test]
+fn wrong_type_module() {
+    assert_rejected!("config_wrong_type_module", "modules:\n  - global/dns\n");
+}
+
+#[test]
+fn wrong_type_depends_on() {
+    assert_rejected!(
+        "config_wrong_type_depends_on",
+        "modules:\n  - path: global/dns\n    depends_on: live/vpc\n"
+    );
+}
+
+#[test]
+fn list_where_a_path_belongs() {
+    assert_rejected!("config_list_for_path", "modules:\n  - path: [global/dns]\n");
+}
+
+#[test]
+fn missing_module_path() {
+    assert_rejected!(
+        "config_missing_module_path",
+        "modules:\n  - depends_on: [live/vpc]\n"
+    );
+}
+
+#[test]
+fn not_a_mapping() {
+    assert_rejected!("config_not_a_mapping", "- live/dev\n- live/prod\n");
+}
+
+#[test]
+fn malformed_yaml() {
+    assert_rejected!(
+        "config_malformed_yaml",
+        "environments:\n  dev: live/dev\n prod: live/prod\n"
+    );
+}
+
+#[test]
+fn unclosed_quote() {
+    assert_rejected!("config_unclosed_quote", "ignore:\n  - \"sandbox/**\n");
+}
+
+// The schema shipped for editors.
+
+#[test]
+fn schema_file_matches_the_code() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/cascade.schema.json");
+    let generated = format!("{}\n", RepoConfig::json_schema());
+    if std::env::var_os("UPDATE_SCHEMA").is_some_and(|v| v == "1") {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, &generated).unwrap();
+        return;
+    }
+    let shipped = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        shipped == generated,
+        "schema/cascade.schema.json is out of date with RepoConfig::json_schema(); \
+         run `cargo test` with UPDATE_SCHEMA=1 to regenerate it"
+    );
+}
+
+#[test]
+fn schema_describes_every_key_and_both_environment_forms() {
+    let schema: serde_json::Value = serde_json::from_str(&RepoConfig::json_schema()).unwrap();
+    let properties = schema["properties"].as_object().unwrap();
+    let mut keys: Vec<&str> = properties.keys().map(String::as_str).collect();
+    keys.sort_unstable();
+    assert_eq!(keys, ["environments", "ignore", "implicit_deps", "modules"]);
+    for (key, property) in properties {
+        assert!(
+            property["description"].is_string(),
+            "`{key}` has no description"
+        );
+    }
+    assert_eq!(schema["additionalProperties"], false);
+
+    let defs = &schema["$defs"];
+    let entry = &defs["EnvironmentEntry"]["anyOf"];
+    assert_eq!(entry[0]["type"], "string");
+    assert_eq!(entry[1]["$ref"], "#/$defs/EnvironmentTable");
+    for def in ["EnvironmentTable", "ModuleEntry"] {
+        assert_eq!(defs[def]["additionalProperties"], false, "{def}");
+        for (key, property) in defs[def]["properties"].as_object().unwrap() {
+            assert!(
+                property["description"].is_string(),
+                "`{def}.{key}` has no description"
+            );
+        }
+    }
+    let executors: Vec<&str> = defs["Executor"]["oneOf"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|variant| variant["const"].as_str().unwrap())
+        .collect();
+    assert_eq!(executors, ["terragrunt", "tofu", "terraform"]);
+}
