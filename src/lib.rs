@@ -6,6 +6,7 @@
 //! See docs/ARCHITECTURE.md.
 
 pub mod affected;
+pub mod cli;
 pub mod config;
 pub mod git;
 pub mod graph;

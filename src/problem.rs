@@ -35,7 +35,14 @@ pub struct Problem {
 
 impl Problem {
     pub fn new(kind: ProblemKind, message: impl Into<String>) -> Problem {
-        Problem { kind, unit: None, file: None, line: None, column: None, message: message.into() }
+        Problem {
+            kind,
+            unit: None,
+            file: None,
+            line: None,
+            column: None,
+            message: message.into(),
+        }
     }
 
     pub fn unit(mut self, unit: &UnitPath) -> Problem {
@@ -43,7 +50,12 @@ impl Problem {
         self
     }
 
-    pub fn at(mut self, file: impl Into<String>, line: Option<u32>, column: Option<u32>) -> Problem {
+    pub fn at(
+        mut self,
+        file: impl Into<String>,
+        line: Option<u32>,
+        column: Option<u32>,
+    ) -> Problem {
         self.file = Some(file.into());
         self.line = line;
         self.column = column;

@@ -29,7 +29,10 @@ impl UnitPath {
 
     /// True when `file` (repo-relative, `/`-separated) lies inside this unit's directory.
     pub fn contains_file(&self, file: &str) -> bool {
-        self.0 == "." || (file.len() > self.0.len() && file.starts_with(&self.0) && file.as_bytes()[self.0.len()] == b'/')
+        self.0 == "."
+            || (file.len() > self.0.len()
+                && file.starts_with(&self.0)
+                && file.as_bytes()[self.0.len()] == b'/')
     }
 }
 

@@ -8,7 +8,8 @@
 //! decryption are unknown values), or read a file outside the repository root.
 
 use crate::config::RepoConfig;
-use crate::problem::Problem;
+use crate::graph::Graph;
+use crate::problem::{Problem, ProblemKind};
 use crate::unit::UnitPath;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -66,6 +67,8 @@ pub struct Unit {
 pub struct Discovery {
     pub units: Vec<Unit>,
     pub problems: Vec<Problem>,
+    /// Every file the walk saw, relative to the discovery directory, sorted.
+    pub files: Vec<String>,
 }
 
 /// Where and how to discover.
@@ -80,10 +83,89 @@ pub struct DiscoverOptions {
     pub config: RepoConfig,
     /// Values for `get_env`; a variable not here is unknown unless the call gives a default.
     pub env: BTreeMap<String, String>,
+    /// Feature flag values that override `feature` block defaults (`--feature name=value`).
+    pub features: BTreeMap<String, String>,
 }
 
 impl Discovery {
     pub fn unit(&self, path: &UnitPath) -> Option<&Unit> {
-        self.units.binary_search_by(|u| u.path.cmp(path)).ok().map(|i| &self.units[i])
+        self.units
+            .binary_search_by(|u| u.path.cmp(path))
+            .ok()
+            .map(|i| &self.units[i])
+    }
+
+    /// Everything `unit` reads, as a sorted list of paths: its own files, the
+    /// files it reads, every file of the module directories it reads, and
+    /// glob patterns as written.
+    pub fn reads_of(&self, unit: &Unit) -> Vec<String> {
+        let mut all: BTreeSet<String> = unit.own_files.iter().cloned().collect();
+        all.extend(unit.reads.files.iter().cloned());
+        for dir in &unit.reads.dirs {
+            let prefix = format!("{dir}/");
+            let start = self.files.partition_point(|f| f.as_str() < prefix.as_str());
+            let under: Vec<&String> = self.files[start..]
+                .iter()
+                .take_while(|f| f.starts_with(&prefix))
+                .collect();
+            if under.is_empty() {
+                all.insert(prefix);
+            } else {
+                all.extend(under.into_iter().cloned());
+            }
+        }
+        all.extend(unit.reads.globs.iter().cloned());
+        all.into_iter().collect()
+    }
+
+    /// The dependency graph of the units that are not excluded, and the cycle
+    /// problems it has. Edges to excluded units are dropped: Terragrunt runs
+    /// their dependents as if the excluded unit were already applied.
+    pub fn graph(&self) -> (Graph, Vec<Problem>) {
+        let live = |p: &UnitPath| self.unit(p).is_some_and(|u| u.excluded.is_none());
+        let nodes = self
+            .units
+            .iter()
+            .filter(|u| u.excluded.is_none())
+            .map(|u| u.path.clone());
+        let edges = self
+            .units
+            .iter()
+            .filter(|u| u.excluded.is_none())
+            .flat_map(|u| {
+                u.dependencies
+                    .iter()
+                    .filter(|d| live(d))
+                    .map(|d| (u.path.clone(), d.clone()))
+            });
+        let graph = Graph::new(nodes, edges.collect::<Vec<_>>());
+        let problems = graph
+            .cycles()
+            .into_iter()
+            .map(|cycle| {
+                let first = cycle[0].clone();
+                let file = if first.as_str() == "." { "terragrunt.hcl".to_string() } else { format!("{first}/terragrunt.hcl") };
+                let message = format!(
+                    "dependency cycle: {}; remove one of these dependencies (or set `enabled = false` on it)",
+                    Graph::cycle_message(&cycle)
+                );
+                Problem::new(ProblemKind::Cycle, message).unit(&first).at(file, None, None)
+            })
+            .collect();
+        (graph, problems)
     }
 }
+
+mod calls;
+mod context;
+mod eval;
+mod fs;
+mod funcs;
+pub mod parse;
+pub mod paths;
+mod reads;
+mod unit_config;
+pub mod value;
+
+mod discover;
+pub use discover::discover;

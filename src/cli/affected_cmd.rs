@@ -1,0 +1,176 @@
+//! `cascade affected`: which units a change re-plans, and why.
+
+use super::repo::{locate, scan};
+use super::{AffectedArgs, TextOrJson};
+use crate::affected::{Affected, ReadIndex, affected, deleted_units};
+use crate::problem::Problem;
+use crate::terragrunt::paths;
+use crate::unit::UnitPath;
+use anyhow::Context;
+use serde::Serialize;
+use std::fmt::Write;
+use std::path::Path;
+use std::process::ExitCode;
+
+#[derive(Serialize)]
+struct AffectedJson<'a> {
+    changed: &'a [String],
+    units: Vec<UnitReason>,
+    waves: &'a [Vec<UnitPath>],
+    destroy_waves: &'a [Vec<UnitPath>],
+    errors: &'a [Problem],
+}
+
+#[derive(Serialize)]
+struct UnitReason {
+    path: UnitPath,
+    reason: String,
+}
+
+pub fn run(args: &AffectedArgs) -> anyhow::Result<ExitCode> {
+    let (dir, root) = locate(&args.repo)?;
+    let prefix = paths::relative(&root.to_string_lossy(), &dir.to_string_lossy());
+    let prefix = if prefix == "." { String::new() } else { prefix };
+    let (changed, head_dir, base_rev) = match &args.base {
+        None => (
+            args.changed
+                .iter()
+                .map(|c| normalise(&dir, c))
+                .collect::<Vec<_>>(),
+            None,
+            None,
+        ),
+        Some(base) => {
+            let changes = crate::git::changed_files(&dir, base, &args.head)?;
+            let head_sha = crate::git::resolve(&dir, &args.head)?;
+            let worktree_head = crate::git::resolve(&dir, "HEAD").ok();
+            // Discover the head revision itself unless it is what is checked out.
+            let head_dir = if worktree_head.as_deref() == Some(head_sha.as_str()) {
+                None
+            } else {
+                Some(head_sha)
+            };
+            let deletes_unit = changes.changes.iter().any(|c| matches!(c, crate::git::Change::Deleted(p) | crate::git::Change::Renamed { from: p, .. } if p.ends_with("terragrunt.hcl") || p.ends_with("terragrunt.stack.hcl")));
+            let base_rev = deletes_unit.then(|| changes.base.clone());
+            (changes.paths_relative_to(&prefix), head_dir, base_rev)
+        }
+    };
+    let head = match &head_dir {
+        None => scan(&dir, &root, &args.features),
+        Some(rev) => scan_revision(&root, &prefix, rev, &args.features)?,
+    };
+    let changed: Vec<String> = changed
+        .into_iter()
+        .filter(|f| !head.config.is_ignored(f))
+        .collect();
+    let base = match &base_rev {
+        Some(rev) => Some(scan_revision(&root, &prefix, rev, &args.features)?),
+        None => None,
+    };
+    let deleted = base
+        .as_ref()
+        .map(|b| deleted_units(&b.discovery.units, &head.discovery.units))
+        .unwrap_or_default();
+    let index = ReadIndex::new(&head.discovery.units);
+    let result = affected(
+        &index,
+        &head.discovery.units,
+        &head.graph,
+        &changed,
+        &deleted,
+        base.as_ref().map(|b| &b.graph),
+    );
+    let out = match args.format {
+        TextOrJson::Json => {
+            serde_json::to_string_pretty(&affected_json(&result, &head.problems))? + "\n"
+        }
+        TextOrJson::Text => affected_text(&result, &head.problems),
+    };
+    print!("{out}");
+    Ok(if head.problems.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// Discovers the tree of another revision, written to a temporary directory.
+fn scan_revision(
+    root: &Path,
+    prefix: &str,
+    rev: &str,
+    features: &[(String, String)],
+) -> anyhow::Result<super::repo::Scan> {
+    let tmp = tempfile::tempdir().context("cannot create a temporary directory")?;
+    crate::git::materialize(root, rev, tmp.path())?;
+    let dir = tmp.path().join(prefix);
+    let dir = if dir.is_dir() {
+        dir
+    } else {
+        tmp.path().to_path_buf()
+    };
+    Ok(super::repo::scan(&dir, tmp.path(), features))
+}
+
+/// A `--changed` path made relative to the discovery directory.
+fn normalise(dir: &Path, path: &str) -> String {
+    let p = Path::new(path);
+    let rel = if p.is_absolute() {
+        p.strip_prefix(dir)
+            .map(|r| r.to_path_buf())
+            .unwrap_or_else(|_| p.to_path_buf())
+    } else {
+        p.to_path_buf()
+    };
+    let text = rel.to_string_lossy().replace('\\', "/");
+    paths::clean(&text).unwrap_or(text)
+}
+
+fn affected_json<'a>(result: &'a Affected, problems: &'a [Problem]) -> AffectedJson<'a> {
+    AffectedJson {
+        changed: &result.changed,
+        units: result
+            .units
+            .iter()
+            .map(|u| UnitReason {
+                path: u.path.clone(),
+                reason: u.reason.to_string(),
+            })
+            .collect(),
+        waves: &result.waves,
+        destroy_waves: &result.destroy_waves,
+        errors: problems,
+    }
+}
+
+fn affected_text(result: &Affected, problems: &[Problem]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{} changed file{} affect {} unit{}",
+        result.changed.len(),
+        if result.changed.len() == 1 { "" } else { "s" },
+        result.units.len(),
+        if result.units.len() == 1 { "" } else { "s" }
+    );
+    for (i, wave) in result.waves.iter().enumerate() {
+        let _ = writeln!(out, "\nwave {} ({} units)", i + 1, wave.len());
+        for unit in wave {
+            let reason = result
+                .reason(unit)
+                .map(|r| r.to_string())
+                .unwrap_or_default();
+            let _ = writeln!(out, "  {unit}  ({reason})");
+        }
+    }
+    if !result.destroy_waves.is_empty() {
+        let _ = writeln!(out, "\ndestroyed (deleted by the change), in order:");
+        for wave in &result.destroy_waves {
+            for unit in wave {
+                let _ = writeln!(out, "  {unit}");
+            }
+        }
+    }
+    super::graph_cmd::write_problems(&mut out, problems);
+    out
+}

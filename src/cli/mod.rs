@@ -1,0 +1,119 @@
+//! The command line: `cascade graph` and `cascade affected`. Each command
+//! loads the repo configuration, discovers the graph and prints it for people
+//! (text) or for programs (JSON, DOT, mermaid). Exit codes: 0 when there is
+//! nothing wrong, 1 when the graph has problems (output is still printed),
+//! 2 when cascade could not run at all.
+
+mod affected_cmd;
+mod graph_cmd;
+mod repo;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "cascade",
+    version,
+    about = "GitOps pull-request bot for Terragrunt / OpenTofu / Terraform monorepos"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Discover every unit and print the dependency graph: units, edges, what each reads, waves.
+    Graph(GraphArgs),
+    /// Print the units a change affects: those that read a changed file, and everything depending on them.
+    Affected(AffectedArgs),
+    /// Print the JSON schema of `.cascade.yaml`, for editors.
+    Schema,
+}
+
+#[derive(clap::Args, Debug)]
+struct GraphArgs {
+    /// The repository (or the directory inside it) to discover; paths are printed relative to it.
+    #[arg(long, default_value = ".", env = "CASCADE_REPO")]
+    repo: PathBuf,
+    #[arg(long, value_enum, default_value_t = GraphFormat::Text)]
+    format: GraphFormat,
+    /// DOT: keep every edge instead of the transitive reduction.
+    #[arg(long)]
+    full: bool,
+    /// Override a `feature` flag's default, as Terragrunt's --feature does (repeatable).
+    #[arg(long = "feature", value_name = "NAME=VALUE", value_parser = parse_feature)]
+    features: Vec<(String, String)>,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum GraphFormat {
+    Text,
+    Json,
+    Dot,
+    Mermaid,
+}
+
+#[derive(clap::Args, Debug)]
+struct AffectedArgs {
+    #[arg(long, default_value = ".", env = "CASCADE_REPO")]
+    repo: PathBuf,
+    /// Changed files, relative to --repo.
+    #[arg(long, num_args = 1.., conflicts_with_all = ["base", "head"], required_unless_present = "base")]
+    changed: Vec<String>,
+    /// Compare against this revision (merge-base diff, as a pull request shows it).
+    #[arg(long)]
+    base: Option<String>,
+    /// The revision holding the change.
+    #[arg(long, default_value = "HEAD", requires = "base")]
+    head: String,
+    #[arg(long, value_enum, default_value_t = TextOrJson::Text)]
+    format: TextOrJson,
+    /// Override a `feature` flag's default, as Terragrunt's --feature does (repeatable).
+    #[arg(long = "feature", value_name = "NAME=VALUE", value_parser = parse_feature)]
+    features: Vec<(String, String)>,
+}
+
+fn parse_feature(text: &str) -> Result<(String, String), String> {
+    text.split_once('=')
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .ok_or_else(|| format!("`{text}` is not NAME=VALUE"))
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum TextOrJson {
+    Text,
+    Json,
+}
+
+/// Runs the command line and returns the process exit code.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_tracing();
+    let result = match cli.command {
+        Command::Graph(args) => graph_cmd::run(&args),
+        Command::Affected(args) => affected_cmd::run(&args),
+        Command::Schema => {
+            println!("{}", crate::config::RepoConfig::json_schema());
+            Ok(ExitCode::SUCCESS)
+        }
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("cascade: {err:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("CASCADE_LOG")
+        .unwrap_or_else(|_| "warn".into());
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}

@@ -1,0 +1,332 @@
+//! Where an expression is evaluated: the shared discovery session (file index,
+//! parse cache, memoised reads), the per-unit accumulator (reads, unresolved
+//! problems), and the *instance*: one configuration file evaluated for one unit,
+//! with the directory functions and locals that context implies.
+
+use super::fs::FsIndex;
+use super::parse::{HclFile, ParseError};
+use super::value::Value;
+use super::{ReadSet, paths};
+use crate::problem::{Problem, ProblemKind};
+use hcl_edit::expr::Expression;
+use hcl_edit::structure::Attribute;
+use std::cell::{OnceCell, RefCell};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::hash::Hash;
+use std::sync::{Arc, Mutex};
+
+/// A compute-once cache shared by the worker threads. Two threads asking for
+/// the same key at once may both compute it (the first result is kept): never
+/// blocking on another thread's computation is what keeps a read cycle between
+/// files from deadlocking two workers.
+pub struct Memo<K, V> {
+    cells: Mutex<HashMap<K, V>>,
+}
+
+impl<K: Eq + Hash + Clone, V: Clone> Memo<K, V> {
+    pub fn new() -> Memo<K, V> {
+        Memo {
+            cells: Mutex::new(HashMap::new()),
+        }
+    }
+
+    pub fn get_or(&self, key: &K, compute: impl FnOnce() -> V) -> V {
+        if let Some(v) = self
+            .cells
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(key)
+        {
+            return v.clone();
+        }
+        let v = compute();
+        self.cells
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(key.clone())
+            .or_insert(v)
+            .clone()
+    }
+}
+
+/// State shared by every unit of one discovery run.
+pub struct Session {
+    /// Absolute path of the repository root, without a trailing slash.
+    pub root_abs: String,
+    pub fs: FsIndex,
+    pub env: BTreeMap<String, String>,
+    /// Feature flag overrides, already parsed.
+    pub features: BTreeMap<String, Value>,
+    files: Memo<String, Result<Arc<HclFile>, ParseError>>,
+    pub read_configs: Memo<(String, Option<String>), Arc<ReadConfig>>,
+    pub modules: Memo<String, Arc<Vec<String>>>,
+}
+
+/// The memoised result of `read_terragrunt_config` on one file.
+pub struct ReadConfig {
+    pub value: Result<Value, EvalError>,
+    pub reads: ReadSet,
+    pub unresolved: Vec<Problem>,
+}
+
+impl Session {
+    pub fn new(
+        root_abs: String,
+        fs: FsIndex,
+        env: BTreeMap<String, String>,
+        features: &BTreeMap<String, String>,
+    ) -> Session {
+        let features = features
+            .iter()
+            .map(|(k, v)| (k.clone(), flag_value(v)))
+            .collect();
+        Session {
+            root_abs,
+            fs,
+            env,
+            features,
+            files: Memo::new(),
+            read_configs: Memo::new(),
+            modules: Memo::new(),
+        }
+    }
+
+    /// Parses a repo-relative file once per run.
+    pub fn parse(&self, rel: &str) -> Result<Arc<HclFile>, ParseError> {
+        self.files.get_or(&rel.to_string(), || {
+            let text = self.fs.read_to_string(rel).map_err(|e| ParseError {
+                line: 0,
+                column: 0,
+                message: format!("cannot read {rel}: {e}"),
+            })?;
+            HclFile::parse(rel, &text).map(Arc::new)
+        })
+    }
+
+    pub fn absolute(&self, rel: &str) -> String {
+        paths::absolute(&self.root_abs, rel)
+    }
+
+    pub fn resolve(&self, base: &str, path: &str) -> Result<String, String> {
+        paths::resolve(&self.root_abs, base, path)
+    }
+}
+
+/// A `--feature name=value` value: booleans and numbers as such, anything else a string.
+fn flag_value(text: &str) -> Value {
+    match text {
+        "true" => Value::Bool(true),
+        "false" => Value::Bool(false),
+        _ => text
+            .parse::<f64>()
+            .map(Value::Number)
+            .unwrap_or_else(|_| Value::String(text.to_string())),
+    }
+}
+
+/// An evaluation failure, located in the file whose expression failed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EvalError {
+    pub message: String,
+    pub file: String,
+    pub line: Option<u32>,
+}
+
+/// What evaluating one unit collects, whichever file the expression sits in.
+#[derive(Default)]
+pub struct Acc {
+    pub reads: RefCell<ReadSet>,
+    pub unresolved: RefCell<Vec<Problem>>,
+}
+
+impl Acc {
+    pub fn read_file(&self, rel: String) {
+        self.reads.borrow_mut().files.insert(rel);
+    }
+
+    pub fn read_dir(&self, rel: String) {
+        self.reads.borrow_mut().dirs.insert(rel);
+    }
+
+    pub fn read_glob(&self, glob: String) {
+        self.reads.borrow_mut().globs.insert(glob);
+    }
+
+    pub fn unresolved(&self, file: &str, line: Option<u32>, message: String) {
+        self.unresolved
+            .borrow_mut()
+            .push(Problem::new(ProblemKind::Unresolved, message).at(file, line, None));
+    }
+
+    pub fn merge(&self, reads: &ReadSet, unresolved: &[Problem]) {
+        let mut mine = self.reads.borrow_mut();
+        mine.files.extend(reads.files.iter().cloned());
+        mine.dirs.extend(reads.dirs.iter().cloned());
+        mine.globs.extend(reads.globs.iter().cloned());
+        self.unresolved
+            .borrow_mut()
+            .extend(unresolved.iter().cloned());
+    }
+}
+
+/// Which role a file plays for the unit being evaluated; decides what the
+/// directory functions return (docs/terragrunt-discovery.md §2.2).
+#[derive(Clone, Debug)]
+pub enum Role {
+    /// The unit's own `terragrunt.hcl`.
+    Unit,
+    /// A file the unit includes; `parent_dir` is that file's directory.
+    Include { parent_dir: String },
+    /// A file read with `read_terragrunt_config`: directory functions follow the file.
+    Read,
+}
+
+/// An include of a unit, as seen from the unit's own file.
+pub struct IncludeRef<'a> {
+    pub label: String,
+    pub expose: bool,
+    pub instance: Instance<'a>,
+}
+
+/// One configuration file evaluated in the context of one unit.
+pub struct Instance<'a> {
+    pub s: &'a Session,
+    pub acc: &'a Acc,
+    pub file: Arc<HclFile>,
+    pub role: Role,
+    /// `get_terragrunt_dir()`, and where `find_in_parent_folders` starts (its parent).
+    pub tg_dir: String,
+    /// `get_original_terragrunt_dir()`: the unit being evaluated.
+    pub original_dir: String,
+    pub includes: OnceCell<Vec<IncludeRef<'a>>>,
+    pub features: Arc<BTreeMap<String, Value>>,
+    pub values: Arc<BTreeMap<String, Value>>,
+    locals: RefCell<HashMap<String, Result<Value, EvalError>>>,
+    in_progress: RefCell<HashSet<String>>,
+    local_exprs: OnceCell<HashMap<String, usize>>,
+}
+
+impl<'a> Instance<'a> {
+    pub fn new(
+        s: &'a Session,
+        acc: &'a Acc,
+        file: Arc<HclFile>,
+        role: Role,
+        tg_dir: String,
+        original_dir: String,
+    ) -> Instance<'a> {
+        Instance {
+            s,
+            acc,
+            file,
+            role,
+            tg_dir,
+            original_dir,
+            includes: OnceCell::new(),
+            features: Arc::default(),
+            values: Arc::default(),
+            locals: RefCell::new(HashMap::new()),
+            in_progress: RefCell::new(HashSet::new()),
+            local_exprs: OnceCell::new(),
+        }
+    }
+
+    /// The directory of the file holding the expression: base for `file()` and friends.
+    pub fn file_dir(&self) -> &str {
+        self.file.dir()
+    }
+
+    pub fn error(
+        &self,
+        span: Option<std::ops::Range<usize>>,
+        message: impl Into<String>,
+    ) -> EvalError {
+        EvalError {
+            message: message.into(),
+            file: self.file.path.clone(),
+            line: self.file.line_of(span),
+        }
+    }
+
+    /// Every `locals` attribute of this file, in order.
+    pub fn local_attributes(&self) -> impl Iterator<Item = &Attribute> {
+        self.file
+            .body
+            .get_blocks("locals")
+            .flat_map(|b| b.body.attributes())
+    }
+
+    fn local_index(&self) -> &HashMap<String, usize> {
+        self.local_exprs.get_or_init(|| {
+            self.local_attributes()
+                .enumerate()
+                .map(|(i, a)| (a.key.as_str().to_string(), i))
+                .collect()
+        })
+    }
+
+    /// `local.<name>`, evaluated on first use and remembered; a local that
+    /// refers back to itself is an error, not a hang.
+    pub fn local(
+        &self,
+        name: &str,
+        span: Option<std::ops::Range<usize>>,
+    ) -> Result<Value, EvalError> {
+        if let Some(done) = self.locals.borrow().get(name) {
+            return done.clone();
+        }
+        let Some(&index) = self.local_index().get(name) else {
+            return Err(self.error(
+                span,
+                format!("there is no local named `{name}` in {}", self.file.path),
+            ));
+        };
+        if self.in_progress.borrow().contains(name) {
+            return Err(self.error(span, format!("local.{name} refers to itself")));
+        }
+        self.in_progress.borrow_mut().insert(name.to_string());
+        let attr = self
+            .local_attributes()
+            .nth(index)
+            .expect("index built from the same iterator");
+        let result = self.eval(&attr.value, None);
+        self.in_progress.borrow_mut().remove(name);
+        self.locals
+            .borrow_mut()
+            .insert(name.to_string(), result.clone());
+        result
+    }
+
+    /// All locals as one object (for `read_terragrunt_config(...).locals`).
+    pub fn all_locals(&self) -> Result<Value, EvalError> {
+        let names: Vec<String> = self
+            .local_attributes()
+            .map(|a| a.key.as_str().to_string())
+            .collect();
+        let mut map = BTreeMap::new();
+        for name in names {
+            let v = self.local(&name, None)?;
+            map.insert(name, v);
+        }
+        Ok(Value::Map(map))
+    }
+
+    pub fn includes(&self) -> &[IncludeRef<'a>] {
+        self.includes.get().map(Vec::as_slice).unwrap_or(&[])
+    }
+
+    /// The include a directory function without a label refers to: the one
+    /// named, or the only one there is.
+    pub fn include_for(&self, label: Option<&str>) -> Option<&IncludeRef<'a>> {
+        let includes = self.includes();
+        match label {
+            Some(l) => includes.iter().find(|i| i.label == l),
+            None if includes.len() == 1 => includes.first(),
+            None => None,
+        }
+    }
+
+    pub fn attribute(&self, name: &str) -> Option<&Expression> {
+        self.file.body.get_attribute(name).map(|a| &a.value)
+    }
+}

@@ -1,0 +1,190 @@
+//! Read sets: which calls read files, which attributes must be evaluated to
+//! find every read, and the local module sources a unit runs, followed through
+//! `module` blocks in their `.tf` files.
+
+use super::context::Session;
+use super::parse::{FunctionNames, HclFile};
+use super::paths;
+use hcl_edit::expr::Expression;
+use hcl_edit::structure::{Attribute, Body};
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+/// Functions whose arguments name files the unit reads.
+pub const READ_FUNCTIONS: &[&str] = &[
+    "find_in_parent_folders",
+    "read_terragrunt_config",
+    "read_tfvars_file",
+    "sops_decrypt_file",
+    "mark_as_read",
+    "mark_glob_as_read",
+    "file",
+    "fileexists",
+    "fileset",
+    "templatefile",
+    "filebase64",
+    "filemd5",
+    "filesha1",
+    "filesha256",
+    "filesha512",
+    "filebase64sha256",
+    "filebase64sha512",
+];
+
+/// True when `expr` calls a read function anywhere inside it.
+pub fn calls_read_function(expr: &Expression) -> bool {
+    let mut names = FunctionNames::default();
+    hcl_edit::visit::Visit::visit_expr(&mut names, expr);
+    names.0.iter().any(|n| READ_FUNCTIONS.contains(&n.as_str()))
+}
+
+/// True when the file calls any read function at all (most files do not,
+/// and then nothing beyond the edge expressions needs evaluating).
+pub fn file_reads(file: &HclFile) -> bool {
+    READ_FUNCTIONS.iter().any(|f| file.calls(f))
+}
+
+/// Attributes outside `locals`, anywhere in the body, whose value calls a read
+/// function: `inputs = { x = file("...") }`, `generate` contents, hooks.
+pub fn read_bearing_attributes(body: &Body) -> Vec<&Attribute> {
+    let mut out = Vec::new();
+    collect(body, &mut out, true);
+    out
+}
+
+fn collect<'b>(body: &'b Body, out: &mut Vec<&'b Attribute>, top: bool) {
+    for attr in body.attributes() {
+        if calls_read_function(&attr.value) {
+            out.push(attr);
+        }
+    }
+    for block in body.blocks() {
+        // Locals are forced separately; include paths are evaluated first.
+        if top && (block.ident.as_str() == "locals" || block.ident.as_str() == "include") {
+            continue;
+        }
+        collect(&block.body, out, false);
+    }
+}
+
+/// Every directory a local module at `dir` reads: itself, and recursively each
+/// local `module { source = "./…" | "../…" }` its `.tf` files call. Remote
+/// module sources contribute nothing. Memoised per directory for the run.
+pub fn module_dirs(s: &Session, dir: &str) -> Arc<Vec<String>> {
+    s.modules.get_or(&dir.to_string(), || {
+        let mut seen = BTreeSet::new();
+        let mut pending = vec![dir.to_string()];
+        while let Some(d) = pending.pop() {
+            if !seen.insert(d.clone()) {
+                continue;
+            }
+            for file in s.fs.files_in(&d) {
+                if !file.ends_with(".tf") && !file.ends_with(".tofu") {
+                    continue;
+                }
+                // A module file that does not parse is terraform's to report at plan time.
+                let Ok(text) = s.fs.read_to_string(&file) else {
+                    continue;
+                };
+                let Ok(parsed) = HclFile::parse(&file, &text) else {
+                    continue;
+                };
+                for block in parsed.body.get_blocks("module") {
+                    let Some(source) = block
+                        .body
+                        .get_attribute("source")
+                        .and_then(|a| a.value.as_str())
+                    else {
+                        continue;
+                    };
+                    if is_local_source(source)
+                        && let Ok(target) = s.resolve(&d, source)
+                    {
+                        pending.push(target);
+                    }
+                }
+            }
+        }
+        Arc::new(seen.into_iter().collect())
+    })
+}
+
+/// A local module source: a relative or absolute path, not a go-getter URL,
+/// a registry address or a VCS shorthand.
+pub fn is_local_source(source: &str) -> bool {
+    if source.starts_with("./") || source.starts_with("../") || source == "." || source == ".." {
+        return true;
+    }
+    if source.contains("::") || source.contains("://") || source.starts_with("git@") {
+        return false;
+    }
+    if source.starts_with('/') {
+        return true;
+    }
+    let host_like = source.split('/').next().is_some_and(|h| h.contains('.'));
+    !(host_like || source.split('/').count() == 3)
+}
+
+/// Splits a Terragrunt source into (module root, subdirectory) on the `//`
+/// that is not part of `://`, and drops any `?ref=` query.
+pub fn split_source(source: &str) -> (&str, &str) {
+    let source = source.split('?').next().unwrap_or(source);
+    let search_from = source.find("://").map(|i| i + 3).unwrap_or(0);
+    match source[search_from..].find("//") {
+        Some(i) => (&source[..search_from + i], &source[search_from + i + 2..]),
+        None => (source, ""),
+    }
+}
+
+/// The repo-relative module directory of a local `terraform.source`, and the
+/// root directory Terragrunt copies (the part before `//`).
+pub fn local_source_dirs(
+    s: &Session,
+    unit_dir: &str,
+    source: &str,
+) -> Option<Result<(String, String), String>> {
+    if !is_local_source(source) {
+        return None;
+    }
+    let (root, sub) = split_source(source);
+    let root = match s.resolve(unit_dir, root) {
+        Ok(r) => r,
+        Err(e) => return Some(Err(e)),
+    };
+    let module = if sub.is_empty() {
+        root.clone()
+    } else {
+        paths::clean(&paths::join(&root, sub)).unwrap_or(root.clone())
+    };
+    Some(Ok((root, module)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn local_sources() {
+        assert!(is_local_source("../modules/vpc"));
+        assert!(is_local_source("/abs/modules/vpc"));
+        assert!(is_local_source("."));
+        assert!(!is_local_source("git::git@github.com:org/repo?ref=v1"));
+        assert!(!is_local_source("github.com/org/repo//sub"));
+        assert!(!is_local_source(
+            "tfr:///terraform-aws-modules/vpc/aws?version=5.0.0"
+        ));
+        assert!(!is_local_source("terraform-aws-modules/vpc/aws"));
+        assert!(!is_local_source("https://example.com/x.zip"));
+    }
+
+    #[test]
+    fn splits_double_slash() {
+        assert_eq!(split_source("../modules//vpc"), ("../modules", "vpc"));
+        assert_eq!(split_source("/r/modules//vpc?ref=x"), ("/r/modules", "vpc"));
+        assert_eq!(
+            split_source("git::https://h/x.git//sub"),
+            ("git::https://h/x.git", "sub")
+        );
+        assert_eq!(split_source("../m"), ("../m", ""));
+    }
+}

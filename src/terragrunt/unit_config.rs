@@ -1,0 +1,745 @@
+//! Evaluating one unit: its includes (one level, labels, `expose`, merge
+//! strategies), feature defaults, values, and the merged blocks that decide
+//! its edges and reads: `dependency`, `dependencies`, `terraform`
+//! (`source`, `extra_arguments`), `exclude` and legacy `skip`.
+
+use super::context::{Acc, EvalError, IncludeRef, Instance, Role, Session};
+use super::reads::{self, calls_read_function};
+use super::value::Value;
+use super::{ReadSet, paths};
+use crate::problem::{Problem, ProblemKind};
+use hcl_edit::Span;
+use hcl_edit::expr::Expression;
+use hcl_edit::structure::{Attribute, Block};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// A dependency edge as written, before the target is checked.
+#[derive(Clone, Debug)]
+pub struct DeclaredDependency {
+    /// Repo-relative target directory.
+    pub target: String,
+    /// Where it was declared, for messages: file and line, and the block name.
+    pub file: String,
+    pub line: Option<u32>,
+    pub name: String,
+}
+
+/// Everything evaluating one unit produced.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    pub dependencies: Vec<DeclaredDependency>,
+    pub reads: ReadSet,
+    pub problems: Vec<Problem>,
+    pub unresolved: bool,
+    pub excluded: Option<String>,
+    pub exclude_dependencies: bool,
+    /// Files this unit includes (to tell root configurations from units).
+    pub included: Vec<String>,
+    /// Whether the unit's own file sets `terraform.source`.
+    pub has_source: bool,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Merge {
+    Unmerged,
+    Shallow,
+    Deep,
+}
+
+/// Evaluates the unit whose `terragrunt.hcl` lives in `dir` (repo-relative).
+pub fn evaluate(s: &Session, dir: &str) -> Outcome {
+    let mut out = Outcome::default();
+    let path = paths::join(dir, "terragrunt.hcl");
+    let file = match s.parse(&path) {
+        Ok(f) => f,
+        Err(e) => {
+            out.problems
+                .push(Problem::new(ProblemKind::Parse, e.message).at(
+                    path,
+                    Some(e.line),
+                    Some(e.column),
+                ));
+            out.unresolved = true;
+            return out;
+        }
+    };
+    out.has_source = file
+        .body
+        .get_blocks("terraform")
+        .any(|b| b.body.has_attribute("source"));
+    let acc = Acc::default();
+    let mut unit = Instance::new(
+        s,
+        &acc,
+        file.clone(),
+        Role::Unit,
+        dir.to_string(),
+        dir.to_string(),
+    );
+    unit.values = Arc::new(load_values(s, &acc, dir, &mut out));
+
+    // Include paths are evaluated before locals, with functions only (as in Terragrunt).
+    let mut includes = Vec::new();
+    let mut strategies = Vec::new();
+    for block in file.body.get_blocks("include") {
+        let label = block
+            .labels
+            .first()
+            .map(|l| l.as_str().to_string())
+            .unwrap_or_default();
+        match open_include(s, &acc, &unit, block, &label) {
+            Ok(Some((include, merge))) => {
+                out.included.push(include.instance.file.path.clone());
+                includes.push(include);
+                strategies.push(merge);
+            }
+            Ok(None) => {}
+            Err(problem) => out.problems.push(problem),
+        }
+    }
+
+    let features = Arc::new(collect_features(&unit, &includes, &strategies, &mut out));
+    unit.features = features.clone();
+    for include in &mut includes {
+        include.instance.features = features.clone();
+        include.instance.values = unit.values.clone();
+    }
+    let _ = unit.includes.set(includes);
+    let merged = Merged::collect(&unit, &strategies);
+
+    for (inst, block) in &merged.dependency {
+        if let Some(dep) = eval_dependency(inst, block, &mut out) {
+            out.dependencies.push(dep);
+        }
+    }
+    for (inst, attr) in &merged.dependencies_paths {
+        eval_dependencies_paths(inst, attr, &mut out);
+    }
+    eval_source(s, &acc, dir, merged.source, &mut out);
+    for (inst, block) in merged.extra_arguments.values() {
+        eval_extra_arguments(inst, block, &mut out);
+    }
+    if let Some((inst, block)) = merged.exclude {
+        eval_exclude(inst, block, &mut out);
+    }
+    if let Some((inst, attr)) = merged.skip
+        && let Some(true) = edge_bool(inst, &attr.value, "skip", &mut out)
+    {
+        out.excluded.get_or_insert_with(|| {
+            format!(
+                "skip = true ({}:{})",
+                inst.file.path,
+                line(inst, attr.span())
+            )
+        });
+    }
+
+    force_reads(&unit, &mut out);
+    for include in unit.includes() {
+        force_reads(&include.instance, &mut out);
+    }
+
+    let unresolved = acc.unresolved.take();
+    out.unresolved |= !unresolved.is_empty();
+    out.problems.extend(unresolved);
+    out.reads = acc.reads.take();
+    out.reads.files.extend(out.included.iter().cloned());
+    if out.excluded.is_some() {
+        // An excluded unit is never planned, so what it would read cannot go wrong
+        // (a legacy root with `skip = true` often has a source only its children resolve).
+        out.problems.retain(|p| p.kind != ProblemKind::Unresolved);
+        out.unresolved = false;
+    }
+    out
+}
+
+fn line(inst: &Instance<'_>, span: Option<std::ops::Range<usize>>) -> u32 {
+    inst.file.line_of(span).unwrap_or(0)
+}
+
+fn unresolved(
+    inst: &Instance<'_>,
+    span: Option<std::ops::Range<usize>>,
+    out: &mut Outcome,
+    message: String,
+) {
+    out.unresolved = true;
+    out.problems
+        .push(Problem::new(ProblemKind::Unresolved, message).at(
+            inst.file.path.clone(),
+            inst.file.line_of(span),
+            None,
+        ));
+}
+
+fn eval_error(out: &mut Outcome, what: &str, e: EvalError) {
+    out.unresolved = true;
+    out.problems.push(
+        Problem::new(ProblemKind::Unresolved, format!("{what}: {}", e.message))
+            .at(e.file, e.line, None),
+    );
+}
+
+/// `terragrunt.values.hcl` next to the unit: the `values.*` namespace.
+fn load_values(s: &Session, acc: &Acc, dir: &str, out: &mut Outcome) -> BTreeMap<String, Value> {
+    let path = paths::join(dir, "terragrunt.values.hcl");
+    if !s.fs.is_file(&path) {
+        return BTreeMap::new();
+    }
+    let file = match s.parse(&path) {
+        Ok(f) => f,
+        Err(e) => {
+            out.problems
+                .push(Problem::new(ProblemKind::Parse, e.message).at(
+                    path,
+                    Some(e.line),
+                    Some(e.column),
+                ));
+            return BTreeMap::new();
+        }
+    };
+    let inst = Instance::new(
+        s,
+        acc,
+        file.clone(),
+        Role::Read,
+        dir.to_string(),
+        dir.to_string(),
+    );
+    file.body
+        .attributes()
+        .map(|a| {
+            (
+                a.key.as_str().to_string(),
+                inst.eval(&a.value, None)
+                    .unwrap_or_else(|e| Value::unknown(e.message)),
+            )
+        })
+        .collect()
+}
+
+fn open_include<'a>(
+    s: &'a Session,
+    acc: &'a Acc,
+    unit: &Instance<'a>,
+    block: &Block,
+    label: &str,
+) -> Result<Option<(IncludeRef<'a>, Merge)>, Problem> {
+    let at = |span| (unit.file.path.clone(), unit.file.line_of(span));
+    let Some(path_attr) = block.body.get_attribute("path") else {
+        let (f, l) = at(block.span());
+        return Err(Problem::new(
+            ProblemKind::Parse,
+            "include block without `path`; add `path = find_in_parent_folders(\"root.hcl\")`",
+        )
+        .at(f, l, None));
+    };
+    let path = match unit.eval(&path_attr.value, None) {
+        Ok(Value::String(p)) => p,
+        Ok(Value::Unknown(why)) => {
+            let (f, l) = at(path_attr.span());
+            return Err(Problem::new(
+                ProblemKind::Unresolved,
+                format!("include path is unknown ({why})"),
+            )
+            .at(f, l, None));
+        }
+        Ok(other) => {
+            let (f, l) = at(path_attr.span());
+            return Err(Problem::new(
+                ProblemKind::Parse,
+                format!("include path must be a string, found {}", other.type_name()),
+            )
+            .at(f, l, None));
+        }
+        Err(e) => {
+            return Err(Problem::new(
+                ProblemKind::Unresolved,
+                format!("include path: {}", e.message),
+            )
+            .at(e.file, e.line, None));
+        }
+    };
+    let target = s.resolve(&unit.tg_dir, &path).map_err(|m| {
+        let (f, l) = at(path_attr.span());
+        Problem::new(ProblemKind::Unresolved, format!("include path {m}")).at(f, l, None)
+    })?;
+    acc.read_file(target.clone());
+    if !s.fs.is_file(&target) {
+        let (f, l) = at(path_attr.span());
+        return Err(Problem::new(
+            ProblemKind::Parse,
+            format!("included file {target} does not exist"),
+        )
+        .at(f, l, None));
+    }
+    let file = s.parse(&target).map_err(|e| {
+        Problem::new(ProblemKind::Parse, e.message).at(target.clone(), Some(e.line), Some(e.column))
+    })?;
+    if let Some(nested) = file.body.get_blocks("include").next() {
+        return Err(Problem::new(
+            ProblemKind::Parse,
+            format!("{target} is included by {} and has an include of its own; Terragrunt allows one level of include", unit.file.path),
+        )
+        .at(target.clone(), file.line_of(nested.span()), None));
+    }
+    let flag = |name: &str| match block
+        .body
+        .get_attribute(name)
+        .map(|a| unit.eval(&a.value, None))
+    {
+        Some(Ok(Value::Bool(b))) => b,
+        _ => false,
+    };
+    let merge = match block
+        .body
+        .get_attribute("merge_strategy")
+        .map(|a| unit.eval(&a.value, None))
+    {
+        Some(Ok(Value::String(m))) if m == "no_merge" => Merge::Unmerged,
+        Some(Ok(Value::String(m))) if m == "deep" => Merge::Deep,
+        _ => Merge::Shallow,
+    };
+    let parent_dir = paths::parent(&target).to_string();
+    let instance = Instance::new(
+        s,
+        acc,
+        file,
+        Role::Include { parent_dir },
+        unit.tg_dir.clone(),
+        unit.original_dir.clone(),
+    );
+    Ok(Some((
+        IncludeRef {
+            label: label.to_string(),
+            expose: flag("expose"),
+            instance,
+        },
+        merge,
+    )))
+}
+
+/// `feature "<name>" { default = … }` from the includes, then the unit (which wins).
+fn collect_features<'a>(
+    unit: &Instance<'a>,
+    includes: &[IncludeRef<'a>],
+    strategies: &[Merge],
+    out: &mut Outcome,
+) -> BTreeMap<String, Value> {
+    let mut features = BTreeMap::new();
+    let sources = includes
+        .iter()
+        .zip(strategies)
+        .filter(|(_, m)| **m != Merge::Unmerged)
+        .map(|(i, _)| &i.instance)
+        .chain(std::iter::once(unit));
+    for inst in sources {
+        for block in inst.file.body.get_blocks("feature") {
+            let Some(name) = block.labels.first() else {
+                continue;
+            };
+            let value = match block.body.get_attribute("default") {
+                Some(attr) => inst.eval(&attr.value, None).unwrap_or_else(|e| {
+                    eval_error(out, &format!("feature {}", name.as_str()), e);
+                    Value::unknown("feature default could not be evaluated")
+                }),
+                None => Value::Null,
+            };
+            features.insert(name.as_str().to_string(), value);
+        }
+    }
+    for (name, value) in &unit.s.features {
+        if let Some(slot) = features.get_mut(name) {
+            *slot = value.clone();
+        }
+    }
+    features
+}
+
+/// The blocks that decide edges, merged across includes as Terragrunt merges them.
+struct Merged<'i, 'a> {
+    dependency: Vec<(&'i Instance<'a>, &'i Block)>,
+    dependencies_paths: Vec<(&'i Instance<'a>, &'i Attribute)>,
+    source: Option<(&'i Instance<'a>, &'i Attribute)>,
+    extra_arguments: BTreeMap<String, (&'i Instance<'a>, &'i Block)>,
+    exclude: Option<(&'i Instance<'a>, &'i Block)>,
+    skip: Option<(&'i Instance<'a>, &'i Attribute)>,
+}
+
+impl<'i, 'a> Merged<'i, 'a> {
+    fn collect(unit: &'i Instance<'a>, strategies: &[Merge]) -> Merged<'i, 'a> {
+        let mut m = Merged {
+            dependency: Vec::new(),
+            dependencies_paths: Vec::new(),
+            source: None,
+            extra_arguments: BTreeMap::new(),
+            exclude: None,
+            skip: None,
+        };
+        let merged_includes = unit
+            .includes()
+            .iter()
+            .zip(strategies)
+            .filter(|(_, s)| **s != Merge::Unmerged)
+            .map(|(i, _)| &i.instance);
+        for inst in merged_includes.chain(std::iter::once(unit)) {
+            let body = &inst.file.body;
+            for block in body.get_blocks("dependency") {
+                let name = block.labels.first().map(|l| l.as_str()).unwrap_or_default();
+                // Same-named dependency blocks: the later file (the unit last) wins.
+                m.dependency.retain(|(_, b)| {
+                    b.labels.first().map(|l| l.as_str()).unwrap_or_default() != name
+                });
+                m.dependency.push((inst, block));
+            }
+            for block in body.get_blocks("dependencies") {
+                if let Some(attr) = block.body.get_attribute("paths") {
+                    m.dependencies_paths.push((inst, attr));
+                }
+            }
+            for block in body.get_blocks("terraform") {
+                if let Some(attr) = block.body.get_attribute("source") {
+                    m.source = Some((inst, attr));
+                }
+                for extra in block.body.get_blocks("extra_arguments") {
+                    let name = extra
+                        .labels
+                        .first()
+                        .map(|l| l.as_str().to_string())
+                        .unwrap_or_default();
+                    m.extra_arguments.insert(name, (inst, extra));
+                }
+            }
+            if let Some(block) = body.get_blocks("exclude").last() {
+                m.exclude = Some((inst, block));
+            }
+            if let Some(attr) = body.get_attribute("skip") {
+                m.skip = Some((inst, attr));
+            }
+        }
+        m
+    }
+}
+
+/// Evaluates an edge-deciding boolean; unknown makes the unit unresolved.
+fn edge_bool(
+    inst: &Instance<'_>,
+    expr: &Expression,
+    what: &str,
+    out: &mut Outcome,
+) -> Option<bool> {
+    match inst.eval(expr, None) {
+        Ok(Value::Unknown(why)) => {
+            unresolved(inst, expr.span(), out, format!("{what} is unknown ({why})"));
+            None
+        }
+        Ok(v) => match v.as_bool() {
+            Ok(b) => Some(b),
+            Err(m) => {
+                unresolved(inst, expr.span(), out, format!("{what}: {m}"));
+                None
+            }
+        },
+        Err(e) => {
+            eval_error(out, what, e);
+            None
+        }
+    }
+}
+
+fn eval_dependency(
+    inst: &Instance<'_>,
+    block: &Block,
+    out: &mut Outcome,
+) -> Option<DeclaredDependency> {
+    let name = block
+        .labels
+        .first()
+        .map(|l| l.as_str().to_string())
+        .unwrap_or_default();
+    let what = format!("dependency.{name}");
+    if let Some(enabled) = block.body.get_attribute("enabled") {
+        // A disabled dependency is no edge, and its target is never looked at.
+        if edge_bool(inst, &enabled.value, &format!("{what}.enabled"), out) != Some(true) {
+            return None;
+        }
+    }
+    let Some(attr) = block.body.get_attribute("config_path") else {
+        unresolved(
+            inst,
+            block.span(),
+            out,
+            format!("{what} has no config_path"),
+        );
+        return None;
+    };
+    let target = edge_path(inst, &attr.value, &format!("{what}.config_path"), out)?;
+    Some(DeclaredDependency {
+        target,
+        file: inst.file.path.clone(),
+        line: inst.file.line_of(attr.span()),
+        name,
+    })
+}
+
+fn eval_dependencies_paths(inst: &Instance<'_>, attr: &Attribute, out: &mut Outcome) {
+    let value = match inst.eval(&attr.value, None) {
+        Ok(v) => v,
+        Err(e) => return eval_error(out, "dependencies.paths", e),
+    };
+    let items = match value {
+        Value::Unknown(why) => {
+            return unresolved(
+                inst,
+                attr.span(),
+                out,
+                format!("dependencies.paths is unknown ({why})"),
+            );
+        }
+        Value::List(items) => items,
+        other => {
+            return unresolved(
+                inst,
+                attr.span(),
+                out,
+                format!(
+                    "dependencies.paths must be a list, found {}",
+                    other.type_name()
+                ),
+            );
+        }
+    };
+    for item in items {
+        match item {
+            Value::String(p) => match inst.s.resolve(&inst.tg_dir, &p) {
+                Ok(target) => out.dependencies.push(DeclaredDependency {
+                    target,
+                    file: inst.file.path.clone(),
+                    line: inst.file.line_of(attr.span()),
+                    name: "dependencies".into(),
+                }),
+                Err(m) => unresolved(inst, attr.span(), out, format!("dependencies.paths: {m}")),
+            },
+            Value::Unknown(why) => unresolved(
+                inst,
+                attr.span(),
+                out,
+                format!("an entry of dependencies.paths is unknown ({why})"),
+            ),
+            other => unresolved(
+                inst,
+                attr.span(),
+                out,
+                format!(
+                    "dependencies.paths entries must be strings, found {}",
+                    other.type_name()
+                ),
+            ),
+        }
+    }
+}
+
+/// A path that decides an edge, resolved against the unit directory.
+fn edge_path(
+    inst: &Instance<'_>,
+    expr: &Expression,
+    what: &str,
+    out: &mut Outcome,
+) -> Option<String> {
+    match inst.eval(expr, None) {
+        Ok(Value::String(p)) => match inst.s.resolve(&inst.tg_dir, &p) {
+            Ok(target) => Some(target),
+            Err(m) => {
+                unresolved(inst, expr.span(), out, format!("{what}: {m}"));
+                None
+            }
+        },
+        Ok(Value::Unknown(why)) => {
+            unresolved(inst, expr.span(), out, format!("{what} is unknown ({why})"));
+            None
+        }
+        Ok(other) => {
+            unresolved(
+                inst,
+                expr.span(),
+                out,
+                format!("{what} must be a string, found {}", other.type_name()),
+            );
+            None
+        }
+        Err(e) => {
+            eval_error(out, &format!("{what} cannot be evaluated"), e);
+            None
+        }
+    }
+}
+
+/// `terraform.source`: a local source joins the read set (the whole root
+/// Terragrunt copies, and every local module it calls); a remote one adds
+/// nothing. Without a source the unit directory is the root module, whose
+/// module calls are followed the same way.
+fn eval_source(
+    s: &Session,
+    acc: &Acc,
+    dir: &str,
+    source: Option<(&Instance<'_>, &Attribute)>,
+    out: &mut Outcome,
+) {
+    let module_dir = match source {
+        None => dir.to_string(),
+        Some((inst, attr)) => match inst.eval(&attr.value, None) {
+            Ok(Value::String(src)) => match reads::local_source_dirs(s, dir, &src) {
+                None => dir.to_string(),
+                Some(Ok((root, module))) => {
+                    acc.read_dir(root);
+                    module
+                }
+                Some(Err(m)) => {
+                    return unresolved(inst, attr.span(), out, format!("terraform.source: {m}"));
+                }
+            },
+            Ok(Value::Unknown(why)) => {
+                return unresolved(
+                    inst,
+                    attr.span(),
+                    out,
+                    format!("terraform.source is unknown ({why})"),
+                );
+            }
+            Ok(other) => {
+                return unresolved(
+                    inst,
+                    attr.span(),
+                    out,
+                    format!(
+                        "terraform.source must be a string, found {}",
+                        other.type_name()
+                    ),
+                );
+            }
+            Err(e) => return eval_error(out, "terraform.source cannot be evaluated", e),
+        },
+    };
+    for read in reads::module_dirs(s, &module_dir).iter() {
+        if read != dir {
+            acc.read_dir(read.clone());
+        }
+    }
+}
+
+/// Var files named by `extra_arguments`: required, optional and `-var-file=` arguments.
+fn eval_extra_arguments(inst: &Instance<'_>, block: &Block, out: &mut Outcome) {
+    let mut files = Vec::new();
+    for key in ["required_var_files", "optional_var_files", "arguments"] {
+        let Some(attr) = block.body.get_attribute(key) else {
+            continue;
+        };
+        match inst.eval(&attr.value, None) {
+            Ok(Value::List(items)) => {
+                let mut next_is_file = false;
+                for item in items {
+                    match item {
+                        Value::String(text) if key == "arguments" => {
+                            if next_is_file {
+                                files.push((text, attr));
+                                next_is_file = false;
+                            } else if let Some(f) = text.strip_prefix("-var-file=") {
+                                files.push((f.to_string(), attr));
+                            } else {
+                                next_is_file = text == "-var-file";
+                            }
+                        }
+                        Value::String(file) => files.push((file, attr)),
+                        Value::Unknown(why) => unresolved(
+                            inst,
+                            attr.span(),
+                            out,
+                            format!("extra_arguments.{key} is unknown ({why})"),
+                        ),
+                        _ => {}
+                    }
+                }
+            }
+            Ok(Value::Unknown(why)) => unresolved(
+                inst,
+                attr.span(),
+                out,
+                format!("extra_arguments.{key} is unknown ({why})"),
+            ),
+            Ok(_) => {}
+            Err(e) => eval_error(out, &format!("extra_arguments.{key}"), e),
+        }
+    }
+    for (file, _) in files {
+        // A var file outside the repository cannot change in a pull request.
+        if let Ok(path) = inst.s.resolve(&inst.tg_dir, &file) {
+            inst.acc.read_file(path);
+        }
+    }
+}
+
+fn eval_exclude(inst: &Instance<'_>, block: &Block, out: &mut Outcome) {
+    let Some(cond) = block.body.get_attribute("if") else {
+        return;
+    };
+    let Some(true) = edge_bool(inst, &cond.value, "exclude.if", out) else {
+        return;
+    };
+    let actions = match block
+        .body
+        .get_attribute("actions")
+        .map(|a| (a, inst.eval(&a.value, None)))
+    {
+        Some((_, Ok(Value::List(items)))) => items,
+        Some((a, Ok(Value::Unknown(why)))) => {
+            return unresolved(
+                inst,
+                a.span(),
+                out,
+                format!("exclude.actions is unknown ({why})"),
+            );
+        }
+        Some((_, Err(e))) => return eval_error(out, "exclude.actions", e),
+        _ => Vec::new(),
+    };
+    // cascade plans and applies; an exclude that names either keeps the unit out.
+    let applies = actions.iter().any(|a| {
+        matches!(a, Value::String(s) if ["all", "all_except_output", "plan", "apply"].contains(&s.to_lowercase().as_str()))
+    });
+    if applies {
+        out.excluded = Some(format!(
+            "exclude block ({}:{})",
+            inst.file.path,
+            line(inst, block.span())
+        ));
+        if let Some(attr) = block.body.get_attribute("exclude_dependencies") {
+            out.exclude_dependencies =
+                edge_bool(inst, &attr.value, "exclude.exclude_dependencies", out) == Some(true);
+        }
+    }
+}
+
+/// Evaluates what Terragrunt evaluates on every parse (every local) as far as
+/// reads are concerned: each local and each attribute that calls a read
+/// function, so their arguments join the read set.
+fn force_reads(inst: &Instance<'_>, out: &mut Outcome) {
+    if !reads::file_reads(&inst.file) {
+        return;
+    }
+    let names: Vec<(String, bool)> = inst
+        .local_attributes()
+        .map(|a| (a.key.as_str().to_string(), calls_read_function(&a.value)))
+        .collect();
+    for (name, reads) in names {
+        if reads && let Err(e) = inst.local(&name, None) {
+            {
+                eval_error(out, &format!("local.{name} cannot be evaluated"), e);
+            }
+        }
+    }
+    for attr in reads::read_bearing_attributes(&inst.file.body) {
+        // Inputs and generated files may use dependency outputs; only the reads matter here.
+        let _ = inst.eval(&attr.value, None);
+    }
+}

@@ -1,0 +1,70 @@
+//! Helpers shared by the integration tests: where `../shared` is, and copies of
+//! fixture trees in temporary git repositories.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// `../shared` next to the repository (override with CASCADE_SHARED). Tests
+/// fail, never skip, when it is missing.
+pub fn shared() -> PathBuf {
+    let dir = std::env::var_os("CASCADE_SHARED")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"));
+    assert!(
+        dir.join("tg-fixtures").is_dir(),
+        "{} has no tg-fixtures: put shared/ next to the repository",
+        dir.display()
+    );
+    dir
+}
+
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+            let mut perms = std::fs::metadata(&target).unwrap().permissions();
+            #[allow(clippy::permissions_set_readonly_false)]
+            perms.set_readonly(false);
+            std::fs::set_permissions(&target, perms).unwrap();
+        }
+    }
+}
+
+pub fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@example.com",
+            "-c",
+            "init.defaultBranch=main",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A temporary git repository holding a copy of `tg-fixtures/<name>` (committed).
+pub fn fixture_repo(name: &str) -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_dir(&shared().join("tg-fixtures").join(name), tmp.path());
+    git(tmp.path(), &["init", "-q"]);
+    git(tmp.path(), &["add", "-A"]);
+    git(tmp.path(), &["commit", "-qm", "fixture"]);
+    tmp
+}
