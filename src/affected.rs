@@ -354,11 +354,8 @@ pub fn affected(
     why.retain(|path, _| !excluded.contains(*path));
 
     // Breadth-first over dependents, stopping at excluded units.
-    let mut queue: VecDeque<&UnitPath> = why
-        .keys()
-        .copied()
-        .filter(|p| head_graph.contains(p))
-        .collect();
+    // No membership test: `dependents` of a unit the graph lacks is empty.
+    let mut queue: VecDeque<&UnitPath> = why.keys().copied().collect();
     let mut reached: Vec<&UnitPath> = Vec::new();
     while let Some(unit) = queue.pop_front() {
         for dependent in head_graph.dependents(unit) {
@@ -382,24 +379,23 @@ pub fn affected(
     }
 
     let deleted: BTreeSet<UnitPath> = deleted.iter().cloned().collect();
-    let planned: BTreeSet<UnitPath> = why
-        .keys()
-        .filter(|p| head_graph.contains(p) && !deleted.contains(**p))
-        .map(|p| (*p).clone())
+    let destroy_waves = destroy_waves(base_graph, &deleted);
+    let mut units: Vec<(&UnitPath, Why<'_>)> = why.into_iter().collect();
+    units.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    // Built from sorted paths, so the set is bulk-loaded; `waves_of` ignores
+    // units its graph lacks, so no membership test is needed here either.
+    let planned: BTreeSet<UnitPath> = units
+        .iter()
+        .filter(|(p, _)| !deleted.contains(*p))
+        .map(|(p, _)| (*p).clone())
         .collect();
     let waves = if planned.is_empty() {
         Vec::new()
     } else {
         head_graph.waves_of(&planned)
     };
-    let destroy_waves = destroy_waves(base_graph, &deleted);
-    for unit in &deleted {
-        why.insert(unit, Why::Deleted);
-    }
 
-    let mut units: Vec<(&UnitPath, Why<'_>)> = why.into_iter().collect();
-    units.sort_unstable_by(|a, b| a.0.cmp(b.0));
-    let units = units
+    let mut units: Vec<AffectedUnit> = units
         .into_iter()
         .map(|(path, why)| AffectedUnit {
             path: path.clone(),
@@ -408,11 +404,20 @@ pub fn affected(
                 Why::Hit(Hit::Reads, f) => Reason::Reads(changed[f].clone()),
                 Why::Unresolved => Reason::Unresolved,
                 Why::DependsOn(via) => Reason::DependsOn(via.clone()),
-                Why::Deleted => Reason::Deleted,
                 Why::Reached => unreachable!("every reached unit was given its dependency"),
             },
         })
         .collect();
+    // A deleted unit is not in the head discovery, so it cannot have another
+    // reason; replace one anyway rather than list a path twice.
+    if !deleted.is_empty() {
+        units.retain(|u| !deleted.contains(&u.path));
+        units.extend(deleted.into_iter().map(|path| AffectedUnit {
+            path,
+            reason: Reason::Deleted,
+        }));
+        units.sort_by(|a, b| a.path.cmp(&b.path));
+    }
     Affected {
         changed,
         units,
@@ -429,7 +434,6 @@ enum Why<'a> {
     /// Reached through dependents; its dependency is named once the walk is done.
     Reached,
     DependsOn(&'a UnitPath),
-    Deleted,
 }
 
 /// Destroy order for the deleted units. A deleted unit the base graph does not

@@ -2,7 +2,6 @@
 //! their topological order, plus the same DAGs with one edge added to close a cycle.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::time::{Duration, Instant};
 
 use cascade::graph::Graph;
 use cascade::unit::UnitPath;
@@ -240,11 +239,10 @@ fn naive_dependencies(dag: &Dag, from: usize) -> BTreeSet<usize> {
     found
 }
 
-/// A 10,000-unit, ~30,000-edge layered graph, the size the bot must handle between two
-/// webhook deliveries. Timing is only checked in release builds; debug builds check the
-/// answers.
+/// A 10,000-unit, ~30,000-edge layered graph, the size the bot must handle. Its speed is
+/// measured by `cargo bench --bench discovery`; this checks the answers at that size.
 #[test]
-fn large_graph_is_fast() {
+fn large_graph() {
     let n = 10_000usize;
     let name = |i: usize| UnitPath::new(format!("live/acct-{:02}/unit-{:05}", (i * 7919) % 97, i));
     // Deterministic pseudo-random edges from a unit to three units below it.
@@ -267,32 +265,7 @@ fn large_graph_is_fast() {
     assert_eq!(g.len(), n);
 
     let seed = name(5_000);
-    let best = |f: &dyn Fn() -> usize| {
-        (0..10)
-            .map(|_| {
-                let start = Instant::now();
-                std::hint::black_box(f());
-                start.elapsed()
-            })
-            .min()
-            .unwrap()
-    };
-    let closure_time = best(&|| g.dependents_closure([&seed]).len());
-    let waves_time = best(&|| g.waves().len());
     assert!(g.dependents_closure([&seed]).len() > 1_000);
     assert_eq!(g.waves().iter().map(Vec::len).sum::<usize>(), n);
     assert!(g.cycles().is_empty());
-    eprintln!("dependents_closure: {closure_time:?}, waves: {waves_time:?}");
-    if !cfg!(debug_assertions) {
-        // Generous bounds so a loaded machine does not fail the build; a per-seed search or
-        // a quadratic wave pass would be far slower than this.
-        assert!(
-            closure_time < Duration::from_millis(5),
-            "dependents_closure took {closure_time:?}"
-        );
-        assert!(
-            waves_time < Duration::from_millis(20),
-            "waves took {waves_time:?}"
-        );
-    }
 }

@@ -1,0 +1,4 @@
+# Environment-wide settings, read by root.hcl and _envcommon/*.hcl.
+locals {
+  environment = "global"
+}

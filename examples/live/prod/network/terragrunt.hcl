@@ -1,0 +1,8 @@
+# No terraform.source: Terragrunt uses this directory's main.tf as the module.
+include "root" {
+  path = find_in_parent_folders("root.hcl")
+}
+
+inputs = {
+  cidr_block = "10.20.0.0/16"
+}
