@@ -10,6 +10,7 @@ pub mod cli;
 pub mod config;
 pub mod git;
 pub mod graph;
+pub mod plan;
 pub mod problem;
 pub mod terragrunt;
 pub mod unit;
