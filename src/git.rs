@@ -200,6 +200,43 @@ pub fn resolve(dir: &Path, rev: &str) -> anyhow::Result<String> {
     Ok(commit(&repo, rev)?.id().to_string())
 }
 
+/// What a plan was made from: the checked-out commit, plus a digest of
+/// uncommitted changes to tracked files when there are any
+/// (`<sha>+<digest>`). Untracked files are left out, so the files terraform
+/// writes while planning (`.terraform/`, lock files, local state) do not make
+/// a plan stale; an edit to a tracked file after planning does.
+pub fn worktree_identity(dir: &Path) -> anyhow::Result<String> {
+    use sha2::{Digest, Sha256};
+    let repo = open(dir)?;
+    let head = match repo.head().ok().and_then(|h| h.peel_to_commit().ok()) {
+        Some(commit) => commit.id().to_string(),
+        None => "0".repeat(40),
+    };
+    let mut options = git2::StatusOptions::new();
+    options
+        .include_untracked(false)
+        .include_ignored(false)
+        .exclude_submodules(true);
+    let statuses = repo.statuses(Some(&mut options))?;
+    let workdir = repo.workdir().map(Path::to_path_buf).unwrap_or_default();
+    let mut changed: Vec<(String, u32)> = statuses
+        .iter()
+        .filter_map(|e| e.path().ok().map(|p| (p.to_string(), e.status().bits())))
+        .collect();
+    if changed.is_empty() {
+        return Ok(head);
+    }
+    changed.sort();
+    let mut digest = Sha256::new();
+    for (path, bits) in &changed {
+        digest.update(format!("{path}\0{bits}\0"));
+        if let Ok(bytes) = std::fs::read(workdir.join(path)) {
+            digest.update(Sha256::digest(&bytes));
+        }
+    }
+    Ok(format!("{head}+{}", &hex::encode(digest.finalize())[..12]))
+}
+
 fn open(dir: &Path) -> anyhow::Result<Repository> {
     Repository::discover(dir).map_err(|e| {
         anyhow!(

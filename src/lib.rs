@@ -7,10 +7,15 @@
 
 pub mod affected;
 pub mod cli;
+pub mod comment;
 pub mod config;
+pub mod engine;
+pub mod exec;
 pub mod git;
 pub mod graph;
 pub mod plan;
 pub mod problem;
+pub mod store;
 pub mod terragrunt;
 pub mod unit;
+pub mod walk;

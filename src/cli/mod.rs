@@ -6,7 +6,9 @@
 
 mod affected_cmd;
 mod graph_cmd;
+mod render;
 mod repo;
+mod run_cmd;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
@@ -29,8 +31,60 @@ enum Command {
     Graph(GraphArgs),
     /// Print the units a change affects: those that read a changed file, and everything depending on them.
     Affected(AffectedArgs),
+    /// Plan the affected units in dependency order and print the comment the bot would post.
+    Plan(PlanArgs),
+    /// Apply a plan by its id, exactly as reviewed: each unit is re-planned and applied only if unchanged.
+    Apply(ApplyArgs),
     /// Print the JSON schema of `.cascade.yaml`, for editors.
     Schema,
+}
+
+#[derive(clap::Args, Debug)]
+struct PlanArgs {
+    #[arg(long, default_value = ".", env = "CASCADE_REPO")]
+    repo: PathBuf,
+    /// Changed files, relative to --repo (compared with the checked-out commit).
+    #[arg(long, num_args = 1.., conflicts_with_all = ["base", "head"], required_unless_present = "base")]
+    changed: Vec<String>,
+    /// Compare against this revision (merge-base diff, as a pull request shows it).
+    #[arg(long)]
+    base: Option<String>,
+    /// The revision holding the change; it must be the one checked out.
+    #[arg(long, default_value = "HEAD", requires = "base")]
+    head: String,
+    /// How many units plan at once.
+    #[arg(long, default_value_t = 4, env = "CASCADE_PARALLELISM")]
+    parallelism: usize,
+    /// The longest one terraform command may run, in seconds.
+    #[arg(long, default_value_t = 1800)]
+    timeout: u64,
+    #[arg(long, value_enum, default_value_t = RunFormat::Markdown)]
+    format: RunFormat,
+    /// Where plans, runs and logs are kept (default: <repo>/.cascade).
+    #[arg(long, env = "CASCADE_DATA_DIR")]
+    data_dir: Option<PathBuf>,
+}
+
+#[derive(clap::Args, Debug)]
+struct ApplyArgs {
+    #[arg(long, default_value = ".", env = "CASCADE_REPO")]
+    repo: PathBuf,
+    /// The plan id, as in `/apply <id>`.
+    id: String,
+    #[arg(long, default_value_t = 4, env = "CASCADE_PARALLELISM")]
+    parallelism: usize,
+    #[arg(long, default_value_t = 1800)]
+    timeout: u64,
+    #[arg(long, value_enum, default_value_t = RunFormat::Markdown)]
+    format: RunFormat,
+    #[arg(long, env = "CASCADE_DATA_DIR")]
+    data_dir: Option<PathBuf>,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum RunFormat {
+    Markdown,
+    Json,
 }
 
 #[derive(clap::Args, Debug)]
@@ -95,6 +149,8 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Command::Graph(args) => graph_cmd::run(&args),
         Command::Affected(args) => affected_cmd::run(&args),
+        Command::Plan(args) => run_cmd::plan(&args),
+        Command::Apply(args) => run_cmd::apply(&args),
         Command::Schema => {
             println!("{}", crate::config::RepoConfig::json_schema());
             Ok(ExitCode::SUCCESS)

@@ -1,0 +1,57 @@
+//! Output of `cascade plan` and `cascade apply`: JSON for programs, and for
+//! people exactly the comment the bot would post.
+
+use crate::comment::{Comments, GITHUB_LIMIT};
+use crate::engine::ApplyOutcome;
+use crate::engine::views::{apply_view, plan_view, totals};
+use crate::store::PlanRecord;
+use crate::unit::UnitPath;
+use serde_json::{Value, json};
+
+pub fn plan_json(plan: &PlanRecord) -> Value {
+    json!({
+        "plan_id": plan.id,
+        "head": plan.head,
+        "base": plan.base,
+        "units": plan.units.iter().map(|u| json!({
+            "path": u.path,
+            "wave": u.wave,
+            "status": u.status.as_str(),
+            "destroy": u.destroy,
+            "counts": u.summary.as_ref().map(|s| s.counts).unwrap_or_default(),
+            "fingerprint": u.summary.as_ref().map(|s| s.fingerprint.0.clone()),
+            "detail": u.detail,
+        })).collect::<Vec<_>>(),
+        "totals": totals(plan),
+    })
+}
+
+pub fn apply_json(outcome: &ApplyOutcome) -> Value {
+    json!({
+        "plan_id": outcome.plan_id,
+        "complete": outcome.complete(),
+        "units": outcome.units.iter().map(|u| json!({
+            "path": u.path,
+            "status": u.status.as_str(),
+            "detail": u.detail,
+        })).collect::<Vec<_>>(),
+        "new_plan": outcome.new_plan.as_ref().map(plan_json),
+    })
+}
+
+/// The comment the bot would post: every part, separated by a rule.
+pub fn plan_markdown(
+    plan: &PlanRecord,
+    unresolved: &[(UnitPath, String)],
+) -> anyhow::Result<String> {
+    let parts = Comments::new().plan_comment(&plan_view(plan, unresolved), GITHUB_LIMIT)?;
+    Ok(parts.join("\n\n---\n\n") + "\n")
+}
+
+pub fn apply_markdown(
+    outcome: &ApplyOutcome,
+    unresolved: &[(UnitPath, String)],
+) -> anyhow::Result<String> {
+    let parts = Comments::new().apply_comment(&apply_view(outcome, unresolved), GITHUB_LIMIT)?;
+    Ok(parts.join("\n\n---\n\n") + "\n")
+}

@@ -1,0 +1,265 @@
+//! `cascade plan` and `cascade apply`: the plan engine on a local repository,
+//! with a SQLite store in the data directory (default `<repo>/.cascade`).
+
+use super::repo::{Scan, locate, scan};
+use super::{ApplyArgs, PlanArgs, RunFormat};
+use crate::affected::{ReadIndex, affected, deleted_units};
+use crate::engine::{Engine, targets};
+use crate::exec::ProcessExecutor;
+use crate::plan::PlanId;
+use crate::store::{PlannedUnit, SqliteStore, Store, SystemClock};
+use crate::terragrunt::paths;
+use crate::unit::UnitPath;
+use crate::walk::WalkEvent;
+use anyhow::{Context, bail};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// Where runs, plans and base trees are kept.
+fn data_dir(dir: &Path, flag: &Option<PathBuf>) -> PathBuf {
+    flag.clone().unwrap_or_else(|| dir.join(".cascade"))
+}
+
+async fn engine(
+    data: &Path,
+    parallelism: usize,
+    timeout: u64,
+) -> anyhow::Result<Engine<ProcessExecutor, SqliteStore>> {
+    let store = SqliteStore::open(&data.join("cascade.db")).await?;
+    Ok(Engine {
+        executor: Arc::new(ProcessExecutor::new(data.join("plugin-cache"))),
+        store: Arc::new(store),
+        clock: Arc::new(SystemClock),
+        data_dir: data.to_path_buf(),
+        parallelism: parallelism.max(1),
+        timeout: Duration::from_secs(timeout),
+        shutdown: CancellationToken::new(),
+    })
+}
+
+/// The tree of revision `sha`, written once under the data directory: deleted
+/// units are planned and destroyed from it.
+fn base_tree(root: &Path, data: &Path, sha: &str) -> anyhow::Result<PathBuf> {
+    let tree = data.join("trees").join(sha);
+    if !tree.is_dir() {
+        let partial = data.join("trees").join(format!("{sha}.partial"));
+        let _ = std::fs::remove_dir_all(&partial);
+        crate::git::materialize(root, sha, &partial)?;
+        std::fs::rename(&partial, &tree)
+            .with_context(|| format!("cannot move {} into place", partial.display()))?;
+    }
+    Ok(tree)
+}
+
+/// A progress line on a terminal; nothing when output is piped.
+fn progress(total: usize) -> impl FnMut(WalkEvent<'_>) {
+    let bar = if std::io::stderr().is_terminal() {
+        let bar = indicatif::ProgressBar::new(total as u64);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("{spinner} [{bar:30}] {pos}/{len} {wide_msg}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+                .progress_chars("=> "),
+        );
+        Some(bar)
+    } else {
+        None
+    };
+    move |event| {
+        if let Some(bar) = &bar {
+            match event {
+                WalkEvent::Started(unit) => bar.set_message(unit.to_string()),
+                WalkEvent::Finished(..) => bar.inc(1),
+            }
+            if bar.position() == bar.length().unwrap_or(0) {
+                bar.finish_and_clear();
+            }
+        }
+    }
+}
+
+pub fn plan(args: &PlanArgs) -> anyhow::Result<ExitCode> {
+    let runtime = tokio::runtime::Runtime::new()?;
+    runtime.block_on(plan_async(args))
+}
+
+async fn plan_async(args: &PlanArgs) -> anyhow::Result<ExitCode> {
+    let (dir, root) = locate(&args.repo)?;
+    let prefix = paths::relative(&root.to_string_lossy(), &dir.to_string_lossy());
+    let prefix = if prefix == "." { String::new() } else { prefix };
+    let data = data_dir(&dir, &args.data_dir);
+    let head = crate::git::worktree_identity(&dir)
+        .context("cascade plan needs a git repository (it binds the plan to a commit): run `git init && git add -A && git commit`")?;
+    let head_commit = head.split('+').next().unwrap_or_default().to_string();
+    let (changed, base, deletes) = match &args.base {
+        Some(base_rev) => {
+            let head_rev = crate::git::resolve(&dir, &args.head)?;
+            if head_rev != head_commit {
+                bail!(
+                    "--head {} is not checked out: cascade plans the working tree; check it out first",
+                    args.head
+                );
+            }
+            let changes = crate::git::changed_files(&dir, base_rev, &args.head)?;
+            let deletes = changes.changes.iter().any(|c| {
+                matches!(c, crate::git::Change::Deleted(p) | crate::git::Change::Renamed { from: p, .. } if p.ends_with("terragrunt.hcl"))
+            });
+            (
+                changes.paths_relative_to(&prefix),
+                changes.base.clone(),
+                deletes,
+            )
+        }
+        None => (args.changed.clone(), head_commit.clone(), false),
+    };
+    let head_scan = scan(&dir, &root, &[]);
+    if head_scan
+        .problems
+        .iter()
+        .any(|p| p.kind == crate::problem::ProblemKind::Cycle)
+    {
+        for p in &head_scan.problems {
+            eprintln!("{p}");
+        }
+        bail!("the graph has a cycle; fix it before planning");
+    }
+    let changed: Vec<String> = changed
+        .into_iter()
+        .filter(|f| !head_scan.config.is_ignored(f))
+        .collect();
+    let base_scan = if deletes {
+        let tree = base_tree(&root, &data, &base)?;
+        let base_dir = tree.join(&prefix);
+        Some((scan(&base_dir, &tree, &[]), base_dir))
+    } else {
+        None
+    };
+    let deleted = base_scan
+        .as_ref()
+        .map(|(b, _)| deleted_units(&b.discovery.units, &head_scan.discovery.units))
+        .unwrap_or_default();
+    let index = ReadIndex::new(&head_scan.discovery.units);
+    let result = affected(
+        &index,
+        &head_scan.discovery.units,
+        &head_scan.graph,
+        &changed,
+        &deleted,
+        base_scan.as_ref().map(|(b, _)| &b.graph),
+    );
+    let plan_targets = targets(
+        &head_scan.discovery,
+        &head_scan.graph,
+        &dir,
+        &result,
+        base_scan
+            .as_ref()
+            .map(|(b, d)| (&b.discovery, &b.graph, d.as_path())),
+    );
+    let engine = engine(&data, args.parallelism, args.timeout).await?;
+    let repo_key = dir.display().to_string();
+    let observe = progress(plan_targets.len());
+    let cancel = CancellationToken::new();
+    let ctrl_c = cancel.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            ctrl_c.cancel();
+        }
+    });
+    let outcome = engine
+        .plan(&repo_key, &head, &base, plan_targets, cancel, observe)
+        .await?;
+    let out = match args.format {
+        RunFormat::Json => {
+            serde_json::to_string_pretty(&super::render::plan_json(&outcome.plan))? + "\n"
+        }
+        RunFormat::Markdown => {
+            super::render::plan_markdown(&outcome.plan, &unresolved(&head_scan))?
+        }
+    };
+    print!("{out}");
+    eprintln!("logs: {}", outcome.run_dir.display());
+    Ok(if outcome.failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+pub fn apply(args: &ApplyArgs) -> anyhow::Result<ExitCode> {
+    let runtime = tokio::runtime::Runtime::new()?;
+    runtime.block_on(apply_async(args))
+}
+
+async fn apply_async(args: &ApplyArgs) -> anyhow::Result<ExitCode> {
+    let id = PlanId::parse(&args.id).map_err(anyhow::Error::msg)?;
+    let (dir, root) = locate(&args.repo)?;
+    let prefix = paths::relative(&root.to_string_lossy(), &dir.to_string_lossy());
+    let prefix = if prefix == "." { String::new() } else { prefix };
+    let data = data_dir(&dir, &args.data_dir);
+    let head = crate::git::worktree_identity(&dir)?;
+    let engine = engine(&data, args.parallelism, args.timeout).await?;
+    let repo_key = dir.display().to_string();
+    let plan = engine.store.plan(&repo_key, &id).await.ok().flatten();
+    // Destroys run in the base revision's tree, as they were planned.
+    let base_dir = match plan.as_ref().filter(|p| p.units.iter().any(|u| u.destroy)) {
+        Some(p) => Some(base_tree(&root, &data, &p.base)?.join(&prefix)),
+        None => None,
+    };
+    let dir_for = |u: &PlannedUnit| -> PathBuf {
+        let top = if u.destroy {
+            base_dir.clone().unwrap_or_else(|| dir.clone())
+        } else {
+            dir.clone()
+        };
+        if u.path.as_str() == "." {
+            top
+        } else {
+            top.join(u.path.as_str())
+        }
+    };
+    let total = plan.as_ref().map(|p| p.units.len()).unwrap_or(0);
+    let outcome = match engine
+        .apply(&repo_key, &id, &head, &dir_for, progress(total))
+        .await?
+    {
+        Ok(outcome) => outcome,
+        Err(refusal) => {
+            eprintln!("cascade: {refusal}");
+            return Ok(ExitCode::FAILURE);
+        }
+    };
+    let out = match args.format {
+        RunFormat::Json => {
+            serde_json::to_string_pretty(&super::render::apply_json(&outcome))? + "\n"
+        }
+        RunFormat::Markdown => super::render::apply_markdown(&outcome, &[])?,
+    };
+    print!("{out}");
+    eprintln!("logs: {}", outcome.run_dir.display());
+    Ok(if outcome.complete() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// Units whose edges or reads cascade could not work out, with the first reason.
+fn unresolved(scan: &Scan) -> Vec<(UnitPath, String)> {
+    let mut out: Vec<(UnitPath, String)> = Vec::new();
+    for p in scan
+        .problems
+        .iter()
+        .filter(|p| p.kind == crate::problem::ProblemKind::Unresolved)
+    {
+        if let Some(unit) = &p.unit
+            && !out.iter().any(|(u, _)| u == unit)
+        {
+            out.push((unit.clone(), p.to_string()));
+        }
+    }
+    out
+}

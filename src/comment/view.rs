@@ -1,0 +1,525 @@
+//! The comment's view model — what the engine hands to [`Comments`](super::Comments) — and
+//! the render context the templates actually see.
+//!
+//! The view model is plain data in the engine's terms. The render context adds what a
+//! Handlebars template cannot compute itself (a unit's change count, its resource lines, a
+//! fence long enough for an error excerpt) and makes every piece of user-controlled text safe
+//! for the place it lands in: no newline in a table cell or list item, no `<` that GitHub could
+//! read as HTML, no line that could open or close a code fence or a `<details>` block. The
+//! context's field names are the contract for repo template overrides; they are listed in the
+//! header comment of each built-in template.
+
+use crate::plan::{Counts, OutputChange, ResourceChange};
+use serde::Serialize;
+
+/// Everything a plan comment shows.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PlanView {
+    /// The plan id a reviewer types after `/apply`, or the fixed id of a plan without changes.
+    pub plan_id: String,
+    /// False when no unit changes anything: the comment then says there is nothing to apply
+    /// and shows no `/apply` line.
+    pub needs_approval: bool,
+    /// Short sha of the planned head commit.
+    pub head: String,
+    /// Short sha of the base commit the head was diffed against.
+    pub base: String,
+    /// Sum over every planned unit, destroyed units included.
+    pub totals: Counts,
+    /// The planned units, wave by wave, in wave order.
+    pub waves: Vec<WaveView>,
+    /// Units the pull request deletes; destroyed after the units that depend on them.
+    pub destroys: Vec<UnitView>,
+    /// Units whose plan failed.
+    pub failed: Vec<Problem>,
+    /// Units not planned because something they depend on failed.
+    pub skipped: Vec<Problem>,
+    /// Units whose dependencies could not be worked out without executing code.
+    pub unresolved: Vec<Problem>,
+    /// Units another pull request holds the lock for.
+    pub locked: Vec<Problem>,
+}
+
+/// One wave of the plan: units whose in-scope dependencies are all in earlier waves.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct WaveView {
+    /// 1-based wave number.
+    pub number: usize,
+    /// The wave's units, sorted by path.
+    pub units: Vec<UnitView>,
+}
+
+/// One planned unit.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct UnitView {
+    /// The unit's path relative to the repo root.
+    pub path: String,
+    /// What its plan would do.
+    pub counts: Counts,
+    /// The first 12 hex digits of the unit's plan fingerprint.
+    pub fingerprint: String,
+    /// The resources the plan touches, in the plan's order.
+    pub resources: Vec<ResourceChange>,
+    /// The outputs the plan changes.
+    pub outputs: Vec<OutputChange>,
+    /// True when the plan changes nothing; such a unit gets a table row but no resource list.
+    pub no_changes: bool,
+    /// Planned against outputs that an upstream apply in this plan may change.
+    pub provisional: bool,
+}
+
+/// A unit that was not planned or applied, and why.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Problem {
+    /// The unit's path.
+    pub unit: String,
+    /// Why; may span several lines (an error excerpt). The first line is shown in lists,
+    /// the whole text in a collapsed block.
+    pub reason: String,
+}
+
+/// Everything an apply result comment shows.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ApplyView {
+    /// The plan id that was approved with `/apply`.
+    pub plan_id: String,
+    /// How the apply ended as a whole.
+    pub outcome: ApplyOutcome,
+    /// Every unit of the plan, in walk order.
+    pub units: Vec<ApplyUnitView>,
+    /// When a unit's plan changed since approval: the new plan for what remains, with its
+    /// new id, shown inside the apply result.
+    pub new_plan: Option<PlanView>,
+}
+
+/// How an apply ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ApplyOutcome {
+    /// Every unit applied or had nothing to do.
+    Applied,
+    /// Some units applied, some failed (and their dependents were skipped).
+    Partial,
+    /// Nothing was applied.
+    Failed,
+    /// A unit's fresh plan differed from the approved one; a new plan is attached.
+    PlanChanged,
+}
+
+/// One unit's part in an apply.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ApplyUnitView {
+    /// The unit's path.
+    pub path: String,
+    /// What happened to it.
+    pub status: ApplyStatus,
+    /// An error excerpt (failed) or the reason it was not applied (skipped); may be empty.
+    pub detail: String,
+}
+
+/// What happened to one unit during an apply. Templates see the kebab-case spelling.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ApplyStatus {
+    /// Its approved plan was applied.
+    Applied,
+    /// Its fresh plan was empty: nothing to do.
+    Unchanged,
+    /// The apply failed.
+    Failed,
+    /// Its fresh plan differed from the approved one, so it was not applied.
+    ChangedSinceApproval,
+    /// Not applied because a unit it depends on failed or changed.
+    Skipped,
+}
+
+/// How many characters of a reason fit on one list line or table cell.
+const ONE_LINE_MAX: usize = 240;
+
+/// What `plan.md.hbs` sees.
+#[derive(Serialize)]
+pub(super) struct PlanContext {
+    plan_id: String,
+    /// `/apply <plan_id>`, the exact line to type.
+    apply_command: String,
+    needs_approval: bool,
+    head: String,
+    base: String,
+    totals: Counts,
+    /// Planned units over all waves, destroyed units not included.
+    unit_count: usize,
+    wave_count: usize,
+    waves: Vec<WaveContext>,
+    destroys: Vec<UnitContext>,
+    /// True when some unit is provisional: the template then explains the word.
+    has_provisional: bool,
+    /// Units that change something, in wave order then destroyed units: the ones that get a
+    /// collapsible resource list.
+    changed_units: Vec<UnitContext>,
+    failed: Vec<ProblemContext>,
+    skipped: Vec<ProblemContext>,
+    unresolved: Vec<ProblemContext>,
+    locked: Vec<ProblemContext>,
+}
+
+#[derive(Clone, Serialize)]
+struct WaveContext {
+    number: usize,
+    units: Vec<UnitContext>,
+}
+
+#[derive(Clone, Serialize)]
+struct UnitContext {
+    path: String,
+    counts: Counts,
+    fingerprint: String,
+    no_changes: bool,
+    provisional: bool,
+    /// Resources plus outputs.
+    changes: usize,
+    /// "1 change", "7 changes".
+    changes_text: String,
+    /// `+   create  aws_s3_bucket.logs`, one per resource, for a ```` ```diff ```` block.
+    resource_lines: Vec<String>,
+    /// The same for outputs.
+    output_lines: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct ProblemContext {
+    unit: String,
+    /// First line of the reason, safe inside a list item or table cell.
+    reason: String,
+    /// The whole reason when it does not fit on one line, else empty.
+    detail: String,
+    /// A backtick fence longer than any backtick run in `detail`.
+    fence: String,
+}
+
+/// What `apply.md.hbs` sees.
+#[derive(Serialize)]
+pub(super) struct ApplyContext {
+    plan_id: String,
+    outcome: ApplyOutcome,
+    /// Non-zero counts by status, in a fixed order: `{count, label}`.
+    tally: Vec<Tally>,
+    units: Vec<ApplyUnitContext>,
+    /// The new plan's context; `null` unless the plan changed since approval.
+    new_plan: Option<PlanContext>,
+}
+
+#[derive(Serialize)]
+struct Tally {
+    count: usize,
+    label: &'static str,
+}
+
+#[derive(Serialize)]
+struct ApplyUnitContext {
+    path: String,
+    status: ApplyStatus,
+    /// First line of the detail, safe inside a table cell; may be empty.
+    reason: String,
+    /// The whole detail when it does not fit on one line, else empty.
+    detail: String,
+    fence: String,
+}
+
+impl PlanContext {
+    pub(super) fn new(view: &PlanView) -> PlanContext {
+        let waves: Vec<WaveContext> = view
+            .waves
+            .iter()
+            .map(|w| WaveContext {
+                number: w.number,
+                units: w.units.iter().map(UnitContext::new).collect(),
+            })
+            .collect();
+        let destroys: Vec<UnitContext> = view.destroys.iter().map(UnitContext::new).collect();
+        let planned = || waves.iter().flat_map(|w| w.units.iter());
+        let changed_units = planned()
+            .chain(destroys.iter())
+            .filter(|u| !u.no_changes && u.changes > 0)
+            .cloned()
+            .collect();
+        PlanContext {
+            plan_id: inline_text(&view.plan_id),
+            apply_command: format!("/apply {}", inline_text(&view.plan_id)),
+            needs_approval: view.needs_approval,
+            head: inline_text(&view.head),
+            base: inline_text(&view.base),
+            totals: view.totals,
+            unit_count: planned().count(),
+            wave_count: waves.len(),
+            has_provisional: planned().chain(destroys.iter()).any(|u| u.provisional),
+            changed_units,
+            waves,
+            destroys,
+            failed: view.failed.iter().map(ProblemContext::new).collect(),
+            skipped: view.skipped.iter().map(ProblemContext::new).collect(),
+            unresolved: view.unresolved.iter().map(ProblemContext::new).collect(),
+            locked: view.locked.iter().map(ProblemContext::new).collect(),
+        }
+    }
+}
+
+impl UnitContext {
+    fn new(unit: &UnitView) -> UnitContext {
+        let changes = unit.resources.len() + unit.outputs.len();
+        UnitContext {
+            path: inline_text(&unit.path),
+            counts: unit.counts,
+            fingerprint: inline_text(&unit.fingerprint),
+            no_changes: unit.no_changes,
+            provisional: unit.provisional,
+            changes,
+            changes_text: plural(changes, "change"),
+            resource_lines: unit.resources.iter().map(resource_line).collect(),
+            output_lines: unit
+                .outputs
+                .iter()
+                .map(|o| change_line(&o.action, &o.name, &[]))
+                .collect(),
+        }
+    }
+}
+
+impl ProblemContext {
+    fn new(problem: &Problem) -> ProblemContext {
+        let (reason, detail, fence) = reason_parts(&problem.reason);
+        ProblemContext {
+            unit: inline_text(&problem.unit),
+            reason,
+            detail,
+            fence,
+        }
+    }
+}
+
+impl ApplyContext {
+    pub(super) fn new(view: &ApplyView) -> ApplyContext {
+        let order = [
+            (ApplyStatus::Applied, "applied"),
+            (ApplyStatus::Unchanged, "unchanged"),
+            (ApplyStatus::ChangedSinceApproval, "changed since approval"),
+            (ApplyStatus::Failed, "failed"),
+            (ApplyStatus::Skipped, "skipped"),
+        ];
+        let tally = order
+            .iter()
+            .map(|&(status, label)| Tally {
+                count: view.units.iter().filter(|u| u.status == status).count(),
+                label,
+            })
+            .filter(|t| t.count > 0)
+            .collect();
+        ApplyContext {
+            plan_id: inline_text(&view.plan_id),
+            outcome: view.outcome,
+            tally,
+            units: view
+                .units
+                .iter()
+                .map(|u| {
+                    let (reason, detail, fence) = reason_parts(&u.detail);
+                    ApplyUnitContext {
+                        path: inline_text(&u.path),
+                        status: u.status,
+                        reason,
+                        detail,
+                        fence,
+                    }
+                })
+                .collect(),
+            new_plan: view.new_plan.as_ref().map(PlanContext::new),
+        }
+    }
+}
+
+/// `+   create  aws_s3_bucket.logs (import)`: symbol, action, address, then any further
+/// labels. The symbol comes first so that GitHub's `diff` highlighting colours creates
+/// green and deletes (and replaces) red.
+fn resource_line(change: &ResourceChange) -> String {
+    match change.actions.split_first() {
+        Some((first, rest)) => change_line(first, &change.address, rest),
+        None => change_line("", &change.address, &[]),
+    }
+}
+
+fn change_line(action: &str, subject: &str, extra: &[String]) -> String {
+    let symbol = match action {
+        "create" => "+",
+        "update" => "~",
+        "delete" => "-",
+        "replace" => "-/+",
+        "read" => "<=",
+        "forget" => ".",
+        _ => "",
+    };
+    let mut line = format!(
+        "{symbol:<3} {:<7} {}",
+        inline_text(action),
+        code_text(subject)
+    );
+    if !extra.is_empty() {
+        let extra: Vec<String> = extra.iter().map(|e| inline_text(e)).collect();
+        line.push_str(&format!(" ({})", extra.join(", ")));
+    }
+    line
+}
+
+fn plural(n: usize, word: &str) -> String {
+    if n == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{n} {word}s")
+    }
+}
+
+/// Splits a reason into its first line (safe inline), the full text when there is more than
+/// that line (for a fenced block), and a fence for that block.
+fn reason_parts(reason: &str) -> (String, String, String) {
+    let text = block_text(reason);
+    let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    let first = first.trim();
+    let shortened = first.chars().count() > ONE_LINE_MAX;
+    let mut line: String = first.chars().take(ONE_LINE_MAX).collect();
+    if shortened {
+        line.push('…');
+    }
+    let multi_line = text.lines().filter(|l| !l.trim().is_empty()).count() > 1;
+    let detail = if shortened || multi_line {
+        text.clone()
+    } else {
+        String::new()
+    };
+    let fence = fence_for(&detail);
+    (inline_markdown(&line), detail, fence)
+}
+
+/// Text for a single line of Markdown outside code: control characters become spaces, and
+/// `<`, `>`, `&` and `|` are escaped so that GitHub shows them rather than reading HTML or a
+/// table cell boundary.
+fn inline_markdown(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '|' => out.push_str("\\|"),
+            c if c.is_control() => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Text for short, machine-made strings (paths, ids, action names) that templates put in
+/// code spans, table cells and `<summary>` lines: one line, no angle brackets (which would
+/// let a crafted directory name close a `<details>` block), no `|` or backtick (which would
+/// end a cell or a code span). Real unit paths never contain these characters.
+fn inline_text(text: &str) -> String {
+    text.chars()
+        .map(|c| match c {
+            '<' => '‹',
+            '>' => '›',
+            '|' => '¦',
+            '`' => '\'',
+            c if c.is_control() => ' ',
+            c => c,
+        })
+        .collect()
+}
+
+/// Text for one line inside a code block: only control characters need replacing, since a
+/// line that starts with a change symbol can never close the fence.
+fn code_text(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
+}
+
+/// Text for a fenced block: `\r\n` normalised, control characters other than tab removed,
+/// trailing blank lines dropped.
+fn block_text(text: &str) -> String {
+    let text = text.replace("\r\n", "\n");
+    let cleaned: String = text
+        .chars()
+        .filter(|&c| c == '\n' || c == '\t' || !c.is_control())
+        .collect();
+    cleaned
+        .lines()
+        .map(str::trim_end)
+        .collect::<Vec<_>>()
+        .join("\n")
+        .trim_matches('\n')
+        .to_string()
+}
+
+/// A backtick fence longer than any run of backticks in `text`, so no line of it can close
+/// the fence early.
+fn fence_for(text: &str) -> String {
+    let mut longest = 0;
+    let mut run = 0;
+    for c in text.chars() {
+        if c == '`' {
+            run += 1;
+            longest = longest.max(run);
+        } else {
+            run = 0;
+        }
+    }
+    "`".repeat((longest + 1).max(3))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rc(address: &str, actions: &[&str]) -> ResourceChange {
+        ResourceChange {
+            address: address.into(),
+            actions: actions.iter().map(|a| a.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn resource_lines_put_the_symbol_first_and_extra_labels_last() {
+        assert_eq!(resource_line(&rc("a.b", &["create"])), "+   create  a.b");
+        assert_eq!(resource_line(&rc("a.b", &["replace"])), "-/+ replace a.b");
+        assert_eq!(resource_line(&rc("d.x", &["read"])), "<=  read    d.x");
+        assert_eq!(
+            resource_line(&rc("a.b", &["update", "import", "move"])),
+            "~   update  a.b (import, move)"
+        );
+        assert_eq!(resource_line(&rc("a.b", &["import"])), "    import  a.b");
+        assert_eq!(resource_line(&rc("a.b\nc", &["move"])), "    move    a.b c");
+    }
+
+    #[test]
+    fn a_multi_line_reason_keeps_its_first_line_inline_and_the_rest_for_a_block() {
+        let (line, detail, fence) = reason_parts("\nError: <nil> | boom\n\n  at ```x```\r\n");
+        assert_eq!(line, "Error: &lt;nil&gt; \\| boom");
+        assert_eq!(detail, "Error: <nil> | boom\n\n  at ```x```");
+        assert_eq!(fence, "````");
+        assert_eq!(
+            reason_parts("depends on failed a"),
+            ("depends on failed a".into(), String::new(), "```".into())
+        );
+    }
+
+    #[test]
+    fn a_long_single_line_reason_is_shortened_and_kept_whole_in_the_detail() {
+        let long = "x".repeat(ONE_LINE_MAX + 10);
+        let (line, detail, _) = reason_parts(&long);
+        assert_eq!(line.chars().count(), ONE_LINE_MAX + 1);
+        assert!(line.ends_with('…'));
+        assert_eq!(detail, long);
+    }
+
+    #[test]
+    fn paths_cannot_smuggle_html_or_break_a_cell() {
+        assert_eq!(inline_text("a/</details>|`b`\n"), "a/‹/details›¦'b' ");
+    }
+}

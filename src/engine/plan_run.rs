@@ -1,0 +1,291 @@
+//! A plan run: every target planned in dependency order, each result
+//! persisted as it lands, the whole bound to a plan id.
+
+use super::{Engine, PlanTarget, slug};
+use crate::exec::{Executor, UnitJob};
+use crate::plan::{PlanId, PlanSummary};
+use crate::store::{
+    PlanRecord, PlanStatus, PlannedUnit, RunKind, RunRecord, Store, UnitRecord, UnitStatus,
+};
+use crate::unit::UnitPath;
+use crate::walk::{Outcome, UnitState, Walk, WalkEvent, WalkUnit};
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// The result of a plan run.
+#[derive(Debug)]
+pub struct PlanOutcome {
+    pub plan: PlanRecord,
+    /// Where the run's plan files and logs are.
+    pub run_dir: PathBuf,
+    /// True when some unit failed to plan (or was skipped because of one).
+    pub failed: bool,
+}
+
+/// What a worker needs, shared by every unit of a run.
+pub(super) struct RunCtx<E, S> {
+    pub executor: Arc<E>,
+    pub store: Arc<S>,
+    pub run_id: String,
+    pub run_dir: PathBuf,
+    pub timeout: Duration,
+    pub cancel: CancellationToken,
+    pub shutdown: CancellationToken,
+    pub targets: BTreeMap<UnitPath, PlanTarget>,
+    /// Results of an earlier attempt of this run (resume).
+    pub previous: BTreeMap<UnitPath, UnitRecord>,
+}
+
+impl<E: Executor, S: Store> RunCtx<E, S> {
+    pub fn job(&self, target: &PlanTarget) -> UnitJob {
+        let slug = slug(&target.path);
+        UnitJob {
+            unit: target.path.clone(),
+            dir: target.dir.clone(),
+            tool: target.tool,
+            plan_file: self.run_dir.join("plans").join(format!("{slug}.tfplan")),
+            log: self.run_dir.join(format!("{:03}_{slug}.log", target.wave)),
+            destroy: target.destroy,
+            init_args: target.init_args.clone(),
+            timeout: self.timeout,
+        }
+    }
+
+    pub async fn record(
+        &self,
+        unit: &UnitPath,
+        status: UnitStatus,
+        detail: String,
+        summary: Option<PlanSummary>,
+    ) {
+        let record = UnitRecord {
+            unit: unit.clone(),
+            status,
+            detail,
+            summary,
+        };
+        if let Err(e) = self.store.record_unit(&self.run_id, &record).await {
+            tracing::error!(unit = %unit, error = %e, "cannot record a unit's result");
+        }
+    }
+
+    /// Plans one unit: the saved plan file and its summary.
+    pub async fn plan_unit(&self, target: &PlanTarget) -> Result<PlanSummary, String> {
+        let job = self.job(target);
+        let json = self
+            .executor
+            .plan(&job, &self.cancel)
+            .await
+            .map_err(|e| e.to_string())?;
+        PlanSummary::from_show_json(&json).map_err(|e| e.to_string())
+    }
+}
+
+/// Records what the walk decided for units that never ran.
+pub(super) async fn record_unrun<E: Executor, S: Store>(
+    ctx: &RunCtx<E, S>,
+    states: &BTreeMap<UnitPath, UnitState>,
+) {
+    for (unit, state) in states {
+        match state {
+            UnitState::Skipped { because } => {
+                ctx.record(
+                    unit,
+                    UnitStatus::Skipped,
+                    format!("skipped: {because} did not succeed"),
+                    None,
+                )
+                .await;
+            }
+            UnitState::Cancelled => {
+                ctx.record(
+                    unit,
+                    UnitStatus::Cancelled,
+                    "cancelled before it started".into(),
+                    None,
+                )
+                .await
+            }
+            UnitState::Failed(why) if why.starts_with("panicked") => {
+                ctx.record(unit, UnitStatus::Failed, why.clone(), None)
+                    .await
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Identifies a plan run, so a run killed half-way is resumed by the same request.
+fn run_key(head: &str, base: &str, targets: &[PlanTarget]) -> String {
+    let mut h = Sha256::new();
+    h.update(format!("{head}\n{base}\n"));
+    for t in targets {
+        h.update(format!("{}:{}:{}\n", t.path, t.destroy, t.wave));
+    }
+    hex::encode(h.finalize())
+}
+
+impl<E: Executor, S: Store> Engine<E, S> {
+    /// Plans `targets` for `repo` at `head` (against `base`) and saves the
+    /// plan as the repository's current one. A run interrupted earlier with
+    /// the same inputs is resumed: units it planned are not planned again.
+    pub async fn plan(
+        &self,
+        repo: &str,
+        head: &str,
+        base: &str,
+        targets: Vec<PlanTarget>,
+        cancel: CancellationToken,
+        observe: impl FnMut(WalkEvent<'_>),
+    ) -> anyhow::Result<PlanOutcome> {
+        let key = run_key(head, base, &targets);
+        let run = match self.store.unfinished_run(repo, RunKind::Plan, &key).await? {
+            Some(run) => run,
+            None => {
+                let (id, dir) = self.new_run_dir();
+                let run = RunRecord {
+                    id,
+                    repo: repo.to_string(),
+                    kind: RunKind::Plan,
+                    key,
+                    dir: dir.display().to_string(),
+                    finished: false,
+                    created_at: self.clock.now(),
+                };
+                self.store.insert_run(&run).await?;
+                run
+            }
+        };
+        let previous: BTreeMap<UnitPath, UnitRecord> = self
+            .store
+            .unit_records(&run.id)
+            .await?
+            .into_iter()
+            .map(|r| (r.unit.clone(), r))
+            .collect();
+        let ctx = Arc::new(RunCtx {
+            executor: self.executor.clone(),
+            store: self.store.clone(),
+            run_id: run.id.clone(),
+            run_dir: PathBuf::from(&run.dir),
+            timeout: self.timeout,
+            cancel: cancel.clone(),
+            shutdown: self.shutdown.clone(),
+            targets: targets
+                .iter()
+                .map(|t| (t.path.clone(), t.clone()))
+                .collect(),
+            previous,
+        });
+        let walk = Walk::new(
+            targets
+                .iter()
+                .map(|t| WalkUnit {
+                    path: t.path.clone(),
+                    deps: t.deps.clone(),
+                })
+                .collect(),
+            self.parallelism,
+        );
+        let worker = ctx.clone();
+        let states = walk
+            .run(
+                cancel,
+                move |unit| {
+                    let ctx = worker.clone();
+                    async move { plan_one(&ctx, &unit).await }
+                },
+                observe,
+            )
+            .await;
+        record_unrun(&ctx, &states).await;
+
+        let records: BTreeMap<UnitPath, UnitRecord> = self
+            .store
+            .unit_records(&run.id)
+            .await?
+            .into_iter()
+            .map(|r| (r.unit.clone(), r))
+            .collect();
+        let units: Vec<PlannedUnit> = targets
+            .iter()
+            .map(|t| {
+                let record = records.get(&t.path);
+                PlannedUnit {
+                    path: t.path.clone(),
+                    wave: t.wave,
+                    destroy: t.destroy,
+                    deps: t.deps.clone(),
+                    tool: t.tool,
+                    init_args: t.init_args.clone(),
+                    status: record.map(|r| r.status).unwrap_or(UnitStatus::Cancelled),
+                    detail: record.map(|r| r.detail.clone()).unwrap_or_default(),
+                    summary: record.and_then(|r| r.summary.clone()),
+                }
+            })
+            .collect();
+        let failed = units.iter().any(|u| u.status != UnitStatus::Planned);
+        let plan = PlanRecord {
+            id: plan_id(head, base, &units),
+            repo: repo.to_string(),
+            head: head.to_string(),
+            base: base.to_string(),
+            status: PlanStatus::Current,
+            run_id: run.id.clone(),
+            units,
+            created_at: self.clock.now(),
+        };
+        self.store.save_plan(&plan).await?;
+        // An interrupted run stays open: the same request resumes it.
+        if !plan.units.iter().any(|u| u.status == UnitStatus::Cancelled) {
+            self.store.finish_run(&run.id).await?;
+        }
+        Ok(PlanOutcome {
+            plan,
+            run_dir: PathBuf::from(run.dir),
+            failed,
+        })
+    }
+}
+
+/// The plan id of a set of planned units: over head, base and each unit's fingerprint, by path.
+pub(super) fn plan_id(head: &str, base: &str, units: &[PlannedUnit]) -> PlanId {
+    let mut list: Vec<(UnitPath, crate::plan::Fingerprint)> = units
+        .iter()
+        .filter_map(|u| u.fingerprint().map(|f| (u.path.clone(), f.clone())))
+        .collect();
+    list.sort();
+    PlanId::compute(head, base, &list)
+}
+
+async fn plan_one<E: Executor, S: Store>(ctx: &RunCtx<E, S>, unit: &UnitPath) -> Outcome {
+    if let Some(done) = ctx
+        .previous
+        .get(unit)
+        .filter(|r| r.status == UnitStatus::Planned)
+    {
+        // Planned before the interruption; its plan file is still in the run directory.
+        if done.summary.is_some() {
+            return Outcome::Done;
+        }
+    }
+    let target = &ctx.targets[unit];
+    ctx.record(unit, UnitStatus::Planning, String::new(), None)
+        .await;
+    match ctx.plan_unit(target).await {
+        Ok(summary) => {
+            ctx.record(unit, UnitStatus::Planned, String::new(), Some(summary))
+                .await;
+            Outcome::Done
+        }
+        Err(why) => {
+            ctx.record(unit, UnitStatus::Failed, why.clone(), None)
+                .await;
+            Outcome::Failed(why)
+        }
+    }
+}

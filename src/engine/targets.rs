@@ -1,0 +1,127 @@
+//! From the affected set to the units a plan walks: each with its wave, its
+//! dependencies inside the plan, the tool that runs it and where.
+
+use crate::affected::{Affected, Reason};
+use crate::config::Executor as Tool;
+use crate::graph::Graph;
+use crate::terragrunt::{Discovery, UnitKind};
+use crate::unit::UnitPath;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// One unit to plan.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlanTarget {
+    pub path: UnitPath,
+    pub wave: usize,
+    pub deps: Vec<UnitPath>,
+    /// A unit the change deletes: planned as a destroy, from the base revision.
+    pub destroy: bool,
+    pub tool: Tool,
+    /// Where the tool runs (absolute).
+    pub dir: PathBuf,
+    pub init_args: Vec<String>,
+}
+
+/// The units to plan for `affected`: changed units in head-graph waves, then
+/// deleted units as destroys, each after everything that depended on it.
+/// `head_dir` / `base_dir` are the discovery directories of the two trees.
+/// Stacks are left out: cascade does not generate them.
+pub fn targets(
+    head: &Discovery,
+    head_graph: &Graph,
+    head_dir: &Path,
+    affected: &Affected,
+    base: Option<(&Discovery, &Graph, &Path)>,
+) -> Vec<PlanTarget> {
+    let planned: BTreeSet<UnitPath> = affected
+        .units
+        .iter()
+        .filter(|u| u.reason != Reason::Deleted)
+        .filter(|u| {
+            head.unit(&u.path)
+                .is_some_and(|d| d.kind != UnitKind::Stack)
+        })
+        .map(|u| u.path.clone())
+        .collect();
+    let mut out = Vec::new();
+    let waves = head_graph.waves_of(&planned);
+    for (i, wave) in waves.iter().enumerate() {
+        for path in wave {
+            let unit = head
+                .unit(path)
+                .expect("planned units come from the head graph");
+            let deps = head_graph
+                .dependencies(path)
+                .into_iter()
+                .filter(|d| planned.contains(*d))
+                .cloned()
+                .collect();
+            out.push(PlanTarget {
+                path: path.clone(),
+                wave: i + 1,
+                deps,
+                destroy: false,
+                tool: tool_for(unit.kind, unit.executor),
+                dir: unit_dir(head_dir, path),
+                init_args: Vec::new(),
+            });
+        }
+    }
+    let deleted: BTreeSet<UnitPath> = affected
+        .units
+        .iter()
+        .filter(|u| u.reason == Reason::Deleted)
+        .map(|u| u.path.clone())
+        .collect();
+    let Some((base_disc, base_graph, base_dir)) = base else {
+        return out;
+    };
+    let first_destroy_wave = waves.len() + 1;
+    for (i, wave) in base_graph.waves_down_of(&deleted).iter().enumerate() {
+        for path in wave {
+            let Some(unit) = base_disc.unit(path) else {
+                continue;
+            };
+            // A deleted unit waits for everything in this plan that depended on it at the base.
+            let deps = base_graph
+                .dependents(path)
+                .into_iter()
+                .filter(|d| deleted.contains(*d) || planned.contains(*d))
+                .cloned()
+                .collect();
+            let state = unit_dir(head_dir, path).join("terraform.tfstate");
+            // Local state left next to a deleted unit is the state to destroy.
+            let init_args = if state.is_file() {
+                vec![format!("-backend-config=path={}", state.display())]
+            } else {
+                Vec::new()
+            };
+            out.push(PlanTarget {
+                path: path.clone(),
+                wave: first_destroy_wave + i,
+                deps,
+                destroy: true,
+                tool: tool_for(unit.kind, unit.executor),
+                dir: unit_dir(base_dir, path),
+                init_args,
+            });
+        }
+    }
+    out
+}
+
+fn tool_for(kind: UnitKind, configured: Option<Tool>) -> Tool {
+    configured.unwrap_or(match kind {
+        UnitKind::Module => Tool::Terraform,
+        _ => Tool::Terragrunt,
+    })
+}
+
+fn unit_dir(dir: &Path, unit: &UnitPath) -> PathBuf {
+    if unit.as_str() == "." {
+        dir.to_path_buf()
+    } else {
+        dir.join(unit.as_str())
+    }
+}

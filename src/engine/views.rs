@@ -1,0 +1,189 @@
+//! From plan records and apply outcomes to the comment's view model: what a
+//! reviewer sees on the pull request (and `cascade plan` prints).
+
+use super::ApplyOutcome as Applied;
+use crate::comment::{
+    ApplyOutcome, ApplyStatus, ApplyUnitView, ApplyView, PlanView, Problem, UnitView, WaveView,
+};
+use crate::plan::{Counts, PlanId};
+use crate::store::{PlanRecord, PlannedUnit, UnitStatus};
+use crate::unit::UnitPath;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The plan comment's view of `plan`; `unresolved` lists planned units
+/// cascade could not fully resolve, with the reason.
+pub fn plan_view(plan: &PlanRecord, unresolved: &[(UnitPath, String)]) -> PlanView {
+    let by_path: BTreeMap<&UnitPath, &PlannedUnit> =
+        plan.units.iter().map(|u| (&u.path, u)).collect();
+    let changing: BTreeSet<&UnitPath> = plan
+        .units
+        .iter()
+        .filter(|u| u.summary.as_ref().is_some_and(|s| !s.is_empty()))
+        .map(|u| &u.path)
+        .collect();
+    let mut waves: BTreeMap<usize, Vec<UnitView>> = BTreeMap::new();
+    let mut destroys = Vec::new();
+    let (mut failed, mut skipped) = (Vec::new(), Vec::new());
+    for unit in &plan.units {
+        match unit.status {
+            UnitStatus::Failed => failed.push(Problem {
+                unit: unit.path.to_string(),
+                reason: unit.detail.clone(),
+            }),
+            UnitStatus::Planned => {
+                let view = unit_view(unit, provisional(unit, &by_path, &changing));
+                if unit.destroy {
+                    destroys.push(view)
+                } else {
+                    waves.entry(unit.wave).or_default().push(view)
+                }
+            }
+            _ => skipped.push(Problem {
+                unit: unit.path.to_string(),
+                reason: unit.detail.clone(),
+            }),
+        }
+    }
+    let mut totals = Counts::default();
+    for s in plan.units.iter().filter_map(|u| u.summary.as_ref()) {
+        add(&mut totals, &s.counts);
+    }
+    PlanView {
+        needs_approval: plan.id.as_str() != PlanId::NO_CHANGES
+            && failed.is_empty()
+            && skipped.is_empty(),
+        plan_id: plan.id.to_string(),
+        head: short(&plan.head),
+        base: short(&plan.base),
+        totals,
+        waves: waves
+            .into_iter()
+            .enumerate()
+            .map(|(i, (_, units))| WaveView {
+                number: i + 1,
+                units,
+            })
+            .collect(),
+        destroys,
+        failed,
+        skipped,
+        unresolved: unresolved
+            .iter()
+            .map(|(u, why)| Problem {
+                unit: u.to_string(),
+                reason: why.clone(),
+            })
+            .collect(),
+        locked: Vec::new(),
+    }
+}
+
+/// The apply result comment's view.
+pub fn apply_view(outcome: &Applied, unresolved: &[(UnitPath, String)]) -> ApplyView {
+    let units: Vec<ApplyUnitView> = outcome
+        .units
+        .iter()
+        .map(|u| ApplyUnitView {
+            path: u.path.to_string(),
+            status: match u.status {
+                UnitStatus::Applied => ApplyStatus::Applied,
+                UnitStatus::Unchanged => ApplyStatus::Unchanged,
+                UnitStatus::ChangedSinceApproval => ApplyStatus::ChangedSinceApproval,
+                UnitStatus::Failed => ApplyStatus::Failed,
+                _ => ApplyStatus::Skipped,
+            },
+            detail: u.detail.clone(),
+        })
+        .collect();
+    let applied = units.iter().any(|u| u.status == ApplyStatus::Applied);
+    let result = if outcome.new_plan.is_some() {
+        ApplyOutcome::PlanChanged
+    } else if outcome.complete() {
+        ApplyOutcome::Applied
+    } else if applied {
+        ApplyOutcome::Partial
+    } else {
+        ApplyOutcome::Failed
+    };
+    ApplyView {
+        plan_id: outcome.plan_id.to_string(),
+        outcome: result,
+        units,
+        new_plan: outcome.new_plan.as_ref().map(|p| plan_view(p, unresolved)),
+    }
+}
+
+/// Planned against outputs an upstream apply in this plan may change: some
+/// unit it depends on (directly or not) in this plan changes something.
+fn provisional(
+    unit: &PlannedUnit,
+    by_path: &BTreeMap<&UnitPath, &PlannedUnit>,
+    changing: &BTreeSet<&UnitPath>,
+) -> bool {
+    if unit.destroy {
+        return false;
+    }
+    let mut seen = BTreeSet::new();
+    let mut stack: Vec<&UnitPath> = unit.deps.iter().collect();
+    while let Some(dep) = stack.pop() {
+        if !seen.insert(dep) {
+            continue;
+        }
+        if changing.contains(dep) {
+            return true;
+        }
+        if let Some(d) = by_path.get(dep) {
+            stack.extend(d.deps.iter());
+        }
+    }
+    false
+}
+
+fn unit_view(unit: &PlannedUnit, provisional: bool) -> UnitView {
+    let summary = unit.summary.as_ref();
+    UnitView {
+        path: unit.path.to_string(),
+        counts: summary.map(|s| s.counts).unwrap_or_default(),
+        fingerprint: summary
+            .map(|s| s.fingerprint.short().to_string())
+            .unwrap_or_default(),
+        resources: summary.map(|s| s.resources.clone()).unwrap_or_default(),
+        outputs: summary.map(|s| s.outputs.clone()).unwrap_or_default(),
+        no_changes: summary.is_none_or(|s| s.is_empty()),
+        provisional,
+    }
+}
+
+fn add(total: &mut Counts, c: &Counts) {
+    total.add += c.add;
+    total.change += c.change;
+    total.destroy += c.destroy;
+    total.replace += c.replace;
+    total.import += c.import;
+    total.moved += c.moved;
+    total.forget += c.forget;
+    total.read += c.read;
+}
+
+/// `abc1234`, or `abc1234 + local changes` for a plan of uncommitted edits.
+fn short(rev: &str) -> String {
+    let (sha, dirty) = match rev.split_once('+') {
+        Some((sha, _)) => (sha, true),
+        None => (rev, false),
+    };
+    let s: String = sha.chars().take(7).collect();
+    if dirty {
+        format!("{s} + local changes")
+    } else {
+        s
+    }
+}
+
+/// The sum of every planned unit's counts.
+pub fn totals(plan: &PlanRecord) -> Counts {
+    let mut t = Counts::default();
+    for s in plan.units.iter().filter_map(|u| u.summary.as_ref()) {
+        add(&mut t, &s.counts);
+    }
+    t
+}

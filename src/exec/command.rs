@@ -1,0 +1,134 @@
+//! The exact command lines cascade runs, per tool and step. Kept pure so the
+//! terragrunt executor (no binary on these machines) is tested by its lines.
+
+use super::UnitJob;
+use crate::config::Executor as Tool;
+
+/// One command of a unit's run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    Init,
+    Plan,
+    Show,
+    Apply,
+}
+
+/// The program (by tool) and arguments for `step` of `job`.
+pub fn command_line(tool: Tool, step: Step, job: &UnitJob) -> (&'static str, Vec<String>) {
+    let plan_file = job.plan_file.to_string_lossy().to_string();
+    let mut args: Vec<String> = Vec::new();
+    let program = match tool {
+        Tool::Terraform => "terraform",
+        Tool::Tofu => "tofu",
+        Tool::Terragrunt => "terragrunt",
+    };
+    match step {
+        Step::Init => {
+            args.extend(["init", "-input=false", "-no-color"].map(String::from));
+            args.extend(job.init_args.iter().cloned());
+        }
+        Step::Plan => {
+            args.extend(
+                ["plan", "-input=false", "-no-color", "-lock-timeout=5m"].map(String::from),
+            );
+            if job.destroy {
+                args.push("-destroy".into());
+            }
+            args.push(format!("-out={plan_file}"));
+        }
+        Step::Show => args.extend([
+            "show".to_string(),
+            "-json".to_string(),
+            "-no-color".to_string(),
+            plan_file,
+        ]),
+        Step::Apply => {
+            args.extend(
+                [
+                    "apply",
+                    "-input=false",
+                    "-no-color",
+                    "-auto-approve",
+                    "-lock-timeout=5m",
+                ]
+                .map(String::from),
+            );
+            args.push(plan_file);
+        }
+    }
+    if tool == Tool::Terragrunt {
+        // Terragrunt initialises on its own (auto-init) and must never prompt.
+        args.push("--non-interactive".into());
+    }
+    (program, args)
+}
+
+/// Environment every command gets.
+pub fn environment() -> Vec<(&'static str, &'static str)> {
+    vec![
+        ("TF_IN_AUTOMATION", "1"),
+        ("CHECKPOINT_DISABLE", "1"),
+        ("TF_INPUT", "0"),
+        ("TG_NON_INTERACTIVE", "true"),
+        ("TERRAGRUNT_NON_INTERACTIVE", "true"),
+        ("NO_COLOR", "1"),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::unit::UnitPath;
+    use std::path::PathBuf;
+    use std::time::Duration;
+
+    fn job(destroy: bool) -> UnitJob {
+        UnitJob {
+            unit: UnitPath::new("live/vpc"),
+            dir: PathBuf::from("/repo/live/vpc"),
+            tool: Tool::Terragrunt,
+            plan_file: PathBuf::from("/data/runs/r1/plans/live--vpc.tfplan"),
+            log: PathBuf::from("/data/runs/r1/001_live--vpc.log"),
+            destroy,
+            init_args: vec![],
+            timeout: Duration::from_secs(60),
+        }
+    }
+
+    fn line(tool: Tool, step: Step, destroy: bool) -> String {
+        let (program, args) = command_line(tool, step, &job(destroy));
+        format!("{program} {}", args.join(" "))
+    }
+
+    #[test]
+    fn terragrunt_command_lines() {
+        assert_eq!(
+            line(Tool::Terragrunt, Step::Plan, false),
+            "terragrunt plan -input=false -no-color -lock-timeout=5m -out=/data/runs/r1/plans/live--vpc.tfplan --non-interactive"
+        );
+        assert_eq!(
+            line(Tool::Terragrunt, Step::Plan, true),
+            "terragrunt plan -input=false -no-color -lock-timeout=5m -destroy -out=/data/runs/r1/plans/live--vpc.tfplan --non-interactive"
+        );
+        assert_eq!(
+            line(Tool::Terragrunt, Step::Show, false),
+            "terragrunt show -json -no-color /data/runs/r1/plans/live--vpc.tfplan --non-interactive"
+        );
+        assert_eq!(
+            line(Tool::Terragrunt, Step::Apply, false),
+            "terragrunt apply -input=false -no-color -auto-approve -lock-timeout=5m /data/runs/r1/plans/live--vpc.tfplan --non-interactive"
+        );
+    }
+
+    #[test]
+    fn terraform_and_tofu_command_lines() {
+        assert_eq!(
+            line(Tool::Terraform, Step::Init, false),
+            "terraform init -input=false -no-color"
+        );
+        assert_eq!(
+            line(Tool::Tofu, Step::Apply, false),
+            "tofu apply -input=false -no-color -auto-approve -lock-timeout=5m /data/runs/r1/plans/live--vpc.tfplan"
+        );
+    }
+}

@@ -1,0 +1,233 @@
+//! What cascade must not lose: plans a reviewer may approve, runs, and each
+//! unit's result, so a run killed half-way resumes without planning or
+//! applying a finished unit again.
+//!
+//! `Store` is one of the three seams (with `Executor` and `Clock`): SQLite
+//! today, PostgreSQL for scale-out. Records hold plan summaries, never plan
+//! JSON or attribute values.
+
+mod sqlite;
+
+pub use sqlite::SqliteStore;
+
+use crate::plan::{Fingerprint, PlanId, PlanSummary};
+use crate::unit::UnitPath;
+use serde::{Deserialize, Serialize};
+use std::future::Future;
+
+/// Plan or apply.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunKind {
+    Plan,
+    Apply,
+}
+
+/// A run: one walk over a plan's units.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunRecord {
+    pub id: String,
+    pub repo: String,
+    pub kind: RunKind,
+    /// What a later run must match to resume this one.
+    pub key: String,
+    pub dir: String,
+    pub finished: bool,
+    pub created_at: i64,
+}
+
+/// Where one unit of a run stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum UnitStatus {
+    Planning,
+    Planned,
+    Failed,
+    Skipped,
+    Applying,
+    Applied,
+    /// Re-planned before apply and still empty: nothing to do.
+    Unchanged,
+    /// Re-planned before apply and different from what was approved.
+    ChangedSinceApproval,
+    Cancelled,
+}
+
+impl UnitStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UnitStatus::Planning => "planning",
+            UnitStatus::Planned => "planned",
+            UnitStatus::Failed => "failed",
+            UnitStatus::Skipped => "skipped",
+            UnitStatus::Applying => "applying",
+            UnitStatus::Applied => "applied",
+            UnitStatus::Unchanged => "unchanged",
+            UnitStatus::ChangedSinceApproval => "changed-since-approval",
+            UnitStatus::Cancelled => "cancelled",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<UnitStatus> {
+        use UnitStatus::*;
+        [
+            Planning,
+            Planned,
+            Failed,
+            Skipped,
+            Applying,
+            Applied,
+            Unchanged,
+            ChangedSinceApproval,
+            Cancelled,
+        ]
+        .into_iter()
+        .find(|s| s.as_str() == text)
+    }
+}
+
+/// One unit's result in a run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnitRecord {
+    pub unit: UnitPath,
+    pub status: UnitStatus,
+    /// An error excerpt, a skip reason, or empty.
+    pub detail: String,
+    pub summary: Option<PlanSummary>,
+}
+
+/// One unit of an approvable plan.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlannedUnit {
+    pub path: UnitPath,
+    /// 1-based wave (destroys come after every wave of changes).
+    pub wave: usize,
+    /// Planned as a destroy: the change deletes this unit.
+    pub destroy: bool,
+    /// Units of this plan that must be applied first.
+    pub deps: Vec<UnitPath>,
+    /// The tool that planned it, and that will apply it.
+    pub tool: crate::config::Executor,
+    /// Extra `init` arguments used at plan time (a deleted unit's local state).
+    #[serde(default)]
+    pub init_args: Vec<String>,
+    pub status: UnitStatus,
+    pub detail: String,
+    pub summary: Option<PlanSummary>,
+}
+
+impl PlannedUnit {
+    pub fn fingerprint(&self) -> Option<&Fingerprint> {
+        self.summary.as_ref().map(|s| &s.fingerprint)
+    }
+}
+
+/// Whether a plan can still be applied.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PlanStatus {
+    /// The latest plan for its repository (or pull request).
+    Current,
+    /// A newer plan replaced it.
+    Superseded,
+    /// Applied in full.
+    Consumed,
+}
+
+impl PlanStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PlanStatus::Current => "current",
+            PlanStatus::Superseded => "superseded",
+            PlanStatus::Consumed => "consumed",
+        }
+    }
+
+    fn parse(text: &str) -> PlanStatus {
+        match text {
+            "superseded" => PlanStatus::Superseded,
+            "consumed" => PlanStatus::Consumed,
+            _ => PlanStatus::Current,
+        }
+    }
+}
+
+/// A plan a reviewer approves with `/apply <id>`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlanRecord {
+    pub id: PlanId,
+    pub repo: String,
+    pub head: String,
+    pub base: String,
+    pub status: PlanStatus,
+    pub run_id: String,
+    pub units: Vec<PlannedUnit>,
+    pub created_at: i64,
+}
+
+/// The storage seam.
+pub trait Store: Send + Sync + 'static {
+    fn insert_run(&self, run: &RunRecord) -> impl Future<Output = anyhow::Result<()>> + Send;
+    fn finish_run(&self, id: &str) -> impl Future<Output = anyhow::Result<()>> + Send;
+    /// The newest unfinished run of this kind and key, to resume.
+    fn unfinished_run(
+        &self,
+        repo: &str,
+        kind: RunKind,
+        key: &str,
+    ) -> impl Future<Output = anyhow::Result<Option<RunRecord>>> + Send;
+    /// The newest run of this kind and key, finished or not: an apply of the
+    /// same plan continues where the last attempt stopped.
+    fn latest_run(
+        &self,
+        repo: &str,
+        kind: RunKind,
+        key: &str,
+    ) -> impl Future<Output = anyhow::Result<Option<RunRecord>>> + Send;
+    /// Marks a run as running again.
+    fn reopen_run(&self, id: &str) -> impl Future<Output = anyhow::Result<()>> + Send;
+    /// Records (or replaces) a unit's result in a run.
+    fn record_unit(
+        &self,
+        run_id: &str,
+        unit: &UnitRecord,
+    ) -> impl Future<Output = anyhow::Result<()>> + Send;
+    fn unit_records(
+        &self,
+        run_id: &str,
+    ) -> impl Future<Output = anyhow::Result<Vec<UnitRecord>>> + Send;
+    /// Saves a plan as the repository's current one; the previous current plan is superseded.
+    fn save_plan(&self, plan: &PlanRecord) -> impl Future<Output = anyhow::Result<()>> + Send;
+    fn plan(
+        &self,
+        repo: &str,
+        id: &PlanId,
+    ) -> impl Future<Output = anyhow::Result<Option<PlanRecord>>> + Send;
+    fn current_plan(
+        &self,
+        repo: &str,
+    ) -> impl Future<Output = anyhow::Result<Option<PlanRecord>>> + Send;
+    fn set_plan_status(
+        &self,
+        repo: &str,
+        id: &PlanId,
+        status: PlanStatus,
+    ) -> impl Future<Output = anyhow::Result<()>> + Send;
+}
+
+/// The time seam: seconds since the epoch.
+pub trait Clock: Send + Sync + 'static {
+    fn now(&self) -> i64;
+}
+
+/// The wall clock.
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> i64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs() as i64)
+            .unwrap_or(0)
+    }
+}
