@@ -326,3 +326,54 @@ fn killing_an_apply_midway_and_running_it_again_applies_nothing_twice() {
         assert!(*n <= 1, "{unit} applied {n} times: {applies:?}");
     }
 }
+
+#[test]
+fn a_deleted_unit_is_destroyed_from_the_base_revision() {
+    let repo = example_repo();
+    let dir = repo.path();
+    let (_, j) = plan(dir, &["prod/monitoring/main.tf"]);
+    let id = j["plan_id"].as_str().unwrap().to_string();
+    apply_until_done(dir, id);
+    let state = dir.join("prod/monitoring/terraform.tfstate");
+    assert!(
+        std::fs::read_to_string(&state)
+            .unwrap()
+            .contains("terraform_data")
+    );
+    support::git(dir, &["checkout", "-qb", "remove-monitoring"]);
+    support::git(
+        dir,
+        &[
+            "rm",
+            "-rq",
+            "prod/monitoring/main.tf",
+            "prod/monitoring/terragrunt.hcl",
+        ],
+    );
+    support::git(dir, &["commit", "-qm", "remove prod/monitoring"]);
+    let out = cascade(dir, &["plan", "--base", "main", "--format", "json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j = json(&out);
+    let unit = &j["units"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|u| u["path"] == "prod/monitoring")
+        .cloned()
+        .expect("planned");
+    assert_eq!(unit["destroy"], true);
+    assert_eq!(unit["counts"]["destroy"], 1, "{j}");
+    let id = j["plan_id"].as_str().unwrap().to_string();
+    let (out, j) = apply(dir, &id);
+    assert!(out.status.success(), "{j}");
+    assert!(
+        !std::fs::read_to_string(&state)
+            .unwrap()
+            .contains("terraform_data"),
+        "its resources are destroyed"
+    );
+}
