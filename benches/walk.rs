@@ -43,15 +43,16 @@ const SEEDS_PER_DENSITY: u64 = 5;
 
 fn main() {
     let mut rows: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
-    let mut per_density: Vec<(u64, Vec<f64>, Vec<f64>)> = Vec::new();
+    let mut per_density = Vec::new();
     let mut matches_simulation = 0;
     let mut wall = Duration::ZERO;
 
     for mean_deps in MEAN_DEPS {
-        let (mut walk_ratios, mut wave_ratios) = (Vec::new(), Vec::new());
+        let mut these: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
         for seed in 1..=SEEDS_PER_DENSITY {
             let dag = dags::generate(UNITS, mean_deps, seed * 1_000 + mean_deps);
-            let bound = lower_bound(&dag, POOL);
+            let work_per_worker = dag.work() as f64 / POOL as f64;
+            let bound = (dag.critical_path() as f64).max(work_per_worker);
 
             let started = std::time::Instant::now();
             let walked = paused(real_walk(&dag, POOL));
@@ -64,47 +65,44 @@ fn main() {
             }
 
             let ratio = |makespan: u64| makespan as f64 / bound;
-            walk_ratios.push(ratio(walked));
-            wave_ratios.push(ratio(waved));
-            rows.entry("cascade::walk").or_default().push(ratio(walked));
-            rows.entry("wave by wave").or_default().push(ratio(waved));
-            rows.entry("simulated, path order")
-                .or_default()
-                .push(ratio(by_path));
-            rows.entry("simulated, longest path first")
-                .or_default()
-                .push(ratio(longest));
+            for (row, value) in [
+                (WALK, ratio(walked)),
+                (WAVES, ratio(waved)),
+                (SIM_PATH, ratio(by_path)),
+                (SIM_LONGEST, ratio(longest)),
+                (CP_SHARE, dag.critical_path() as f64 / work_per_worker),
+            ] {
+                rows.entry(row).or_default().push(value);
+                these.entry(row).or_default().push(value);
+            }
         }
-        per_density.push((mean_deps, walk_ratios, wave_ratios));
+        per_density.push((mean_deps, these));
     }
 
     let runs = MEAN_DEPS.len() as u64 * SEEDS_PER_DENSITY;
     println!(
         "{runs} random DAGs of {UNITS} units, pool {POOL}, units 1-60 s (virtual time)\n\
-         makespan / max(critical path, work / pool):\n"
+         makespan / max(critical path, work / pool), mean and max:\n"
     );
     println!("{:<32} {:>6} {:>6}", "walker", "mean", "max");
-    for name in [
-        "cascade::walk",
-        "wave by wave",
-        "simulated, path order",
-        "simulated, longest path first",
-    ] {
+    for name in [WALK, WAVES, SIM_PATH, SIM_LONGEST] {
         let r = &rows[name];
         println!("{name:<32} {:>6.3} {:>6.3}", mean(r), max(r));
     }
-    println!("\nby density (mean deps per unit):\n");
+
+    println!("\nby density (cp/work: critical path / (work / pool), mean):\n");
     println!(
-        "{:<10} {:>12} {:>12} {:>12} {:>12}",
-        "mean deps", "walk mean", "walk max", "waves mean", "waves max"
+        "{:<10} {:>8} {:>13} {:>13} {:>13}",
+        "mean deps", "cp/work", WALK, WAVES, "longest first"
     );
-    for (mean_deps, walk, waves) in &per_density {
+    for (mean_deps, r) in &per_density {
+        let cell = |row: &str| format!("{:.3}/{:.3}", mean(&r[row]), max(&r[row]));
         println!(
-            "{mean_deps:<10} {:>12.3} {:>12.3} {:>12.3} {:>12.3}",
-            mean(walk),
-            max(walk),
-            mean(waves),
-            max(waves)
+            "{mean_deps:<10} {:>8.2} {:>13} {:>13} {:>13}",
+            mean(&r[CP_SHARE]),
+            cell(WALK),
+            cell(WAVES),
+            cell(SIM_LONGEST)
         );
     }
     println!(
@@ -113,6 +111,12 @@ fn main() {
         wall.as_secs_f64() * 1e6 / (runs as f64 * UNITS as f64)
     );
 }
+
+const WALK: &str = "cascade::walk";
+const WAVES: &str = "wave by wave";
+const SIM_PATH: &str = "simulated, path order";
+const SIM_LONGEST: &str = "simulated, longest path first";
+const CP_SHARE: &str = "cp/work";
 
 /// Runs a future on a fresh single-threaded runtime whose clock is paused: time jumps to the
 /// next timer whenever every task waits, so sleeps cost nothing and durations are exact.
@@ -123,10 +127,6 @@ fn paused<T>(fut: impl Future<Output = T>) -> T {
         .build()
         .expect("a runtime")
         .block_on(fut)
-}
-
-fn lower_bound(dag: &Dag, pool: usize) -> f64 {
-    (dag.critical_path() as f64).max(dag.work() as f64 / pool as f64)
 }
 
 /// The real walk over `dag`, each unit sleeping for its duration. Returns the makespan in

@@ -373,6 +373,17 @@ mod tests {
         assert_eq!(panic_message(Box::new(7)), "(a panic without a message)");
     }
 
+    #[test]
+    fn the_walk_can_be_spawned() {
+        fn assert_send<T: Send + 'static>(_: T) {}
+        let walk = Walk::new(vec![unit("a", &[])], 1);
+        assert_send(walk.run(
+            CancellationToken::new(),
+            |_| async { Outcome::Done },
+            |_| {},
+        ));
+    }
+
     #[tokio::test]
     async fn a_cycle_never_starts_and_ends_cancelled() {
         let walk = Walk::new(

@@ -40,7 +40,7 @@ async fn plan_logs_redacted_output_and_keeps_the_plan_json_in_memory() {
     let script = tool(
         tmp.path(),
         r#"case "$1" in
-  plan) echo "  + db_password = \"hunter2\""; echo "Plan: 1 to add"; touch "${5#-out=}";;
+  plan) echo "  + db_password = \"hunter2\""; echo "Plan: 1 to add"; touch "${6#-out=}"; exit 2;;
   show) echo '{"format_version":"1.2","planned_values":{},"resource_changes":[],"secret":"s3cr3t-in-json"}'; echo "show stderr" >&2;;
 esac"#,
     );
@@ -51,7 +51,7 @@ esac"#,
     assert!(String::from_utf8_lossy(&json).contains("s3cr3t-in-json"));
     let log = std::fs::read_to_string(&job.log).unwrap();
     assert!(
-        log.contains("$ ") && log.contains(" plan -input=false -no-color -lock-timeout=5m -out="),
+        log.contains("$ ") && log.contains(" plan -input=false -no-color -lock-timeout=5m -detailed-exitcode -out="),
         "{log}"
     );
     assert!(
@@ -73,6 +73,19 @@ esac"#,
             entry.path().display()
         );
     }
+}
+
+#[tokio::test]
+async fn an_empty_plan_needs_no_show() {
+    let tmp = tempfile::tempdir().unwrap();
+    let shown = tmp.path().join("show-ran");
+    let script = tool(tmp.path(), &format!("case \"$1\" in show) touch {};; esac; exit 0", shown.display()));
+    let exec = ProcessExecutor::new(tmp.path().join("cache")).with_binary(Tool::Terraform, script.display().to_string());
+    let json = exec.plan(&job(tmp.path(), Duration::from_secs(30)), &CancellationToken::new()).await.unwrap();
+    let summary = cascade::plan::PlanSummary::from_show_json(&json).unwrap();
+    assert!(summary.is_empty());
+    assert_eq!(summary.fingerprint, cascade::plan::Fingerprint::empty());
+    assert!(!shown.exists());
 }
 
 #[tokio::test]

@@ -330,6 +330,29 @@ async fn a_newly_ready_unit_with_a_smaller_path_goes_first() {
     assert_eq!(r.started(), ["b", "a", "c", "d"]);
 }
 
+#[tokio::test(start_paused = true)]
+async fn units_freed_at_the_same_moment_compete_by_path() {
+    // Pool 2: a and b run, e waits for a slot. Both end at 1s; b frees c and d, which come
+    // before e, so they take both slots: the walk reads every report already in before it
+    // starts anyone (on the current-thread runtime both are in when it wakes).
+    let r = walk(
+        &[
+            job("a", &[], 1, End::Done),
+            job("b", &[], 1, End::Done),
+            job("c", &["b"], 1, End::Done),
+            job("d", &["b"], 1, End::Done),
+            job("e", &[], 1, End::Done),
+        ],
+        2,
+        None,
+    )
+    .await;
+    assert_eq!(r.started(), ["a", "b", "c", "d", "e"]);
+    assert_eq!(r.started_at("c"), secs(1));
+    assert_eq!(r.started_at("d"), secs(1));
+    assert_eq!(r.started_at("e"), secs(2));
+}
+
 /// `net` ends badly at 2s while its sibling `dns` is still running; everything downstream of
 /// `net` is skipped, `dns` and the unrelated `other` branch carry on.
 fn failing_tree(end: End) -> Vec<Job> {
@@ -588,6 +611,62 @@ async fn every_event_comes_in_order_from_start_to_finish() {
             Seen::Finished(UnitPath::new("c"), skipped("b"), secs(2)),
         ]
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_rules_hold_on_a_multi_threaded_runtime() {
+    // Real time here, so the jobs only yield: a layered DAG of 120 units, each layer
+    // depending on the whole layer before, checked by the jobs themselves.
+    let layers = 6;
+    let width = 20;
+    let name = |layer: usize, i: usize| UnitPath::new(format!("l{layer}/u{i:02}"));
+    let mut units = Vec::new();
+    for layer in 0..layers {
+        for i in 0..width {
+            let deps = match layer {
+                0 => vec![],
+                _ => (0..width).map(|j| name(layer - 1, j)).collect(),
+            };
+            units.push(WalkUnit {
+                path: name(layer, i),
+                deps,
+            });
+        }
+    }
+    let done = Arc::new(Mutex::new(BTreeSet::<UnitPath>::new()));
+    let running = Arc::new(AtomicU64::new(0));
+    let most = Arc::new(AtomicU64::new(0));
+    let job = {
+        let (done, running, most) = (done.clone(), running.clone(), most.clone());
+        move |path: UnitPath| {
+            let (done, running, most) = (done.clone(), running.clone(), most.clone());
+            async move {
+                let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+                most.fetch_max(now, Ordering::SeqCst);
+                let layer: usize = path.as_str()[1..2].parse().unwrap();
+                let ready = layer == 0 || {
+                    let done = done.lock().unwrap();
+                    (0..width).all(|j| done.contains(&name(layer - 1, j)))
+                };
+                for _ in 0..3 {
+                    tokio::task::yield_now().await;
+                }
+                running.fetch_sub(1, Ordering::SeqCst);
+                done.lock().unwrap().insert(path);
+                if ready {
+                    Outcome::Done
+                } else {
+                    Outcome::Failed("started before its dependencies".into())
+                }
+            }
+        }
+    };
+    let states = tokio::spawn(Walk::new(units, 3).run(CancellationToken::new(), job, |_| {}))
+        .await
+        .unwrap();
+    assert_eq!(states.len(), layers * width);
+    assert!(states.values().all(|s| *s == UnitState::Done), "{states:?}");
+    assert!(most.load(Ordering::SeqCst) <= 3);
 }
 
 // ---- Properties on random DAGs ---------------------------------------------------------

@@ -29,7 +29,8 @@ pub fn command_line(tool: Tool, step: Step, job: &UnitJob) -> (&'static str, Vec
         }
         Step::Plan => {
             args.extend(
-                ["plan", "-input=false", "-no-color", "-lock-timeout=5m"].map(String::from),
+                // -detailed-exitcode: 0 means the plan is empty, and `show -json` can be skipped.
+                ["plan", "-input=false", "-no-color", "-lock-timeout=5m", "-detailed-exitcode"].map(String::from),
             );
             if job.destroy {
                 args.push("-destroy".into());
@@ -104,11 +105,11 @@ mod tests {
     fn terragrunt_command_lines() {
         assert_eq!(
             line(Tool::Terragrunt, Step::Plan, false),
-            "terragrunt plan -input=false -no-color -lock-timeout=5m -out=/data/runs/r1/plans/live--vpc.tfplan --non-interactive"
+            "terragrunt plan -input=false -no-color -lock-timeout=5m -detailed-exitcode -out=/data/runs/r1/plans/live--vpc.tfplan --non-interactive"
         );
         assert_eq!(
             line(Tool::Terragrunt, Step::Plan, true),
-            "terragrunt plan -input=false -no-color -lock-timeout=5m -destroy -out=/data/runs/r1/plans/live--vpc.tfplan --non-interactive"
+            "terragrunt plan -input=false -no-color -lock-timeout=5m -detailed-exitcode -destroy -out=/data/runs/r1/plans/live--vpc.tfplan --non-interactive"
         );
         assert_eq!(
             line(Tool::Terragrunt, Step::Show, false),

@@ -14,6 +14,11 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, BufReader};
 use tokio::process::{Child, Command};
 use tokio_util::sync::CancellationToken;
 
+/// What `show -json` says of a plan that changes nothing, returned when
+/// `plan -detailed-exitcode` already said so.
+const EMPTY_PLAN_JSON: &[u8] =
+    br#"{"format_version":"1.2","planned_values":{"root_module":{}},"resource_changes":[],"output_changes":{}}"#;
+
 /// How many output lines a failure message quotes.
 const EXCERPT_LINES: usize = 12;
 
@@ -78,7 +83,8 @@ impl ProcessExecutor {
 
     /// Runs one step. Output goes to the unit's log, redacted; for `show` the
     /// standard output is captured into memory instead and returned.
-    async fn run(&self, job: &UnitJob, step: Step, stop: Stop<'_>) -> Result<Vec<u8>, ExecError> {
+    /// Returns the captured output and the exit code (0, or 2 for a plan with changes).
+    async fn run(&self, job: &UnitJob, step: Step, stop: Stop<'_>) -> Result<(Vec<u8>, i32), ExecError> {
         let (_, args) = command_line(job.tool, step, job);
         let program = self.binary(job.tool);
         let shown = format!("{program} {}", args.join(" "));
@@ -120,8 +126,9 @@ impl ProcessExecutor {
         let _ = err_task.await;
         let status = status?;
         let sink = log.lock().unwrap_or_else(|p| p.into_inner());
-        if status.success() {
-            return Ok(captured);
+        let code = status.code().unwrap_or(-1);
+        if code == 0 || (step == Step::Plan && code == 2) {
+            return Ok((captured, code));
         }
         Err(ExecError::Failed {
             command: shown,
@@ -211,16 +218,18 @@ impl Executor for ProcessExecutor {
         if job.tool != Tool::Terragrunt && !initialised {
             self.init(job, cancel).await?;
         }
-        match self.run(job, Step::Plan, Stop::Cancel(cancel)).await {
+        let (_, code) = match self.run(job, Step::Plan, Stop::Cancel(cancel)).await {
             Err(e) if job.tool != Tool::Terragrunt && initialised && needs_init(&e) => {
                 self.init(job, cancel).await?;
-                self.run(job, Step::Plan, Stop::Cancel(cancel)).await?;
+                self.run(job, Step::Plan, Stop::Cancel(cancel)).await?
             }
-            other => {
-                other?;
-            }
+            other => other?,
+        };
+        if code == 0 {
+            // An empty plan needs no `show -json`: that is one process less per unchanged unit.
+            return Ok(EMPTY_PLAN_JSON.to_vec());
         }
-        self.run(job, Step::Show, Stop::Cancel(cancel)).await
+        self.run(job, Step::Show, Stop::Cancel(cancel)).await.map(|(json, _)| json)
     }
 
     async fn apply(&self, job: &UnitJob, shutdown: &CancellationToken) -> Result<(), ExecError> {
