@@ -14,7 +14,12 @@ const RUNS: usize = 5;
 
 fn run(cmd: &mut Command) {
     let out = cmd.output().expect("command runs");
-    assert!(out.status.success(), "{:?} failed: {}", cmd, String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{:?} failed: {}",
+        cmd,
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 fn copy_dir(from: &Path, to: &Path) {
@@ -38,11 +43,16 @@ fn median(mut v: Vec<Duration>) -> Duration {
 fn main() {
     let tmp = tempfile::tempdir().unwrap();
     let repo = tmp.path().join("live");
-    copy_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/live"), &repo);
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/live"),
+        &repo,
+    );
     for env in ["qa", "stage", "perf", "sandbox"] {
         copy_dir(&repo.join("dev"), &repo.join(env));
         let env_hcl = repo.join(env).join("env.hcl");
-        let text = std::fs::read_to_string(&env_hcl).unwrap().replace("\"dev\"", &format!("\"{env}\""));
+        let text = std::fs::read_to_string(&env_hcl)
+            .unwrap()
+            .replace("\"dev\"", &format!("\"{env}\""));
         std::fs::write(env_hcl, text).unwrap();
     }
     // Every environment runs with terraform (the example's config lists dev and prod).
@@ -58,7 +68,14 @@ fn main() {
     .unwrap();
     let git = |args: &[&str]| {
         run(Command::new("git")
-            .args(["-c", "user.name=b", "-c", "user.email=b@example.com", "-c", "init.defaultBranch=main"])
+            .args([
+                "-c",
+                "user.name=b",
+                "-c",
+                "user.email=b@example.com",
+                "-c",
+                "init.defaultBranch=main",
+            ])
             .args(args)
             .current_dir(&repo))
     };
@@ -67,18 +84,31 @@ fn main() {
     git(&["commit", "-qm", "bench"]);
 
     let cascade = env!("CARGO_BIN_EXE_cascade");
-    let graph = Command::new(cascade).args(["graph", "--format", "json"]).current_dir(&repo).output().unwrap();
+    let graph = Command::new(cascade)
+        .args(["graph", "--format", "json"])
+        .current_dir(&repo)
+        .output()
+        .unwrap();
     let graph: serde_json::Value = serde_json::from_slice(&graph.stdout).unwrap();
     let waves: Vec<Vec<String>> = graph["waves"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|w| w.as_array().unwrap().iter().map(|u| u.as_str().unwrap().to_string()).collect())
+        .map(|w| {
+            w.as_array()
+                .unwrap()
+                .iter()
+                .map(|u| u.as_str().unwrap().to_string())
+                .collect()
+        })
         .collect();
     let units: usize = waves.iter().map(Vec::len).sum();
     // Both sides plan initialised units: init once, up front.
     for unit in waves.iter().flatten() {
-        run(Command::new("terraform").args(["init", "-input=false", "-no-color"]).current_dir(repo.join(unit)).env("CHECKPOINT_DISABLE", "1"));
+        run(Command::new("terraform")
+            .args(["init", "-input=false", "-no-color"])
+            .current_dir(repo.join(unit))
+            .env("CHECKPOINT_DISABLE", "1"));
     }
 
     let shell = |show: bool| {
@@ -89,15 +119,30 @@ fn main() {
             } else {
                 "terraform plan -input=false -no-color -out=tfplan >/dev/null"
             };
-            let script = format!("printf '%s\\n' {} | xargs -P {PARALLELISM} -I{{}} sh -c 'cd {{}} && {step}'", wave.join(" "));
-            run(Command::new("sh").args(["-c", &script]).current_dir(&repo).env("CHECKPOINT_DISABLE", "1").env("TF_IN_AUTOMATION", "1"));
+            let script = format!(
+                "printf '%s\\n' {} | xargs -P {PARALLELISM} -I{{}} sh -c 'cd {{}} && {step}'",
+                wave.join(" ")
+            );
+            run(Command::new("sh")
+                .args(["-c", &script])
+                .current_dir(&repo)
+                .env("CHECKPOINT_DISABLE", "1")
+                .env("TF_IN_AUTOMATION", "1"));
         }
         started.elapsed()
     };
     let cascade_plan = || {
         let started = Instant::now();
         run(Command::new(cascade)
-            .args(["plan", "--changed", "root.hcl", "--format", "json", "--parallelism", &PARALLELISM.to_string()])
+            .args([
+                "plan",
+                "--changed",
+                "root.hcl",
+                "--format",
+                "json",
+                "--parallelism",
+                &PARALLELISM.to_string(),
+            ])
             .current_dir(&repo)
             .env("CHECKPOINT_DISABLE", "1"));
         started.elapsed()
@@ -114,10 +159,28 @@ fn main() {
         ours.push(cascade_plan());
     }
     let (lp, lps, c) = (median(loop_plan), median(loop_plan_show), median(ours));
-    println!("\nplan overhead on the example grown to {units} units in {} waves (parallelism {PARALLELISM}, median of {RUNS})", waves.len());
-    println!("  shell loop, terraform plan per unit, wave by wave      {:>8.0} ms", lp.as_secs_f64() * 1e3);
-    println!("  shell loop, plan + show -json per unit, wave by wave   {:>8.0} ms", lps.as_secs_f64() * 1e3);
-    println!("  cascade plan (plan + show -json + fingerprints + store) {:>7.0} ms", c.as_secs_f64() * 1e3);
-    println!("  ratio cascade / shell loop (plan only)                 {:>8.2}", c.as_secs_f64() / lp.as_secs_f64());
-    println!("  ratio cascade / shell loop (plan + show)               {:>8.2}", c.as_secs_f64() / lps.as_secs_f64());
+    println!(
+        "\nplan overhead on the example grown to {units} units in {} waves (parallelism {PARALLELISM}, median of {RUNS})",
+        waves.len()
+    );
+    println!(
+        "  shell loop, terraform plan per unit, wave by wave      {:>8.0} ms",
+        lp.as_secs_f64() * 1e3
+    );
+    println!(
+        "  shell loop, plan + show -json per unit, wave by wave   {:>8.0} ms",
+        lps.as_secs_f64() * 1e3
+    );
+    println!(
+        "  cascade plan (plan + show -json + fingerprints + store) {:>7.0} ms",
+        c.as_secs_f64() * 1e3
+    );
+    println!(
+        "  ratio cascade / shell loop (plan only)                 {:>8.2}",
+        c.as_secs_f64() / lp.as_secs_f64()
+    );
+    println!(
+        "  ratio cascade / shell loop (plan + show)               {:>8.2}",
+        c.as_secs_f64() / lps.as_secs_f64()
+    );
 }

@@ -51,7 +51,9 @@ esac"#,
     assert!(String::from_utf8_lossy(&json).contains("s3cr3t-in-json"));
     let log = std::fs::read_to_string(&job.log).unwrap();
     assert!(
-        log.contains("$ ") && log.contains(" plan -input=false -no-color -lock-timeout=5m -detailed-exitcode -out="),
+        log.contains("$ ")
+            && log
+                .contains(" plan -input=false -no-color -lock-timeout=5m -detailed-exitcode -out="),
         "{log}"
     );
     assert!(
@@ -79,9 +81,22 @@ esac"#,
 async fn an_empty_plan_needs_no_show() {
     let tmp = tempfile::tempdir().unwrap();
     let shown = tmp.path().join("show-ran");
-    let script = tool(tmp.path(), &format!("case \"$1\" in show) touch {};; esac; exit 0", shown.display()));
-    let exec = ProcessExecutor::new(tmp.path().join("cache")).with_binary(Tool::Terraform, script.display().to_string());
-    let json = exec.plan(&job(tmp.path(), Duration::from_secs(30)), &CancellationToken::new()).await.unwrap();
+    let script = tool(
+        tmp.path(),
+        &format!(
+            "case \"$1\" in show) touch {};; esac; exit 0",
+            shown.display()
+        ),
+    );
+    let exec = ProcessExecutor::new(tmp.path().join("cache"))
+        .with_binary(Tool::Terraform, script.display().to_string());
+    let json = exec
+        .plan(
+            &job(tmp.path(), Duration::from_secs(30)),
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
     let summary = cascade::plan::PlanSummary::from_show_json(&json).unwrap();
     assert!(summary.is_empty());
     assert_eq!(summary.fingerprint, cascade::plan::Fingerprint::empty());

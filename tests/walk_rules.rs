@@ -315,6 +315,25 @@ async fn ready_units_start_in_path_order() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn among_ready_units_the_one_with_the_longest_chain_of_dependents_starts_first() {
+    // z heads a chain of three; a and m have nothing waiting on them. Once z2 is the last of
+    // its chain, it is one unit among equals and waits for its turn by path.
+    let r = walk(
+        &[
+            job("a", &[], 1, End::Done),
+            job("m", &[], 1, End::Done),
+            job("z", &[], 1, End::Done),
+            job("z1", &["z"], 1, End::Done),
+            job("z2", &["z1"], 1, End::Done),
+        ],
+        1,
+        None,
+    )
+    .await;
+    assert_eq!(r.started(), ["z", "z1", "a", "m", "z2"]);
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_newly_ready_unit_with_a_smaller_path_goes_first() {
     let r = walk(
         &[
@@ -331,10 +350,11 @@ async fn a_newly_ready_unit_with_a_smaller_path_goes_first() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn units_freed_at_the_same_moment_compete_by_path() {
-    // Pool 2: a and b run, e waits for a slot. Both end at 1s; b frees c and d, which come
-    // before e, so they take both slots: the walk reads every report already in before it
-    // starts anyone (on the current-thread runtime both are in when it wakes).
+async fn units_freed_at_the_same_moment_compete_by_chain_then_path() {
+    // Pool 2: b (which c and d wait on) starts before a; e waits for a slot. Both end at 1s;
+    // b frees c and d, which take both slots ahead of e (same chain length, smaller paths):
+    // the walk reads every report already in before it starts anyone (on the current-thread
+    // runtime both are in when it wakes).
     let r = walk(
         &[
             job("a", &[], 1, End::Done),
@@ -347,7 +367,7 @@ async fn units_freed_at_the_same_moment_compete_by_path() {
         None,
     )
     .await;
-    assert_eq!(r.started(), ["a", "b", "c", "d", "e"]);
+    assert_eq!(r.started(), ["b", "a", "c", "d", "e"]);
     assert_eq!(r.started_at("c"), secs(1));
     assert_eq!(r.started_at("d"), secs(1));
     assert_eq!(r.started_at("e"), secs(2));

@@ -30,7 +30,14 @@ pub fn command_line(tool: Tool, step: Step, job: &UnitJob) -> (&'static str, Vec
         Step::Plan => {
             args.extend(
                 // -detailed-exitcode: 0 means the plan is empty, and `show -json` can be skipped.
-                ["plan", "-input=false", "-no-color", "-lock-timeout=5m", "-detailed-exitcode"].map(String::from),
+                [
+                    "plan",
+                    "-input=false",
+                    "-no-color",
+                    "-lock-timeout=5m",
+                    "-detailed-exitcode",
+                ]
+                .map(String::from),
             );
             if job.destroy {
                 args.push("-destroy".into());

@@ -84,7 +84,12 @@ impl ProcessExecutor {
     /// Runs one step. Output goes to the unit's log, redacted; for `show` the
     /// standard output is captured into memory instead and returned.
     /// Returns the captured output and the exit code (0, or 2 for a plan with changes).
-    async fn run(&self, job: &UnitJob, step: Step, stop: Stop<'_>) -> Result<(Vec<u8>, i32), ExecError> {
+    async fn run(
+        &self,
+        job: &UnitJob,
+        step: Step,
+        stop: Stop<'_>,
+    ) -> Result<(Vec<u8>, i32), ExecError> {
         let (_, args) = command_line(job.tool, step, job);
         let program = self.binary(job.tool);
         let shown = format!("{program} {}", args.join(" "));
@@ -229,7 +234,9 @@ impl Executor for ProcessExecutor {
             // An empty plan needs no `show -json`: that is one process less per unchanged unit.
             return Ok(EMPTY_PLAN_JSON.to_vec());
         }
-        self.run(job, Step::Show, Stop::Cancel(cancel)).await.map(|(json, _)| json)
+        self.run(job, Step::Show, Stop::Cancel(cancel))
+            .await
+            .map(|(json, _)| json)
     }
 
     async fn apply(&self, job: &UnitJob, shutdown: &CancellationToken) -> Result<(), ExecError> {
