@@ -6,8 +6,10 @@
 //! today, PostgreSQL for scale-out. Records hold plan summaries, never plan
 //! JSON or attribute values.
 
+mod bot;
 mod sqlite;
 
+pub use bot::{DeliveryRecord, DeliveryStatus, Lock, PrState, PullRequestRecord};
 pub use sqlite::SqliteStore;
 
 use crate::plan::{Fingerprint, PlanId, PlanSummary};
@@ -213,6 +215,66 @@ pub trait Store: Send + Sync + 'static {
         id: &PlanId,
         status: PlanStatus,
     ) -> impl Future<Output = anyhow::Result<()>> + Send;
+
+    /// Stores a verified delivery; false when its id was already stored (a redelivery).
+    fn insert_delivery(
+        &self,
+        delivery: &DeliveryRecord,
+    ) -> impl Future<Output = anyhow::Result<bool>> + Send;
+    fn set_delivery_status(
+        &self,
+        id: &str,
+        status: DeliveryStatus,
+    ) -> impl Future<Output = anyhow::Result<()>> + Send;
+    /// Deliveries received but not yet processed, oldest first (to resume after a restart).
+    fn pending_deliveries(
+        &self,
+    ) -> impl Future<Output = anyhow::Result<Vec<DeliveryRecord>>> + Send;
+    fn upsert_installation(
+        &self,
+        id: u64,
+        account: &str,
+        active: bool,
+    ) -> impl Future<Output = anyhow::Result<()>> + Send;
+    /// Adds and removes repositories (`owner/name`) of an installation.
+    fn change_installation_repos(
+        &self,
+        id: u64,
+        added: &[String],
+        removed: &[String],
+    ) -> impl Future<Output = anyhow::Result<()>> + Send;
+    fn installation_repos(
+        &self,
+        id: u64,
+    ) -> impl Future<Output = anyhow::Result<Vec<String>>> + Send;
+    fn save_pull_request(
+        &self,
+        pr: &PullRequestRecord,
+    ) -> impl Future<Output = anyhow::Result<()>> + Send;
+    fn pull_request(
+        &self,
+        repo: &str,
+        number: u64,
+    ) -> impl Future<Output = anyhow::Result<Option<PullRequestRecord>>> + Send;
+    /// Pull requests whose work was under way (discovering, planning, applying).
+    fn unfinished_pull_requests(
+        &self,
+    ) -> impl Future<Output = anyhow::Result<Vec<PullRequestRecord>>> + Send;
+    /// Takes every free unit for `pr` in one transaction and returns the units
+    /// other pull requests hold (not taken). Units `pr` already holds stay its own.
+    fn take_locks(
+        &self,
+        repo: &str,
+        pr: u64,
+        units: &[UnitPath],
+    ) -> impl Future<Output = anyhow::Result<Vec<Lock>>> + Send;
+    /// Releases every lock `pr` holds; returns how many.
+    fn release_locks(
+        &self,
+        repo: &str,
+        pr: u64,
+    ) -> impl Future<Output = anyhow::Result<u64>> + Send;
+    fn locks(&self, repo: &str) -> impl Future<Output = anyhow::Result<Vec<Lock>>> + Send;
 }
 
 /// The time seam: seconds since the epoch.

@@ -1,6 +1,9 @@
 //! The SQLite store: one file, WAL mode, migrations embedded in the binary.
 
-use super::{PlanRecord, PlanStatus, RunKind, RunRecord, Store, UnitRecord, UnitStatus};
+use super::{
+    DeliveryRecord, DeliveryStatus, Lock, PlanRecord, PlanStatus, PrState, PullRequestRecord,
+    RunKind, RunRecord, Store, UnitRecord, UnitStatus,
+};
 use crate::plan::PlanId;
 use crate::unit::UnitPath;
 use anyhow::Context;
@@ -15,13 +18,19 @@ pub struct SqliteStore {
 }
 
 fn migrator() -> Migrator {
-    Migrator::with_migrations(vec![Migration::new(
-        1,
-        "runs".into(),
-        MigrationType::Simple,
-        include_str!("../../migrations/0001_runs.sql").into_sql_str(),
-        false,
-    )])
+    let migration = |version, name: &'static str, sql: &'static str| {
+        Migration::new(
+            version,
+            name.into(),
+            MigrationType::Simple,
+            sql.into_sql_str(),
+            false,
+        )
+    };
+    Migrator::with_migrations(vec![
+        migration(1, "runs", include_str!("../../migrations/0001_runs.sql")),
+        migration(2, "bot", include_str!("../../migrations/0002_bot.sql")),
+    ])
 }
 
 impl SqliteStore {
@@ -251,4 +260,234 @@ impl Store for SqliteStore {
             .await?;
         Ok(())
     }
+
+    async fn insert_delivery(&self, d: &DeliveryRecord) -> anyhow::Result<bool> {
+        let done = sqlx::query(
+            "INSERT INTO deliveries (id, event, body, status, received_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
+        )
+        .bind(&d.id)
+        .bind(&d.event)
+        .bind(&d.body)
+        .bind(d.status.as_str())
+        .bind(d.received_at)
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    async fn set_delivery_status(&self, id: &str, status: DeliveryStatus) -> anyhow::Result<()> {
+        sqlx::query("UPDATE deliveries SET status = ? WHERE id = ?")
+            .bind(status.as_str())
+            .bind(id)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    async fn pending_deliveries(&self) -> anyhow::Result<Vec<DeliveryRecord>> {
+        let rows = sqlx::query(
+            "SELECT * FROM deliveries WHERE status = 'received' ORDER BY received_at, rowid",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|r| {
+                Ok(DeliveryRecord {
+                    id: r.try_get("id")?,
+                    event: r.try_get("event")?,
+                    body: r.try_get("body")?,
+                    status: DeliveryStatus::parse(&r.try_get::<String, _>("status")?),
+                    received_at: r.try_get("received_at")?,
+                })
+            })
+            .collect()
+    }
+
+    async fn upsert_installation(
+        &self,
+        id: u64,
+        account: &str,
+        active: bool,
+    ) -> anyhow::Result<()> {
+        sqlx::query(
+            "INSERT INTO installations (id, account, active, updated_at) VALUES (?, ?, ?, strftime('%s','now'))
+             ON CONFLICT (id) DO UPDATE SET account = excluded.account, active = excluded.active, updated_at = excluded.updated_at",
+        )
+        .bind(id as i64)
+        .bind(account)
+        .bind(active)
+        .execute(&self.pool)
+        .await?;
+        if !active {
+            sqlx::query("DELETE FROM installation_repositories WHERE installation_id = ?")
+                .bind(id as i64)
+                .execute(&self.pool)
+                .await?;
+        }
+        Ok(())
+    }
+
+    async fn change_installation_repos(
+        &self,
+        id: u64,
+        added: &[String],
+        removed: &[String],
+    ) -> anyhow::Result<()> {
+        let mut tx = self.pool.begin().await?;
+        for repo in added {
+            sqlx::query("INSERT INTO installation_repositories (installation_id, repo) VALUES (?, ?) ON CONFLICT DO NOTHING")
+                .bind(id as i64)
+                .bind(repo)
+                .execute(&mut *tx)
+                .await?;
+        }
+        for repo in removed {
+            sqlx::query(
+                "DELETE FROM installation_repositories WHERE installation_id = ? AND repo = ?",
+            )
+            .bind(id as i64)
+            .bind(repo)
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn installation_repos(&self, id: u64) -> anyhow::Result<Vec<String>> {
+        let rows = sqlx::query(
+            "SELECT repo FROM installation_repositories WHERE installation_id = ? ORDER BY repo",
+        )
+        .bind(id as i64)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(|r| Ok(r.try_get("repo")?)).collect()
+    }
+
+    async fn save_pull_request(&self, pr: &PullRequestRecord) -> anyhow::Result<()> {
+        sqlx::query(
+            "INSERT INTO pull_requests (repo, number, installation_id, head_sha, base_sha, state, plan_id, comment_id, check_run_id, updated_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+             ON CONFLICT (repo, number) DO UPDATE SET installation_id = excluded.installation_id, head_sha = excluded.head_sha,
+               base_sha = excluded.base_sha, state = excluded.state, plan_id = excluded.plan_id, comment_id = excluded.comment_id,
+               check_run_id = excluded.check_run_id, updated_at = excluded.updated_at",
+        )
+        .bind(&pr.repo)
+        .bind(pr.number as i64)
+        .bind(pr.installation_id as i64)
+        .bind(&pr.head_sha)
+        .bind(&pr.base_sha)
+        .bind(pr.state.as_str())
+        .bind(pr.plan_id.as_ref().map(|p| p.0.clone()))
+        .bind(pr.comment_id.map(|c| c as i64))
+        .bind(pr.check_run_id.map(|c| c as i64))
+        .bind(pr.updated_at)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    async fn pull_request(
+        &self,
+        repo: &str,
+        number: u64,
+    ) -> anyhow::Result<Option<PullRequestRecord>> {
+        let row = sqlx::query("SELECT * FROM pull_requests WHERE repo = ? AND number = ?")
+            .bind(repo)
+            .bind(number as i64)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.as_ref().map(pr_from_row).transpose()
+    }
+
+    async fn unfinished_pull_requests(&self) -> anyhow::Result<Vec<PullRequestRecord>> {
+        let rows = sqlx::query(
+            "SELECT * FROM pull_requests WHERE state IN ('discovering', 'planning', 'applying') ORDER BY updated_at, repo, number",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(pr_from_row).collect()
+    }
+
+    async fn take_locks(
+        &self,
+        repo: &str,
+        pr: u64,
+        units: &[UnitPath],
+    ) -> anyhow::Result<Vec<Lock>> {
+        // One transaction: two pull requests asking at once cannot both get a unit.
+        let mut tx = self.pool.begin().await?;
+        let mut held = Vec::new();
+        for unit in units {
+            let taken = sqlx::query(
+                "INSERT INTO locks (repo, unit, pr, taken_at) VALUES (?, ?, ?, strftime('%s','now')) ON CONFLICT (repo, unit) DO NOTHING",
+            )
+            .bind(repo)
+            .bind(unit.as_str())
+            .bind(pr as i64)
+            .execute(&mut *tx)
+            .await?;
+            if taken.rows_affected() == 0 {
+                let holder: i64 = sqlx::query("SELECT pr FROM locks WHERE repo = ? AND unit = ?")
+                    .bind(repo)
+                    .bind(unit.as_str())
+                    .fetch_one(&mut *tx)
+                    .await?
+                    .try_get("pr")?;
+                if holder as u64 != pr {
+                    held.push(Lock {
+                        unit: unit.clone(),
+                        pr: holder as u64,
+                    });
+                }
+            }
+        }
+        tx.commit().await?;
+        Ok(held)
+    }
+
+    async fn release_locks(&self, repo: &str, pr: u64) -> anyhow::Result<u64> {
+        let done = sqlx::query("DELETE FROM locks WHERE repo = ? AND pr = ?")
+            .bind(repo)
+            .bind(pr as i64)
+            .execute(&self.pool)
+            .await?;
+        Ok(done.rows_affected())
+    }
+
+    async fn locks(&self, repo: &str) -> anyhow::Result<Vec<Lock>> {
+        let rows = sqlx::query("SELECT unit, pr FROM locks WHERE repo = ? ORDER BY unit")
+            .bind(repo)
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter()
+            .map(|r| {
+                Ok(Lock {
+                    unit: UnitPath::new(r.try_get::<String, _>("unit")?),
+                    pr: r.try_get::<i64, _>("pr")? as u64,
+                })
+            })
+            .collect()
+    }
+}
+
+fn pr_from_row(row: &sqlx::sqlite::SqliteRow) -> anyhow::Result<PullRequestRecord> {
+    let state: String = row.try_get("state")?;
+    Ok(PullRequestRecord {
+        repo: row.try_get("repo")?,
+        number: row.try_get::<i64, _>("number")? as u64,
+        installation_id: row.try_get::<i64, _>("installation_id")? as u64,
+        head_sha: row.try_get("head_sha")?,
+        base_sha: row.try_get("base_sha")?,
+        state: PrState::parse(&state)
+            .with_context(|| format!("unknown pull request state {state}"))?,
+        plan_id: row.try_get::<Option<String>, _>("plan_id")?.map(PlanId),
+        comment_id: row
+            .try_get::<Option<i64>, _>("comment_id")?
+            .map(|c| c as u64),
+        check_run_id: row
+            .try_get::<Option<i64>, _>("check_run_id")?
+            .map(|c| c as u64),
+        updated_at: row.try_get("updated_at")?,
+    })
 }

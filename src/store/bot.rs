@@ -1,0 +1,119 @@
+//! Records of the GitHub App: deliveries, installations, pull requests, locks.
+
+use crate::plan::PlanId;
+use crate::unit::UnitPath;
+
+/// Where a delivery stands. A delivery is stored before it is acknowledged and
+/// processed afterwards, so a restart finds the ones still `Received`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeliveryStatus {
+    Received,
+    Processed,
+    Ignored,
+    Failed,
+}
+
+impl DeliveryStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DeliveryStatus::Received => "received",
+            DeliveryStatus::Processed => "processed",
+            DeliveryStatus::Ignored => "ignored",
+            DeliveryStatus::Failed => "failed",
+        }
+    }
+
+    pub fn parse(text: &str) -> DeliveryStatus {
+        match text {
+            "processed" => DeliveryStatus::Processed,
+            "ignored" => DeliveryStatus::Ignored,
+            "failed" => DeliveryStatus::Failed,
+            _ => DeliveryStatus::Received,
+        }
+    }
+}
+
+/// One webhook delivery, verified, as received.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeliveryRecord {
+    /// `X-GitHub-Delivery`: the same for every redelivery of one event.
+    pub id: String,
+    pub event: String,
+    pub body: Vec<u8>,
+    pub status: DeliveryStatus,
+    pub received_at: i64,
+}
+
+/// The state of a pull request, per head: level-based, recomputed and saved
+/// after every step so a restarted server knows where each one stood.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PrState {
+    Discovering,
+    Planning,
+    Commented,
+    Applying,
+    Applied,
+    Failed,
+    Closed,
+}
+
+impl PrState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PrState::Discovering => "discovering",
+            PrState::Planning => "planning",
+            PrState::Commented => "commented",
+            PrState::Applying => "applying",
+            PrState::Applied => "applied",
+            PrState::Failed => "failed",
+            PrState::Closed => "closed",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<PrState> {
+        use PrState::*;
+        [
+            Discovering,
+            Planning,
+            Commented,
+            Applying,
+            Applied,
+            Failed,
+            Closed,
+        ]
+        .into_iter()
+        .find(|s| s.as_str() == text)
+    }
+
+    /// Work that was under way when the server stopped, and must resume.
+    pub fn unfinished(self) -> bool {
+        matches!(
+            self,
+            PrState::Discovering | PrState::Planning | PrState::Applying
+        )
+    }
+}
+
+/// One pull request as cascade tracks it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PullRequestRecord {
+    /// `owner/name`.
+    pub repo: String,
+    pub number: u64,
+    pub installation_id: u64,
+    pub head_sha: String,
+    pub base_sha: String,
+    pub state: PrState,
+    pub plan_id: Option<PlanId>,
+    /// The cascade comment, edited in place.
+    pub comment_id: Option<u64>,
+    pub check_run_id: Option<u64>,
+    pub updated_at: i64,
+}
+
+/// A unit held by a pull request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Lock {
+    pub unit: UnitPath,
+    pub pr: u64,
+}

@@ -1,0 +1,213 @@
+//! The SQLite store, for real: plans and runs survive a reopen, deliveries
+//! are deduplicated by id, locks are exclusive, pull request state round-trips.
+
+use cascade::config::Executor as Tool;
+use cascade::plan::{Counts, Fingerprint, PlanId, PlanSummary};
+use cascade::store::{
+    DeliveryRecord, DeliveryStatus, Lock, PlanRecord, PlanStatus, PlannedUnit, PrState,
+    PullRequestRecord, RunKind, RunRecord, SqliteStore, Store, UnitRecord, UnitStatus,
+};
+use cascade::unit::UnitPath;
+
+async fn open(dir: &tempfile::TempDir) -> SqliteStore {
+    SqliteStore::open(&dir.path().join("db/cascade.db"))
+        .await
+        .unwrap()
+}
+
+fn summary(fp: &str) -> PlanSummary {
+    PlanSummary {
+        counts: Counts {
+            add: 1,
+            ..Counts::default()
+        },
+        resources: vec![],
+        outputs: vec![],
+        fingerprint: Fingerprint(fp.into()),
+    }
+}
+
+#[tokio::test]
+async fn plans_and_runs_survive_a_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let store = open(&dir).await;
+        let run = RunRecord {
+            id: "r1".into(),
+            repo: "acme/infra".into(),
+            kind: RunKind::Apply,
+            key: "k".into(),
+            dir: "/d".into(),
+            finished: false,
+            created_at: 1,
+        };
+        store.insert_run(&run).await.unwrap();
+        let record = UnitRecord {
+            unit: UnitPath::new("a"),
+            status: UnitStatus::Applying,
+            detail: String::new(),
+            summary: Some(summary("f1")),
+        };
+        store.record_unit("r1", &record).await.unwrap();
+        let unit = PlannedUnit {
+            path: UnitPath::new("a"),
+            wave: 1,
+            destroy: false,
+            deps: vec![],
+            tool: Tool::Terraform,
+            init_args: vec![],
+            status: UnitStatus::Planned,
+            detail: String::new(),
+            summary: Some(summary("f1")),
+        };
+        let plan = |id: &str| PlanRecord {
+            id: PlanId(id.into()),
+            repo: "acme/infra".into(),
+            head: "h".into(),
+            base: "b".into(),
+            status: PlanStatus::Current,
+            run_id: "r0".into(),
+            units: vec![unit.clone()],
+            created_at: 1,
+        };
+        store.save_plan(&plan("aaaaaaaaaaaa")).await.unwrap();
+        store.save_plan(&plan("bbbbbbbbbbbb")).await.unwrap();
+    }
+    let store = open(&dir).await;
+    let old = store
+        .plan("acme/infra", &PlanId("aaaaaaaaaaaa".into()))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        old.status,
+        PlanStatus::Superseded,
+        "a newer plan supersedes the older one"
+    );
+    let current = store.current_plan("acme/infra").await.unwrap().unwrap();
+    assert_eq!(current.id, PlanId("bbbbbbbbbbbb".into()));
+    assert_eq!(current.units[0].summary, Some(summary("f1")));
+    let run = store
+        .latest_run("acme/infra", RunKind::Apply, "k")
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(!run.finished);
+    let records = store.unit_records(&run.id).await.unwrap();
+    assert_eq!(records[0].status, UnitStatus::Applying);
+}
+
+#[tokio::test]
+async fn a_delivery_is_stored_once_whatever_the_redeliveries() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(&dir).await;
+    let d = DeliveryRecord {
+        id: "72d3162e".into(),
+        event: "pull_request".into(),
+        body: b"{}".to_vec(),
+        status: DeliveryStatus::Received,
+        received_at: 1,
+    };
+    assert!(store.insert_delivery(&d).await.unwrap());
+    for _ in 0..49 {
+        assert!(!store.insert_delivery(&d).await.unwrap());
+    }
+    assert_eq!(store.pending_deliveries().await.unwrap(), vec![d.clone()]);
+    store
+        .set_delivery_status(&d.id, DeliveryStatus::Processed)
+        .await
+        .unwrap();
+    assert!(store.pending_deliveries().await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn locks_are_exclusive_until_released() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(&dir).await;
+    let units = |names: &[&str]| names.iter().map(|n| UnitPath::new(n)).collect::<Vec<_>>();
+    assert!(
+        store
+            .take_locks("acme/infra", 12, &units(&["live/dev/vpc", "live/dev/app"]))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    // Taking your own lock again is fine; a second pull request is told who holds it.
+    assert!(
+        store
+            .take_locks("acme/infra", 12, &units(&["live/dev/vpc"]))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let held = store
+        .take_locks("acme/infra", 13, &units(&["live/dev/vpc", "live/prod/vpc"]))
+        .await
+        .unwrap();
+    assert_eq!(
+        held,
+        vec![Lock {
+            unit: UnitPath::new("live/dev/vpc"),
+            pr: 12
+        }]
+    );
+    assert_eq!(store.locks("acme/infra").await.unwrap().len(), 3);
+    assert_eq!(store.release_locks("acme/infra", 12).await.unwrap(), 2);
+    assert!(
+        store
+            .take_locks("acme/infra", 13, &units(&["live/dev/vpc"]))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    // Another repository's units are separate.
+    assert!(
+        store
+            .take_locks("acme/other", 1, &units(&["live/dev/vpc"]))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
+
+#[tokio::test]
+async fn pull_request_state_and_installations_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(&dir).await;
+    let mut pr = PullRequestRecord {
+        repo: "acme/infra".into(),
+        number: 7,
+        installation_id: 77,
+        head_sha: "h1".into(),
+        base_sha: "b1".into(),
+        state: PrState::Planning,
+        plan_id: None,
+        comment_id: None,
+        check_run_id: None,
+        updated_at: 1,
+    };
+    store.save_pull_request(&pr).await.unwrap();
+    assert_eq!(
+        store.unfinished_pull_requests().await.unwrap(),
+        vec![pr.clone()]
+    );
+    pr.state = PrState::Commented;
+    pr.plan_id = Some(PlanId("3f9a2c1b7d4e".into()));
+    pr.comment_id = Some(1234);
+    store.save_pull_request(&pr).await.unwrap();
+    assert_eq!(store.pull_request("acme/infra", 7).await.unwrap(), Some(pr));
+    assert!(store.unfinished_pull_requests().await.unwrap().is_empty());
+
+    store.upsert_installation(77, "acme", true).await.unwrap();
+    store
+        .change_installation_repos(77, &["acme/infra".into(), "acme/web".into()], &[])
+        .await
+        .unwrap();
+    store
+        .change_installation_repos(77, &[], &["acme/web".into()])
+        .await
+        .unwrap();
+    assert_eq!(store.installation_repos(77).await.unwrap(), ["acme/infra"]);
+    store.upsert_installation(77, "acme", false).await.unwrap();
+    assert!(store.installation_repos(77).await.unwrap().is_empty());
+}
