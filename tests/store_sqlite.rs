@@ -124,7 +124,7 @@ async fn a_delivery_is_stored_once_whatever_the_redeliveries() {
 async fn locks_are_exclusive_until_released() {
     let dir = tempfile::tempdir().unwrap();
     let store = open(&dir).await;
-    let units = |names: &[&str]| names.iter().map(|n| UnitPath::new(n)).collect::<Vec<_>>();
+    let units = |names: &[&str]| names.iter().map(UnitPath::new).collect::<Vec<_>>();
     assert!(
         store
             .take_locks("acme/infra", 12, &units(&["live/dev/vpc", "live/dev/app"]))
