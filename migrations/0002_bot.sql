@@ -26,6 +26,7 @@ CREATE TABLE pull_requests (
     repo         TEXT NOT NULL,         -- owner/name
     number       INTEGER NOT NULL,
     installation_id INTEGER NOT NULL,
+    clone_url    TEXT NOT NULL,
     head_sha     TEXT NOT NULL,
     base_sha     TEXT NOT NULL,
     state        TEXT NOT NULL,         -- discovering | planning | commented | applying | applied | failed | closed

@@ -178,6 +178,7 @@ async fn pull_request_state_and_installations_round_trip() {
         repo: "acme/infra".into(),
         number: 7,
         installation_id: 77,
+        clone_url: "/tmp/origin.git".into(),
         head_sha: "h1".into(),
         base_sha: "b1".into(),
         state: PrState::Planning,

@@ -9,6 +9,7 @@ mod graph_cmd;
 mod render;
 mod repo;
 mod run_cmd;
+mod serve_cmd;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
@@ -35,6 +36,8 @@ enum Command {
     Plan(PlanArgs),
     /// Apply a plan by its id, exactly as reviewed: each unit is re-planned and applied only if unchanged.
     Apply(ApplyArgs),
+    /// Run the GitHub App: receive webhooks, plan pull requests, apply on `/apply <id>`.
+    Serve(Box<serve_cmd::ServeArgs>),
     /// Print the JSON schema of `.cascade.yaml`, for editors.
     Schema,
 }
@@ -145,12 +148,13 @@ enum TextOrJson {
 /// Runs the command line and returns the process exit code.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_tracing();
+    init_tracing(matches!(cli.command, Command::Serve(_)));
     let result = match cli.command {
         Command::Graph(args) => graph_cmd::run(&args),
         Command::Affected(args) => affected_cmd::run(&args),
         Command::Plan(args) => run_cmd::plan(&args),
         Command::Apply(args) => run_cmd::apply(&args),
+        Command::Serve(args) => serve_cmd::run(*args),
         Command::Schema => {
             println!("{}", crate::config::RepoConfig::json_schema());
             Ok(ExitCode::SUCCESS)
@@ -165,11 +169,17 @@ pub fn main() -> ExitCode {
     }
 }
 
-fn init_tracing() {
+/// Logs to stderr: JSON lines for the server (one span per delivery, pull request and run), text otherwise.
+fn init_tracing(json: bool) {
+    let default = if json { "info" } else { "warn" };
     let filter = tracing_subscriber::EnvFilter::try_from_env("CASCADE_LOG")
-        .unwrap_or_else(|_| "warn".into());
-    let _ = tracing_subscriber::fmt()
+        .unwrap_or_else(|_| default.into());
+    let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .try_init();
+        .with_writer(std::io::stderr);
+    let _ = if json {
+        builder.json().with_current_span(true).try_init()
+    } else {
+        builder.try_init()
+    };
 }

@@ -1,7 +1,7 @@
 //! `cascade plan` and `cascade apply`: the plan engine on a local repository,
 //! with a SQLite store in the data directory (default `<repo>/.cascade`).
 
-use super::repo::{Scan, locate, scan};
+use super::repo::{locate, scan};
 use super::{ApplyArgs, PlanArgs, RunFormat};
 use crate::affected::{ReadIndex, affected, deleted_units};
 use crate::engine::{Engine, targets};
@@ -9,7 +9,6 @@ use crate::exec::ProcessExecutor;
 use crate::plan::PlanId;
 use crate::store::{PlannedUnit, SqliteStore, Store, SystemClock};
 use crate::terragrunt::paths;
-use crate::unit::UnitPath;
 use crate::walk::WalkEvent;
 use anyhow::{Context, bail};
 use std::io::IsTerminal;
@@ -177,7 +176,7 @@ async fn plan_async(args: &PlanArgs) -> anyhow::Result<ExitCode> {
             serde_json::to_string_pretty(&super::render::plan_json(&outcome.plan))? + "\n"
         }
         RunFormat::Markdown => {
-            super::render::plan_markdown(&outcome.plan, &unresolved(&head_scan))?
+            super::render::plan_markdown(&outcome.plan, &head_scan.unresolved())?
         }
     };
     print!("{out}");
@@ -245,21 +244,4 @@ async fn apply_async(args: &ApplyArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::FAILURE
     })
-}
-
-/// Units whose edges or reads cascade could not work out, with the first reason.
-fn unresolved(scan: &Scan) -> Vec<(UnitPath, String)> {
-    let mut out: Vec<(UnitPath, String)> = Vec::new();
-    for p in scan
-        .problems
-        .iter()
-        .filter(|p| p.kind == crate::problem::ProblemKind::Unresolved)
-    {
-        if let Some(unit) = &p.unit
-            && !out.iter().any(|(u, _)| u == unit)
-        {
-            out.push((unit.clone(), p.to_string()));
-        }
-    }
-    out
 }

@@ -83,7 +83,7 @@ impl<E: Executor, S: Store> Engine<E, S> {
         repo: &str,
         id: &PlanId,
         head: &str,
-        dir_for: &dyn Fn(&PlannedUnit) -> PathBuf,
+        dir_for: &(dyn Fn(&PlannedUnit) -> PathBuf + Sync),
         observe: impl FnMut(WalkEvent<'_>),
     ) -> anyhow::Result<Result<ApplyOutcome, ApplyError>> {
         let current = self.store.current_plan(repo).await?.map(|p| p.id);

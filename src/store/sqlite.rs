@@ -366,15 +366,16 @@ impl Store for SqliteStore {
 
     async fn save_pull_request(&self, pr: &PullRequestRecord) -> anyhow::Result<()> {
         sqlx::query(
-            "INSERT INTO pull_requests (repo, number, installation_id, head_sha, base_sha, state, plan_id, comment_id, check_run_id, updated_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-             ON CONFLICT (repo, number) DO UPDATE SET installation_id = excluded.installation_id, head_sha = excluded.head_sha,
+            "INSERT INTO pull_requests (repo, number, installation_id, clone_url, head_sha, base_sha, state, plan_id, comment_id, check_run_id, updated_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+             ON CONFLICT (repo, number) DO UPDATE SET installation_id = excluded.installation_id, clone_url = excluded.clone_url, head_sha = excluded.head_sha,
                base_sha = excluded.base_sha, state = excluded.state, plan_id = excluded.plan_id, comment_id = excluded.comment_id,
                check_run_id = excluded.check_run_id, updated_at = excluded.updated_at",
         )
         .bind(&pr.repo)
         .bind(pr.number as i64)
         .bind(pr.installation_id as i64)
+        .bind(&pr.clone_url)
         .bind(&pr.head_sha)
         .bind(&pr.base_sha)
         .bind(pr.state.as_str())
@@ -477,6 +478,7 @@ fn pr_from_row(row: &sqlx::sqlite::SqliteRow) -> anyhow::Result<PullRequestRecor
         repo: row.try_get("repo")?,
         number: row.try_get::<i64, _>("number")? as u64,
         installation_id: row.try_get::<i64, _>("installation_id")? as u64,
+        clone_url: row.try_get("clone_url")?,
         head_sha: row.try_get("head_sha")?,
         base_sha: row.try_get("base_sha")?,
         state: PrState::parse(&state)

@@ -1,0 +1,97 @@
+//! Typed webhook events to pull request jobs and installation changes.
+
+use super::jobs::{InstallationChange, PrComment, PrJob, PrKey, PrUpdate, Routed};
+use crate::event::{
+    AccountKind, Event, InstallationAction, InstallationRepositoriesAction, PullRequestAction,
+    PullRequestEvent,
+};
+
+pub fn route(event: Event) -> Routed {
+    match event {
+        Event::PullRequest(e) => {
+            let Some(installation) = e.installation else {
+                return Routed::Done;
+            };
+            let key = PrKey {
+                repo: e.repository.full_name.clone(),
+                number: e.pull_request.number,
+            };
+            let update = update(&e, installation.0);
+            match e.action {
+                PullRequestAction::Opened
+                | PullRequestAction::Synchronize { .. }
+                | PullRequestAction::Reopened
+                | PullRequestAction::ReadyForReview => Routed::Pr(key, PrJob::Update(update)),
+                PullRequestAction::Closed { .. } => Routed::Pr(key, PrJob::Closed(update)),
+                PullRequestAction::ConvertedToDraft => Routed::Done,
+            }
+        }
+        Event::PullRequestComment(e) => {
+            let Some(installation) = e.installation else {
+                return Routed::Done;
+            };
+            let key = PrKey {
+                repo: e.repository.full_name.clone(),
+                number: e.pull_request.number,
+            };
+            Routed::Pr(
+                key,
+                PrJob::Comment(PrComment {
+                    installation: installation.0,
+                    comment_id: e.comment.id.0,
+                    author: e.comment.author.login.clone(),
+                    author_is_bot: e.comment.author.kind == AccountKind::Bot
+                        || e.comment.author.login.ends_with("[bot]"),
+                    body: e.comment.body.clone(),
+                }),
+            )
+        }
+        Event::Installation(e) => {
+            let created = e.action == InstallationAction::Created;
+            let repos = if created {
+                e.repositories.unwrap_or_default()
+            } else {
+                Vec::new()
+            };
+            Routed::Installation(InstallationChange {
+                id: e.installation.id.0,
+                account: e.installation.account.login.clone(),
+                active: Some(created),
+                added: repos.into_iter().map(|r| r.full_name).collect(),
+                removed: Vec::new(),
+            })
+        }
+        Event::InstallationRepositories(e) => {
+            let names = |repos: Vec<crate::event::InstalledRepo>| {
+                repos.into_iter().map(|r| r.full_name).collect()
+            };
+            let (added, removed) = match e.action {
+                InstallationRepositoriesAction::Added => (names(e.added), Vec::new()),
+                InstallationRepositoriesAction::Removed => (Vec::new(), names(e.removed)),
+            };
+            Routed::Installation(InstallationChange {
+                id: e.installation.id.0,
+                account: e.installation.account.login.clone(),
+                active: None,
+                added,
+                removed,
+            })
+        }
+        Event::Ping { .. } | Event::Ignored { .. } => Routed::Done,
+    }
+}
+
+fn update(e: &PullRequestEvent, installation: u64) -> PrUpdate {
+    let pr = &e.pull_request;
+    PrUpdate {
+        installation,
+        clone_url: e.repository.clone_url.clone(),
+        head_sha: pr.head.sha.as_str().to_string(),
+        head_ref: pr.head.ref_name.clone(),
+        base_sha: pr.base.sha.as_str().to_string(),
+        base_ref: pr.base.ref_name.clone(),
+        draft: pr.draft,
+        fork: pr.head.fork,
+        author: pr.author.login.clone(),
+    }
+}

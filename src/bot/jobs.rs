@@ -1,0 +1,103 @@
+//! From typed events to the work each pull request's actor does.
+
+use crate::event::Event;
+use crate::store::{SqliteStore, Store};
+use std::fmt;
+
+/// A pull request: `owner/name#number`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct PrKey {
+    pub repo: String,
+    pub number: u64,
+}
+
+impl PrKey {
+    /// The key plans are stored under: one current plan per pull request.
+    pub fn plan_key(&self) -> String {
+        self.to_string()
+    }
+}
+
+impl fmt::Display for PrKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}#{}", self.repo, self.number)
+    }
+}
+
+/// What a pull request event says about the pull request.
+#[derive(Clone, Debug)]
+pub struct PrUpdate {
+    pub installation: u64,
+    pub clone_url: String,
+    pub head_sha: String,
+    pub head_ref: String,
+    pub base_sha: String,
+    pub base_ref: String,
+    pub draft: bool,
+    pub fork: bool,
+    pub author: String,
+}
+
+/// A comment newly created on a pull request.
+#[derive(Clone, Debug)]
+pub struct PrComment {
+    pub installation: u64,
+    pub comment_id: u64,
+    pub author: String,
+    pub author_is_bot: bool,
+    pub body: String,
+}
+
+/// One unit of work for a pull request's actor.
+#[derive(Clone, Debug)]
+pub enum PrJob {
+    /// Opened, pushed, reopened, ready for review: plan the head.
+    Update(PrUpdate),
+    Closed(PrUpdate),
+    Comment(PrComment),
+}
+
+impl PrJob {
+    /// A new head to plan: it supersedes a plan in progress.
+    pub fn is_new_head(&self) -> bool {
+        matches!(self, PrJob::Update(_))
+    }
+}
+
+/// An installation change to record.
+pub struct InstallationChange {
+    pub id: u64,
+    pub account: String,
+    pub active: Option<bool>,
+    pub added: Vec<String>,
+    pub removed: Vec<String>,
+}
+
+pub enum Routed {
+    Pr(PrKey, PrJob),
+    Installation(InstallationChange),
+    Done,
+}
+
+/// Decides where an event goes.
+pub fn route(event: Event) -> Routed {
+    super::adapt::route(event)
+}
+
+pub async fn apply_installation(
+    store: &SqliteStore,
+    change: InstallationChange,
+) -> anyhow::Result<()> {
+    if let Some(active) = change.active {
+        store
+            .upsert_installation(change.id, &change.account, active)
+            .await?;
+    } else {
+        store
+            .upsert_installation(change.id, &change.account, true)
+            .await?;
+    }
+    store
+        .change_installation_repos(change.id, &change.added, &change.removed)
+        .await
+}

@@ -1,0 +1,78 @@
+//! Discovering a checkout: its configuration, units, graph and problems, as
+//! one value the CLI and the bot share.
+
+use crate::config::RepoConfig;
+use crate::graph::Graph;
+use crate::problem::Problem;
+use crate::terragrunt::{self, DiscoverOptions, Discovery};
+use crate::unit::UnitPath;
+use std::path::Path;
+
+/// A discovered repository: configuration, units, graph, and every problem found on the way.
+pub struct Scan {
+    pub config: RepoConfig,
+    pub discovery: Discovery,
+    pub graph: Graph,
+    pub problems: Vec<Problem>,
+}
+
+/// Loads `.cascade.yaml` from `dir` and discovers the graph under it. A broken
+/// configuration is reported as a problem and discovery goes on without it.
+pub fn scan(dir: &Path, root: &Path, features: &[(String, String)]) -> Scan {
+    let mut problems = Vec::new();
+    let config = RepoConfig::load(dir).unwrap_or_else(|problem| {
+        problems.push(problem);
+        RepoConfig::default()
+    });
+    let mut scan = scan_with(dir, root, config, features);
+    scan.problems.extend(problems);
+    scan.problems.sort();
+    scan
+}
+
+/// Discovers `dir` with a configuration read elsewhere (the bot reads it from
+/// the base branch, so a pull request cannot change its own configuration).
+pub fn scan_with(
+    dir: &Path,
+    root: &Path,
+    config: RepoConfig,
+    features: &[(String, String)],
+) -> Scan {
+    let opts = DiscoverOptions {
+        dir: dir.to_path_buf(),
+        repo_root: root.to_path_buf(),
+        config: config.clone(),
+        env: Default::default(),
+        features: features.iter().cloned().collect(),
+    };
+    let discovery = terragrunt::discover(&opts);
+    let (graph, cycle_problems) = discovery.graph();
+    let mut problems: Vec<Problem> = discovery.problems.clone();
+    problems.extend(cycle_problems);
+    problems.sort();
+    Scan {
+        config,
+        discovery,
+        graph,
+        problems,
+    }
+}
+
+impl Scan {
+    /// Units whose edges or reads cascade could not work out, with the first reason.
+    pub fn unresolved(&self) -> Vec<(UnitPath, String)> {
+        let mut out: Vec<(UnitPath, String)> = Vec::new();
+        for p in self
+            .problems
+            .iter()
+            .filter(|p| p.kind == crate::problem::ProblemKind::Unresolved)
+        {
+            if let Some(unit) = &p.unit
+                && !out.iter().any(|(u, _)| u == unit)
+            {
+                out.push((unit.clone(), p.to_string()));
+            }
+        }
+        out
+    }
+}

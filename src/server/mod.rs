@@ -1,0 +1,211 @@
+//! `cascade serve`: the GitHub App's HTTP server. Routes webhooks to the
+//! receiver, answers health and readiness probes, exposes Prometheus metrics,
+//! and shuts down gracefully: it stops taking work and lets running applies
+//! finish within a grace period.
+
+mod webhook;
+
+use crate::bot::{Bot, BotConfig};
+use crate::exec::ProcessExecutor;
+use crate::forge::github::GitHubApp;
+use crate::store::{SqliteStore, Store};
+use anyhow::{Context, bail};
+use axum::Router;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::routing::{get, post};
+use metrics_exporter_prometheus::PrometheusHandle;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// Everything `cascade serve` is configured with.
+#[derive(Clone, Debug)]
+pub struct ServeConfig {
+    pub listen: SocketAddr,
+    pub data_dir: PathBuf,
+    /// `sqlite://…` (default: `<data-dir>/cascade.db`).
+    pub database_url: Option<String>,
+    pub github_app_id: u64,
+    pub github_private_key: Vec<u8>,
+    /// Every secret is accepted (rotation).
+    pub webhook_secrets: Vec<Vec<u8>>,
+    pub github_api_url: String,
+    pub parallelism: usize,
+    pub allow_forks: bool,
+    pub terraform_bin: String,
+    pub tofu_bin: String,
+    pub terragrunt_bin: String,
+    /// How long running applies may take to finish once a shutdown starts.
+    pub shutdown_grace: Duration,
+    pub unit_timeout: Duration,
+}
+
+/// What the HTTP handlers share.
+pub struct AppState {
+    pub secrets: Vec<Vec<u8>>,
+    pub store: Arc<SqliteStore>,
+    pub bot: Arc<Bot>,
+    pub metrics: PrometheusHandle,
+}
+
+/// A server started in this process (the binary runs one; tests run several).
+pub struct RunningServer {
+    pub addr: SocketAddr,
+    pub bot: Arc<Bot>,
+    shutdown: CancellationToken,
+    task: tokio::task::JoinHandle<anyhow::Result<()>>,
+}
+
+impl RunningServer {
+    /// Stops taking work, lets running applies finish (within the grace period), and returns.
+    pub async fn shutdown(self) -> anyhow::Result<()> {
+        self.shutdown.cancel();
+        self.task.await.context("the server task panicked")?
+    }
+
+    /// Stops at once, as a crash would: nothing is drained (tests use it to check recovery).
+    pub fn abort(self) {
+        self.bot.abort();
+        self.task.abort();
+    }
+}
+
+/// The process-wide Prometheus recorder (a recorder can be installed once per process).
+fn metrics_handle() -> PrometheusHandle {
+    static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
+    HANDLE
+        .get_or_init(|| {
+            let recorder = metrics_exporter_prometheus::PrometheusBuilder::new().build_recorder();
+            let handle = recorder.handle();
+            let _ = metrics::set_global_recorder(recorder);
+            handle
+        })
+        .clone()
+}
+
+async fn open_store(config: &ServeConfig) -> anyhow::Result<SqliteStore> {
+    let path = match &config.database_url {
+        None => config.data_dir.join("cascade.db"),
+        Some(url) if url.starts_with("sqlite://") => {
+            PathBuf::from(url.trim_start_matches("sqlite://"))
+        }
+        Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
+            bail!(
+                "PostgreSQL is not supported yet; use a sqlite:// URL or leave --database-url out"
+            )
+        }
+        Some(url) => bail!("--database-url {url} is not a sqlite:// URL"),
+    };
+    SqliteStore::open(&path).await
+}
+
+/// Starts the server and the bot's workers; returns once it listens.
+pub async fn start(config: ServeConfig) -> anyhow::Result<RunningServer> {
+    if config.webhook_secrets.is_empty() {
+        bail!(
+            "no webhook secret: set --github-webhook-secret (or CASCADE_GITHUB_WEBHOOK_SECRET); cascade refuses unsigned deliveries"
+        );
+    }
+    std::fs::create_dir_all(&config.data_dir)
+        .with_context(|| format!("cannot create {}", config.data_dir.display()))?;
+    let store = Arc::new(open_store(&config).await?);
+    let github = Arc::new(
+        GitHubApp::new(
+            &config.github_api_url,
+            config.github_app_id,
+            &config.github_private_key,
+        )
+        .context("cannot load the GitHub App's private key (--github-private-key-file)")?,
+    );
+    let executor = ProcessExecutor::new(config.data_dir.join("plugin-cache"))
+        .with_binary(
+            crate::config::Executor::Terraform,
+            config.terraform_bin.clone(),
+        )
+        .with_binary(crate::config::Executor::Tofu, config.tofu_bin.clone())
+        .with_binary(
+            crate::config::Executor::Terragrunt,
+            config.terragrunt_bin.clone(),
+        )
+        .with_grace(config.shutdown_grace);
+    let shutdown = CancellationToken::new();
+    let bot = Bot::start(BotConfig {
+        github,
+        store: store.clone(),
+        executor: Arc::new(executor),
+        data_dir: config.data_dir.clone(),
+        parallelism: config.parallelism.max(1),
+        allow_forks: config.allow_forks,
+        unit_timeout: config.unit_timeout,
+        shutdown: shutdown.clone(),
+    })
+    .await?;
+    let state = Arc::new(AppState {
+        secrets: config.webhook_secrets.clone(),
+        store,
+        bot: bot.clone(),
+        metrics: metrics_handle(),
+    });
+    let listener = tokio::net::TcpListener::bind(config.listen)
+        .await
+        .with_context(|| format!("cannot listen on {}", config.listen))?;
+    let addr = listener.local_addr()?;
+    let app = router(state);
+    let stop = shutdown.clone();
+    let drain_bot = bot.clone();
+    let grace = config.shutdown_grace;
+    let task = tokio::spawn(async move {
+        axum::serve(listener, app)
+            .with_graceful_shutdown(async move { stop.cancelled().await })
+            .await?;
+        drain_bot.drain(grace).await;
+        Ok(())
+    });
+    tracing::info!(%addr, "cascade is listening");
+    Ok(RunningServer {
+        addr,
+        bot,
+        shutdown,
+        task,
+    })
+}
+
+/// The HTTP routes.
+pub fn router(state: Arc<AppState>) -> Router {
+    Router::new()
+        .route("/webhooks/github", post(webhook::receive))
+        .route("/healthz", get(|| async { "ok" }))
+        .route("/readyz", get(readyz))
+        .route(
+            "/metrics",
+            get(|State(s): State<Arc<AppState>>| async move { s.metrics.render() }),
+        )
+        .layer(axum::extract::DefaultBodyLimit::max(webhook::MAX_BODY))
+        .with_state(state)
+}
+
+/// Ready when the store answers (the App's key was loaded at start-up, or the server would not run).
+async fn readyz(State(state): State<Arc<AppState>>) -> (StatusCode, &'static str) {
+    match state.store.pending_deliveries().await {
+        Ok(_) => (StatusCode::OK, "ready"),
+        Err(_) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the store is not reachable",
+        ),
+    }
+}
+
+/// Runs until SIGINT or SIGTERM, then shuts down gracefully.
+pub async fn serve(config: ServeConfig) -> anyhow::Result<()> {
+    let server = start(config).await?;
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term.recv() => {}
+    }
+    tracing::info!("shutting down: no new work; running applies get their grace period");
+    server.shutdown().await
+}
