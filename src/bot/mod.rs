@@ -29,6 +29,9 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+/// A job for a pull request's actor, with the delivery it came from (none for resumed work).
+type Queued = (Option<String>, PrJob);
+
 /// What the bot is built from.
 pub struct BotConfig {
     pub github: Arc<GitHubApp>,
@@ -50,7 +53,7 @@ pub struct Bot {
     pub(crate) workspaces: Workspaces,
     pub(crate) allow_forks: bool,
     clock: Arc<dyn Clock>,
-    actors: Mutex<HashMap<PrKey, mpsc::UnboundedSender<(Option<String>, PrJob)>>>,
+    actors: Mutex<HashMap<PrKey, mpsc::UnboundedSender<Queued>>>,
     /// The cancel token of the plan each pull request is running, for a new push to supersede it.
     planning: Mutex<HashMap<PrKey, CancellationToken>>,
     tasks: TaskTracker,
@@ -158,11 +161,7 @@ impl Bot {
     }
 
     /// One pull request's worker: jobs run one at a time, in order.
-    async fn actor(
-        self: Arc<Self>,
-        key: PrKey,
-        mut rx: mpsc::UnboundedReceiver<(Option<String>, PrJob)>,
-    ) {
+    async fn actor(self: Arc<Self>, key: PrKey, mut rx: mpsc::UnboundedReceiver<Queued>) {
         while let Some((delivery, job)) = rx.recv().await {
             // A later push makes an earlier queued plan pointless.
             if job.is_new_head() && !rx.is_empty() {

@@ -1,0 +1,413 @@
+//! Commands in pull-request comments: turns a comment's text into the `/plan`, `/apply`,
+//! `/unlock` and `/help` commands it holds, and into a reply for each line that starts like
+//! one of our commands but is wrong.
+//!
+//! It owns reading: which lines count ([`parse_comment`]), what each command's arguments
+//! mean, and the wording of every parse error a user can see (all in `Mistake::message`).
+//! It never decides who may run a command, whether a plan id is the PR's latest, or what to
+//! do with several commands in one comment: the caller does.
+//!
+//! Reading goes in two steps, as in rust-lang/bors: first drop what Markdown hides (code,
+//! quotes, HTML comments; see `markdown`), then hand each remaining line that starts with
+//! `/` to the parser in the `COMMANDS` table whose name it carries.
+
+mod markdown;
+#[cfg(test)]
+mod tests;
+
+use crate::plan::PlanId;
+use crate::unit::UnitPath;
+use std::fmt;
+
+/// A command a person posted on a pull request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Command {
+    /// `/plan [unit …]`: re-plan the named units and their dependents; no units means every
+    /// unit the PR affects.
+    Plan { units: Vec<UnitPath> },
+    /// `/apply <id>`: apply exactly the plan with this id.
+    Apply { id: PlanId },
+    /// `/unlock`: release the PR's locks and discard its plan.
+    Unlock,
+    /// `/help`: reply with [`help_text`].
+    Help,
+}
+
+/// A line that starts with one of our commands but is wrong: what the bot replies.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CommandError {
+    /// The line as written (indentation and HTML comments removed).
+    pub line: String,
+    /// Markdown for the reply; it says what to post instead.
+    pub message: String,
+}
+
+/// One line of a comment that is ours: a command, or the reply to a malformed one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Parsed {
+    Command(Command),
+    Error(CommandError),
+}
+
+/// Every command (and mistake) in a comment body, in order.
+///
+/// A command counts only at the start of a line (up to 3 spaces of indentation, as in
+/// Markdown), outside fenced and indented code blocks, code spans, block quotes (with their
+/// continuation lines), HTML comments and `<pre>` blocks. Inside `<details>` it counts. The
+/// command word ends at whitespace or a comma, so `/planned` and `/applyx` are not ours, and
+/// only `/plan`, `/apply`, `/unlock` and `/help` are: other `/words` belong to other bots.
+/// Arguments are separated by whitespace or commas, a code span around an argument is
+/// dropped, and one period at the end of the line is punctuation.
+pub fn parse_comment(body: &str) -> Vec<Parsed> {
+    markdown::plain_lines(body)
+        .iter()
+        .filter_map(|line| parse_line(line.trim()))
+        .collect()
+}
+
+/// The `/help` reply (Markdown).
+pub fn help_text() -> String {
+    let mut text = String::from(
+        "### cascade commands\n\n\
+         Post a command at the start of a line in a new comment. Commands inside code, \
+         quotes or HTML comments are not read, and neither are edits to a comment.\n\n\
+         | Command | What it does |\n\
+         | --- | --- |\n",
+    );
+    for command in COMMANDS {
+        text.push_str(&format!("| `{}` | {} |\n", command.usage, command.summary));
+    }
+    text
+}
+
+impl fmt::Display for Command {
+    /// The command as it would be typed: `/plan live/dev/vpc`, `/apply 3f9a2c1b7d4e`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Command::Plan { units } => {
+                f.write_str("/plan")?;
+                units.iter().try_for_each(|unit| write!(f, " {unit}"))
+            }
+            Command::Apply { id } => write!(f, "/apply {id}"),
+            Command::Unlock => f.write_str("/unlock"),
+            Command::Help => f.write_str("/help"),
+        }
+    }
+}
+
+impl fmt::Display for CommandError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// One command: the word after `/`, how `/help` shows it, and its parser, which gets the
+/// arguments that follow the word.
+struct CommandSpec {
+    name: &'static str,
+    usage: &'static str,
+    summary: &'static str,
+    parse: fn(&[&str]) -> Result<Command, Mistake>,
+}
+
+const COMMANDS: &[CommandSpec] = &[
+    CommandSpec {
+        name: "plan",
+        usage: "/plan [unit …]",
+        summary: "Re-plan every unit this PR affects, or only the named units (paths from the \
+                  repository root, like `live/dev/vpc`) and the units that depend on them.",
+        parse: parse_plan,
+    },
+    CommandSpec {
+        name: "apply",
+        usage: "/apply <plan id>",
+        summary: "Apply exactly the plan with this id, as shown in the plan comment: \
+                  `/apply 3f9a2c1b7d4e`. Who may apply, and when, is set by the repository; \
+                  cascade says why when it refuses.",
+        parse: parse_apply,
+    },
+    CommandSpec {
+        name: "unlock",
+        usage: "/unlock",
+        summary: "Release this PR's locks and discard its plan; `/plan` plans again.",
+        parse: parse_unlock,
+    },
+    CommandSpec {
+        name: "help",
+        usage: "/help",
+        summary: "Show this list.",
+        parse: parse_help,
+    },
+];
+
+/// Characters that make a unit argument a pattern; units are named exactly.
+const PATTERN_CHARS: &[char] = &['*', '?', '[', ']', '{', '}'];
+
+/// Parses one plain line (trimmed): None unless it starts with one of our command words.
+fn parse_line(line: &str) -> Option<Parsed> {
+    let rest = line.strip_prefix('/')?;
+    let separator = |c: char| c.is_whitespace() || c == ',';
+    let word_end = rest.find(separator).unwrap_or(rest.len());
+    let mut word = &rest[..word_end];
+    let mut args: Vec<&str> = rest[word_end..]
+        .split(separator)
+        .map(|arg| arg.trim_matches('`'))
+        .filter(|arg| !arg.is_empty())
+        .collect();
+    match args.last_mut() {
+        Some(last) => *last = without_final_period(last),
+        None => word = without_final_period(word),
+    }
+    let spec = COMMANDS
+        .iter()
+        .find(|spec| spec.name.eq_ignore_ascii_case(word))?;
+    let parsed = if spec.name == word {
+        (spec.parse)(&args)
+    } else {
+        Err(Mistake::WrongCase {
+            wrote: format!("/{word}"),
+            meant: format!("/{}{}", spec.name, &rest[word_end..])
+                .trim_end()
+                .to_string(),
+        })
+    };
+    Some(match parsed {
+        Ok(command) => Parsed::Command(command),
+        Err(mistake) => Parsed::Error(CommandError {
+            line: line.to_string(),
+            message: mistake.message(),
+        }),
+    })
+}
+
+/// `abc.` → `abc`; `.` (the root unit) and `..` stay as they are.
+fn without_final_period(arg: &str) -> &str {
+    match arg.strip_suffix('.') {
+        Some(stripped) if !stripped.is_empty() && !stripped.ends_with(['.', '/']) => stripped,
+        _ => arg,
+    }
+}
+
+/// `/plan [unit …]`
+fn parse_plan(args: &[&str]) -> Result<Command, Mistake> {
+    let mut units: Vec<UnitPath> = Vec::new();
+    for arg in args {
+        reject_flag("plan", arg)?;
+        check_unit_path(arg)?;
+        let unit = UnitPath::new(arg);
+        if !units.contains(&unit) {
+            units.push(unit);
+        }
+    }
+    Ok(Command::Plan { units })
+}
+
+/// `/apply <id>`
+fn parse_apply(args: &[&str]) -> Result<Command, Mistake> {
+    args.iter().try_for_each(|arg| reject_flag("apply", arg))?;
+    match args {
+        [] => Err(Mistake::MissingPlanId),
+        [id] => PlanId::parse(id)
+            .map(|id| Command::Apply { id })
+            .map_err(|reason| Mistake::BadPlanId { reason }),
+        ids => Err(Mistake::TooManyPlanIds { ids: owned(ids) }),
+    }
+}
+
+/// `/unlock`
+fn parse_unlock(args: &[&str]) -> Result<Command, Mistake> {
+    no_arguments("unlock", args, Command::Unlock)
+}
+
+/// `/help`
+fn parse_help(args: &[&str]) -> Result<Command, Mistake> {
+    no_arguments("help", args, Command::Help)
+}
+
+fn no_arguments(command: &'static str, args: &[&str], parsed: Command) -> Result<Command, Mistake> {
+    if args.is_empty() {
+        Ok(parsed)
+    } else {
+        Err(Mistake::UnexpectedArguments {
+            command,
+            args: owned(args),
+        })
+    }
+}
+
+fn reject_flag(command: &'static str, arg: &str) -> Result<(), Mistake> {
+    if arg.starts_with('-') {
+        return Err(Mistake::UnknownFlag {
+            command,
+            flag: arg.to_string(),
+        });
+    }
+    Ok(())
+}
+
+/// A unit argument names a directory inside the repository, exactly.
+fn check_unit_path(arg: &str) -> Result<(), Mistake> {
+    let bad = |problem| {
+        Err(Mistake::BadUnitPath {
+            path: arg.to_string(),
+            problem,
+        })
+    };
+    let bytes = arg.as_bytes();
+    if arg.starts_with(['/', '\\'])
+        || (bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':')
+    {
+        return bad(PathProblem::Absolute);
+    }
+    if arg.split(['/', '\\']).any(|part| part == "..") {
+        return bad(PathProblem::ParentDirectory);
+    }
+    if let Some(ch) = arg.chars().find(|c| PATTERN_CHARS.contains(c)) {
+        return bad(PathProblem::Pattern(ch));
+    }
+    Ok(())
+}
+
+fn owned(args: &[&str]) -> Vec<String> {
+    args.iter().map(|arg| arg.to_string()).collect()
+}
+
+/// What is wrong with a line that starts with one of our commands.
+#[derive(Debug)]
+enum Mistake {
+    WrongCase {
+        wrote: String,
+        meant: String,
+    },
+    UnexpectedArguments {
+        command: &'static str,
+        args: Vec<String>,
+    },
+    UnknownFlag {
+        command: &'static str,
+        flag: String,
+    },
+    MissingPlanId,
+    TooManyPlanIds {
+        ids: Vec<String>,
+    },
+    /// `reason` is [`PlanId::parse`]'s explanation.
+    BadPlanId {
+        reason: String,
+    },
+    BadUnitPath {
+        path: String,
+        problem: PathProblem,
+    },
+}
+
+#[derive(Debug)]
+enum PathProblem {
+    Absolute,
+    ParentDirectory,
+    Pattern(char),
+}
+
+impl Mistake {
+    /// Every reply to a malformed command is worded here; each says what to post instead.
+    fn message(&self) -> String {
+        match self {
+            Mistake::WrongCase { wrote, meant } => format!(
+                "Commands are lowercase: post {} in a new comment ({} is not read).",
+                code(meant),
+                code(wrote),
+            ),
+            Mistake::UnexpectedArguments { command, args } => format!(
+                "`/{command}` takes no arguments, but this line has {}: post `/{command}` \
+                 on a line of its own in a new comment.",
+                code_list(args),
+            ),
+            Mistake::UnknownFlag { command, flag } => {
+                format!(
+                    "`/{command}` has no option {}: {}.",
+                    code(flag),
+                    how_to(command)
+                )
+            }
+            Mistake::MissingPlanId => {
+                "`/apply` needs the plan id from the plan comment, like `/apply 3f9a2c1b7d4e`; \
+                 post it in a new comment."
+                    .to_string()
+            }
+            Mistake::TooManyPlanIds { ids } => format!(
+                "`/apply` takes one plan id, but this line has {} ({}): {}.",
+                ids.len(),
+                code_list(ids),
+                how_to("apply"),
+            ),
+            Mistake::BadPlanId { reason } => {
+                format!("{reason}. Post the corrected `/apply` line in a new comment.")
+            }
+            Mistake::BadUnitPath { path, problem } => {
+                let why = match problem {
+                    PathProblem::Absolute => {
+                        "it is an absolute path, and unit paths start at the repository root"
+                            .to_string()
+                    }
+                    PathProblem::ParentDirectory => "unit paths cannot contain `..`".to_string(),
+                    PathProblem::Pattern(ch) => format!(
+                        "units are named exactly, and {} makes it a pattern",
+                        code(&ch.to_string())
+                    ),
+                };
+                format!(
+                    "`/plan` cannot use {}: {why}. {}.",
+                    code(path),
+                    capitalised(how_to("plan"))
+                )
+            }
+        }
+    }
+}
+
+/// What to post instead, for commands that take arguments.
+fn how_to(command: &str) -> &'static str {
+    match command {
+        "plan" => {
+            "post `/plan` to re-plan every unit this PR affects, or name units by their path \
+             from the repository root, like `/plan live/dev/vpc live/dev/app`, in a new comment"
+        }
+        _ => {
+            "post `/apply` with the plan id from the latest plan comment, like \
+              `/apply 3f9a2c1b7d4e`, in a new comment"
+        }
+    }
+}
+
+fn capitalised(text: &str) -> String {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map(|first| first.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
+}
+
+/// `text` as a Markdown code span, shortened when long (the reply quotes what a user typed).
+fn code(text: &str) -> String {
+    const MAX: usize = 60;
+    let shown: String = if text.chars().count() > MAX {
+        text.chars().take(MAX - 1).chain(['…']).collect()
+    } else {
+        text.to_string()
+    };
+    if shown.contains('`') {
+        format!("`` {shown} ``")
+    } else {
+        format!("`{shown}`")
+    }
+}
+
+/// Up to five arguments as code spans.
+fn code_list(args: &[String]) -> String {
+    const MAX: usize = 5;
+    let mut list: Vec<String> = args.iter().take(MAX).map(|arg| code(arg)).collect();
+    if args.len() > MAX {
+        list.push(format!("and {} more", args.len() - MAX));
+    }
+    list.join(", ")
+}

@@ -1,0 +1,641 @@
+//! One line of comment text in, what `parse_comment` makes of it out: one line per command
+//! or reply, in order.
+
+use super::*;
+
+fn show(body: &str) -> String {
+    parse_comment(body)
+        .iter()
+        .map(|parsed| match parsed {
+            Parsed::Command(command) => command.to_string(),
+            Parsed::Error(error) => format!("error on `{}`: {}", error.line, error.message),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+// Where a command counts.
+
+#[test]
+fn empty_comment() {
+    insta::assert_snapshot!(show(""), @"");
+}
+
+#[test]
+fn only_whitespace() {
+    insta::assert_snapshot!(show("  \n\t\n\r\n   "), @"");
+}
+
+#[test]
+fn text_without_commands() {
+    insta::assert_snapshot!(show("LGTM, thanks!\nShip it."), @"");
+}
+
+#[test]
+fn plan_alone() {
+    insta::assert_snapshot!(show("/plan"), @"/plan");
+}
+
+#[test]
+fn command_after_text_without_final_newline() {
+    insta::assert_snapshot!(show("Looks good.\n/apply 3f9a2c1b7d4e"), @"/apply 3f9a2c1b7d4e");
+}
+
+#[test]
+fn command_before_text() {
+    insta::assert_snapshot!(show("/plan\nre-planning after the provider bump"), @"/plan");
+}
+
+#[test]
+fn crlf_line_endings() {
+    insta::assert_snapshot!(show("Thanks\r\n/plan live/dev/vpc\r\n/apply 3f9a2c1b7d4e\r\n"), @r#"
+        /plan live/dev/vpc
+        /apply 3f9a2c1b7d4e
+    "#);
+}
+
+#[test]
+fn up_to_three_spaces_of_indentation() {
+    insta::assert_snapshot!(show(" /unlock\n  /help\n   /plan"), @r#"
+        /unlock
+        /help
+        /plan
+    "#);
+}
+
+#[test]
+fn four_spaces_is_indented_code() {
+    insta::assert_snapshot!(show("Run this:\n\n    /apply 3f9a2c1b7d4e"), @"");
+}
+
+#[test]
+fn tab_is_indented_code() {
+    insta::assert_snapshot!(show("\t/plan"), @"");
+}
+
+#[test]
+fn indented_paragraph_continuation_does_not_count() {
+    insta::assert_snapshot!(show("please\n    /plan"), @"");
+}
+
+#[test]
+fn mid_line_does_not_count() {
+    insta::assert_snapshot!(show("please /apply 3f9a2c1b7d4e"), @"");
+}
+
+#[test]
+fn word_boundary_planned() {
+    insta::assert_snapshot!(show("/planned maintenance tonight"), @"");
+}
+
+#[test]
+fn word_boundary_applyx() {
+    insta::assert_snapshot!(show("/applyx 3f9a2c1b7d4e"), @"");
+}
+
+#[test]
+fn word_boundary_hyphen() {
+    insta::assert_snapshot!(show("/apply-all"), @"");
+}
+
+#[test]
+fn word_boundary_slash() {
+    insta::assert_snapshot!(show("/plan/live/dev"), @"");
+}
+
+#[test]
+fn space_after_slash_is_not_a_command() {
+    insta::assert_snapshot!(show("/ plan"), @"");
+}
+
+#[test]
+fn bare_slash() {
+    insta::assert_snapshot!(show("/\n//plan"), @"");
+}
+
+#[test]
+fn other_bots_commands_are_ignored() {
+    insta::assert_snapshot!(show("/assign @me\n/approve\n/retest\n/lgtm cancel"), @"");
+}
+
+#[test]
+fn escaped_slash_does_not_count() {
+    insta::assert_snapshot!(show("\\/apply 3f9a2c1b7d4e"), @"");
+}
+
+#[test]
+fn byte_order_mark() {
+    insta::assert_snapshot!(show("\u{feff}/plan"), @"/plan");
+}
+
+#[test]
+fn unicode_around() {
+    insta::assert_snapshot!(show("Merci 🙏 déjà vu\n/plan live/dev/vpc\n日本語のコメント"), @"/plan live/dev/vpc");
+}
+
+#[test]
+fn heading_list_and_link_are_not_line_starts() {
+    insta::assert_snapshot!(show("# /plan\n- /unlock\n[/help](https://example.com)"), @"");
+}
+
+#[test]
+fn list_item_continuation_counts() {
+    insta::assert_snapshot!(show("- reviewed the vpc\n/plan"), @"/plan");
+}
+
+#[test]
+fn details_block_counts() {
+    insta::assert_snapshot!(show("<details>\n<summary>Commands</summary>\n\n/plan live/dev/vpc\n</details>"), @"/plan live/dev/vpc");
+}
+
+#[test]
+fn details_block_without_blank_line_counts() {
+    insta::assert_snapshot!(show("<details><summary>x</summary>\n/unlock\n</details>"), @"/unlock");
+}
+
+// Several commands.
+
+#[test]
+fn several_commands_in_order() {
+    insta::assert_snapshot!(show("/plan\n/apply 3f9a2c1b7d4e\n/unlock\n/help"), @r#"
+        /plan
+        /apply 3f9a2c1b7d4e
+        /unlock
+        /help
+    "#);
+}
+
+#[test]
+fn commands_and_mistakes_in_order() {
+    insta::assert_snapshot!(show("/plan live/dev/vpc\n/Apply 3f9a2c1b7d4e\n/help"), @r#"
+        /plan live/dev/vpc
+        error on `/Apply 3f9a2c1b7d4e`: Commands are lowercase: post `/apply 3f9a2c1b7d4e` in a new comment (`/Apply` is not read).
+        /help
+    "#);
+}
+
+#[test]
+fn repeated_command_is_returned_twice() {
+    insta::assert_snapshot!(show("/plan\n/plan"), @r#"
+        /plan
+        /plan
+    "#);
+}
+
+// Fenced code.
+
+#[test]
+fn backtick_fence() {
+    insta::assert_snapshot!(show("```\n/apply 3f9a2c1b7d4e\n```"), @"");
+}
+
+#[test]
+fn tilde_fence() {
+    insta::assert_snapshot!(show("~~~\n/apply 3f9a2c1b7d4e\n~~~"), @"");
+}
+
+#[test]
+fn fence_with_info_string() {
+    insta::assert_snapshot!(show("```bash title=\"x\"\n/plan\n```\n/unlock"), @"/unlock");
+}
+
+#[test]
+fn command_after_fence_counts() {
+    insta::assert_snapshot!(show("```\nterraform plan\n```\n/plan"), @"/plan");
+}
+
+#[test]
+fn fence_interrupts_paragraph() {
+    insta::assert_snapshot!(show("output:\n```\n/unlock\n```"), @"");
+}
+
+#[test]
+fn indented_fence() {
+    insta::assert_snapshot!(show("   ```\n/plan\n   ```\n/help"), @"/help");
+}
+
+#[test]
+fn nested_fences() {
+    insta::assert_snapshot!(show("````md\n```\n/plan\n```\n/unlock\n````\n/help"), @"/help");
+}
+
+#[test]
+fn tilde_does_not_close_backtick_fence() {
+    insta::assert_snapshot!(show("```\n~~~\n/plan\n```"), @"");
+}
+
+#[test]
+fn longer_closing_fence_closes() {
+    insta::assert_snapshot!(show("```\n/plan\n``````\n/help"), @"/help");
+}
+
+#[test]
+fn closing_fence_with_info_string_does_not_close() {
+    insta::assert_snapshot!(show("```\n```bash\n/plan\n```\n/help"), @"/help");
+}
+
+#[test]
+fn unclosed_fence_swallows_the_rest() {
+    insta::assert_snapshot!(show("/help\n```\n/plan\n\n/unlock"), @"/help");
+}
+
+#[test]
+fn backticks_with_backtick_info_are_not_a_fence() {
+    insta::assert_snapshot!(show("``` a`b\n/plan"), @"/plan");
+}
+
+#[test]
+fn indented_code_block_after_blank_line() {
+    insta::assert_snapshot!(show("Example:\n\n    /plan\n    /unlock\n\n/help"), @"/help");
+}
+
+// Code spans.
+
+#[test]
+fn code_span_at_line_start() {
+    insta::assert_snapshot!(show("`/apply 3f9a2c1b7d4e`"), @"");
+}
+
+#[test]
+fn code_span_across_lines() {
+    insta::assert_snapshot!(show("type `the\n/apply 3f9a2c1b7d4e` line"), @"");
+}
+
+#[test]
+fn double_backtick_span_across_lines() {
+    insta::assert_snapshot!(show("a `` ` \n/plan ``"), @"");
+}
+
+#[test]
+fn unclosed_backtick_is_literal() {
+    insta::assert_snapshot!(show("don`t\n/plan"), @"/plan");
+}
+
+#[test]
+fn escaped_backtick_opens_no_span() {
+    insta::assert_snapshot!(show("a \\` b\n/plan\nc `"), @"/plan");
+}
+
+#[test]
+fn span_closes_before_next_line() {
+    insta::assert_snapshot!(show("`code`\n/plan"), @"/plan");
+}
+
+// Block quotes.
+
+#[test]
+fn quoted_command() {
+    insta::assert_snapshot!(show("> /apply 3f9a2c1b7d4e"), @"");
+}
+
+#[test]
+fn quoted_without_space() {
+    insta::assert_snapshot!(show(">/apply 3f9a2c1b7d4e"), @"");
+}
+
+#[test]
+fn nested_quote() {
+    insta::assert_snapshot!(show("> > /plan\n>> /unlock"), @"");
+}
+
+#[test]
+fn quote_lazy_continuation() {
+    insta::assert_snapshot!(show("> you said\n/apply 3f9a2c1b7d4e"), @"");
+}
+
+#[test]
+fn quote_lazy_continuation_over_several_lines() {
+    insta::assert_snapshot!(show("> you said\nplease\n/apply 3f9a2c1b7d4e"), @"");
+}
+
+#[test]
+fn blank_line_ends_quote() {
+    insta::assert_snapshot!(show("> /apply 3f9a2c1b7d4e\n\n/plan"), @"/plan");
+}
+
+#[test]
+fn empty_quote_line_ends_quoted_paragraph() {
+    insta::assert_snapshot!(show("> quoted\n>\n/plan"), @"/plan");
+}
+
+#[test]
+fn heading_ends_quote() {
+    insta::assert_snapshot!(show("> quoted\n# Next\n/plan"), @"/plan");
+}
+
+#[test]
+fn quoted_fence_ends_with_the_quote() {
+    insta::assert_snapshot!(show("> ```\n> /unlock\n/plan"), @"/plan");
+}
+
+#[test]
+fn email_reply() {
+    insta::assert_snapshot!(show("On Mon, Ana wrote:\n> /apply 3f9a2c1b7d4e\n\nNot yet.\n/unlock"), @"/unlock");
+}
+
+// HTML.
+
+#[test]
+fn html_comment() {
+    insta::assert_snapshot!(show("<!-- /apply 3f9a2c1b7d4e -->"), @"");
+}
+
+#[test]
+fn multi_line_html_comment() {
+    insta::assert_snapshot!(show("<!--\n/apply 3f9a2c1b7d4e\n\n/unlock\n-->\n/plan"), @"/plan");
+}
+
+#[test]
+fn unclosed_html_comment_swallows_the_rest() {
+    insta::assert_snapshot!(show("<!-- template\n/plan"), @"");
+}
+
+#[test]
+fn html_comment_after_command_is_removed() {
+    insta::assert_snapshot!(show("/apply 3f9a2c1b7d4e <!-- reviewed with Ana -->"), @"/apply 3f9a2c1b7d4e");
+}
+
+#[test]
+fn inline_html_comment_across_lines() {
+    insta::assert_snapshot!(show("/plan <!-- not\n/apply 3f9a2c1b7d4e\n-->"), @"/plan");
+}
+
+#[test]
+fn html_comment_line_then_command() {
+    insta::assert_snapshot!(show("<!-- cascade -->\n/plan"), @"/plan");
+}
+
+#[test]
+fn pre_block() {
+    insta::assert_snapshot!(show("<pre>\n/plan\n</pre>\n/help"), @"/help");
+}
+
+// /plan
+
+#[test]
+fn plan_units() {
+    insta::assert_snapshot!(show("/plan live/dev/vpc live/dev/app"), @"/plan live/dev/vpc live/dev/app");
+}
+
+#[test]
+fn plan_units_separated_by_commas() {
+    insta::assert_snapshot!(show("/plan live/dev/vpc, live/dev/app,live/prod/app"), @"/plan live/dev/vpc live/dev/app live/prod/app");
+}
+
+#[test]
+fn plan_units_extra_whitespace() {
+    insta::assert_snapshot!(show("/plan    live/dev/vpc \t live/dev/app   "), @"/plan live/dev/vpc live/dev/app");
+}
+
+#[test]
+fn plan_units_normalised() {
+    insta::assert_snapshot!(show("/plan ./live/dev/vpc/ live\\dev\\app"), @"/plan live/dev/vpc live/dev/app");
+}
+
+#[test]
+fn plan_duplicate_units_once() {
+    insta::assert_snapshot!(show("/plan live/dev/vpc ./live/dev/vpc live/dev/vpc/"), @"/plan live/dev/vpc");
+}
+
+#[test]
+fn plan_root_unit() {
+    insta::assert_snapshot!(show("/plan ."), @"/plan .");
+}
+
+#[test]
+fn plan_units_in_code_spans() {
+    insta::assert_snapshot!(show("/plan `live/dev/vpc` `live/dev/app`"), @"/plan live/dev/vpc live/dev/app");
+}
+
+#[test]
+fn plan_unicode_unit() {
+    insta::assert_snapshot!(show("/plan live/dév/vpc"), @"/plan live/dév/vpc");
+}
+
+#[test]
+fn plan_trailing_period() {
+    insta::assert_snapshot!(show("/plan live/dev/vpc."), @"/plan live/dev/vpc");
+}
+
+#[test]
+fn plan_alone_with_period() {
+    insta::assert_snapshot!(show("/plan."), @"/plan");
+}
+
+#[test]
+fn plan_parent_dir() {
+    insta::assert_snapshot!(show("/plan ../other-repo"), @"error on `/plan ../other-repo`: `/plan` cannot use `../other-repo`: unit paths cannot contain `..`. Post `/plan` to re-plan every unit this PR affects, or name units by their path from the repository root, like `/plan live/dev/vpc live/dev/app`, in a new comment.");
+}
+
+#[test]
+fn plan_parent_dir_inside() {
+    insta::assert_snapshot!(show("/plan live/../../etc"), @"error on `/plan live/../../etc`: `/plan` cannot use `live/../../etc`: unit paths cannot contain `..`. Post `/plan` to re-plan every unit this PR affects, or name units by their path from the repository root, like `/plan live/dev/vpc live/dev/app`, in a new comment.");
+}
+
+#[test]
+fn plan_parent_dir_with_period() {
+    insta::assert_snapshot!(show("/plan live/.."), @"error on `/plan live/..`: `/plan` cannot use `live/..`: unit paths cannot contain `..`. Post `/plan` to re-plan every unit this PR affects, or name units by their path from the repository root, like `/plan live/dev/vpc live/dev/app`, in a new comment.");
+}
+
+#[test]
+fn plan_absolute() {
+    insta::assert_snapshot!(show("/plan /live/dev/vpc"), @"error on `/plan /live/dev/vpc`: `/plan` cannot use `/live/dev/vpc`: it is an absolute path, and unit paths start at the repository root. Post `/plan` to re-plan every unit this PR affects, or name units by their path from the repository root, like `/plan live/dev/vpc live/dev/app`, in a new comment.");
+}
+
+#[test]
+fn plan_windows_absolute() {
+    insta::assert_snapshot!(show("/plan C:\\live\\dev"), @r#"error on `/plan C:\live\dev`: `/plan` cannot use `C:\live\dev`: it is an absolute path, and unit paths start at the repository root. Post `/plan` to re-plan every unit this PR affects, or name units by their path from the repository root, like `/plan live/dev/vpc live/dev/app`, in a new comment."#);
+}
+
+#[test]
+fn plan_glob_star() {
+    insta::assert_snapshot!(show("/plan live/*/vpc"), @"error on `/plan live/*/vpc`: `/plan` cannot use `live/*/vpc`: units are named exactly, and `*` makes it a pattern. Post `/plan` to re-plan every unit this PR affects, or name units by their path from the repository root, like `/plan live/dev/vpc live/dev/app`, in a new comment.");
+}
+
+#[test]
+fn plan_glob_question_mark() {
+    insta::assert_snapshot!(show("/plan live/dev/vpc?"), @"error on `/plan live/dev/vpc?`: `/plan` cannot use `live/dev/vpc?`: units are named exactly, and `?` makes it a pattern. Post `/plan` to re-plan every unit this PR affects, or name units by their path from the repository root, like `/plan live/dev/vpc live/dev/app`, in a new comment.");
+}
+
+#[test]
+fn plan_glob_class() {
+    insta::assert_snapshot!(show("/plan live/[dp]*/vpc"), @"error on `/plan live/[dp]*/vpc`: `/plan` cannot use `live/[dp]*/vpc`: units are named exactly, and `[` makes it a pattern. Post `/plan` to re-plan every unit this PR affects, or name units by their path from the repository root, like `/plan live/dev/vpc live/dev/app`, in a new comment.");
+}
+
+#[test]
+fn plan_glob_braces() {
+    insta::assert_snapshot!(show("/plan live/{dev,prod}/vpc"), @"error on `/plan live/{dev,prod}/vpc`: `/plan` cannot use `live/{dev`: units are named exactly, and `{` makes it a pattern. Post `/plan` to re-plan every unit this PR affects, or name units by their path from the repository root, like `/plan live/dev/vpc live/dev/app`, in a new comment.");
+}
+
+#[test]
+fn plan_unknown_flag() {
+    insta::assert_snapshot!(show("/plan --foo"), @"error on `/plan --foo`: `/plan` has no option `--foo`: post `/plan` to re-plan every unit this PR affects, or name units by their path from the repository root, like `/plan live/dev/vpc live/dev/app`, in a new comment.");
+}
+
+#[test]
+fn plan_terraform_style_flag() {
+    insta::assert_snapshot!(show("/plan live/dev/vpc -target=aws_vpc.main"), @"error on `/plan live/dev/vpc -target=aws_vpc.main`: `/plan` has no option `-target=aws_vpc.main`: post `/plan` to re-plan every unit this PR affects, or name units by their path from the repository root, like `/plan live/dev/vpc live/dev/app`, in a new comment.");
+}
+
+// /apply
+
+#[test]
+fn apply_id() {
+    insta::assert_snapshot!(show("/apply 3f9a2c1b7d4e"), @"/apply 3f9a2c1b7d4e");
+}
+
+#[test]
+fn apply_uppercase_id_normalised() {
+    insta::assert_snapshot!(show("/apply 3F9A2C1B7D4E"), @"/apply 3f9a2c1b7d4e");
+}
+
+#[test]
+fn apply_full_length_id() {
+    insta::assert_snapshot!(show(&format!("/apply {}", "ab".repeat(32))), @"/apply abababababababababababababababababababababababababababababababab");
+}
+
+#[test]
+fn apply_id_with_period() {
+    insta::assert_snapshot!(show("/apply 3f9a2c1b7d4e."), @"/apply 3f9a2c1b7d4e");
+}
+
+#[test]
+fn apply_id_with_comma() {
+    insta::assert_snapshot!(show("/apply 3f9a2c1b7d4e,"), @"/apply 3f9a2c1b7d4e");
+}
+
+#[test]
+fn apply_id_in_code_span() {
+    insta::assert_snapshot!(show("/apply `3f9a2c1b7d4e`"), @"/apply 3f9a2c1b7d4e");
+}
+
+#[test]
+fn apply_after_non_breaking_space() {
+    insta::assert_snapshot!(show("/apply\u{a0}3f9a2c1b7d4e"), @"/apply 3f9a2c1b7d4e");
+}
+
+#[test]
+fn apply_missing_id() {
+    insta::assert_snapshot!(show("/apply"), @"error on `/apply`: `/apply` needs the plan id from the plan comment, like `/apply 3f9a2c1b7d4e`; post it in a new comment.");
+}
+
+#[test]
+fn apply_two_ids() {
+    insta::assert_snapshot!(show("/apply 3f9a2c1b7d4e 0123456789ab"), @"error on `/apply 3f9a2c1b7d4e 0123456789ab`: `/apply` takes one plan id, but this line has 2 (`3f9a2c1b7d4e`, `0123456789ab`): post `/apply` with the plan id from the latest plan comment, like `/apply 3f9a2c1b7d4e`, in a new comment.");
+}
+
+#[test]
+fn apply_id_and_words() {
+    insta::assert_snapshot!(show("/apply 3f9a2c1b7d4e please 🚀"), @"error on `/apply 3f9a2c1b7d4e please 🚀`: `/apply` takes one plan id, but this line has 3 (`3f9a2c1b7d4e`, `please`, `🚀`): post `/apply` with the plan id from the latest plan comment, like `/apply 3f9a2c1b7d4e`, in a new comment.");
+}
+
+#[test]
+fn apply_not_hex() {
+    insta::assert_snapshot!(show("/apply 3f9a2c1b7d4g"), @"error on `/apply 3f9a2c1b7d4g`: `3f9a2c1b7d4g` is not a plan id: 'g' is not a hexadecimal digit; a plan id is the 12 hexadecimal characters (0-9, a-f) shown in the plan comment, as in `/apply 3f9a2c1b7d4e`. Post the corrected `/apply` line in a new comment.");
+}
+
+#[test]
+fn apply_placeholder() {
+    insta::assert_snapshot!(show("/apply <hash>"), @"error on `/apply <hash>`: `<hash>` is not a plan id: '<' is not a hexadecimal digit; a plan id is the 12 hexadecimal characters (0-9, a-f) shown in the plan comment, as in `/apply 3f9a2c1b7d4e`. Post the corrected `/apply` line in a new comment.");
+}
+
+#[test]
+fn apply_too_short() {
+    insta::assert_snapshot!(show("/apply 3f9a2c"), @"error on `/apply 3f9a2c`: `3f9a2c` is too short for a plan id (6 characters); a plan id is the 12 hexadecimal characters (0-9, a-f) shown in the plan comment, as in `/apply 3f9a2c1b7d4e`. Post the corrected `/apply` line in a new comment.");
+}
+
+#[test]
+fn apply_too_long() {
+    insta::assert_snapshot!(show(&format!("/apply {}", "a".repeat(65))), @"error on `/apply aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa`: `aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa` is too long for a plan id (65 characters); a plan id is the 12 hexadecimal characters (0-9, a-f) shown in the plan comment, as in `/apply 3f9a2c1b7d4e`. Post the corrected `/apply` line in a new comment.");
+}
+
+#[test]
+fn apply_flag() {
+    insta::assert_snapshot!(show("/apply --force 3f9a2c1b7d4e"), @"error on `/apply --force 3f9a2c1b7d4e`: `/apply` has no option `--force`: post `/apply` with the plan id from the latest plan comment, like `/apply 3f9a2c1b7d4e`, in a new comment.");
+}
+
+#[test]
+fn apply_many_ids_listed_briefly() {
+    insta::assert_snapshot!(show("/apply a b c d e f g"), @"error on `/apply a b c d e f g`: `/apply` takes one plan id, but this line has 7 (`a`, `b`, `c`, `d`, `e`, and 2 more): post `/apply` with the plan id from the latest plan comment, like `/apply 3f9a2c1b7d4e`, in a new comment.");
+}
+
+// /unlock and /help
+
+#[test]
+fn unlock_with_argument() {
+    insta::assert_snapshot!(show("/unlock please"), @"error on `/unlock please`: `/unlock` takes no arguments, but this line has `please`: post `/unlock` on a line of its own in a new comment.");
+}
+
+#[test]
+fn unlock_with_flag() {
+    insta::assert_snapshot!(show("/unlock --force"), @"error on `/unlock --force`: `/unlock` takes no arguments, but this line has `--force`: post `/unlock` on a line of its own in a new comment.");
+}
+
+#[test]
+fn help_with_argument() {
+    insta::assert_snapshot!(show("/help apply"), @"error on `/help apply`: `/help` takes no arguments, but this line has `apply`: post `/help` on a line of its own in a new comment.");
+}
+
+#[test]
+fn help_with_period() {
+    insta::assert_snapshot!(show("/help."), @"/help");
+}
+
+#[test]
+fn long_argument_is_shortened() {
+    insta::assert_snapshot!(show(&format!("/unlock {}", "x".repeat(100))), @"error on `/unlock xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx`: `/unlock` takes no arguments, but this line has `xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx…`: post `/unlock` on a line of its own in a new comment.");
+}
+
+#[test]
+fn argument_with_backtick_is_quoted() {
+    insta::assert_snapshot!(show("/help a`b"), @"error on `/help a`b`: `/help` takes no arguments, but this line has `` a`b ``: post `/help` on a line of its own in a new comment.");
+}
+
+// Case.
+
+#[test]
+fn apply_capitalised() {
+    insta::assert_snapshot!(show("/Apply 3f9a2c1b7d4e"), @"error on `/Apply 3f9a2c1b7d4e`: Commands are lowercase: post `/apply 3f9a2c1b7d4e` in a new comment (`/Apply` is not read).");
+}
+
+#[test]
+fn plan_upper_case() {
+    insta::assert_snapshot!(show("/PLAN live/dev/vpc"), @"error on `/PLAN live/dev/vpc`: Commands are lowercase: post `/plan live/dev/vpc` in a new comment (`/PLAN` is not read).");
+}
+
+#[test]
+fn help_capitalised_with_period() {
+    insta::assert_snapshot!(show("/Help."), @"error on `/Help.`: Commands are lowercase: post `/help` in a new comment (`/Help` is not read).");
+}
+
+#[test]
+fn capitalised_non_command_is_ignored() {
+    insta::assert_snapshot!(show("/Planned\n/Applyx"), @"");
+}
+
+// /help reply.
+
+#[test]
+fn help_reply() {
+    insta::assert_snapshot!(help_text(), @r#"
+        ### cascade commands
+
+        Post a command at the start of a line in a new comment. Commands inside code, quotes or HTML comments are not read, and neither are edits to a comment.
+
+        | Command | What it does |
+        | --- | --- |
+        | `/plan [unit …]` | Re-plan every unit this PR affects, or only the named units (paths from the repository root, like `live/dev/vpc`) and the units that depend on them. |
+        | `/apply <plan id>` | Apply exactly the plan with this id, as shown in the plan comment: `/apply 3f9a2c1b7d4e`. Who may apply, and when, is set by the repository; cascade says why when it refuses. |
+        | `/unlock` | Release this PR's locks and discard its plan; `/plan` plans again. |
+        | `/help` | Show this list. |
+    "#);
+}
+
+// Robustness.
+
+proptest::proptest! {
+    #[test]
+    fn any_text_parses_without_panicking(body in "[ \t\r\n`~>/<!\\\\a-zA-Z0-9.,*#é🚀-]{0,120}") {
+        parse_comment(&body);
+    }
+}

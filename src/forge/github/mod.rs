@@ -1,0 +1,406 @@
+//! GitHub as cascade sees it: this module owns every call cascade makes to
+//! GitHub (REST and GraphQL), as one GitHub App serving many installations.
+//! It carries requests and answers and never decides anything: who may apply,
+//! what to post and when are the engine's business.
+//!
+//! Every request goes through [`transport`], which authenticates, keeps
+//! installation tokens fresh, spends the content-write budget, and waits out
+//! rate limits. Answers are read into small serde shapes ([`types`]) rather
+//! than octocrab's full models, so fields GitHub adds or omits never break a call.
+
+mod transport;
+mod types;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use serde_json::json;
+
+pub use transport::{ApiError, RetryPolicy, TOKEN_REFRESH_MARGIN, WriteBudget};
+pub use types::{
+    CHECK_SUMMARY_LIMIT, ChangedFile, CheckStatus, IssueComment, Permission, PullRequestInfo,
+    Review,
+};
+
+use transport::{Actor, Call, Method, Transport};
+use types::{
+    WireComment, WireFile, WireGraphqlErrors, WireId, WirePermission, WirePull, WireReview,
+    check_summary,
+};
+
+/// GitHub answers at most this many files for a pull request.
+pub const PULL_REQUEST_FILES_CAP: usize = 3000;
+
+/// The name of cascade's check run.
+pub const CHECK_RUN_NAME: &str = "cascade";
+
+/// Pages followed before a listing is called runaway.
+const MAX_PAGES: usize = 1000;
+
+/// One per server: the API base URL (api.github.com, a GitHub Enterprise
+/// Server's `/api/v3`, or a test's fake), the App id and its private key.
+#[derive(Clone)]
+pub struct GitHubApp {
+    transport: Arc<Transport>,
+}
+
+/// Options for [`GitHubApp`]; the defaults follow GitHub's documented limits.
+pub struct GitHubAppBuilder {
+    api_url: String,
+    app_id: u64,
+    private_key_pem: Vec<u8>,
+    policy: RetryPolicy,
+    budget: WriteBudget,
+}
+
+impl GitHubAppBuilder {
+    /// The longest single wait for a rate limit (default 60 s).
+    pub fn max_wait(mut self, wait: Duration) -> Self {
+        self.policy.max_wait = wait;
+        self
+    }
+
+    /// First backoff on a secondary rate limit that names no time (default 60 s).
+    pub fn secondary_backoff(mut self, wait: Duration) -> Self {
+        self.policy.secondary_backoff = wait;
+        self
+    }
+
+    /// First backoff after a 5xx (default 1 s).
+    pub fn server_error_backoff(mut self, wait: Duration) -> Self {
+        self.policy.server_error_backoff = wait;
+        self
+    }
+
+    /// Attempts per call, the first included (default 4).
+    pub fn max_attempts(mut self, attempts: u32) -> Self {
+        self.policy.max_attempts = attempts;
+        self
+    }
+
+    /// Content writes allowed per installation in any window of `per` (default 80 per minute).
+    pub fn write_budget(mut self, writes: u32, per: Duration) -> Self {
+        self.budget = WriteBudget { writes, per };
+        self
+    }
+
+    pub fn build(self) -> anyhow::Result<GitHubApp> {
+        let transport = Transport::new(
+            &self.api_url,
+            self.app_id,
+            &self.private_key_pem,
+            self.policy,
+            self.budget,
+        )
+        .with_context(|| format!("could not set up GitHub App {}", self.app_id))?;
+        Ok(GitHubApp {
+            transport: Arc::new(transport),
+        })
+    }
+}
+
+impl GitHubApp {
+    /// The App with default limits. A key that is not an RSA PEM is an error here.
+    pub fn new(api_url: &str, app_id: u64, private_key_pem: &[u8]) -> anyhow::Result<GitHubApp> {
+        GitHubApp::builder(api_url, app_id, private_key_pem).build()
+    }
+
+    pub fn builder(api_url: &str, app_id: u64, private_key_pem: &[u8]) -> GitHubAppBuilder {
+        GitHubAppBuilder {
+            api_url: api_url.to_string(),
+            app_id,
+            private_key_pem: private_key_pem.to_vec(),
+            policy: RetryPolicy::default(),
+            budget: WriteBudget::default(),
+        }
+    }
+
+    /// A client acting as installation `id`; its token is minted on first use,
+    /// cached, and refreshed 5 minutes before expiry.
+    pub async fn installation(&self, id: u64) -> anyhow::Result<Installation> {
+        Ok(Installation {
+            id,
+            transport: self.transport.clone(),
+        })
+    }
+
+    /// The installation token, for `git fetch` (user `x-access-token`).
+    pub async fn installation_token(&self, id: u64) -> anyhow::Result<String> {
+        self.transport.token(id).await
+    }
+
+    /// Content writes made so far (comments, check runs, reactions, minimising).
+    pub fn write_calls(&self) -> u64 {
+        self.transport.write_calls()
+    }
+
+    /// Times cascade waited for a rate limit so far.
+    pub fn rate_limit_waits(&self) -> u64 {
+        self.transport.waits()
+    }
+}
+
+/// The App acting as one installation.
+#[derive(Clone)]
+pub struct Installation {
+    id: u64,
+    transport: Arc<Transport>,
+}
+
+impl Installation {
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    async fn send(&self, call: Call) -> anyhow::Result<transport::Reply> {
+        self.transport
+            .send(Actor::Installation(self.id), &call)
+            .await
+    }
+
+    /// Every page of a listing, following `Link: rel="next"`; stops early
+    /// once `cap` items are in.
+    async fn get_all<T, W>(
+        &self,
+        kind: &'static str,
+        first: String,
+        cap: usize,
+    ) -> anyhow::Result<Vec<T>>
+    where
+        W: serde::de::DeserializeOwned + Into<T>,
+    {
+        let mut items = Vec::new();
+        let mut next = Some(first);
+        let mut pages = 0;
+        while let Some(path) = next {
+            pages += 1;
+            anyhow::ensure!(
+                pages <= MAX_PAGES,
+                "GitHub {kind} kept paginating past {MAX_PAGES} pages; stopped"
+            );
+            let reply = self.send(Call::get(kind, path)).await?;
+            let page: Vec<W> = reply.json(kind)?;
+            items.extend(page.into_iter().map(Into::into));
+            next = reply.next.filter(|_| items.len() < cap);
+        }
+        Ok(items)
+    }
+
+    pub async fn pull_request(&self, repo: &str, number: u64) -> anyhow::Result<PullRequestInfo> {
+        let kind = "pulls.get";
+        let path = format!("{}/pulls/{number}", repo_path(repo)?);
+        let pull: WirePull = self.send(Call::get(kind, path)).await?.json(kind)?;
+        Ok(pull.into())
+    }
+
+    /// Paginated (per_page=100, follow Link rel=next). None when GitHub's
+    /// 3,000-file cap is reached (the caller then diffs with git).
+    pub async fn pull_request_files(
+        &self,
+        repo: &str,
+        number: u64,
+    ) -> anyhow::Result<Option<Vec<ChangedFile>>> {
+        let path = format!("{}/pulls/{number}/files?per_page=100", repo_path(repo)?);
+        let files = self
+            .get_all::<ChangedFile, WireFile>("pulls.files", path, PULL_REQUEST_FILES_CAP)
+            .await?;
+        // Exactly 3,000 is indistinguishable from "more": git decides then.
+        Ok((files.len() < PULL_REQUEST_FILES_CAP).then_some(files))
+    }
+
+    /// Every comment on the pull request's conversation, oldest first.
+    pub async fn comments(&self, repo: &str, number: u64) -> anyhow::Result<Vec<IssueComment>> {
+        let path = format!("{}/issues/{number}/comments?per_page=100", repo_path(repo)?);
+        self.get_all::<IssueComment, WireComment>("issues.comments.list", path, usize::MAX)
+            .await
+    }
+
+    pub async fn create_comment(
+        &self,
+        repo: &str,
+        number: u64,
+        body: &str,
+    ) -> anyhow::Result<IssueComment> {
+        let kind = "issues.comments.create";
+        let path = format!("{}/issues/{number}/comments", repo_path(repo)?);
+        let call = Call::write(kind, Method::Post, path, json!({ "body": body }));
+        let comment: WireComment = self.send(call).await?.json(kind)?;
+        Ok(comment.into())
+    }
+
+    pub async fn update_comment(
+        &self,
+        repo: &str,
+        comment_id: u64,
+        body: &str,
+    ) -> anyhow::Result<()> {
+        let path = format!("{}/issues/comments/{comment_id}", repo_path(repo)?);
+        let call = Call::write(
+            "issues.comments.update",
+            Method::Patch,
+            path,
+            json!({ "body": body }),
+        );
+        self.send(call).await.map(drop)
+    }
+
+    /// GraphQL minimizeComment(classifier: OUTDATED) on the comment's node id.
+    pub async fn minimize_comment(&self, node_id: &str) -> anyhow::Result<()> {
+        const MUTATION: &str = "mutation($id: ID!) { minimizeComment(input: {subjectId: $id, classifier: OUTDATED}) { minimizedComment { isMinimized minimizedReason } } }";
+        let kind = "graphql.minimize_comment";
+        let body = json!({ "query": MUTATION, "variables": { "id": node_id } });
+        let mut call = Call::write(kind, Method::Post, "/graphql".to_string(), body);
+        call.graphql = true;
+        let answer: WireGraphqlErrors = self.send(call).await?.json(kind)?;
+        if !answer.errors.is_empty() {
+            let messages: Vec<_> = answer.errors.into_iter().map(|e| e.message).collect();
+            anyhow::bail!(
+                "GitHub GraphQL minimizeComment on {node_id} failed: {}. Check that the comment \
+                 still exists and that the App may write issues and pull requests",
+                messages.join("; ")
+            );
+        }
+        Ok(())
+    }
+
+    /// Creates the `cascade` check run on `head_sha`; returns its id.
+    /// `summary` is cut to GitHub's 65,535 characters.
+    pub async fn create_check_run(
+        &self,
+        repo: &str,
+        head_sha: &str,
+        status: CheckStatus,
+        title: &str,
+        summary: &str,
+    ) -> anyhow::Result<u64> {
+        let kind = "checks.create";
+        let path = format!("{}/check-runs", repo_path(repo)?);
+        let mut body = check_body(status, title, summary);
+        body["name"] = json!(CHECK_RUN_NAME);
+        body["head_sha"] = json!(head_sha);
+        let created: WireId = self
+            .send(Call::write(kind, Method::Post, path, body))
+            .await?
+            .json(kind)?;
+        Ok(created.id)
+    }
+
+    pub async fn update_check_run(
+        &self,
+        repo: &str,
+        id: u64,
+        status: CheckStatus,
+        title: &str,
+        summary: &str,
+    ) -> anyhow::Result<()> {
+        let path = format!("{}/check-runs/{id}", repo_path(repo)?);
+        let call = Call::write(
+            "checks.update",
+            Method::Patch,
+            path,
+            check_body(status, title, summary),
+        );
+        self.send(call).await.map(drop)
+    }
+
+    /// The user's role on the repository. Fails closed: any error is `None`.
+    pub async fn permission(&self, repo: &str, user: &str) -> Permission {
+        match self.try_permission(repo, user).await {
+            Ok(permission) => permission,
+            Err(error) => {
+                tracing::warn!(
+                    repo,
+                    user,
+                    error = format!("{error:#}"),
+                    "permission lookup failed; treating as none"
+                );
+                Permission::None
+            }
+        }
+    }
+
+    async fn try_permission(&self, repo: &str, user: &str) -> anyhow::Result<Permission> {
+        let kind = "collaborators.permission";
+        let path = format!(
+            "{}/collaborators/{}/permission",
+            repo_path(repo)?,
+            segment(user)?
+        );
+        let wire: WirePermission = self.send(Call::get(kind, path)).await?.json(kind)?;
+        Ok(Permission::from_wire(
+            wire.role_name.as_deref(),
+            wire.permission.as_deref(),
+        ))
+    }
+
+    /// Every review, oldest first.
+    pub async fn reviews(&self, repo: &str, number: u64) -> anyhow::Result<Vec<Review>> {
+        let path = format!("{}/pulls/{number}/reviews?per_page=100", repo_path(repo)?);
+        self.get_all::<Review, WireReview>("pulls.reviews", path, usize::MAX)
+            .await
+    }
+
+    /// Reacts to an issue comment (`eyes` says "seen, working on it").
+    pub async fn react(&self, repo: &str, comment_id: u64, content: &str) -> anyhow::Result<()> {
+        let path = format!(
+            "{}/issues/comments/{comment_id}/reactions",
+            repo_path(repo)?
+        );
+        let call = Call::write(
+            "reactions.create",
+            Method::Post,
+            path,
+            json!({ "content": content }),
+        );
+        self.send(call).await.map(drop)
+    }
+}
+
+fn check_body(status: CheckStatus, title: &str, summary: &str) -> serde_json::Value {
+    let (status, conclusion) = status.wire();
+    let mut body = json!({
+        "status": status,
+        "output": { "title": title, "summary": check_summary(summary) },
+    });
+    if let Some(conclusion) = conclusion {
+        body["conclusion"] = json!(conclusion);
+    }
+    body
+}
+
+/// `/repos/{owner}/{name}` for `owner/name`.
+fn repo_path(repo: &str) -> anyhow::Result<String> {
+    let (owner, name) = repo
+        .split_once('/')
+        .with_context(|| format!("{repo:?} is not a repository name of the form owner/name"))?;
+    Ok(format!("/repos/{}/{}", segment(owner)?, segment(name)?))
+}
+
+/// One path segment, percent-encoded; never empty, never a traversal.
+fn segment(text: &str) -> anyhow::Result<String> {
+    anyhow::ensure!(
+        !text.is_empty() && text != "." && text != ".." && !text.contains('/'),
+        "{text:?} is not a valid GitHub name"
+    );
+    Ok(text
+        .bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repository_names_become_safe_paths() {
+        assert_eq!(repo_path("acme/infra").unwrap(), "/repos/acme/infra");
+        assert!(repo_path("acme").is_err());
+        assert!(repo_path("acme/../x").is_err());
+        assert_eq!(segment("dependabot[bot]").unwrap(), "dependabot%5Bbot%5D");
+    }
+}

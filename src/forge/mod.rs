@@ -1,0 +1,4 @@
+//! Forges cascade talks to: one concrete client per forge. They carry requests
+//! and answers; every decision (who may apply, what to post) is made elsewhere.
+
+pub mod github;

@@ -1,0 +1,850 @@
+//! The bot's local copies of repositories.
+//!
+//! Owns: one bare mirror per repository (`<root>/mirrors/<owner>/<name>.git`),
+//! fetched with the `git` CLI because git2 is built without https here; one
+//! disposable checkout per pull request (`<root>/checkouts/<owner>/<name>/pr-<n>`,
+//! a detached `git worktree` of the mirror); and scratch trees of other
+//! revisions (`<root>/trees/<owner>/<name>/<sha>`) for discovery at the base.
+//! Diffs, config reads and trees go through `cascade::git` (git2) on the mirror.
+//!
+//! Must never: run anything from a repository (no hooks, no filter drivers,
+//! no submodules, only the file and http(s) transports, and no user or system
+//! git configuration: git runs with an empty configuration of our own and
+//! `HOME` under the root), write outside its root (repository names are
+//! validated before they become paths), or put an installation token in a URL,
+//! a process argument, a log line or an error message (it travels as an HTTP
+//! header set through git's environment, and git's messages are redacted).
+//!
+//! Decisions:
+//! - Repository names are lowercased (GitHub's are case-insensitive), so one
+//!   repository has one mirror whatever the payload's spelling.
+//! - Fetched refs keep their names (`refs/pull/7/head`, `refs/heads/main`); a
+//!   bare sha is kept as `refs/cascade/commits/<sha>` so gc cannot drop it.
+//!   These refs are never deleted: a mirror only grows, like any clone.
+//! - A new push resets the existing checkout (`checkout --force` + `clean
+//!   -ffdx`) instead of making a new one, keeping only [`KEEP_ON_RESET`]
+//!   (terraform's provider cache and local state, whether or not the repo
+//!   ignores them) so `init` stays cheap and example repos keep their state.
+//!   Anything else in a checkout is disposable.
+//! - Fetches, checkouts and forgets of one repository take its async lock;
+//!   reads (`changes`, `config_at`, `tree`) take none: git updates refs
+//!   atomically after writing objects, and `tree` renames a finished directory
+//!   into place.
+
+use anyhow::{Context, anyhow, bail};
+use base64::Engine as _;
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::process::Command;
+
+// The repo configuration file, read from the base commit.
+use crate::config::FILE_NAME as CONFIG_FILE;
+
+/// A `.cascade.yaml` larger than this is refused rather than parsed.
+const MAX_CONFIG_BYTES: usize = 1 << 20;
+
+/// Untracked paths a new push leaves in a checkout: terraform's provider
+/// cache and local state (example repos with a local backend keep their
+/// state across pushes) and the bot's own scratch directory.
+pub const KEEP_ON_RESET: &[&str] = &[".terraform", "*.tfstate", "*.tfstate.backup", ".cascade"];
+
+const DEFAULT_FETCH_TIMEOUT: Duration = Duration::from_secs(600);
+const DEFAULT_LOCAL_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// Environment variables passed through to git although they start with `GIT_`:
+/// a private CA for GitHub Enterprise.
+const PASS_GIT_ENV: &[&str] = &["GIT_SSL_CAINFO", "GIT_SSL_CAPATH"];
+
+/// The local copies of every repository the bot works on, under one root
+/// (`<data-dir>/workspaces`). Cheap to clone: clones share the per-repository
+/// locks.
+#[derive(Clone, Debug)]
+pub struct Workspaces {
+    root: PathBuf,
+    fetch_timeout: Duration,
+    local_timeout: Duration,
+    locks: Arc<Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>>,
+}
+
+/// A validated `owner/name`, lowercased (GitHub names are case-insensitive,
+/// so `Acme/Infra` and `acme/infra` share one mirror).
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct RepoName {
+    owner: String,
+    name: String,
+}
+
+impl RepoName {
+    fn parse(repo: &str) -> anyhow::Result<RepoName> {
+        let invalid = || {
+            anyhow!(
+                "invalid repository name {repo:?}: expected `owner/name` made of letters, digits, \
+                 `-`, `_` and `.`; check the repository in the webhook or the server configuration"
+            )
+        };
+        let (owner, name) = repo.split_once('/').ok_or_else(invalid)?;
+        for part in [owner, name] {
+            let ok = !part.is_empty()
+                && part.len() <= 100
+                && part != "."
+                && part != ".."
+                && !part.starts_with('-')
+                && part
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+            if !ok {
+                return Err(invalid());
+            }
+        }
+        Ok(RepoName {
+            owner: owner.to_ascii_lowercase(),
+            name: name.to_ascii_lowercase(),
+        })
+    }
+
+    fn key(&self) -> String {
+        format!("{}/{}", self.owner, self.name)
+    }
+}
+
+/// How a git invocation went wrong, before the caller says what it was doing.
+enum GitFailure {
+    /// git could not be started at all.
+    Spawn(std::io::Error),
+    /// Killed after the timeout.
+    TimedOut(Duration),
+    /// Non-zero exit; git's message, redacted.
+    Exit(String),
+}
+
+impl GitFailure {
+    /// `"<doing>: <what happened>"`, for an error message.
+    fn describe(&self, doing: &str) -> String {
+        match self {
+            GitFailure::Spawn(e) => format!(
+                "{doing}: cannot run git ({e}); install git 2.32 or newer on the server's PATH"
+            ),
+            GitFailure::TimedOut(d) => {
+                format!("{doing}: git did not finish within {} s", d.as_secs())
+            }
+            GitFailure::Exit(message) => format!("{doing}: {message}"),
+        }
+    }
+}
+
+/// One git invocation: arguments, configuration (set through the
+/// environment, never the command line), and the strings to redact.
+struct Git {
+    args: Vec<OsString>,
+    config: Vec<(String, String)>,
+    secrets: Vec<String>,
+    timeout: Duration,
+    /// Where git runs; the root when unset.
+    cwd: Option<PathBuf>,
+}
+
+impl Git {
+    fn arg(mut self, arg: impl Into<OsString>) -> Git {
+        self.args.push(arg.into());
+        self
+    }
+
+    fn args<I: IntoIterator<Item = S>, S: Into<OsString>>(mut self, args: I) -> Git {
+        self.args.extend(args.into_iter().map(Into::into));
+        self
+    }
+
+    /// `--git-dir=<dir>`: never let git discover a repository on its own.
+    fn git_dir(self, dir: &Path) -> Git {
+        let mut flag = OsString::from("--git-dir=");
+        flag.push(dir);
+        self.arg(flag)
+    }
+}
+
+impl Workspaces {
+    /// The workspaces under `root` (normally `<data-dir>/workspaces`). A
+    /// relative root is made absolute now, because worktrees record absolute
+    /// paths. Nothing is created until it is needed.
+    pub fn new(root: PathBuf) -> Workspaces {
+        let root = std::path::absolute(&root).unwrap_or(root);
+        Workspaces {
+            root,
+            fetch_timeout: DEFAULT_FETCH_TIMEOUT,
+            local_timeout: DEFAULT_LOCAL_TIMEOUT,
+            locks: Arc::default(),
+        }
+    }
+
+    /// Overrides the time limits: `fetch` for network fetches (default 10
+    /// minutes), `local` for worktree and clean operations (default 5 minutes).
+    pub fn with_timeouts(mut self, fetch: Duration, local: Duration) -> Workspaces {
+        self.fetch_timeout = fetch;
+        self.local_timeout = local;
+        self
+    }
+
+    /// The root every file of the workspaces lives under.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Where the bare mirror of `repo` is (whether or not it was fetched yet).
+    pub fn mirror_path(&self, repo: &str) -> anyhow::Result<PathBuf> {
+        Ok(self.mirror_dir(&RepoName::parse(repo)?))
+    }
+
+    /// Fetches `refspecs` from `clone_url` into the bare mirror of `repo`
+    /// (`owner/name`) and returns the mirror's path.
+    ///
+    /// A refspec is a ref (`refs/pull/7/head`, stored under the same name), a
+    /// branch name (`main`, stored as `refs/heads/main`), a commit sha (stored
+    /// as `refs/cascade/commits/<sha>` so it stays reachable), or an explicit
+    /// `src:dst` with `dst` under `refs/`. Every update is forced: branches are
+    /// force-pushed.
+    ///
+    /// The token is sent as `Authorization: Basic base64("x-access-token:" + token)`
+    /// to `http(s)://` URLs, through `http.extraHeader` set in git's environment
+    /// (`GIT_CONFIG_COUNT`), so it is neither in the URL nor in the process
+    /// arguments other users can read; for `file://` URLs and plain paths it is
+    /// ignored. Fetches of one repository are serialised; different
+    /// repositories fetch in parallel.
+    pub async fn fetch(
+        &self,
+        repo: &str,
+        clone_url: &str,
+        token: Option<&str>,
+        refspecs: &[String],
+    ) -> anyhow::Result<PathBuf> {
+        let name = RepoName::parse(repo)?;
+        let repo = name.key();
+        let shown_url = redact_url(clone_url);
+        if clone_url.is_empty()
+            || clone_url.starts_with('-')
+            || clone_url.chars().any(|c| c.is_control())
+        {
+            bail!(
+                "cannot fetch {repo}: the clone URL {shown_url:?} is not a URL or path; \
+                 check the forge's repository payload"
+            );
+        }
+        if refspecs.is_empty() {
+            bail!("cannot fetch {repo}: no refs were asked for; name the head and base refs");
+        }
+        let specs = refspecs
+            .iter()
+            .map(|s| normalize_refspec(s))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| anyhow!("cannot fetch {repo}: {e}"))?;
+
+        let lock = self.lock(&name);
+        let _guard = lock.lock().await;
+        let mirror = self.ensure_mirror(&name).await?;
+
+        let mut git = self
+            .git(self.fetch_timeout)
+            .git_dir(&mirror)
+            .args([
+                "fetch",
+                "--quiet",
+                "--no-tags",
+                "--no-recurse-submodules",
+                "--update-head-ok",
+                "--",
+                clone_url,
+            ])
+            .args(&specs);
+        let is_http = {
+            let lower = clone_url.to_ascii_lowercase();
+            lower.starts_with("https://") || lower.starts_with("http://")
+        };
+        if let Some(token) = token.filter(|t| !t.is_empty() && is_http) {
+            let basic =
+                base64::engine::general_purpose::STANDARD.encode(format!("x-access-token:{token}"));
+            git.config.push((
+                "http.extraHeader".into(),
+                format!("Authorization: Basic {basic}"),
+            ));
+            git.secrets.push(token.to_string());
+            git.secrets.push(basic);
+        }
+        tracing::debug!(repo = %repo, url = %shown_url, refspecs = ?specs, "fetching");
+        match self.run(git).await {
+            Ok(_) => {
+                tracing::info!(repo = %repo, refspecs = ?specs, "fetched");
+                Ok(mirror)
+            }
+            Err(failure @ GitFailure::TimedOut(_)) => Err(anyhow!(
+                "{}; check the network path to {shown_url}, then retry",
+                failure.describe(&format!("cannot fetch {repo}"))
+            )),
+            Err(failure) => Err(anyhow!(
+                "{}; check the installation has access to it, that the URL is right \
+                 and that the refs exist",
+                failure.describe(&format!("cannot fetch {repo} from {shown_url}"))
+            )),
+        }
+    }
+
+    /// A checkout of `sha` for pull request `number`, at
+    /// `<root>/checkouts/<owner>/<name>/pr-<number>`, a detached worktree of the
+    /// mirror (fetch the commit first).
+    ///
+    /// An existing checkout is reused: `git checkout --force` to `sha`, then
+    /// `git clean -ffdx` keeping only [`KEEP_ON_RESET`] (terraform's provider
+    /// cache and local state, ignored or not), so edits and other untracked
+    /// files from an earlier run are gone. A checkout that cannot be reset is
+    /// deleted and made again: checkouts are disposable.
+    pub async fn checkout(&self, repo: &str, number: u64, sha: &str) -> anyhow::Result<PathBuf> {
+        let name = RepoName::parse(repo)?;
+        let repo = name.key();
+        let mirror = self.existing_mirror(&name)?;
+        let full = crate::git::resolve(&mirror, sha)
+            .map_err(|e| anyhow!("cannot check out {sha} of {repo}: {e:#}"))?;
+
+        let lock = self.lock(&name);
+        let _guard = lock.lock().await;
+        let dir = self.checkout_dir(&name, number);
+        if dir.join(".git").is_file() {
+            match self.reset(&dir, &full).await {
+                Ok(()) => {
+                    tracing::info!(repo = %repo, pr = number, sha = %full, "checkout reset");
+                    return Ok(dir);
+                }
+                Err(e) => {
+                    tracing::warn!(repo = %repo, pr = number, error = %e,
+                        "checkout cannot be reset; making it again");
+                }
+            }
+        }
+        if dir.exists() {
+            remove_dir(&dir)
+                .await
+                .with_context(|| format!("cannot check out {sha} of {repo}"))?;
+        }
+        let parent = dir.parent().expect("checkout dirs have a parent");
+        tokio::fs::create_dir_all(parent)
+            .await
+            .with_context(|| format!("cannot create `{}`", parent.display()))?;
+        let doing = format!("cannot check out {sha} of {repo} for pull request #{number}");
+        // A checkout deleted behind our back leaves its registration in the
+        // mirror, and `worktree add` refuses the path until it is pruned.
+        let prune = self
+            .git(self.local_timeout)
+            .git_dir(&mirror)
+            .args(["worktree", "prune"]);
+        self.run(prune)
+            .await
+            .map_err(|f| anyhow!(f.describe(&doing)))?;
+        let add = self
+            .git(self.local_timeout)
+            .git_dir(&mirror)
+            .args(["worktree", "add", "--quiet", "--detach", "--"])
+            .arg(&dir)
+            .arg(&full);
+        self.run(add)
+            .await
+            .map_err(|f| anyhow!(f.describe(&doing)))?;
+        tracing::info!(repo = %repo, pr = number, sha = %full, "checkout created");
+        Ok(dir)
+    }
+
+    /// Removes the checkout of a closed pull request (nothing to do if there is
+    /// none). The mirror and its refs stay.
+    pub async fn forget(&self, repo: &str, number: u64) -> anyhow::Result<()> {
+        let name = RepoName::parse(repo)?;
+        let repo = name.key();
+        let lock = self.lock(&name);
+        let _guard = lock.lock().await;
+        let dir = self.checkout_dir(&name, number);
+        if dir.exists() {
+            remove_dir(&dir)
+                .await
+                .with_context(|| format!("cannot forget pull request #{number} of {repo}"))?;
+        }
+        let mirror = self.mirror_dir(&name);
+        if mirror.join("HEAD").is_file() {
+            let prune = self
+                .git(self.local_timeout)
+                .git_dir(&mirror)
+                .args(["worktree", "prune"]);
+            self.run(prune).await.map_err(|f| {
+                anyhow!(f.describe(&format!("cannot forget pull request #{number} of {repo}")))
+            })?;
+        }
+        tracing::info!(repo = %repo, pr = number, "checkout forgotten");
+        Ok(())
+    }
+
+    /// The merge-base diff of `head_sha` against `base_sha` (any revspec the
+    /// mirror resolves), through [`crate::git::changed_files`] on the mirror.
+    pub fn changes(
+        &self,
+        repo: &str,
+        base_sha: &str,
+        head_sha: &str,
+    ) -> anyhow::Result<crate::git::ChangeSet> {
+        let name = RepoName::parse(repo)?;
+        let mirror = self.existing_mirror(&name)?;
+        crate::git::changed_files(&mirror, base_sha, head_sha).map_err(|e| {
+            anyhow!(
+                "cannot compare {head_sha} with {base_sha} in {}: {e:#}",
+                name.key()
+            )
+        })
+    }
+
+    /// The text of `.cascade.yaml` ([`crate::config::FILE_NAME`]) at commit `sha` (the base: a pull request
+    /// cannot change its own configuration), or `None` if it has none.
+    pub fn config_at(&self, repo: &str, sha: &str) -> anyhow::Result<Option<String>> {
+        let name = RepoName::parse(repo)?;
+        let repo = name.key();
+        let mirror = self.existing_mirror(&name)?;
+        let doing = format!("cannot read {CONFIG_FILE} of {repo} at {sha}");
+        let full = crate::git::resolve(&mirror, sha).map_err(|e| anyhow!("{doing}: {e:#}"))?;
+        let git = git2::Repository::open_bare(&mirror)
+            .map_err(|e| anyhow!("{doing}: cannot open the mirror ({})", e.message()))?;
+        let read = || -> Result<Option<String>, git2::Error> {
+            let tree = git.find_commit(git2::Oid::from_str(&full)?)?.tree()?;
+            let entry = match tree.get_path(Path::new(CONFIG_FILE)) {
+                Ok(entry) => entry,
+                Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(None),
+                Err(e) => return Err(e),
+            };
+            if entry.kind() != Some(git2::ObjectType::Blob) || entry.filemode() == 0o120000 {
+                return Err(git2::Error::from_str(
+                    "it is not a regular file; make it a plain file at the repository root",
+                ));
+            }
+            let blob = git.find_blob(entry.id())?;
+            if blob.size() > MAX_CONFIG_BYTES {
+                return Err(git2::Error::from_str(&format!(
+                    "it is {} bytes, over the {MAX_CONFIG_BYTES}-byte limit; make it smaller",
+                    blob.size()
+                )));
+            }
+            match std::str::from_utf8(blob.content()) {
+                Ok(text) => Ok(Some(text.to_string())),
+                Err(_) => Err(git2::Error::from_str(
+                    "it is not UTF-8 text; save it as UTF-8",
+                )),
+            }
+        };
+        read().map_err(|e| anyhow!("{doing}: {}", e.message()))
+    }
+
+    /// The files of commit `sha`, written once to `<root>/trees/<owner>/<name>/<full sha>`
+    /// and reused afterwards (for discovery at the base revision). The
+    /// directory appears atomically: it is written beside and renamed.
+    pub fn tree(&self, repo: &str, sha: &str) -> anyhow::Result<PathBuf> {
+        let name = RepoName::parse(repo)?;
+        let repo = name.key();
+        let mirror = self.existing_mirror(&name)?;
+        let doing = format!("cannot write the files of {sha} of {repo}");
+        let full = crate::git::resolve(&mirror, sha).map_err(|e| anyhow!("{doing}: {e:#}"))?;
+        let dest = self
+            .root
+            .join("trees")
+            .join(&name.owner)
+            .join(&name.name)
+            .join(&full);
+        if dest.is_dir() {
+            return Ok(dest);
+        }
+        let parent = dest.parent().expect("tree dirs have a parent");
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("{doing}: cannot create `{}`", parent.display()))?;
+        let scratch = tempfile::Builder::new()
+            .prefix(".partial-")
+            .tempdir_in(parent)
+            .with_context(|| {
+                format!(
+                    "{doing}: cannot create a directory in `{}`",
+                    parent.display()
+                )
+            })?;
+        crate::git::materialize(&mirror, &full, scratch.path())
+            .map_err(|e| anyhow!("{doing}: {e:#}"))?;
+        match std::fs::rename(scratch.path(), &dest) {
+            Ok(()) => {
+                let _ = scratch.keep();
+            }
+            // Another caller finished the same tree first: use theirs.
+            Err(_) if dest.is_dir() => {}
+            Err(e) => {
+                return Err(e)
+                    .with_context(|| format!("{doing}: cannot move it to `{}`", dest.display()));
+            }
+        }
+        Ok(dest)
+    }
+
+    fn mirror_dir(&self, name: &RepoName) -> PathBuf {
+        self.root
+            .join("mirrors")
+            .join(&name.owner)
+            .join(format!("{}.git", name.name))
+    }
+
+    fn checkout_dir(&self, name: &RepoName, number: u64) -> PathBuf {
+        self.root
+            .join("checkouts")
+            .join(&name.owner)
+            .join(&name.name)
+            .join(format!("pr-{number}"))
+    }
+
+    /// The mirror, or an error saying to fetch first.
+    fn existing_mirror(&self, name: &RepoName) -> anyhow::Result<PathBuf> {
+        let mirror = self.mirror_dir(name);
+        if !mirror.join("HEAD").is_file() {
+            bail!(
+                "{} has not been fetched into `{}` yet; fetch it first",
+                name.key(),
+                self.root.display()
+            );
+        }
+        Ok(mirror)
+    }
+
+    /// Creates the bare mirror if it is missing: initialised beside and
+    /// renamed, so a crash never leaves a half-made mirror in place.
+    async fn ensure_mirror(&self, name: &RepoName) -> anyhow::Result<PathBuf> {
+        let mirror = self.mirror_dir(name);
+        if mirror.join("HEAD").is_file() {
+            return Ok(mirror);
+        }
+        let doing = format!("cannot create the mirror of {}", name.key());
+        let parent = mirror.parent().expect("mirror dirs have a parent");
+        tokio::fs::create_dir_all(parent)
+            .await
+            .with_context(|| format!("{doing}: cannot create `{}`", parent.display()))?;
+        let scratch = tempfile::Builder::new()
+            .prefix(".partial-")
+            .tempdir_in(parent)
+            .with_context(|| format!("{doing} in `{}`", parent.display()))?;
+        let init = self
+            .git(self.local_timeout)
+            .args(["init", "--quiet", "--bare", "--"])
+            .arg(scratch.path());
+        self.run(init)
+            .await
+            .map_err(|f| anyhow!(f.describe(&doing)))?;
+        if mirror.exists() {
+            // A leftover that is not a repository (no HEAD).
+            remove_dir(&mirror).await.context(doing.clone())?;
+        }
+        std::fs::rename(scratch.path(), &mirror)
+            .with_context(|| format!("{doing}: cannot move it to `{}`", mirror.display()))?;
+        let _ = scratch.keep();
+        tracing::info!(repo = %name.key(), mirror = %mirror.display(), "mirror created");
+        Ok(mirror)
+    }
+
+    /// Moves an existing checkout to `sha` and removes what an earlier run left.
+    async fn reset(&self, dir: &Path, sha: &str) -> anyhow::Result<()> {
+        let git_dir = dir.join(".git");
+        let mut work_tree = OsString::from("--work-tree=");
+        work_tree.push(dir);
+        let checkout = self
+            .git(self.local_timeout)
+            .git_dir(&git_dir)
+            .arg(&work_tree)
+            .args(["checkout", "--quiet", "--force", "--detach", sha, "--"]);
+        self.run(checkout)
+            .await
+            .map_err(|f| anyhow!(f.describe("git checkout")))?;
+        let mut clean = self
+            .git(self.local_timeout)
+            .git_dir(&git_dir)
+            .arg(&work_tree)
+            .args(["clean", "-ffdxq"]);
+        for keep in KEEP_ON_RESET {
+            clean = clean.args(["-e", keep]);
+        }
+        // `git clean` works on the current directory: run it at the top.
+        clean.cwd = Some(dir.to_path_buf());
+        self.run(clean)
+            .await
+            .map_err(|f| anyhow!(f.describe("git clean")))?;
+        Ok(())
+    }
+
+    fn lock(&self, name: &RepoName) -> Arc<tokio::sync::Mutex<()>> {
+        let mut locks = self.locks.lock().unwrap_or_else(|e| e.into_inner());
+        locks.entry(name.key()).or_default().clone()
+    }
+
+    fn git(&self, timeout: Duration) -> Git {
+        Git {
+            args: Vec::new(),
+            config: Vec::new(),
+            secrets: Vec::new(),
+            timeout,
+            cwd: None,
+        }
+    }
+
+    /// Runs git isolated from the environment's configuration: no system or
+    /// global config, `HOME` under the root, no prompts, no credential
+    /// helpers, no hooks, only the file and http(s) transports, and a timeout
+    /// after which the whole process group is killed. Returns stdout.
+    async fn run(&self, git: Git) -> Result<String, GitFailure> {
+        let home = self.root.join("home");
+        tokio::fs::create_dir_all(&home)
+            .await
+            .map_err(GitFailure::Spawn)?;
+        let mut config: Vec<(String, String)> = [
+            ("protocol.allow", "never"),
+            ("protocol.file.allow", "always"),
+            ("protocol.http.allow", "always"),
+            ("protocol.https.allow", "always"),
+            ("core.hooksPath", "/dev/null"),
+            ("core.fsmonitor", "false"),
+            ("credential.helper", ""),
+            ("gc.autoDetach", "false"),
+            ("maintenance.autoDetach", "false"),
+            ("advice.detachedHead", "false"),
+            ("init.defaultBranch", "main"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        config.extend(git.config);
+
+        let mut cmd = Command::new("git");
+        cmd.args(&git.args)
+            .current_dir(git.cwd.as_deref().unwrap_or(&self.root))
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .process_group(0);
+        for (key, _) in std::env::vars_os() {
+            let key_str = key.to_string_lossy();
+            if (key_str.starts_with("GIT_") && !PASS_GIT_ENV.contains(&key_str.as_ref()))
+                || key_str == "SSH_ASKPASS"
+            {
+                cmd.env_remove(&key);
+            }
+        }
+        cmd.env("HOME", &home)
+            .env("XDG_CONFIG_HOME", home.join(".config"))
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .env("GIT_ASKPASS", "")
+            .env("GIT_CEILING_DIRECTORIES", &self.root)
+            .env("LC_ALL", "C")
+            .env("GIT_CONFIG_COUNT", config.len().to_string());
+        for (i, (key, value)) in config.iter().enumerate() {
+            cmd.env(format!("GIT_CONFIG_KEY_{i}"), key)
+                .env(format!("GIT_CONFIG_VALUE_{i}"), value);
+        }
+
+        let child = cmd.spawn().map_err(GitFailure::Spawn)?;
+        let pid = child.id();
+        let output = match tokio::time::timeout(git.timeout, child.wait_with_output()).await {
+            Ok(Ok(output)) => output,
+            Ok(Err(e)) => return Err(GitFailure::Spawn(e)),
+            Err(_) => {
+                // git's helpers (remote-https, index-pack) share its group.
+                if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) {
+                    let _ = nix::sys::signal::killpg(
+                        nix::unistd::Pid::from_raw(pid),
+                        nix::sys::signal::Signal::SIGKILL,
+                    );
+                }
+                return Err(GitFailure::TimedOut(git.timeout));
+            }
+        };
+        if output.status.success() {
+            return Ok(String::from_utf8_lossy(&output.stdout).into_owned());
+        }
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let message = stderr
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect::<Vec<_>>()
+            .join(" ");
+        let message = if message.is_empty() {
+            format!("git exited with {}", output.status)
+        } else {
+            message
+        };
+        Err(GitFailure::Exit(redact(&message, &git.secrets)))
+    }
+}
+
+/// Turns a ref, branch name or sha into a forced `src:dst` refspec that keeps
+/// what was fetched under a local ref.
+fn normalize_refspec(spec: &str) -> Result<String, String> {
+    let bad = |why: &str| {
+        Err(format!(
+            "refspec {spec:?} {why}; pass a ref, branch or commit sha"
+        ))
+    };
+    let body = spec.strip_prefix('+').unwrap_or(spec);
+    if body.is_empty() {
+        return bad("is empty");
+    }
+    if body.starts_with('-') || body.chars().any(|c| c.is_control() || c.is_whitespace()) {
+        return bad("has a leading `-`, a space or a control character");
+    }
+    if let Some((src, dst)) = body.split_once(':') {
+        if src.is_empty() || dst.contains(':') || !dst.starts_with("refs/") {
+            return bad("must be `src:dst` with `dst` under `refs/`");
+        }
+        return Ok(format!("+{src}:{dst}"));
+    }
+    let is_sha = matches!(body.len(), 40 | 64) && body.chars().all(|c| c.is_ascii_hexdigit());
+    Ok(if is_sha {
+        format!("+{body}:refs/cascade/commits/{}", body.to_ascii_lowercase())
+    } else if body.starts_with("refs/") {
+        format!("+{body}:{body}")
+    } else {
+        format!("+refs/heads/{body}:refs/heads/{body}")
+    })
+}
+
+/// `url` without credentials (`https://user:pass@host/…` → `https://***@host/…`).
+fn redact_url(url: &str) -> String {
+    redact(url, &[])
+}
+
+/// `text` with every secret and every URL's user-info replaced by `***`.
+fn redact(text: &str, secrets: &[String]) -> String {
+    let mut out = text.to_string();
+    for secret in secrets.iter().filter(|s| !s.is_empty()) {
+        out = out.replace(secret.as_str(), "***");
+    }
+    let mut result = String::with_capacity(out.len());
+    let mut rest = out.as_str();
+    while let Some(at) = rest.find("://") {
+        let (head, tail) = rest.split_at(at + 3);
+        result.push_str(head);
+        let end = tail
+            .find(|c: char| c == '/' || c.is_whitespace() || c == '\'' || c == '"')
+            .unwrap_or(tail.len());
+        match tail[..end].rfind('@') {
+            Some(userinfo) => {
+                result.push_str("***");
+                result.push_str(&tail[userinfo..end]);
+            }
+            None => result.push_str(&tail[..end]),
+        }
+        rest = &tail[end..];
+    }
+    result.push_str(rest);
+    // Authorization headers echoed by a verbose git, whatever the token.
+    redact_auth_headers(&result)
+}
+
+/// Replaces the credentials after `Authorization: Basic|Bearer|token`.
+fn redact_auth_headers(text: &str) -> String {
+    let lower = text.to_ascii_lowercase();
+    let marker = "authorization:";
+    let mut out = String::with_capacity(text.len());
+    let mut last = 0;
+    let mut search = 0;
+    while let Some(pos) = lower[search..].find(marker) {
+        let start = search + pos + marker.len();
+        // Skip the scheme word, then blank the credential up to whitespace or `;`.
+        let after = &text[start..];
+        let trimmed = after.trim_start();
+        let scheme_end = trimmed.find(char::is_whitespace).unwrap_or(trimmed.len());
+        let cred_start = start + (after.len() - trimmed.len()) + scheme_end;
+        let cred = &text[cred_start..];
+        let cred_trim = cred.trim_start();
+        let cred_begin = cred_start + (cred.len() - cred_trim.len());
+        let cred_len = cred_trim
+            .find(|c: char| c.is_whitespace() || c == ';')
+            .unwrap_or(cred_trim.len());
+        out.push_str(&text[last..cred_begin]);
+        if cred_len > 0 {
+            out.push_str("***");
+        }
+        last = cred_begin + cred_len;
+        search = last.max(start);
+    }
+    out.push_str(&text[last..]);
+    out
+}
+
+async fn remove_dir(dir: &Path) -> anyhow::Result<()> {
+    // std's remove_dir_all does not follow symlinks, so a link a pull request
+    // committed cannot make it delete outside the checkout.
+    match tokio::fs::remove_dir_all(dir).await {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e).with_context(|| format!("cannot remove `{}`", dir.display())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The engine spawns these on a multi-threaded runtime.
+    #[allow(dead_code, clippy::let_underscore_future)]
+    fn futures_are_send(ws: &Workspaces) {
+        fn send<T: Send>(_: T) {}
+        send(ws.fetch("a/b", "u", None, &[]));
+        send(ws.checkout("a/b", 1, "s"));
+        send(ws.forget("a/b", 1));
+    }
+
+    #[test]
+    fn refspecs_are_normalized() {
+        let sha = "a".repeat(40);
+        assert_eq!(
+            normalize_refspec("refs/pull/7/head").unwrap(),
+            "+refs/pull/7/head:refs/pull/7/head"
+        );
+        assert_eq!(
+            normalize_refspec("main").unwrap(),
+            "+refs/heads/main:refs/heads/main"
+        );
+        assert_eq!(
+            normalize_refspec(&sha).unwrap(),
+            format!("+{sha}:refs/cascade/commits/{sha}")
+        );
+        assert_eq!(
+            normalize_refspec("+refs/heads/*:refs/heads/*").unwrap(),
+            "+refs/heads/*:refs/heads/*"
+        );
+        assert!(normalize_refspec("--upload-pack=evil").is_err());
+        assert!(normalize_refspec("a:b").is_err());
+        assert!(normalize_refspec("").is_err());
+    }
+
+    #[test]
+    fn redaction_removes_userinfo_secrets_and_headers() {
+        let text = "fatal: unable to access 'https://x-access-token:ghs_X@github.com/a/b.git/': \
+                    Authorization: Basic eHl6 was sent; token ghs_SECRET";
+        let out = redact(text, &["ghs_SECRET".to_string()]);
+        assert!(!out.contains("ghs_X"), "{out}");
+        assert!(!out.contains("eHl6"), "{out}");
+        assert!(!out.contains("ghs_SECRET"), "{out}");
+        assert!(out.contains("https://***@github.com/a/b.git/"), "{out}");
+        assert_eq!(redact_url("file:///tmp/x.git"), "file:///tmp/x.git");
+    }
+
+    #[test]
+    fn repo_names_are_validated() {
+        assert_eq!(
+            RepoName::parse("Acme/Infra.live").unwrap().key(),
+            "acme/infra.live"
+        );
+        assert!(RepoName::parse("acme/.github").is_ok());
+        for bad in [
+            "../x", "a/b/c", "x", "/x", "a/", "a/..", "./a", "a b/c", "-a/b", "",
+        ] {
+            assert!(RepoName::parse(bad).is_err(), "{bad}");
+        }
+    }
+}

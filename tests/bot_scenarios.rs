@@ -1,0 +1,489 @@
+//! The GitHub App end to end: a stateful fake GitHub over HTTP, local git
+//! remotes, the real server driven with signed webhooks, and the real
+//! terraform on the bundled example.
+
+#[path = "support/fake_github.rs"]
+mod fake_github;
+mod support;
+
+use cascade::server::{RunningServer, ServeConfig, start};
+use fake_github::{APP_ID, FakeGitHub, FileChange, PrSpec, app_key};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+const REPO: &str = "acme/infra";
+
+struct World {
+    fake: FakeGitHub,
+    server: Option<RunningServer>,
+    data: tempfile::TempDir,
+    work: tempfile::TempDir,
+    _origin: tempfile::TempDir,
+    origin: PathBuf,
+    base_sha: String,
+    head_sha: String,
+}
+
+fn git_out(dir: &Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@example.com",
+            "-c",
+            "init.defaultBranch=main",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+/// Commits a change on a new branch of the work repo and pushes it to the origin.
+fn push_change(w: &World, branch: &str, file: &str, line: &str) -> String {
+    let dir = w.work.path();
+    let _ = git_out(dir, &["checkout", "-q", "-B", branch]);
+    let path = dir.join(file);
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, format!("{text}\n# {line}\n")).unwrap();
+    git_out(dir, &["commit", "-qam", line]);
+    git_out(
+        dir,
+        &[
+            "push",
+            "-q",
+            "--force",
+            w.origin.to_str().unwrap(),
+            &format!("{branch}:{branch}"),
+        ],
+    );
+    git_out(dir, &["rev-parse", "HEAD"])
+}
+
+fn config(w: &World) -> ServeConfig {
+    ServeConfig {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        data_dir: w.data.path().to_path_buf(),
+        database_url: None,
+        github_app_id: APP_ID,
+        github_private_key: app_key(),
+        webhook_secrets: vec![w.fake.webhook_secret().into_bytes()],
+        github_api_url: w.fake.url(),
+        parallelism: 4,
+        allow_forks: false,
+        terraform_bin: "terraform".into(),
+        tofu_bin: "tofu".into(),
+        terragrunt_bin: "terragrunt".into(),
+        shutdown_grace: Duration::from_secs(30),
+        unit_timeout: Duration::from_secs(300),
+    }
+}
+
+async fn world() -> World {
+    assert!(
+        std::process::Command::new("terraform")
+            .arg("version")
+            .output()
+            .is_ok(),
+        "terraform must be on PATH"
+    );
+    let fake = FakeGitHub::start().await;
+    fake.add_installation(77, "acme");
+    let work = tempfile::tempdir().unwrap();
+    support::copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/live"),
+        work.path(),
+    );
+    git_out(work.path(), &["init", "-q"]);
+    git_out(work.path(), &["add", "-A"]);
+    git_out(work.path(), &["commit", "-qm", "example"]);
+    let base_sha = git_out(work.path(), &["rev-parse", "HEAD"]);
+    let origin_dir = tempfile::tempdir().unwrap();
+    let origin = origin_dir.path().join("infra.git");
+    git_out(
+        work.path(),
+        &["clone", "-q", "--bare", ".", origin.to_str().unwrap()],
+    );
+    fake.add_repo(REPO, origin.to_str().unwrap());
+    let mut w = World {
+        fake,
+        server: None,
+        data: tempfile::tempdir().unwrap(),
+        work,
+        _origin: origin_dir,
+        origin,
+        base_sha,
+        head_sha: String::new(),
+    };
+    w.head_sha = push_change(&w, "feature", "global/dns/main.tf", "a change under review");
+    let server = start(config(&w)).await.unwrap();
+    w.server = Some(server);
+    w
+}
+
+impl World {
+    fn hook(&self) -> String {
+        format!(
+            "http://{}/webhooks/github",
+            self.server.as_ref().unwrap().addr
+        )
+    }
+
+    fn open_pr(&self, author: &str, head_ref: &str, head_sha: &str, fork: bool) -> u64 {
+        self.fake.open_pull_request(
+            REPO,
+            PrSpec {
+                author: author.into(),
+                head_ref: head_ref.into(),
+                head_sha: head_sha.into(),
+                base_ref: "main".into(),
+                base_sha: self.base_sha.clone(),
+                fork,
+                files: vec![FileChange::modified("global/dns/main.tf")],
+                ..PrSpec::default()
+            },
+        )
+    }
+
+    async fn send_pr(&self, number: u64, action: &str) -> u16 {
+        self.fake
+            .pull_request_event(REPO, number, action)
+            .post(&self.hook())
+            .await
+            .status()
+            .as_u16()
+    }
+
+    async fn comment(&self, number: u64, user: &str, body: &str) -> u16 {
+        let c = self.fake.user_comment(REPO, number, user, body);
+        self.fake
+            .issue_comment_event(&c)
+            .post(&self.hook())
+            .await
+            .status()
+            .as_u16()
+    }
+
+    fn bot_texts(&self, number: u64) -> Vec<String> {
+        self.fake
+            .bot_comments(REPO, number)
+            .into_iter()
+            .map(|c| c.body)
+            .collect()
+    }
+
+    /// Waits until `cond` holds (the bot works after answering the webhook).
+    async fn until(&self, what: &str, cond: impl Fn(&World) -> bool) {
+        for _ in 0..600 {
+            if cond(self) {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!(
+            "timed out waiting for {what}; bot comments: {:#?}",
+            self.fake.bot_comments(REPO, 1)
+        );
+    }
+
+    fn plan_id(&self, number: u64) -> String {
+        let texts = self.bot_texts(number);
+        let plan = texts
+            .iter()
+            .find(|t| t.starts_with("<!-- cascade:plan"))
+            .expect("a plan comment");
+        let at = plan.find("/apply ").expect("an /apply line");
+        plan[at + 7..]
+            .chars()
+            .take_while(char::is_ascii_hexdigit)
+            .collect()
+    }
+
+    fn checks_done(&self, sha: &str) -> bool {
+        self.fake
+            .check_runs(REPO, sha)
+            .iter()
+            .any(|c| c.current().status == "completed")
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn opening_a_pull_request_posts_one_plan_comment_and_a_check_run() {
+    let w = world().await;
+    let n = w.open_pr("alice", "feature", &w.head_sha, false);
+    let before = w.fake.write_calls();
+    assert_eq!(w.send_pr(n, "opened").await, 202);
+    w.until("the plan comment and the completed check", |w| {
+        w.checks_done(&w.head_sha) && !w.bot_texts(n).is_empty()
+    })
+    .await;
+    let comments = w.bot_texts(n);
+    assert_eq!(comments.len(), 1, "{comments:#?}");
+    assert!(comments[0].contains("global/dns"), "{}", comments[0]);
+    let id = w.plan_id(n);
+    assert_eq!(id.len(), 12);
+    let check = &w.fake.check_runs(REPO, &w.head_sha)[0];
+    let states: Vec<&str> = check.history.iter().map(|s| s.status.as_str()).collect();
+    assert_eq!(states.first(), Some(&"in_progress"), "{states:?}");
+    assert_eq!(
+        check.current().conclusion.as_deref(),
+        Some("action_required")
+    );
+    assert!(
+        w.fake.write_calls() - before <= 3,
+        "GitHub writes for one plan: {}",
+        w.fake.write_calls() - before
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_push_updates_the_same_comment_and_the_old_id_is_refused() {
+    let w = world().await;
+    let n = w.open_pr("alice", "feature", &w.head_sha, false);
+    w.send_pr(n, "opened").await;
+    w.until("the first plan", |w| w.checks_done(&w.head_sha))
+        .await;
+    let old = w.plan_id(n);
+    let new_head = push_change(&w, "feature", "global/dns/main.tf", "a second change");
+    w.fake.push(
+        REPO,
+        n,
+        &new_head,
+        vec![FileChange::modified("global/dns/main.tf")],
+    );
+    assert_eq!(w.send_pr(n, "synchronize").await, 202);
+    w.until("the second plan", |w| w.checks_done(&new_head))
+        .await;
+    let comments = w.fake.bot_comments(REPO, n);
+    assert_eq!(comments.len(), 1, "one comment, edited in place");
+    assert!(!comments[0].edits.is_empty());
+    let new = w.plan_id(n);
+    assert_ne!(new, old);
+    w.fake.set_permission(REPO, "bob", "write");
+    w.fake.approve(REPO, n, "bob");
+    w.comment(n, "bob", &format!("/apply {old}")).await;
+    w.until("the refusal", |w| w.bot_texts(n).len() == 2).await;
+    let reply = &w.bot_texts(n)[1];
+    assert!(reply.contains(&new) && reply.contains("latest"), "{reply}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn apply_is_refused_without_write_permission_approval_or_the_right_id() {
+    let w = world().await;
+    let n = w.open_pr("alice", "feature", &w.head_sha, false);
+    w.send_pr(n, "opened").await;
+    w.until("the plan", |w| w.checks_done(&w.head_sha)).await;
+    let id = w.plan_id(n);
+    // A reader may not apply.
+    w.comment(n, "mallory", &format!("/apply {id}")).await;
+    w.until("the permission refusal", |w| w.bot_texts(n).len() == 2)
+        .await;
+    assert!(
+        w.bot_texts(n)[1].contains("write permission"),
+        "{}",
+        w.bot_texts(n)[1]
+    );
+    // A writer, before any approval.
+    w.fake.set_permission(REPO, "bob", "write");
+    w.comment(n, "bob", &format!("/apply {id}")).await;
+    w.until("the approval refusal", |w| w.bot_texts(n).len() == 3)
+        .await;
+    assert!(
+        w.bot_texts(n)[2].contains("approving review"),
+        "{}",
+        w.bot_texts(n)[2]
+    );
+    // A wrong id.
+    w.fake.approve(REPO, n, "bob");
+    w.comment(n, "bob", "/apply deadbeefdead").await;
+    w.until("the wrong-id refusal", |w| w.bot_texts(n).len() == 4)
+        .await;
+    assert!(w.bot_texts(n)[3].contains(&id), "{}", w.bot_texts(n)[3]);
+    // A malformed command gets help naming the mistake.
+    w.comment(n, "bob", "/apply").await;
+    w.until("the help reply", |w| w.bot_texts(n).len() == 5)
+        .await;
+    assert!(
+        w.bot_texts(n)[4].contains("/apply"),
+        "{}",
+        w.bot_texts(n)[4]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approved_apply_applies_and_updates_the_comment_and_check() {
+    let w = world().await;
+    let n = w.open_pr("alice", "feature", &w.head_sha, false);
+    w.send_pr(n, "opened").await;
+    w.until("the plan", |w| w.checks_done(&w.head_sha)).await;
+    let id = w.plan_id(n);
+    w.fake.set_permission(REPO, "bob", "write");
+    w.fake.approve(REPO, n, "bob");
+    let writes = w.fake.write_calls();
+    w.comment(n, "bob", &format!("/apply {id}")).await;
+    w.until("the apply result", |w| {
+        w.bot_texts(n)
+            .iter()
+            .any(|t| t.starts_with("<!-- cascade:apply"))
+    })
+    .await;
+    let result = w
+        .bot_texts(n)
+        .into_iter()
+        .find(|t| t.starts_with("<!-- cascade:apply"))
+        .unwrap();
+    assert!(result.contains("global/dns"), "{result}");
+    let state = w
+        .data
+        .path()
+        .join("workspaces/checkouts/acme/infra/pr-1/global/dns/terraform.tfstate");
+    assert!(
+        state.is_file(),
+        "global/dns was applied in the pull request's checkout"
+    );
+    let check = &w.fake.check_runs(REPO, &w.head_sha)[0];
+    assert_eq!(check.current().status, "completed");
+    assert!(
+        w.fake.write_calls() - writes <= 3,
+        "writes for one apply: {}",
+        w.fake.write_calls() - writes
+    );
+    let eyes = w.fake.reactions(
+        w.fake
+            .comments(REPO, n)
+            .iter()
+            .rev()
+            .find(|c| c.author == "bob")
+            .unwrap()
+            .id,
+    );
+    assert!(eyes.iter().any(|(_, r)| r == "eyes"), "{eyes:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fork_is_not_planned_and_says_why() {
+    let w = world().await;
+    let n = w.open_pr("eve", "feature", &w.head_sha, true);
+    w.send_pr(n, "opened").await;
+    w.until("the fork comment", |w| !w.bot_texts(n).is_empty())
+        .await;
+    assert!(w.bot_texts(n)[0].contains("forks"), "{}", w.bot_texts(n)[0]);
+    assert!(w.fake.check_runs(REPO, &w.head_sha).is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_same_delivery_fifty_times_plans_once() {
+    let w = world().await;
+    let n = w.open_pr("alice", "feature", &w.head_sha, false);
+    let delivery = w.fake.pull_request_event(REPO, n, "opened");
+    let mut statuses = Vec::new();
+    for _ in 0..50 {
+        statuses.push(delivery.post(&w.hook()).await.status().as_u16());
+    }
+    assert_eq!(statuses[0], 202);
+    assert!(statuses[1..].iter().all(|s| *s == 200), "{statuses:?}");
+    w.until("the plan", |w| w.checks_done(&w.head_sha)).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(w.bot_texts(n).len(), 1);
+    assert_eq!(w.fake.check_runs(REPO, &w.head_sha).len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_applies_at_once_apply_once() {
+    let w = world().await;
+    let n = w.open_pr("alice", "feature", &w.head_sha, false);
+    w.send_pr(n, "opened").await;
+    w.until("the plan", |w| w.checks_done(&w.head_sha)).await;
+    let id = w.plan_id(n);
+    w.fake.set_permission(REPO, "bob", "write");
+    w.fake.set_permission(REPO, "carol", "write");
+    w.fake.approve(REPO, n, "bob");
+    let command = format!("/apply {id}");
+    let (a, b) = tokio::join!(
+        w.comment(n, "bob", &command),
+        w.comment(n, "carol", &command)
+    );
+    assert_eq!((a, b), (202, 202));
+    w.until("both answers", |w| w.bot_texts(n).len() >= 3).await;
+    let texts = w.bot_texts(n);
+    let results = texts
+        .iter()
+        .filter(|t| t.starts_with("<!-- cascade:apply"))
+        .count();
+    assert_eq!(results, 1, "{texts:#?}");
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.contains("already applied") || t.contains("already running")),
+        "{texts:#?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_pull_request_on_a_locked_unit_plans_the_rest_and_names_the_lock() {
+    let w = world().await;
+    let first = w.open_pr("alice", "feature", &w.head_sha, false);
+    w.send_pr(first, "opened").await;
+    w.until("the first plan", |w| w.checks_done(&w.head_sha))
+        .await;
+    let other = push_change(&w, "other", "global/dns/main.tf", "a competing change");
+    let second = w.open_pr("dave", "other", &other, false);
+    w.send_pr(second, "opened").await;
+    w.until("the second plan", |w| w.checks_done(&other)).await;
+    let text = &w.bot_texts(second)[0];
+    assert!(text.contains("locked by #1"), "{text}");
+    // Closing the first releases its locks: the second plans the unit on its next push.
+    w.fake.close_pull_request(REPO, first, true);
+    assert_eq!(w.send_pr(first, "closed").await, 202);
+    w.comment(second, "dave", "/plan").await;
+    w.until("the re-plan without the lock", |w| {
+        !w.bot_texts(second)[0].contains("locked by #1")
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bad_or_missing_signature_is_refused_and_nothing_is_stored() {
+    let w = world().await;
+    let n = w.open_pr("alice", "feature", &w.head_sha, false);
+    let delivery = w.fake.pull_request_event(REPO, n, "opened");
+    let forged = delivery.clone().signed_with("not the secret");
+    assert_eq!(forged.post(&w.hook()).await.status().as_u16(), 401);
+    let client = reqwest::Client::new();
+    let unsigned = client
+        .post(w.hook())
+        .header("X-GitHub-Event", "pull_request")
+        .header("X-GitHub-Delivery", &delivery.id)
+        .body(delivery.body.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(unsigned.status().as_u16(), 401);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(w.bot_texts(n).is_empty());
+    assert_eq!(w.fake.tokens_minted(77), 0, "nothing reached GitHub");
+    // The same delivery id, properly signed, is new to cascade: nothing was stored before.
+    assert_eq!(delivery.post(&w.hook()).await.status().as_u16(), 202);
+    let malformed = reqwest::Client::new()
+        .post(w.hook())
+        .header("X-GitHub-Event", "pull_request")
+        .header("X-GitHub-Delivery", "x-1")
+        .header(
+            "X-Hub-Signature-256",
+            fake_github::signature(&w.fake.webhook_secret(), b"{not json"),
+        )
+        .body("{not json")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(malformed.status().as_u16(), 400);
+}

@@ -1,0 +1,233 @@
+//! Signed webhook deliveries built from the fake's state, in the shapes of
+//! GitHub's real payloads (../shared/webhooks/github): `pull_request.*`,
+//! `issue_comment.created` on a pull request, `installation.*` and
+//! `installation_repositories.*`.
+
+use hmac::{Hmac, Mac};
+use serde_json::{Value, json};
+use sha2::Sha256;
+
+use super::{APP_ID, CommentSnapshot, FakeGitHub, json};
+
+/// One webhook delivery: what GitHub would POST to cascade.
+#[derive(Debug, Clone)]
+pub struct Delivery {
+    /// `X-GitHub-Event`.
+    pub event: String,
+    /// `X-GitHub-Delivery`; a redelivery keeps it.
+    pub id: String,
+    pub body: Vec<u8>,
+    /// `X-Hub-Signature-256`.
+    pub signature: String,
+}
+
+impl Delivery {
+    fn new(event: &str, payload: &Value, secret: &str) -> Delivery {
+        let body = serde_json::to_vec(payload).unwrap();
+        Delivery {
+            event: event.to_string(),
+            id: uuid::Uuid::new_v4().to_string(),
+            signature: signature(secret, &body),
+            body,
+        }
+    }
+
+    /// The same delivery signed with another secret (to test rejection).
+    pub fn signed_with(mut self, secret: &str) -> Delivery {
+        self.signature = signature(secret, &self.body);
+        self
+    }
+
+    pub fn payload(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap()
+    }
+
+    /// The headers GitHub sends with it.
+    pub fn headers(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("content-type", "application/json".to_string()),
+            ("user-agent", "GitHub-Hookshot/044aadd".to_string()),
+            ("x-github-event", self.event.clone()),
+            ("x-github-delivery", self.id.clone()),
+            ("x-github-hook-id", "292430182".to_string()),
+            (
+                "x-github-hook-installation-target-type",
+                "integration".to_string(),
+            ),
+            ("x-github-hook-installation-target-id", APP_ID.to_string()),
+            ("x-hub-signature-256", self.signature.clone()),
+        ]
+    }
+
+    /// POSTs it to `url` (cascade's webhook endpoint).
+    pub async fn post(&self, url: &str) -> reqwest::Response {
+        let mut request = reqwest::Client::new().post(url).body(self.body.clone());
+        for (name, value) in self.headers() {
+            request = request.header(name, value);
+        }
+        request.send().await.expect("the webhook endpoint answers")
+    }
+}
+
+/// `sha256=<hex HMAC-SHA256(secret, body)>`.
+pub fn signature(secret: &str, body: &[u8]) -> String {
+    let mut mac = Hmac::<Sha256>::new_from_slice(secret.as_bytes()).unwrap();
+    mac.update(body);
+    format!("sha256={}", hex::encode(mac.finalize().into_bytes()))
+}
+
+fn installation_stub(id: u64) -> Value {
+    json!({ "id": id, "node_id": format!("MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9u{id}") })
+}
+
+impl FakeGitHub {
+    /// `pull_request` with `action` (`opened`, `synchronize`, `reopened`,
+    /// `ready_for_review`, `converted_to_draft`, `closed`, `edited`) for the
+    /// pull request as it is now; `synchronize` carries `before`/`after`.
+    pub fn pull_request_event(&self, repo: &str, number: u64, action: &str) -> Delivery {
+        let model = self.model();
+        let repo_model = &model.repos[repo];
+        let pr = &repo_model.pulls[&number];
+        let mut payload = json!({
+            "action": action,
+            "number": number,
+            "pull_request": json::pull(&self.shared.url, repo_model, pr),
+            "repository": json::repo(&self.shared.url, repo_model),
+            "installation": installation_stub(repo_model.installation),
+            "sender": json::user(&self.shared.url, &pr.author),
+        });
+        if action == "synchronize" {
+            payload["before"] = json!(
+                pr.previous_head_sha
+                    .clone()
+                    .unwrap_or_else(|| pr.base_sha.clone())
+            );
+            payload["after"] = json!(pr.head_sha);
+        }
+        Delivery::new("pull_request", &payload, &model.webhook_secret)
+    }
+
+    /// `issue_comment` `created` on a pull request, for a comment from `user_comment`.
+    pub fn issue_comment_event(&self, comment: &CommentSnapshot) -> Delivery {
+        let model = self.model();
+        let api = &self.shared.url;
+        let repo_model = &model.repos[&comment.repo];
+        let pr = &repo_model.pulls[&comment.number];
+        let c = &repo_model.comments[&comment.id];
+        let full = &repo_model.full_name;
+        let n = pr.number;
+        let payload = json!({
+            "action": "created",
+            "issue": {
+                "url": format!("{api}/repos/{full}/issues/{n}"),
+                "html_url": format!("{}/{full}/pull/{n}", json::WEB),
+                "id": json::id_of(&format!("{full}#{n}")),
+                "node_id": format!("PR_kwDO{}", json::id_of(&format!("{full}#{n}"))),
+                "number": n,
+                "title": pr.title,
+                "user": json::user(api, &pr.author),
+                "labels": [],
+                "state": pr.state,
+                "locked": false,
+                "draft": pr.draft,
+                "comments": repo_model.comments.values().filter(|c| c.number == n).count(),
+                "author_association": "MEMBER",
+                "pull_request": {
+                    "url": format!("{api}/repos/{full}/pulls/{n}"),
+                    "html_url": format!("{}/{full}/pull/{n}", json::WEB),
+                    "diff_url": format!("{}/{full}/pull/{n}.diff", json::WEB),
+                    "patch_url": format!("{}/{full}/pull/{n}.patch", json::WEB),
+                    "merged_at": null,
+                },
+                "body": "",
+            },
+            "comment": json::comment(api, full, APP_ID, c),
+            "repository": json::repo(api, repo_model),
+            "installation": installation_stub(repo_model.installation),
+            "sender": json::user(api, &c.author),
+        });
+        Delivery::new("issue_comment", &payload, &model.webhook_secret)
+    }
+
+    /// `installation` with `action` (`created`, `deleted`, `suspend`, …),
+    /// listing the installation's repositories.
+    pub fn installation_event(&self, id: u64, action: &str) -> Delivery {
+        let model = self.model();
+        let account = &model.installations[&id].account;
+        let repositories: Vec<Value> = model
+            .repos
+            .values()
+            .filter(|r| r.installation == id)
+            .map(repo_stub)
+            .collect();
+        let payload = json!({
+            "action": action,
+            "installation": installation_object(&self.shared.url, id, account),
+            "repositories": repositories,
+            "requester": null,
+            "sender": json::user(&self.shared.url, account),
+        });
+        Delivery::new("installation", &payload, &model.webhook_secret)
+    }
+
+    /// `installation_repositories` `added` or `removed` for `repos` (owner/name).
+    pub fn installation_repositories_event(
+        &self,
+        id: u64,
+        action: &str,
+        repos: &[&str],
+    ) -> Delivery {
+        let model = self.model();
+        let account = &model.installations[&id].account;
+        let listed: Vec<Value> = repos
+            .iter()
+            .map(|full| {
+                let name = full.split_once('/').map_or(*full, |(_, n)| n);
+                json!({ "id": json::id_of(full), "node_id": format!("R_kgDO{}", json::id_of(full)), "name": name, "full_name": full, "private": true })
+            })
+            .collect();
+        let (added, removed) = if action == "added" {
+            (listed, vec![])
+        } else {
+            (vec![], listed)
+        };
+        let payload = json!({
+            "action": action,
+            "installation": installation_object(&self.shared.url, id, account),
+            "repository_selection": "selected",
+            "repositories_added": added,
+            "repositories_removed": removed,
+            "requester": null,
+            "sender": json::user(&self.shared.url, account),
+        });
+        Delivery::new("installation_repositories", &payload, &model.webhook_secret)
+    }
+}
+
+fn repo_stub(r: &super::RepoModel) -> Value {
+    let name = r
+        .full_name
+        .split_once('/')
+        .map_or(r.full_name.as_str(), |(_, n)| n);
+    json!({ "id": r.id, "node_id": format!("R_kgDO{}", r.id), "name": name, "full_name": r.full_name, "private": true })
+}
+
+fn installation_object(api: &str, id: u64, account: &str) -> Value {
+    json!({
+        "id": id,
+        "account": json::user(api, account),
+        "repository_selection": "selected",
+        "html_url": format!("{}/settings/installations/{id}", json::WEB),
+        "app_id": APP_ID,
+        "app_slug": "cascade",
+        "target_id": json::id_of(account),
+        "target_type": "Organization",
+        "permissions": { "checks": "write", "contents": "read", "issues": "write", "metadata": "read", "pull_requests": "write" },
+        "events": ["issue_comment", "pull_request", "pull_request_review"],
+        "created_at": "2026-01-05T09:00:00Z",
+        "updated_at": "2026-01-05T09:00:00Z",
+        "single_file_name": null,
+        "suspended_at": null,
+        "suspended_by": null,
+    })
+}
