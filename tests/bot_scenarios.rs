@@ -487,3 +487,205 @@ async fn a_bad_or_missing_signature_is_refused_and_nothing_is_stored() {
         .unwrap();
     assert_eq!(malformed.status().as_u16(), 400);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn drafts_wait_installations_are_recorded_and_probes_answer() {
+    let w = world().await;
+    let n = w.fake.open_pull_request(
+        REPO,
+        PrSpec {
+            head_ref: "feature".into(),
+            head_sha: w.head_sha.clone(),
+            base_sha: w.base_sha.clone(),
+            draft: true,
+            ..PrSpec::default()
+        },
+    );
+    assert_eq!(w.send_pr(n, "opened").await, 202);
+    assert_eq!(
+        w.fake
+            .installation_event(77, "created")
+            .post(&w.hook())
+            .await
+            .status()
+            .as_u16(),
+        202
+    );
+    let ping = reqwest::Client::new();
+    let base = format!("http://{}", w.server.as_ref().unwrap().addr);
+    assert_eq!(
+        ping.get(format!("{base}/healthz"))
+            .send()
+            .await
+            .unwrap()
+            .status()
+            .as_u16(),
+        200
+    );
+    assert_eq!(
+        ping.get(format!("{base}/readyz"))
+            .send()
+            .await
+            .unwrap()
+            .status()
+            .as_u16(),
+        200
+    );
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(w.bot_texts(n).is_empty(), "a draft is not planned");
+    let metrics = ping
+        .get(format!("{base}/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(metrics.contains("cascade_deliveries_total"), "{metrics}");
+    // Ready for review: planned.
+    w.fake.set_draft(REPO, n, false);
+    w.send_pr(n, "ready_for_review").await;
+    w.until("the plan after ready for review", |w| {
+        w.checks_done(&w.head_sha)
+    })
+    .await;
+}
+
+/// A stand-in `terraform` that logs each plan (directory and command) and makes plans slow,
+/// so a kill lands mid-plan; everything else is the real terraform.
+fn slow_terraform(dir: &Path) -> (PathBuf, PathBuf) {
+    let log = dir.join("invocations.log");
+    let script = dir.join("terraform");
+    let real = String::from_utf8(
+        std::process::Command::new("sh")
+            .args(["-c", "command -v terraform"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    std::fs::write(
+        &script,
+        format!("#!/bin/sh\nif [ \"$1\" = plan ]; then echo \"$PWD\" >> {}; sleep 1; fi\nexec {} \"$@\"\n", log.display(), real.trim()),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    (script, log)
+}
+
+fn serve_process(w: &World, port: u16, terraform: &Path) -> std::process::Child {
+    let key = w.data.path().join("app-key.pem");
+    std::fs::write(&key, app_key()).unwrap();
+    std::process::Command::new(env!("CARGO_BIN_EXE_cascade"))
+        .args([
+            "serve",
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+            "--parallelism",
+            "1",
+        ])
+        .arg("--data-dir")
+        .arg(w.data.path().join("served"))
+        .args([
+            "--github-app-id",
+            &APP_ID.to_string(),
+            "--github-api-url",
+            &w.fake.url(),
+        ])
+        .arg("--github-private-key-file")
+        .arg(&key)
+        .arg("--terraform-bin")
+        .arg(terraform)
+        .env("CASCADE_GITHUB_WEBHOOK_SECRET", w.fake.webhook_secret())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+async fn wait_listening(port: u16) {
+    for _ in 0..200 {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_ok()
+        {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("cascade serve did not listen on {port}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killing_the_server_mid_plan_then_restarting_finishes_the_plan_without_redoing_units() {
+    let w = world().await;
+    let tools = tempfile::tempdir().unwrap();
+    let (terraform, log) = slow_terraform(tools.path());
+    // A change every unit reads: root.hcl.
+    let head = push_change(&w, "wide", "root.hcl", "touch every unit");
+    let n = w.fake.open_pull_request(
+        REPO,
+        PrSpec {
+            head_ref: "wide".into(),
+            head_sha: head.clone(),
+            base_sha: w.base_sha.clone(),
+            files: vec![FileChange::modified("root.hcl")],
+            ..PrSpec::default()
+        },
+    );
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut server = serve_process(&w, port, &terraform);
+    wait_listening(port).await;
+    let hook = format!("http://127.0.0.1:{port}/webhooks/github");
+    assert_eq!(
+        w.fake
+            .pull_request_event(REPO, n, "opened")
+            .post(&hook)
+            .await
+            .status()
+            .as_u16(),
+        202
+    );
+    // Kill it once a few units are planned.
+    for _ in 0..600 {
+        let planned = std::fs::read_to_string(&log)
+            .map(|t| t.lines().count())
+            .unwrap_or(0);
+        if planned >= 3 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    server.kill().unwrap();
+    server.wait().unwrap();
+    let before = std::fs::read_to_string(&log).unwrap().lines().count();
+    assert!(before < 11, "killed mid-plan ({before} of 11 units)");
+    tokio::time::sleep(Duration::from_millis(1500)).await; // an orphaned terraform finishes
+    let mut server = serve_process(&w, port, &terraform);
+    w.until("the plan after the restart", |w| w.checks_done(&head))
+        .await;
+    server.kill().unwrap();
+    server.wait().unwrap();
+    let lines: Vec<String> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect();
+    let mut counts: std::collections::BTreeMap<&str, usize> = Default::default();
+    for l in &lines {
+        *counts.entry(l.as_str()).or_default() += 1;
+    }
+    assert_eq!(counts.len(), 11, "every unit planned: {counts:#?}");
+    // Units planned before the kill are not planned again; at most the one in flight is.
+    let twice = counts.values().filter(|c| **c > 1).count();
+    assert!(
+        twice <= 1 && counts.values().all(|c| *c <= 2),
+        "{counts:#?}"
+    );
+    assert_eq!(w.bot_texts(n).len(), 1);
+}
