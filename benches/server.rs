@@ -7,7 +7,6 @@
 //! `cargo bench --bench server` (needs terraform on PATH for the write-call figures).
 
 #[path = "../tests/support/fake_github.rs"]
-#[allow(dead_code)]
 mod fake_github;
 
 use cascade::server::{ServeConfig, start};
