@@ -1,9 +1,11 @@
 //! cascade: a GitOps pull-request bot for Terragrunt / OpenTofu / Terraform monorepos.
 //!
-//! The modules follow the data: `config` (the repo's `.cascade.yaml`) and
-//! `terragrunt` (discovery) feed `graph` (edges, waves, cycles); `git` turns a
-//! revision range into changed files and `affected` maps those onto the graph.
-//! See docs/ARCHITECTURE.md.
+//! The modules follow the data: a webhook (`server`, `event`) or a command
+//! (`command`) becomes pull request work (`bot`); the repository (`workspace`,
+//! `git`) is discovered (`config`, `terragrunt`, `scan`) into a `graph`; a change
+//! maps onto `affected` units; the `engine` walks them (`walk`) through the
+//! `exec` seam, summarises each plan (`plan`), persists everything (`store`) and
+//! renders the `comment` posted through `forge::github`. See docs/ARCHITECTURE.md.
 
 pub mod affected;
 pub mod bot;
