@@ -7,9 +7,7 @@ use super::plan_run::{RunCtx, plan_id, record_unrun};
 use super::{Engine, PlanTarget};
 use crate::exec::Executor;
 use crate::plan::PlanId;
-use crate::store::{
-    PlanRecord, PlanStatus, PlannedUnit, RunKind, RunRecord, Store, UnitRecord, UnitStatus,
-};
+use crate::store::{PlanRecord, PlanStatus, PlannedUnit, RunKind, Store, UnitRecord, UnitStatus};
 use crate::unit::UnitPath;
 use crate::walk::{Outcome, Walk, WalkEvent, WalkUnit};
 use std::collections::BTreeMap;
@@ -134,27 +132,11 @@ impl<E: Executor, S: Store> Engine<E, S> {
                 run
             }
             None => {
-                let (run_id, dir) = self.new_run_dir();
-                let run = RunRecord {
-                    id: run_id,
-                    repo: repo.to_string(),
-                    kind: RunKind::Apply,
-                    key: id.as_str().to_string(),
-                    dir: dir.display().to_string(),
-                    finished: false,
-                    created_at: self.clock.now(),
-                };
-                self.store.insert_run(&run).await?;
-                run
+                self.new_run(repo, RunKind::Apply, id.as_str().to_string())
+                    .await?
             }
         };
-        let previous: BTreeMap<UnitPath, UnitRecord> = self
-            .store
-            .unit_records(&run.id)
-            .await?
-            .into_iter()
-            .map(|r| (r.unit.clone(), r))
-            .collect();
+        let previous = self.unit_results(&run.id).await?;
         let approved: BTreeMap<UnitPath, PlannedUnit> = plan
             .units
             .iter()
@@ -199,13 +181,7 @@ impl<E: Executor, S: Store> Engine<E, S> {
             )
             .await;
         record_unrun(&ctx, &states).await;
-        let records: BTreeMap<UnitPath, UnitRecord> = self
-            .store
-            .unit_records(&run.id)
-            .await?
-            .into_iter()
-            .map(|r| (r.unit.clone(), r))
-            .collect();
+        let records = self.unit_results(&run.id).await?;
         self.store.finish_run(&run.id).await?;
 
         let units: Vec<UnitApply> = plan

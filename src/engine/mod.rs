@@ -16,8 +16,9 @@ pub use plan_run::PlanOutcome;
 pub use targets::{PlanTarget, targets};
 
 use crate::exec::Executor;
-use crate::store::{Clock, Store};
+use crate::store::{Clock, RunKind, RunRecord, Store, UnitRecord};
 use crate::unit::UnitPath;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -48,9 +49,31 @@ pub fn slug(unit: &UnitPath) -> String {
 }
 
 impl<E: Executor, S: Store> Engine<E, S> {
-    fn new_run_dir(&self) -> (String, PathBuf) {
+    /// Records a new run, with a fresh id and a private directory under the data directory.
+    async fn new_run(&self, repo: &str, kind: RunKind, key: String) -> anyhow::Result<RunRecord> {
         let id = uuid::Uuid::new_v4().simple().to_string();
         let dir = self.data_dir.join("runs").join(&id);
-        (id, dir)
+        let run = RunRecord {
+            id,
+            repo: repo.to_string(),
+            kind,
+            key,
+            dir: dir.display().to_string(),
+            finished: false,
+            created_at: self.clock.now(),
+        };
+        self.store.insert_run(&run).await?;
+        Ok(run)
+    }
+
+    /// What a run has recorded so far, by unit.
+    async fn unit_results(&self, run_id: &str) -> anyhow::Result<BTreeMap<UnitPath, UnitRecord>> {
+        Ok(self
+            .store
+            .unit_records(run_id)
+            .await?
+            .into_iter()
+            .map(|r| (r.unit.clone(), r))
+            .collect())
     }
 }

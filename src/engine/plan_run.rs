@@ -4,9 +4,7 @@
 use super::{Engine, PlanTarget, slug};
 use crate::exec::{Executor, UnitJob};
 use crate::plan::{PlanId, PlanSummary};
-use crate::store::{
-    PlanRecord, PlanStatus, PlannedUnit, RunKind, RunRecord, Store, UnitRecord, UnitStatus,
-};
+use crate::store::{PlanRecord, PlanStatus, PlannedUnit, RunKind, Store, UnitRecord, UnitStatus};
 use crate::unit::UnitPath;
 use crate::walk::{Outcome, UnitState, Walk, WalkEvent, WalkUnit};
 use sha2::{Digest, Sha256};
@@ -145,28 +143,9 @@ impl<E: Executor, S: Store> Engine<E, S> {
         let key = run_key(head, base, &targets);
         let run = match self.store.unfinished_run(repo, RunKind::Plan, &key).await? {
             Some(run) => run,
-            None => {
-                let (id, dir) = self.new_run_dir();
-                let run = RunRecord {
-                    id,
-                    repo: repo.to_string(),
-                    kind: RunKind::Plan,
-                    key,
-                    dir: dir.display().to_string(),
-                    finished: false,
-                    created_at: self.clock.now(),
-                };
-                self.store.insert_run(&run).await?;
-                run
-            }
+            None => self.new_run(repo, RunKind::Plan, key).await?,
         };
-        let previous: BTreeMap<UnitPath, UnitRecord> = self
-            .store
-            .unit_records(&run.id)
-            .await?
-            .into_iter()
-            .map(|r| (r.unit.clone(), r))
-            .collect();
+        let previous = self.unit_results(&run.id).await?;
         let ctx = Arc::new(RunCtx {
             executor: self.executor.clone(),
             store: self.store.clone(),
@@ -204,13 +183,7 @@ impl<E: Executor, S: Store> Engine<E, S> {
             .await;
         record_unrun(&ctx, &states).await;
 
-        let records: BTreeMap<UnitPath, UnitRecord> = self
-            .store
-            .unit_records(&run.id)
-            .await?
-            .into_iter()
-            .map(|r| (r.unit.clone(), r))
-            .collect();
+        let records = self.unit_results(&run.id).await?;
         let units: Vec<PlannedUnit> = targets
             .iter()
             .map(|t| {

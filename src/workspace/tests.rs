@@ -1,0 +1,60 @@
+use super::*;
+
+/// The engine spawns these on a multi-threaded runtime.
+#[allow(dead_code, clippy::let_underscore_future)]
+fn futures_are_send(ws: &Workspaces) {
+    fn send<T: Send>(_: T) {}
+    send(ws.fetch("a/b", "u", None, &[]));
+    send(ws.checkout("a/b", 1, "s"));
+    send(ws.forget("a/b", 1));
+}
+
+#[test]
+fn refspecs_are_normalized() {
+    let sha = "a".repeat(40);
+    assert_eq!(
+        normalize_refspec("refs/pull/7/head").unwrap(),
+        "+refs/pull/7/head:refs/pull/7/head"
+    );
+    assert_eq!(
+        normalize_refspec("main").unwrap(),
+        "+refs/heads/main:refs/heads/main"
+    );
+    assert_eq!(
+        normalize_refspec(&sha).unwrap(),
+        format!("+{sha}:refs/cascade/commits/{sha}")
+    );
+    assert_eq!(
+        normalize_refspec("+refs/heads/*:refs/heads/*").unwrap(),
+        "+refs/heads/*:refs/heads/*"
+    );
+    assert!(normalize_refspec("--upload-pack=evil").is_err());
+    assert!(normalize_refspec("a:b").is_err());
+    assert!(normalize_refspec("").is_err());
+}
+
+#[test]
+fn redaction_removes_userinfo_secrets_and_headers() {
+    let text = "fatal: unable to access 'https://x-access-token:ghs_X@github.com/a/b.git/': \
+                Authorization: Basic eHl6 was sent; token ghs_SECRET";
+    let out = redact(text, &["ghs_SECRET".to_string()]);
+    assert!(!out.contains("ghs_X"), "{out}");
+    assert!(!out.contains("eHl6"), "{out}");
+    assert!(!out.contains("ghs_SECRET"), "{out}");
+    assert!(out.contains("https://***@github.com/a/b.git/"), "{out}");
+    assert_eq!(redact_url("file:///tmp/x.git"), "file:///tmp/x.git");
+}
+
+#[test]
+fn repo_names_are_validated() {
+    assert_eq!(
+        RepoName::parse("Acme/Infra.live").unwrap().key(),
+        "acme/infra.live"
+    );
+    assert!(RepoName::parse("acme/.github").is_ok());
+    for bad in [
+        "../x", "a/b/c", "x", "/x", "a/", "a/..", "./a", "a b/c", "-a/b", "",
+    ] {
+        assert!(RepoName::parse(bad).is_err(), "{bad}");
+    }
+}
