@@ -89,6 +89,11 @@ fn config(w: &World) -> ServeConfig {
 }
 
 async fn world() -> World {
+    world_with("").await
+}
+
+/// A world whose base branch's `.cascade.yaml` has `extra` appended.
+async fn world_with(extra: &str) -> World {
     assert!(
         std::process::Command::new("terraform")
             .arg("version")
@@ -103,6 +108,9 @@ async fn world() -> World {
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/live"),
         work.path(),
     );
+    let config_file = work.path().join(".cascade.yaml");
+    let text = std::fs::read_to_string(&config_file).unwrap();
+    std::fs::write(&config_file, text + extra).unwrap();
     git_out(work.path(), &["init", "-q"]);
     git_out(work.path(), &["add", "-A"]);
     git_out(work.path(), &["commit", "-qm", "example"]);
@@ -688,4 +696,31 @@ async fn killing_the_server_mid_plan_then_restarting_finishes_the_plan_without_r
         "{counts:#?}"
     );
     assert_eq!(w.bot_texts(n).len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_base_branch_config_plans_drafts_and_drops_the_approval_requirement() {
+    let w = world_with("drafts: true\napply_requirements: [mergeable]\n").await;
+    let n = w.fake.open_pull_request(
+        REPO,
+        PrSpec {
+            head_ref: "feature".into(),
+            head_sha: w.head_sha.clone(),
+            base_sha: w.base_sha.clone(),
+            draft: true,
+            ..PrSpec::default()
+        },
+    );
+    w.send_pr(n, "opened").await;
+    w.until("the draft's plan", |w| w.checks_done(&w.head_sha))
+        .await;
+    let id = w.plan_id(n);
+    w.fake.set_permission(REPO, "bob", "write");
+    w.comment(n, "bob", &format!("/apply {id}")).await;
+    w.until("the apply result without any review", |w| {
+        w.bot_texts(n)
+            .iter()
+            .any(|t| t.starts_with("<!-- cascade:apply"))
+    })
+    .await;
 }

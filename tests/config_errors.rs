@@ -2,7 +2,7 @@
 //! invalid one (as insta snapshots of `file:line:column: message`), and the shipped
 //! JSON schema staying in step with the code.
 
-use cascade::config::{Environment, Executor, FILE_NAME, ModuleUnit, RepoConfig};
+use cascade::config::{ApplyRequirement, Environment, Executor, FILE_NAME, ModuleUnit, RepoConfig};
 use cascade::problem::{Problem, ProblemKind};
 use cascade::unit::UnitPath;
 use std::collections::BTreeMap;
@@ -458,7 +458,18 @@ fn schema_describes_every_key_and_both_environment_forms() {
     let properties = schema["properties"].as_object().unwrap();
     let mut keys: Vec<&str> = properties.keys().map(String::as_str).collect();
     keys.sort_unstable();
-    assert_eq!(keys, ["environments", "ignore", "implicit_deps", "modules"]);
+    assert_eq!(
+        keys,
+        [
+            "apply_requirements",
+            "autoplan",
+            "drafts",
+            "environments",
+            "ignore",
+            "implicit_deps",
+            "modules"
+        ]
+    );
     for (key, property) in properties {
         assert!(
             property["description"].is_string(),
@@ -487,4 +498,33 @@ fn schema_describes_every_key_and_both_environment_forms() {
         .map(|variant| variant["const"].as_str().unwrap())
         .collect();
     assert_eq!(executors, ["terragrunt", "tofu", "terraform"]);
+}
+
+#[test]
+fn bot_settings_default_and_parse() {
+    let default = RepoConfig::parse("").unwrap();
+    assert!(!default.drafts && default.autoplan);
+    assert_eq!(
+        default.apply_requirements,
+        [ApplyRequirement::Approved, ApplyRequirement::Mergeable]
+    );
+    let c = RepoConfig::parse("drafts: true\nautoplan: false\napply_requirements: [mergeable]\n")
+        .unwrap();
+    assert!(c.drafts && !c.autoplan);
+    assert_eq!(c.apply_requirements, [ApplyRequirement::Mergeable]);
+    assert!(
+        RepoConfig::parse("apply_requirements: []\n")
+            .unwrap()
+            .apply_requirements
+            .is_empty()
+    );
+    let err = RepoConfig::parse("apply_requirements: [approvd]\n").unwrap_err();
+    assert_eq!(err.line, Some(1), "{err}");
+}
+
+#[test]
+fn bot_settings_after_other_keys() {
+    let c = RepoConfig::parse("environments:\n  dev:\n    path: dev\n    executor: terraform\ndrafts: true\napply_requirements: [mergeable]\n").unwrap();
+    assert!(c.drafts);
+    assert_eq!(c.apply_requirements, [ApplyRequirement::Mergeable]);
 }

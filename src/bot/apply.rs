@@ -9,6 +9,7 @@ use super::publish::{check, reply};
 use super::{Bot, PrKey};
 use crate::command::{Command, Parsed, help_text, parse_comment};
 use crate::comment::{Comments, GITHUB_LIMIT};
+use crate::config::{ApplyRequirement, RepoConfig};
 use crate::engine::views::apply_view;
 use crate::forge::github::{CheckStatus, Installation};
 use crate::plan::PlanId;
@@ -142,7 +143,21 @@ async fn command_apply(
             return reply(inst, key, &text).await;
         }
     }
-    if let Some(why) = requirements_unmet(inst, key, &info).await? {
+    let requirements = match bot
+        .workspaces
+        .config_at(&key.repo, &record.base_sha)?
+        .map(|t| RepoConfig::parse(&t))
+    {
+        None => RepoConfig::default().apply_requirements,
+        Some(Ok(config)) => config.apply_requirements,
+        Some(Err(problem)) => {
+            let text = format!(
+                "Not applied: `.cascade.yaml` on the base branch is invalid ({problem}). Fix it there first."
+            );
+            return reply(inst, key, &text).await;
+        }
+    };
+    if let Some(why) = requirements_unmet(inst, key, &info, &requirements).await? {
         return reply(inst, key, &why).await;
     }
     if record.state == PrState::Applying {
@@ -258,30 +273,33 @@ async fn requirements_unmet(
     inst: &Installation,
     key: &PrKey,
     info: &crate::forge::github::PullRequestInfo,
+    requirements: &[ApplyRequirement],
 ) -> anyhow::Result<Option<String>> {
-    let reviews = inst.reviews(&key.repo, key.number).await?;
-    // The latest review of each reviewer counts.
-    let mut latest: BTreeMap<&str, &str> = BTreeMap::new();
-    for r in &reviews {
-        if r.state != "COMMENTED" {
-            latest.insert(r.author.as_str(), r.state.as_str());
+    if requirements.contains(&ApplyRequirement::Approved) {
+        let reviews = inst.reviews(&key.repo, key.number).await?;
+        // The latest review of each reviewer counts.
+        let mut latest: BTreeMap<&str, &str> = BTreeMap::new();
+        for r in &reviews {
+            if r.state != "COMMENTED" {
+                latest.insert(r.author.as_str(), r.state.as_str());
+            }
         }
-    }
-    let approved = latest
-        .iter()
-        .any(|(who, state)| *state == "APPROVED" && *who != info.author);
-    if !approved {
-        return Ok(Some(format!(
-            "Not applied: this pull request needs an approving review from someone other than @{}. Ask for a review, then comment `/apply` again.",
-            info.author
-        )));
+        let approved = latest
+            .iter()
+            .any(|(who, state)| *state == "APPROVED" && *who != info.author);
+        if !approved {
+            return Ok(Some(format!(
+                "Not applied: this pull request needs an approving review from someone other than @{}. Ask for a review, then comment `/apply` again.",
+                info.author
+            )));
+        }
     }
     let mergeable = info.mergeable == Some(true)
         || matches!(
             info.mergeable_state.as_str(),
             "clean" | "unstable" | "has_hooks"
         );
-    if !mergeable {
+    if requirements.contains(&ApplyRequirement::Mergeable) && !mergeable {
         return Ok(Some(format!(
             "Not applied: the pull request is not mergeable (state `{}`). Resolve conflicts and required checks, then comment `/apply` again.",
             info.mergeable_state

@@ -61,10 +61,6 @@ pub async fn plan_pull_request(
     only: Option<&[UnitPath]>,
     cancel: CancellationToken,
 ) -> anyhow::Result<()> {
-    if pr.draft {
-        tracing::info!(pr = %key, "draft: not planned until it is ready for review");
-        return Ok(());
-    }
     let inst = bot.github.installation(pr.installation).await?;
     let existing = bot.store.pull_request(&key.repo, key.number).await?;
     let mut record = record_for(bot, key, pr, existing);
@@ -73,9 +69,6 @@ pub async fn plan_pull_request(
         bot.store.save_pull_request(&record).await?;
         return reply(&inst, key, FORK_REFUSAL).await;
     }
-    record.state = PrState::Discovering;
-    bot.store.save_pull_request(&record).await?;
-
     let token = bot.github.installation_token(pr.installation).await?;
     let refspecs = vec!["+refs/heads/*:refs/heads/*".to_string()];
     bot.workspaces
@@ -112,6 +105,13 @@ pub async fn plan_pull_request(
             }
         },
     };
+    // A command (`/plan`) plans whatever the configuration says about events.
+    if only.is_none() && ((pr.draft && !config.drafts) || !config.autoplan) {
+        tracing::info!(pr = %key, draft = pr.draft, "not planned on this event (draft, or autoplan is off)");
+        return Ok(());
+    }
+    record.state = PrState::Discovering;
+    bot.store.save_pull_request(&record).await?;
     let head = scan_with(&checkout, &checkout, config.clone(), &[]);
     if let Some(cycle) = head.problems.iter().find(|p| p.kind == ProblemKind::Cycle) {
         record.state = PrState::Failed;

@@ -9,7 +9,7 @@
 //! the key, because serde-saphyr's own "expected sequence start" cannot say which key was
 //! wrong. Those texts are full sentences; `diagnose` appends what was found instead.
 
-use super::Executor;
+use super::{ApplyRequirement, Executor};
 use schemars::JsonSchema;
 use serde::de::value::MapAccessDeserializer;
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
@@ -19,7 +19,15 @@ use std::fmt;
 use std::marker::PhantomData;
 
 /// Keys allowed at the top of `.cascade.yaml`, in the order serde reports them.
-pub(super) const TOP_KEYS: &[&str] = &["environments", "implicit_deps", "ignore", "modules"];
+pub(super) const TOP_KEYS: &[&str] = &[
+    "environments",
+    "implicit_deps",
+    "ignore",
+    "modules",
+    "drafts",
+    "autoplan",
+    "apply_requirements",
+];
 /// Keys allowed in the long form of an environment.
 pub(super) const ENVIRONMENT_KEYS: &[&str] = &["path", "executor"];
 /// Keys allowed in a `modules` entry.
@@ -32,7 +40,7 @@ pub(super) type DependencyEntries = Vec<(Spanned<String>, Vec<Spanned<String>>)>
 
 /// Repository configuration for cascade, read from `.cascade.yaml` at the repository root
 /// on the base branch. Every key is optional; unknown keys are errors.
-#[derive(Debug, Default, serde::Deserialize, JsonSchema)]
+#[derive(Debug, serde::Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[schemars(title = "cascade repository configuration (.cascade.yaml)")]
 pub(super) struct ConfigFile {
@@ -62,6 +70,47 @@ pub(super) struct ConfigFile {
     #[serde(default, deserialize_with = "modules")]
     #[schemars(with = "Vec<ModuleEntry>", extend("default" = []))]
     pub modules: Vec<ModuleEntry>,
+
+    /// Plan draft pull requests too. By default a draft is planned once it is marked ready
+    /// for review.
+    #[serde(default)]
+    pub drafts: bool,
+
+    /// Plan pull requests when they are opened or pushed. When false, cascade plans only
+    /// when someone comments `/plan`.
+    #[serde(default = "yes")]
+    #[schemars(extend("default" = true))]
+    pub autoplan: bool,
+
+    /// What must hold before `/apply` runs: `approved` (an approving review from someone
+    /// other than the author) and `mergeable` (no conflicts, required checks pass). `[]`
+    /// requires neither.
+    #[serde(default = "default_requirements")]
+    #[schemars(extend("default" = ["approved", "mergeable"]))]
+    pub apply_requirements: Vec<ApplyRequirement>,
+}
+
+/// What an empty file means: the same defaults as each missing key.
+impl Default for ConfigFile {
+    fn default() -> ConfigFile {
+        ConfigFile {
+            environments: Vec::new(),
+            implicit_deps: Vec::new(),
+            ignore: Vec::new(),
+            modules: Vec::new(),
+            drafts: false,
+            autoplan: yes(),
+            apply_requirements: default_requirements(),
+        }
+    }
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn default_requirements() -> Vec<ApplyRequirement> {
+    vec![ApplyRequirement::Approved, ApplyRequirement::Mergeable]
 }
 
 impl ConfigFile {

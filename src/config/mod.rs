@@ -46,7 +46,7 @@ pub enum Executor {
 /// globs are compiled once, there, and kept in a private field that
 /// [`RepoConfig::is_ignored`] matches against. Editing `ignore` afterwards would not change
 /// what is ignored, so debug builds panic in `is_ignored` when the two disagree.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct RepoConfig {
     /// Environments in file order; paths are distinct.
     pub environments: Vec<Environment>,
@@ -56,8 +56,39 @@ pub struct RepoConfig {
     pub ignore: Vec<String>,
     /// Plain OpenTofu/Terraform root modules treated as units; paths are distinct.
     pub modules: Vec<ModuleUnit>,
+    /// Plan draft pull requests too (default: no; a draft is planned once ready for review).
+    pub drafts: bool,
+    /// Plan when a pull request is opened or pushed (default: yes); otherwise only on `/plan`.
+    pub autoplan: bool,
+    /// What must hold before `/apply` runs (default: approved and mergeable).
+    pub apply_requirements: Vec<ApplyRequirement>,
     /// `ignore`, compiled.
     ignore_set: CompiledGlobs,
+}
+
+impl Default for RepoConfig {
+    fn default() -> RepoConfig {
+        RepoConfig {
+            environments: Vec::new(),
+            implicit_deps: BTreeMap::new(),
+            ignore: Vec::new(),
+            modules: Vec::new(),
+            drafts: false,
+            autoplan: true,
+            apply_requirements: vec![ApplyRequirement::Approved, ApplyRequirement::Mergeable],
+            ignore_set: CompiledGlobs::default(),
+        }
+    }
+}
+
+/// A condition `/apply` checks before applying anything.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ApplyRequirement {
+    /// An approving review from someone other than the pull request's author.
+    Approved,
+    /// GitHub says the pull request can be merged (no conflicts, required checks pass).
+    Mergeable,
 }
 
 /// A compiled glob set and the patterns it was compiled from.

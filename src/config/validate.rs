@@ -21,11 +21,16 @@ pub(super) fn repo_config(file: ConfigFile) -> Result<RepoConfig, Problem> {
     let implicit_deps = implicit_deps(file.implicit_deps)?;
     let ignore_set = ignore(&file.ignore)?;
     let modules = modules(file.modules)?;
+    let mut requirements = file.apply_requirements;
+    requirements.dedup();
     Ok(RepoConfig {
         environments,
         implicit_deps,
         ignore: ignore_set.patterns.clone(),
         modules,
+        drafts: file.drafts,
+        autoplan: file.autoplan,
+        apply_requirements: requirements,
         ignore_set,
     })
 }
