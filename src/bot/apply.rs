@@ -254,6 +254,13 @@ async fn command_apply(
             PrState::Failed,
         )
     };
+    let outcome_label = match state {
+        PrState::Applied => "applied",
+        PrState::Commented => "plan-changed",
+        _ => "failed",
+    };
+    metrics::counter!("cascade_runs_total", "kind" => "apply", "outcome" => outcome_label)
+        .increment(1);
     record.state = state;
     check(
         inst,

@@ -155,6 +155,7 @@ impl Bot {
             self.tasks.spawn(async move { bot.actor(k, rx).await });
             tx
         });
+        metrics::gauge!("cascade_queue_depth").increment(1.0);
         if sender.send((delivery, job)).is_err() {
             tracing::error!(pr = %key, "a pull request's worker stopped");
         }
@@ -163,6 +164,7 @@ impl Bot {
     /// One pull request's worker: jobs run one at a time, in order.
     async fn actor(self: Arc<Self>, key: PrKey, mut rx: mpsc::UnboundedReceiver<Queued>) {
         while let Some((delivery, job)) = rx.recv().await {
+            metrics::gauge!("cascade_queue_depth").decrement(1.0);
             // A later push makes an earlier queued plan pointless.
             if job.is_new_head() && !rx.is_empty() {
                 if let Some(d) = &delivery {
@@ -196,6 +198,7 @@ impl Bot {
     async fn run_job(self: &Arc<Self>, key: &PrKey, job: PrJob) -> anyhow::Result<()> {
         match job {
             PrJob::Update(pr) => {
+                metrics::counter!("cascade_runs_total", "kind" => "plan").increment(1);
                 let cancel = CancellationToken::new();
                 self.planning
                     .lock()

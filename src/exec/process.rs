@@ -32,6 +32,9 @@ pub struct ProcessExecutor {
     /// Terraform's plugin cache is not safe under concurrent writes, so
     /// `init`s of one cascade process take turns.
     init_lock: tokio::sync::Mutex<()>,
+    /// Bounds the units running at once over every run of this process (the server's
+    /// pull requests share it); `None` leaves the bound to each run's walk.
+    limit: Option<std::sync::Arc<tokio::sync::Semaphore>>,
 }
 
 impl ProcessExecutor {
@@ -44,6 +47,22 @@ impl ProcessExecutor {
             plugin_cache,
             grace: Duration::from_secs(30),
             init_lock: tokio::sync::Mutex::new(()),
+            limit: None,
+        }
+    }
+
+    /// At most `units` units plan or apply at once through this executor, whichever run they belong to.
+    pub fn with_limit(mut self, units: usize) -> ProcessExecutor {
+        self.limit = Some(std::sync::Arc::new(tokio::sync::Semaphore::new(
+            units.max(1),
+        )));
+        self
+    }
+
+    async fn slot(&self) -> Option<tokio::sync::OwnedSemaphorePermit> {
+        match &self.limit {
+            Some(limit) => limit.clone().acquire_owned().await.ok(),
+            None => None,
         }
     }
 
@@ -213,6 +232,33 @@ fn needs_init(err: &ExecError) -> bool {
 
 impl Executor for ProcessExecutor {
     async fn plan(&self, job: &UnitJob, cancel: &CancellationToken) -> Result<Vec<u8>, ExecError> {
+        let _slot = self.slot().await;
+        let started = std::time::Instant::now();
+        let result = self.plan_unit(job, cancel).await;
+        metrics::histogram!("cascade_unit_seconds", "step" => "plan")
+            .record(started.elapsed().as_secs_f64());
+        result
+    }
+
+    async fn apply(&self, job: &UnitJob, shutdown: &CancellationToken) -> Result<(), ExecError> {
+        let _slot = self.slot().await;
+        let started = std::time::Instant::now();
+        let result = self
+            .run(job, Step::Apply, Stop::Shutdown(shutdown))
+            .await
+            .map(|_| ());
+        metrics::histogram!("cascade_unit_seconds", "step" => "apply")
+            .record(started.elapsed().as_secs_f64());
+        result
+    }
+}
+
+impl ProcessExecutor {
+    async fn plan_unit(
+        &self,
+        job: &UnitJob,
+        cancel: &CancellationToken,
+    ) -> Result<Vec<u8>, ExecError> {
         if let Some(dir) = job.plan_file.parent() {
             std::fs::create_dir_all(dir).map_err(|source| ExecError::Log {
                 path: dir.display().to_string(),
@@ -237,12 +283,6 @@ impl Executor for ProcessExecutor {
         self.run(job, Step::Show, Stop::Cancel(cancel))
             .await
             .map(|(json, _)| json)
-    }
-
-    async fn apply(&self, job: &UnitJob, shutdown: &CancellationToken) -> Result<(), ExecError> {
-        self.run(job, Step::Apply, Stop::Shutdown(shutdown))
-            .await
-            .map(|_| ())
     }
 }
 

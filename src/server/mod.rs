@@ -130,7 +130,8 @@ pub async fn start(config: ServeConfig) -> anyhow::Result<RunningServer> {
             crate::config::Executor::Terragrunt,
             config.terragrunt_bin.clone(),
         )
-        .with_grace(config.shutdown_grace);
+        .with_grace(config.shutdown_grace)
+        .with_limit(config.parallelism);
     let shutdown = CancellationToken::new();
     let bot = Bot::start(BotConfig {
         github,
