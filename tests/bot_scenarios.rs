@@ -431,7 +431,11 @@ async fn two_applies_at_once_apply_once() {
     assert!(
         texts
             .iter()
-            .any(|t| t.contains("already applied") || t.contains("already running")),
+            // The second is refused: the plan was consumed, is running, or was replaced by the
+            // new plan the first apply returned.
+            .any(|t| t.contains("already applied")
+                || t.contains("already running")
+                || t.contains("not this pull request's latest plan")),
         "{texts:#?}"
     );
 }
