@@ -1,8 +1,8 @@
 //! The SQLite store: one file, WAL mode, migrations embedded in the binary.
 
 use super::{
-    DeliveryRecord, DeliveryStatus, Lock, PlanRecord, PlanStatus, PrState, PullRequestRecord,
-    RunKind, RunRecord, Store, UnitRecord, UnitStatus,
+    ApplyClaim, DeliveryRecord, DeliveryStatus, Lock, PlanRecord, PlanStatus, PrState,
+    PullRequestRecord, RunKind, RunRecord, Store, UnitRecord, UnitStatus,
 };
 use crate::plan::PlanId;
 use crate::unit::UnitPath;
@@ -30,6 +30,11 @@ fn migrator() -> Migrator {
     Migrator::with_migrations(vec![
         migration(1, "runs", include_str!("../../migrations/0001_runs.sql")),
         migration(2, "bot", include_str!("../../migrations/0002_bot.sql")),
+        migration(
+            3,
+            "apply_claims",
+            include_str!("../../migrations/0003_apply_claims.sql"),
+        ),
     ])
 }
 
@@ -469,6 +474,45 @@ impl Store for SqliteStore {
                 })
             })
             .collect()
+    }
+
+    async fn insert_apply_claim(&self, claim: &ApplyClaim) -> anyhow::Result<Option<ApplyClaim>> {
+        super::claims::insert(&self.pool, claim).await
+    }
+
+    async fn take_over_apply_claim(
+        &self,
+        old: &ApplyClaim,
+        new: &ApplyClaim,
+    ) -> anyhow::Result<bool> {
+        super::claims::take_over(&self.pool, old, new).await
+    }
+
+    async fn heartbeat_apply_claim(
+        &self,
+        repo: &str,
+        plan_id: &PlanId,
+        owner: &str,
+        now: i64,
+    ) -> anyhow::Result<bool> {
+        super::claims::heartbeat(&self.pool, repo, plan_id, owner, now).await
+    }
+
+    async fn release_apply_claim(
+        &self,
+        repo: &str,
+        plan_id: &PlanId,
+        owner: &str,
+    ) -> anyhow::Result<()> {
+        super::claims::release(&self.pool, repo, plan_id, owner).await
+    }
+
+    async fn apply_claim(
+        &self,
+        repo: &str,
+        plan_id: &PlanId,
+    ) -> anyhow::Result<Option<ApplyClaim>> {
+        super::claims::get(&self.pool, repo, plan_id).await
     }
 }
 
