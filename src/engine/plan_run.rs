@@ -1,7 +1,7 @@
 //! A plan run: every target planned in dependency order, each result
 //! persisted as it lands, the whole bound to a plan id.
 
-use super::{Engine, PlanTarget, slug};
+use super::{Engine, PlanTarget, unit_file_stem};
 use crate::exec::{Executor, UnitJob};
 use crate::plan::{PlanId, PlanSummary};
 use crate::store::{PlanRecord, PlanStatus, PlannedUnit, RunKind, Store, UnitRecord, UnitStatus};
@@ -40,13 +40,14 @@ pub(super) struct RunCtx<E, S> {
 
 impl<E: Executor, S: Store> RunCtx<E, S> {
     pub fn job(&self, target: &PlanTarget) -> UnitJob {
-        let slug = slug(&target.path);
+        let slug = unit_file_stem(&target.path);
         UnitJob {
             unit: target.path.clone(),
             dir: target.dir.clone(),
             tool: target.tool,
             plan_file: self.run_dir.join("plans").join(format!("{slug}.tfplan")),
             log: self.run_dir.join(format!("{:03}_{slug}.log", target.wave)),
+            work: self.run_dir.join("work").join(&slug),
             destroy: target.destroy,
             init_args: target.init_args.clone(),
             timeout: self.timeout,
@@ -63,7 +64,8 @@ impl<E: Executor, S: Store> RunCtx<E, S> {
         let record = UnitRecord {
             unit: unit.clone(),
             status,
-            detail,
+            // Error excerpts come redacted from the executor; this catches what else may quote.
+            detail: crate::redact::redact(&detail),
             summary,
         };
         if let Err(e) = self.store.record_unit(&self.run_id, &record).await {
