@@ -1,10 +1,11 @@
 //! The SQLite store, for real: plans and runs survive a reopen, deliveries
-//! are deduplicated by id, locks are exclusive, pull request state round-trips.
+//! are deduplicated by id, locks are exclusive, pull request state round-trips,
+//! apply claims are taken by one process and taken over by one.
 
 use cascade::config::Executor as Tool;
 use cascade::plan::{Counts, Fingerprint, PlanId, PlanSummary};
 use cascade::store::{
-    DeliveryRecord, DeliveryStatus, Lock, PlanRecord, PlanStatus, PlannedUnit, PrState,
+    ApplyClaim, DeliveryRecord, DeliveryStatus, Lock, PlanRecord, PlanStatus, PlannedUnit, PrState,
     PullRequestRecord, RunKind, RunRecord, SqliteStore, Store, UnitRecord, UnitStatus,
 };
 use cascade::unit::UnitPath;
@@ -211,4 +212,77 @@ async fn pull_request_state_and_installations_round_trip() {
     assert_eq!(store.installation_repos(77).await.unwrap(), ["acme/infra"]);
     store.upsert_installation(77, "acme", false).await.unwrap();
     assert!(store.installation_repos(77).await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn an_apply_claim_has_one_holder_and_one_taker_over() {
+    let dir = tempfile::tempdir().unwrap();
+    let id = PlanId("abcdefabcdef".into());
+    let claim = |owner: &str, pid: u32, heartbeat_at: i64| ApplyClaim {
+        repo: "acme/infra#7".into(),
+        plan_id: id.clone(),
+        owner: owner.into(),
+        pid,
+        host: "host-a".into(),
+        heartbeat_at,
+    };
+    let first = claim("first", 100, 10);
+    {
+        let store = open(&dir).await;
+        assert_eq!(store.insert_apply_claim(&first).await.unwrap(), None);
+    }
+    // It survives a restart; a second owner is told who holds it and changes nothing.
+    let store = open(&dir).await;
+    let second = claim("second", 200, 20);
+    assert_eq!(
+        store.insert_apply_claim(&second).await.unwrap(),
+        Some(first.clone())
+    );
+    // Only the owner heartbeats it.
+    assert!(
+        store
+            .heartbeat_apply_claim("acme/infra#7", &id, "first", 15)
+            .await
+            .unwrap()
+    );
+    assert!(
+        !store
+            .heartbeat_apply_claim("acme/infra#7", &id, "second", 15)
+            .await
+            .unwrap()
+    );
+    let beaten = ApplyClaim {
+        heartbeat_at: 15,
+        ..first.clone()
+    };
+    // Two takers-over of the claim as read: one wins.
+    assert!(
+        !store.take_over_apply_claim(&first, &second).await.unwrap(),
+        "stale read"
+    );
+    assert!(store.take_over_apply_claim(&beaten, &second).await.unwrap());
+    let third = claim("third", 300, 30);
+    assert!(!store.take_over_apply_claim(&beaten, &third).await.unwrap());
+    assert_eq!(
+        store.apply_claim("acme/infra#7", &id).await.unwrap(),
+        Some(second.clone())
+    );
+    // Releasing someone else's claim does nothing; the owner's release frees it.
+    store
+        .release_apply_claim("acme/infra#7", &id, "first")
+        .await
+        .unwrap();
+    assert!(
+        store
+            .apply_claim("acme/infra#7", &id)
+            .await
+            .unwrap()
+            .is_some()
+    );
+    store
+        .release_apply_claim("acme/infra#7", &id, "second")
+        .await
+        .unwrap();
+    assert_eq!(store.apply_claim("acme/infra#7", &id).await.unwrap(), None);
+    assert_eq!(store.insert_apply_claim(&third).await.unwrap(), None);
 }
