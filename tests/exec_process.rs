@@ -514,3 +514,25 @@ exit 1"#,
     }
     assert!(!job.work.join("apply.out").exists(), "raw output deleted");
 }
+
+#[tokio::test]
+async fn a_plan_whose_future_is_dropped_is_stopped() {
+    let tmp = tempfile::tempdir().unwrap();
+    let planned = tmp.path().join("planned");
+    let script = tool(
+        tmp.path(),
+        &format!("sleep 1; touch {}; exit 0", planned.display()),
+    );
+    let exec = ProcessExecutor::new(tmp.path().join("cache"))
+        .with_binary(Tool::Terraform, script.display().to_string())
+        .with_grace(Duration::from_millis(200));
+    let job = job(tmp.path(), Duration::from_secs(30));
+    let dropped = tokio::time::timeout(
+        Duration::from_millis(300),
+        exec.plan(&job, &CancellationToken::new()),
+    )
+    .await;
+    assert!(dropped.is_err());
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert!(!planned.exists(), "the plan ran on after nobody waited for it");
+}

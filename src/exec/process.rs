@@ -5,7 +5,7 @@
 use super::command::{Step, command_line, command_name};
 use super::env::{ChildEnv, FIXED, default_pass_env};
 use super::log::LogSink;
-use super::step_process::{self, Launch, StepFiles, private_dir};
+use super::step_process::{self, Launch, StepFiles, StopOnDrop, private_dir};
 use super::{ExecError, Executor, Resumed, UnitJob};
 use crate::config::Executor as Tool;
 use crate::redact::Redactor;
@@ -182,12 +182,14 @@ impl ProcessExecutor {
                 command: name.clone(),
                 source,
             })?;
+        let mut stop_on_drop = StopOnDrop::new(&started, &files, self.grace, step != Step::Apply);
         let capture = started
             .child
             .stdout
             .take()
             .map(|out| tokio::spawn(read_capped(out, MAX_PLAN_JSON_MIB << 20)));
         let status = self.wait(&mut started, job, &name, stop).await;
+        stop_on_drop.disarm();
         let captured = match capture {
             Some(task) => task.await.unwrap_or(Ok(Vec::new())),
             None => Ok(Vec::new()),

@@ -195,6 +195,53 @@ pub(super) struct Started {
     pub group: Option<Pid>,
 }
 
+/// Stops a step's process group when the future waiting for it is dropped
+/// (a server killing its workers): a plan must not run on unobserved. An
+/// apply is never armed: it outlives cascade on purpose.
+pub(super) struct StopOnDrop {
+    group: Option<Pid>,
+    lock: PathBuf,
+    grace: Duration,
+    armed: bool,
+}
+
+impl StopOnDrop {
+    pub fn new(started: &Started, files: &StepFiles, grace: Duration, armed: bool) -> StopOnDrop {
+        StopOnDrop {
+            group: started.group,
+            lock: files.lock.clone(),
+            grace,
+            armed,
+        }
+    }
+
+    /// The step ended (or was stopped) while observed.
+    pub fn disarm(&mut self) {
+        self.armed = false;
+    }
+}
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        signal(self.group, Signal::SIGTERM);
+        let (group, grace) = (self.group, self.grace);
+        let files = StepFiles {
+            lock: self.lock.clone(),
+            ..StepFiles::new(Path::new(""), "")
+        };
+        // No runtime may be left to wait on: a plain thread escalates.
+        std::thread::spawn(move || {
+            std::thread::sleep(grace);
+            if matches!(try_lock(&files), Ok(Liveness::Held)) {
+                signal(group, Signal::SIGKILL);
+            }
+        });
+    }
+}
+
 /// Everything a step is started with.
 pub(super) struct Launch<'a> {
     pub program: &'a str,
