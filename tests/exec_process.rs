@@ -534,5 +534,8 @@ async fn a_plan_whose_future_is_dropped_is_stopped() {
     .await;
     assert!(dropped.is_err());
     tokio::time::sleep(Duration::from_millis(1500)).await;
-    assert!(!planned.exists(), "the plan ran on after nobody waited for it");
+    assert!(
+        !planned.exists(),
+        "the plan ran on after nobody waited for it"
+    );
 }
