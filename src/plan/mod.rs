@@ -68,6 +68,7 @@
 //! Numbers are hashed as `serde_json` reads them: integers within 64 bits exactly, others as
 //! the nearest double.
 
+pub mod render;
 mod show_json;
 
 use crate::unit::UnitPath;
