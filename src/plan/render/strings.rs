@@ -125,9 +125,11 @@ pub(super) enum StringForm<'a> {
 }
 
 /// Classifies a string the way terraform does: JSON first (only objects and arrays, the
-/// whole string), then multi-line (trimmed of surrounding white space), then one line.
-pub(super) fn string_form(text: &str) -> StringForm<'_> {
-    if (text.starts_with('{') || text.starts_with('['))
+/// whole string; only when `json` allows), then multi-line (trimmed of surrounding white
+/// space), then one line.
+pub(super) fn string_form(text: &str, json: bool) -> StringForm<'_> {
+    if json
+        && (text.starts_with('{') || text.starts_with('['))
         && let Ok(value) = serde_json::from_str::<serde_json::Value>(text)
     {
         return StringForm::Json(value);
@@ -180,13 +182,20 @@ mod tests {
 
     #[test]
     fn strings_are_classified_like_terraform() {
-        assert!(matches!(string_form(r#"{"a":1}"#), StringForm::Json(_)));
-        assert!(matches!(string_form("[1,2]"), StringForm::Json(_)));
+        assert!(matches!(
+            string_form(r#"{"a":1}"#, true),
+            StringForm::Json(_)
+        ));
+        assert!(matches!(string_form("[1,2]", true), StringForm::Json(_)));
         // Only a whole JSON document counts, and only objects and arrays.
-        assert!(matches!(string_form("[1,2] x"), StringForm::Line(_)));
-        assert!(matches!(string_form("12"), StringForm::Line(_)));
-        assert!(matches!(string_form(" {\"a\":1}"), StringForm::Line(_)));
-        match string_form("\n  one\ntwo\n\n") {
+        assert!(matches!(string_form("[1,2] x", true), StringForm::Line(_)));
+        assert!(matches!(string_form("12", true), StringForm::Line(_)));
+        assert!(matches!(
+            string_form(" {\"a\":1}", true),
+            StringForm::Line(_)
+        ));
+        assert!(matches!(string_form("[1,2]", false), StringForm::Line(_)));
+        match string_form("\n  one\ntwo\n\n", true) {
             StringForm::Lines(lines) => assert_eq!(lines, ["one", "two"]),
             _ => panic!("multi-line"),
         }

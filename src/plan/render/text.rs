@@ -19,6 +19,9 @@ pub(super) const SENSITIVE: &str = "(sensitive value)";
 /// What cascade writes where a value is not known until apply.
 pub(super) const UNKNOWN: &str = "(known after apply)";
 
+/// How deep in the drawing a string may still be read as JSON.
+const MAX_JSON_STRING_DEPTH: usize = 32;
+
 /// Attributes terraform always shows, changed or not, so a reader can tell objects apart.
 const IMPORTANT: [&str; 3] = ["id", "name", "tags"];
 
@@ -400,98 +403,104 @@ impl<'b> Out<'b> {
         indent: usize,
         opts: Opts,
     ) {
-        fn form(v: &Value) -> Option<StringForm<'_>> {
-            v.as_str().map(string_form)
+        // JSON inside JSON inside JSON…: past this depth a string is shown as a string, so
+        // the drawing stays about as deep as the plan document.
+        let json = indent < MAX_JSON_STRING_DEPTH;
+        match diff.action {
+            Act::Update => self.string_update(diff, before, after, indent, opts, json),
+            Act::Delete => self.string_side(diff, before, indent, opts, json),
+            Act::Create | Act::NoOp => self.string_side(diff, after, indent, opts, json),
         }
-        let lines: Vec<(Act, String)> = match diff.action {
-            Act::Create | Act::NoOp | Act::Delete => {
-                let (side, is_delete) = if diff.action == Act::Delete {
-                    (before, true)
-                } else {
-                    (after, false)
-                };
-                match form(side) {
-                    None => {
-                        self.push(&scalar(side));
-                        return self.replace_suffix(diff.replace, opts);
-                    }
-                    Some(StringForm::Json(json)) => {
-                        let (b, a) = match diff.action {
-                            Act::Create => (None, Some(&json)),
-                            Act::Delete => (Some(&json), None),
-                            _ => (Some(&json), Some(&json)),
-                        };
-                        return self.json_string(diff, b, a, indent, opts);
-                    }
-                    Some(StringForm::Line(text)) => {
-                        self.push(&quoted(text));
-                        if is_delete {
-                            self.null_suffix(diff.action, opts);
-                        }
-                        return self.replace_suffix(diff.replace, opts);
-                    }
-                    Some(StringForm::Lines(lines)) => lines
-                        .into_iter()
-                        .map(|l| (Act::NoOp, l.to_string()))
-                        .collect(),
-                }
+    }
+
+    /// A string created, removed or unchanged.
+    fn string_side(
+        &mut self,
+        diff: &Diff<'_>,
+        side: &Value,
+        indent: usize,
+        opts: Opts,
+        json: bool,
+    ) {
+        match string_value_form(side, json) {
+            None => {
+                self.push(&scalar(side));
+                self.replace_suffix(diff.replace, opts);
             }
-            Act::Update => match (form(before), form(after)) {
-                (Some(StringForm::Json(b)), Some(StringForm::Json(a))) => {
-                    return self.json_string(diff, Some(&b), Some(&a), indent, opts);
-                }
-                (Some(StringForm::Json(_)), _) | (_, Some(StringForm::Json(_))) => {
-                    return self.string_type_change(diff, before, after, indent, opts);
-                }
-                (Some(b), Some(a)) => match (b, a) {
-                    (StringForm::Line(b), StringForm::Line(a)) => {
-                        self.push(&quoted(b));
-                        self.push(" -> ");
-                        self.push(&quoted(a));
-                        return self.replace_suffix(diff.replace, opts);
-                    }
-                    (b, a) => self.line_diff(&lines_of(&b), &lines_of(&a)),
-                },
-                _ => {
-                    // A null side of an update: `null -> "x"` on one line.
-                    self.push(&side_text(before));
-                    self.push(" -> ");
-                    self.push(&side_text(after));
-                    return self.replace_suffix(diff.replace, opts);
-                }
-            },
-        };
+            Some(StringForm::Json(doc)) => {
+                let (b, a) = match diff.action {
+                    Act::Create => (None, Some(&doc)),
+                    Act::Delete => (Some(&doc), None),
+                    _ => (Some(&doc), Some(&doc)),
+                };
+                self.json_string(diff, b, a, indent, opts);
+            }
+            Some(StringForm::Line(text)) => {
+                self.push(&quoted(text));
+                self.null_suffix(diff.action, opts);
+                self.replace_suffix(diff.replace, opts);
+            }
+            Some(StringForm::Lines(lines)) => {
+                let lines = lines.into_iter().map(|l| (Act::NoOp, l)).collect();
+                self.heredoc(diff, lines, indent, opts);
+            }
+        }
+    }
+
+    /// A string changed: JSON against JSON key by key, lines against lines, or old -> new.
+    fn string_update(
+        &mut self,
+        diff: &Diff<'_>,
+        before: &Value,
+        after: &Value,
+        indent: usize,
+        opts: Opts,
+        json: bool,
+    ) {
+        let form = |v| string_value_form(v, json);
+        match (form(before), form(after)) {
+            (Some(StringForm::Json(b)), Some(StringForm::Json(a))) => {
+                self.json_string(diff, Some(&b), Some(&a), indent, opts);
+            }
+            (Some(StringForm::Json(_)), _) | (_, Some(StringForm::Json(_))) => {
+                self.string_type_change(diff, before, after, indent, opts);
+            }
+            (Some(StringForm::Line(b)), Some(StringForm::Line(a))) => {
+                self.push(&quoted(b));
+                self.push(" -> ");
+                self.push(&quoted(a));
+                self.replace_suffix(diff.replace, opts);
+            }
+            (Some(b), Some(a)) => {
+                let lines = slice_lines(&lines_of(&b), &lines_of(&a), self.budget);
+                self.heredoc(diff, lines, indent, opts);
+            }
+            _ => {
+                // Not reached (an update of a string has strings on both sides); drawn on
+                // one line all the same.
+                self.push(&scalar(before));
+                self.push(" -> ");
+                self.push(&scalar(after));
+                self.replace_suffix(diff.replace, opts);
+            }
+        }
+    }
+
+    /// A multi-line string as a heredoc, each line with its own symbol.
+    fn heredoc(&mut self, diff: &Diff<'_>, lines: Vec<(Act, &str)>, indent: usize, opts: Opts) {
         self.push("<<-EOT");
         self.replace_suffix(diff.replace, opts);
         self.end_line();
         for (action, line) in lines {
             self.indent(indent + 1);
             self.symbol(action);
-            self.push(&visible(&line));
+            self.push(&visible(line));
             self.end_line();
         }
         self.indent(indent);
         self.symbol(Act::NoOp);
         self.push("EOT");
         self.null_suffix(diff.action, opts);
-    }
-
-    /// The lines of two multi-line strings lined up: kept, removed, added.
-    fn line_diff(&mut self, before: &[&str], after: &[&str]) -> Vec<(Act, String)> {
-        let mut lines = Vec::new();
-        for (b, a) in slice::align_lines(before, after, self.budget) {
-            match (before.get(b), after.get(a)) {
-                (Some(old), Some(new)) if old == new => lines.push((Act::NoOp, old.to_string())),
-                (Some(old), Some(new)) => {
-                    lines.push((Act::Delete, old.to_string()));
-                    lines.push((Act::Create, new.to_string()));
-                }
-                (Some(old), None) => lines.push((Act::Delete, old.to_string())),
-                (None, Some(new)) => lines.push((Act::Create, new.to_string())),
-                (None, None) => {}
-            }
-        }
-        lines
     }
 
     /// JSON on one side only: the old string removed, the new one added.
@@ -601,20 +610,38 @@ impl<'b> Out<'b> {
     }
 }
 
+fn string_value_form(value: &Value, json: bool) -> Option<StringForm<'_>> {
+    value.as_str().map(|s| string_form(s, json))
+}
+
+/// The lines of two strings lined up: kept, removed, added.
+fn slice_lines<'s>(
+    before: &[&'s str],
+    after: &[&'s str],
+    budget: &mut Budget,
+) -> Vec<(Act, &'s str)> {
+    let mut lines = Vec::new();
+    for (b, a) in slice::align_lines(before, after, budget) {
+        match (before.get(b), after.get(a)) {
+            (Some(old), Some(new)) if old == new => lines.push((Act::NoOp, *old)),
+            (Some(old), Some(new)) => {
+                lines.push((Act::Delete, *old));
+                lines.push((Act::Create, *new));
+            }
+            (Some(old), None) => lines.push((Act::Delete, *old)),
+            (None, Some(new)) => lines.push((Act::Create, *new)),
+            (None, None) => {}
+        }
+    }
+    lines
+}
+
 /// A string's lines for a line diff: a one-line string is one line.
 fn lines_of<'s>(form: &StringForm<'s>) -> Vec<&'s str> {
     match form {
         StringForm::Lines(lines) => lines.clone(),
         StringForm::Line(line) => vec![*line],
         StringForm::Json(_) => Vec::new(),
-    }
-}
-
-/// One side of a string update drawn on one line.
-fn side_text(value: &Value) -> String {
-    match value.as_str() {
-        Some(text) => quoted(text),
-        None => scalar(value),
     }
 }
 
