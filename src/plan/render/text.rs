@@ -34,7 +34,7 @@ pub(super) struct Line {
 
 /// Lines being written; the last one stays open until [`Out::end_line`].
 pub(super) struct Out<'b> {
-    pub lines: Vec<Line>,
+    lines: Vec<Line>,
     current: Line,
     budget: &'b mut Budget,
 }
@@ -44,8 +44,6 @@ pub(super) struct Out<'b> {
 pub(super) struct Opts {
     /// Do not write ` -> null` after a removed value (its parent says it already).
     override_null_suffix: bool,
-    /// Write `# forces replacement` even if this value's own path is not a replace path.
-    force_replace: bool,
     /// Never write `# forces replacement` here (the parent writes it).
     forbid_replace: bool,
     /// Show unchanged children instead of counting them.
@@ -62,10 +60,9 @@ impl Opts {
         }
     }
 
-    /// What passes to a child: the replacement overrides do not cascade.
+    /// What passes to a child: the replacement override does not cascade.
     fn child(self) -> Opts {
         Opts {
-            force_replace: false,
             forbid_replace: false,
             ..self
         }
@@ -91,7 +88,7 @@ impl<'b> Out<'b> {
         self.current.markers.push(start..self.current.text.len());
     }
 
-    pub fn end_line(&mut self) {
+    fn end_line(&mut self) {
         self.lines.push(std::mem::take(&mut self.current));
     }
 
@@ -125,7 +122,7 @@ impl<'b> Out<'b> {
     }
 
     fn replace_suffix(&mut self, replace: bool, opts: Opts) {
-        if (replace || opts.force_replace) && !opts.forbid_replace {
+        if replace && !opts.forbid_replace {
             self.push(" # forces replacement");
         }
     }
