@@ -487,3 +487,45 @@ fn a_plan_without_changes_renders_nothing_and_round_trips() {
         rendered
     );
 }
+
+#[test]
+fn the_whole_log_redaction_applies_pem_blocks_over_lines_and_the_childs_secrets() {
+    let key = "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEAkeymaterial\nb64linetwo\n-----END RSA PRIVATE KEY-----\n";
+    let doc = plan(
+        json!([{
+            "address": "terraform_data.k",
+            "mode": "managed",
+            "type": "terraform_data",
+            "name": "k",
+            "provider_name": "terraform.io/builtin/terraform",
+            "change": {
+                "actions": ["update"],
+                "before": {"id": "i-1", "input": {"key": "old", "var": "plain", "pw": "x"}},
+                "after": {"id": "i-1", "input": {"key": key, "var": "from-tf-var-1234", "pw": "y"}},
+                "after_unknown": {"output": true},
+                "before_sensitive": {"input": {"pw": true}},
+                "after_sensitive": {"input": {"pw": true}},
+            },
+        }]),
+        json!({}),
+    );
+    let redactor = cascade::redact::Redactor::with_secrets(["from-tf-var-1234"]);
+    let rendered =
+        RenderedPlan::from_show_json_redacted(&doc, &RenderOptions::default(), &redactor).unwrap();
+    let text = rendered.text();
+    for leak in [
+        "MIIEpAIBAAKCAQEAkeymaterial",
+        "b64linetwo",
+        "from-tf-var-1234",
+    ] {
+        assert!(!text.contains(leak), "{leak} leaked:\n{text}");
+    }
+    assert!(text.contains("[redacted PEM block]"), "{text}");
+    assert!(text.contains("(sensitive value)"), "{text}");
+    assert!(text.contains("(known after apply)"), "{text}");
+    assert!(text.contains(r#""plain" -> "[redacted]""#), "{text}");
+    // Without the child's redactor, only the value the child got is left to the marks.
+    let plain = render(&doc);
+    assert!(plain.text().contains("from-tf-var-1234"));
+    assert!(!plain.text().contains("b64linetwo"));
+}

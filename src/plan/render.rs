@@ -14,7 +14,8 @@
 //! marks sensitive (`before_sensitive` / `after_sensitive`, at any depth) are drawn as
 //! `(sensitive value)`; any string marked sensitive anywhere in the plan is also masked
 //! wherever else it appears (terraform loses marks in places, `terraform_data.output` for
-//! one); and every line goes through cascade's log redaction (`mask.rs`, one function).
+//! one); and the whole text goes through cascade's log redaction (`mask.rs`), as one
+//! stream so that PEM blocks over several lines go whole.
 //! Control characters and characters that reorder or hide text are escaped, and the text
 //! is cut to a size limit with a note saying how many lines were cut.
 //!
@@ -37,6 +38,7 @@ mod text;
 
 use super::PlanError;
 use super::show_json::{self, Action};
+use crate::redact::Redactor;
 use change::Change;
 use mask::{Secrets, Sink};
 use serde::{Deserialize, Serialize};
@@ -81,14 +83,27 @@ pub struct RenderedPlan {
 }
 
 impl RenderedPlan {
-    /// Renders `terraform show -json <planfile>` output (held in memory only). Refuses
-    /// what [`PlanSummary::from_show_json`](super::PlanSummary::from_show_json) refuses,
-    /// with the same errors.
+    /// Renders `terraform show -json <planfile>` output (held in memory only), redacted
+    /// as [`crate::redact::redact`] redacts (patterns, PEM blocks, registered secrets).
+    /// Refuses what [`PlanSummary::from_show_json`](super::PlanSummary::from_show_json)
+    /// refuses, with the same errors.
     pub fn from_show_json(json: &[u8], options: &RenderOptions) -> Result<RenderedPlan, PlanError> {
+        RenderedPlan::from_show_json_redacted(json, options, &Redactor::default())
+    }
+
+    /// Like [`RenderedPlan::from_show_json`], redacted by `redactor`: pass the one that
+    /// redacts the unit's log (`Executor::redactor`), so the rendering hides everything the
+    /// log hides, the child's `TF_VAR_*` values included.
+    pub fn from_show_json_redacted(
+        json: &[u8],
+        options: &RenderOptions,
+        redactor: &Redactor,
+    ) -> Result<RenderedPlan, PlanError> {
         let doc = show_json::plan_document(json)?;
         let top = show_json::plan_fields(&doc);
         let mut sink = Sink::new(
             Secrets::of_plan(top),
+            redactor,
             options.max_chars,
             options.max_line_chars,
         );

@@ -10,11 +10,17 @@
 //! vocabulary (so a value marked sensitive cannot blank out `-> null` or
 //! `# forces replacement`), are left to the marks alone.
 //!
+//! Then the text goes through the same redaction as the unit's log (`crate::redact`, with
+//! the child's own secrets when the caller passes its [`Redactor`]): one
+//! [`RedactStream`] per unit, fed every line in order, so a PEM block drawn as a heredoc
+//! over many lines is dropped whole, not just its `BEGIN` line.
+//!
 //! Cascade's own markers (`(sensitive value)`, `(known after apply)`) are never handed to
 //! the redaction, which would otherwise take `(sensitive` for a password.
 
 use super::strings::{quoted, quoted_inner, visible};
 use super::text::{Line, SENSITIVE};
+use crate::redact::{RedactStream, Redactor};
 use aho_corasick::{AhoCorasick, MatchKind};
 use serde_json::{Map, Value};
 use std::collections::BTreeSet;
@@ -28,12 +34,6 @@ const VOCABULARY: &str = "null -> # forces replacement # whitespace changes forc
     elements hidden) # Warning: this attribute value will no longer be marked as sensitive \
     # after applying this change. will be marked as sensitive and will not display in UI \
     output The value is unchanged. true false";
-
-/// Applies cascade's log redaction to a piece of rendered text. The one place the renderer
-/// calls it: switch the redaction here.
-fn redact(text: &str) -> String {
-    crate::exec::redact(text)
-}
 
 /// Every sensitive string of one plan, ready to be searched for.
 pub(super) struct Secrets {
@@ -120,33 +120,38 @@ impl Secrets {
     }
 
     /// Appends `text` to `out` with every known secret replaced by `(sensitive value)`,
-    /// the rest redacted.
-    fn mask_into(&self, text: &str, out: &mut String) {
+    /// the rest redacted by `stream`. True when anything was appended (a piece wholly
+    /// inside a PEM block is not).
+    fn mask_into(&self, text: &str, out: &mut String, stream: &mut RedactStream) -> bool {
         let Some(matcher) = &self.matcher else {
-            out.push_str(&redact(text));
-            return;
+            return redact_into(text, out, stream);
         };
+        let mut shown = false;
         let mut last = 0;
         for found in matcher.find_iter(text) {
-            out.push_str(&redact(&text[last..found.start()]));
+            // The masked secret shows, whatever the stream makes of the text before it.
+            redact_into(&text[last..found.start()], out, stream);
             out.push_str(SENSITIVE);
+            shown = true;
             last = found.end();
         }
-        out.push_str(&redact(&text[last..]));
+        redact_into(&text[last..], out, stream) || shown
     }
 
-    /// The line as it may be published. `values` says whether the line holds plan values
-    /// (attribute lines) or only what cascade writes around them (headers, notes), which
-    /// is never searched for secrets.
-    pub fn mask(&self, line: &Line, values: bool) -> String {
+    /// The line as it may be published, or `None` when all of it lies inside a PEM block.
+    /// `values` says whether the line holds plan values (attribute lines) or only what
+    /// cascade writes around them (headers, notes), which is never searched for secrets;
+    /// both are redacted. `stream` carries the redaction from line to line.
+    pub fn mask(&self, line: &Line, values: bool, stream: &mut RedactStream) -> Option<String> {
         let mut out = String::with_capacity(line.text.len());
+        let mut shown = !line.markers.is_empty();
         let mut last = 0;
-        let piece = |text: &str, out: &mut String| {
-            if values {
-                self.mask_into(text, out);
+        let mut piece = |text: &str, out: &mut String| {
+            shown |= if values {
+                self.mask_into(text, out, stream)
             } else {
-                out.push_str(&redact(text));
-            }
+                redact_into(text, out, stream)
+            };
         };
         for marker in &line.markers {
             piece(&line.text[last..marker.start], &mut out);
@@ -155,7 +160,18 @@ impl Secrets {
         }
         piece(&line.text[last..], &mut out);
         // Everything written was escaped already; this catches what a change might miss.
-        visible(&out).into_owned()
+        shown.then(|| visible(&out).into_owned())
+    }
+}
+
+/// Appends `text` redacted; false when the stream hides all of it (inside a PEM block).
+fn redact_into(text: &str, out: &mut String, stream: &mut RedactStream) -> bool {
+    match stream.line(text) {
+        Some(shown) => {
+            out.push_str(&shown);
+            true
+        }
+        None => false,
     }
 }
 
@@ -250,6 +266,7 @@ fn state_values(module_values: &Value, found: &mut BTreeSet<String>, depth: usiz
 /// The text of one unit, cut to its limits as lines arrive.
 pub(super) struct Sink {
     secrets: Secrets,
+    stream: RedactStream,
     max_chars: usize,
     max_line_chars: usize,
     text: String,
@@ -258,9 +275,15 @@ pub(super) struct Sink {
 }
 
 impl Sink {
-    pub fn new(secrets: Secrets, max_chars: usize, max_line_chars: usize) -> Sink {
+    pub fn new(
+        secrets: Secrets,
+        redactor: &Redactor,
+        max_chars: usize,
+        max_line_chars: usize,
+    ) -> Sink {
         Sink {
             secrets,
+            stream: redactor.stream(),
             max_chars,
             max_line_chars,
             text: String::new(),
@@ -270,13 +293,15 @@ impl Sink {
     }
 
     /// Adds a line (see [`Secrets::mask`] for `values`); once the limit is reached lines
-    /// are only counted.
+    /// are only counted. A line wholly inside a PEM block is dropped.
     pub fn line(&mut self, line: &Line, values: bool) {
         if self.cut > 0 {
             self.cut += 1;
             return;
         }
-        let masked = self.secrets.mask(line, values);
+        let Some(masked) = self.secrets.mask(line, values, &mut self.stream) else {
+            return;
+        };
         let masked = cap_line(masked, self.max_line_chars);
         let chars = masked.chars().count() + 1;
         if self.chars + chars > self.max_chars {
@@ -301,6 +326,12 @@ impl Sink {
 
     /// The text and the number of lines cut; a note ends the text if any were.
     pub fn finish(mut self) -> (String, usize) {
+        // Past the limit nothing more was fed to the stream, so a block it is still in
+        // was cut, not left open: only a block open at the end hides the rest.
+        if let Some(note) = self.stream.finish().filter(|_| self.cut == 0) {
+            self.text.push_str(&visible(&note));
+            self.text.push('\n');
+        }
         if self.cut > 0 {
             self.text.push_str(&format!(
                 "… {} more lines cut; run `cascade plan` locally to see all\n",
@@ -333,6 +364,12 @@ mod tests {
         Secrets::of_strings(list.iter().map(|s| s.to_string()).collect())
     }
 
+    /// Masks one line with a fresh redaction stream.
+    fn mask(s: &Secrets, line: &Line, values: bool) -> String {
+        s.mask(line, values, &mut Redactor::default().stream())
+            .expect("not inside a PEM block")
+    }
+
     fn line(text: &str) -> Line {
         Line {
             text: text.to_string(),
@@ -344,18 +381,18 @@ mod tests {
     fn known_secrets_are_masked_in_values_only() {
         let s = secrets(&["hunter22", "ab"]);
         assert_eq!(
-            s.mask(&line(r#"  - secret = "hunter22" -> null"#), true),
+            mask(&s, &line(r#"  - secret = "hunter22" -> null"#), true),
             "  - secret = (sensitive value) -> null"
         );
         assert_eq!(
-            s.mask(&line(r#"  + url = "https://x:hunter22@h/""#), true),
+            mask(&s, &line(r#"  + url = "https://x:hunter22@h/""#), true),
             r#"  + url = "https://x:(sensitive value)@h/""#
         );
         // Too short to search for.
-        assert_eq!(s.mask(&line(r#"  + x = "ab""#), true), r#"  + x = "ab""#);
+        assert_eq!(mask(&s, &line(r#"  + x = "ab""#), true), r#"  + x = "ab""#);
         // Headers are what cascade writes, never searched.
         assert_eq!(
-            s.mask(&line("  # a.hunter22 will be created"), false),
+            mask(&s, &line("  # a.hunter22 will be created"), false),
             "  # a.hunter22 will be created"
         );
     }
@@ -364,7 +401,11 @@ mod tests {
     fn secrets_in_the_vocabulary_are_left_to_the_marks() {
         let s = secrets(&["forces replacement", "null"]);
         assert_eq!(
-            s.mask(&line(r#"  ~ x = "a" -> null # forces replacement"#), true),
+            mask(
+                &s,
+                &line(r#"  ~ x = "a" -> null # forces replacement"#),
+                true
+            ),
             r#"  ~ x = "a" -> null # forces replacement"#
         );
     }
@@ -373,11 +414,15 @@ mod tests {
     fn multi_line_and_escaped_secrets_are_found() {
         let s = secrets(&["first line\nsecond \"q\" line"]);
         assert_eq!(
-            s.mask(&line("        first line"), true),
+            mask(&s, &line("        first line"), true),
             "        (sensitive value)"
         );
         assert_eq!(
-            s.mask(&line(r#"  + x = "first line\nsecond \"q\" line""#), true),
+            mask(
+                &s,
+                &line(r#"  + x = "first line\nsecond \"q\" line""#),
+                true
+            ),
             "  + x = (sensitive value)"
         );
     }
@@ -389,11 +434,11 @@ mod tests {
         l.text.push_str(SENSITIVE);
         l.markers.push(start..l.text.len());
         assert_eq!(
-            secrets(&[]).mask(&l, true),
+            mask(&secrets(&[]), &l, true),
             "  ~ db_password = (sensitive value)"
         );
         assert_eq!(
-            secrets(&[]).mask(&line(r#"  + db_password = "hunter2""#), true),
+            mask(&secrets(&[]), &line(r#"  + db_password = "hunter2""#), true),
             "  + db_password = [redacted]"
         );
     }
@@ -420,7 +465,7 @@ mod tests {
         let text = "before-secret plain list-secret x1 after-secret out-secret var-secret \
                     not-secret state-output module-secret";
         assert_eq!(
-            s.mask(&line(text), true),
+            mask(&s, &line(text), true),
             "(sensitive value) plain (sensitive value) x1 (sensitive value) (sensitive value) \
              (sensitive value) not-secret (sensitive value) (sensitive value)"
         );
@@ -428,7 +473,7 @@ mod tests {
 
     #[test]
     fn the_sink_cuts_lines_and_text_with_a_note() {
-        let mut sink = Sink::new(secrets(&[]), 45, 10);
+        let mut sink = Sink::new(secrets(&[]), &Redactor::default(), 45, 10);
         sink.note("0123456789abcdef");
         sink.note("short");
         sink.note("this one no longer fits");
@@ -439,6 +484,64 @@ mod tests {
             text,
             "0123456789… (6 more characters cut)\nshort\n\
              … 2 more lines cut; run `cascade plan` locally to see all"
+        );
+    }
+
+    fn marked_line(text: &str, marker: &str) -> Line {
+        let mut l = line(text);
+        let start = l.text.len();
+        l.text.push_str(marker);
+        l.markers.push(start..l.text.len());
+        l
+    }
+
+    #[test]
+    fn the_log_redaction_sees_the_whole_text_and_leaves_the_markers() {
+        let redactor = Redactor::with_secrets(["tfvar-secret-value"]);
+        let mut sink = Sink::new(secrets(&[]), &redactor, 10_000, 1_000);
+        for text in [
+            "  + key = <<-EOT",
+            "        -----BEGIN RSA PRIVATE KEY-----",
+            "        MIIEpAIBAAKCAQEA1",
+            "        -----END RSA PRIVATE KEY-----",
+            "    EOT",
+        ] {
+            sink.line(&line(text), true);
+        }
+        sink.line(
+            &marked_line("  + id       = ", super::super::text::UNKNOWN),
+            true,
+        );
+        sink.line(&marked_line("  ~ password = ", SENSITIVE), true);
+        sink.line(&line(r#"  + input    = "tfvar-secret-value""#), true);
+        let (text, cut) = sink.finish();
+        assert_eq!(cut, 0);
+        assert_eq!(
+            text,
+            "  + key = <<-EOT\n        [redacted PEM block]\n    EOT\n\
+             \x20 + id       = (known after apply)\n\
+             \x20 ~ password = (sensitive value)\n\
+             \x20 + input    = \"[redacted]\""
+        );
+    }
+
+    #[test]
+    fn a_pem_block_that_never_ends_hides_the_rest_of_the_unit() {
+        let mut sink = Sink::new(secrets(&[]), &Redactor::default(), 10_000, 1_000);
+        for text in [
+            "  + a = \"ok\"",
+            "  + key = <<-EOT",
+            "        -----BEGIN CERTIFICATE-----",
+            "        MIIBszCCAVmgAwIBAgIU",
+            "  + b = \"after\"",
+        ] {
+            sink.line(&line(text), true);
+        }
+        let (text, _) = sink.finish();
+        assert_eq!(
+            text,
+            "  + a = \"ok\"\n  + key = <<-EOT\n        [redacted PEM block]\n\
+             [redacted PEM block] (no END line: the rest is hidden)"
         );
     }
 }
