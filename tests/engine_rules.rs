@@ -45,6 +45,8 @@ struct Scripted {
     planned: Mutex<Vec<String>>,
     /// Failure excerpts of plans that fail.
     excerpt: Mutex<String>,
+    /// What the children's environment would hold as secrets (`TF_VAR_*` values).
+    child_secrets: Mutex<Vec<String>>,
 }
 
 impl Scripted {
@@ -83,6 +85,11 @@ fn show_json(plan: &Plan) -> Vec<u8> {
 }
 
 impl Executor for Scripted {
+    fn redactor(&self) -> cascade::redact::Redactor {
+        let secrets = self.child_secrets.lock().unwrap();
+        cascade::redact::Redactor::with_secrets(secrets.iter().map(String::as_str))
+    }
+
     async fn plan(&self, job: &UnitJob, _cancel: &CancellationToken) -> Result<Vec<u8>, ExecError> {
         tokio::time::sleep(Duration::from_millis(5)).await;
         self.planned.lock().unwrap().push(job.unit.to_string());
@@ -321,6 +328,12 @@ async fn a_plan_that_changed_since_approval_is_not_applied_nor_its_dependents() 
     let left: Vec<&str> = new_plan.units.iter().map(|u| u.path.as_str()).collect();
     assert_eq!(left, ["db", "app"]);
     assert_eq!(
+        rendered(&new_plan, "db"),
+        "  # terraform_data.r0 will be created\n  + resource \"terraform_data\" \"r0\" {\n      + id    = (known after apply)\n      + input = \"v2\"\n    }",
+        "the new plan shows the fresh plan, as the apply re-planned it"
+    );
+    assert!(rendered(&new_plan, "app").contains(r#"+ input = "v1""#));
+    assert_eq!(
         new_plan.units[0].deps,
         Vec::<UnitPath>::new(),
         "vpc is applied: no longer a dependency"
@@ -442,6 +455,62 @@ async fn an_interrupted_plan_resumes_without_planning_finished_units_again() {
         );
     }
     assert_eq!(second.plan.run_id, first.plan.run_id);
+    for unit in ["vpc", "db", "app", "dns"] {
+        assert!(
+            rendered(&second.plan, unit).contains(r#"+ input = "v1""#),
+            "{unit}'s rendering survives the resume"
+        );
+    }
+}
+
+/// A unit's rendered plan text in `plan` (panics when it has none).
+fn rendered(plan: &cascade::store::PlanRecord, unit: &str) -> String {
+    let unit = plan.units.iter().find(|u| u.path.as_str() == unit).unwrap();
+    unit.rendered
+        .as_ref()
+        .unwrap_or_else(|| panic!("{} has no rendering", unit.path))
+        .text()
+        .to_string()
+}
+
+#[tokio::test]
+async fn each_unit_is_rendered_with_the_executors_redaction_and_stored_with_its_result() {
+    let exec = Scripted::default();
+    exec.script("vpc", &[Plan::Creates(2, "vpc-input-from-a-tf-var")]);
+    exec.script("dns", &[Plan::Creates(1, "t3.2xlarge")]);
+    exec.child_secrets
+        .lock()
+        .unwrap()
+        .push("vpc-input-from-a-tf-var".into());
+    let f = fixture(exec).await;
+    let outcome = plan(&f, "h1").await;
+    let vpc = rendered(&outcome.plan, "vpc");
+    assert!(!vpc.contains("vpc-input-from-a-tf-var"), "{vpc}");
+    assert_eq!(vpc.matches(r#"+ input = "[redacted]""#).count(), 2, "{vpc}");
+    assert!(rendered(&outcome.plan, "dns").contains(r#"+ input = "t3.2xlarge""#));
+    assert_eq!(
+        rendered(&outcome.plan, "db"),
+        "",
+        "an empty plan draws nothing"
+    );
+    // The same text is in the unit results (a resumed run) and the stored plan (a restart).
+    let stored = f
+        .engine
+        .store
+        .unit_records(&outcome.plan.run_id)
+        .await
+        .unwrap();
+    for record in &stored {
+        let unit = outcome
+            .plan
+            .units
+            .iter()
+            .find(|u| u.path == record.unit)
+            .unwrap();
+        assert_eq!(record.rendered, unit.rendered, "{}", record.unit);
+    }
+    let current = f.engine.store.current_plan(REPO).await.unwrap().unwrap();
+    assert_eq!(current, outcome.plan);
 }
 
 /// Plans vpc <- db <- app (and dns) to apply, then "kills" an apply while db's

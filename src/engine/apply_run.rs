@@ -9,7 +9,7 @@
 //! only when nothing tells how it ended is the unit re-planned (an empty plan
 //! then means it was applied).
 
-use super::plan_run::{RunCtx, plan_id, record_unrun};
+use super::plan_run::{RunCtx, UnitPlan, plan_id, record_unrun};
 use super::{Engine, PlanTarget};
 use crate::exec::{Executor, Resumed};
 use crate::plan::PlanId;
@@ -335,6 +335,7 @@ impl<E: Executor, S: Store> Engine<E, S> {
                     .filter(|r| r.status == UnitStatus::ChangedSinceApproval)
                 {
                     u.summary = r.summary.clone();
+                    u.rendered = r.rendered.clone();
                 }
                 u.deps.retain(|d| !done(d));
                 u.status = UnitStatus::Planned;
@@ -381,16 +382,16 @@ async fn reattach<E: Executor, S: Store>(
         let Some(target) = ctx.targets.get(unit) else {
             continue;
         };
-        let summary = record.summary.clone();
+        let plan = UnitPlan::of_record(record);
         match ctx.executor.resume_apply(&ctx.job(target), stop).await {
             Ok(Resumed::Finished(Ok(()))) => {
                 let detail =
                     "applied by a terraform that an earlier cascade process started".into();
-                ctx.record(unit, UnitStatus::Applied, detail, summary).await;
+                ctx.record(unit, UnitStatus::Applied, detail, plan).await;
             }
             Ok(Resumed::Finished(Err(e))) => {
                 let why = e.to_string();
-                ctx.record(unit, UnitStatus::Failed, why.clone(), summary)
+                ctx.record(unit, UnitStatus::Failed, why.clone(), plan)
                     .await;
                 found.failed.insert(unit.clone(), why);
             }
@@ -421,8 +422,8 @@ async fn apply_one<E: Executor, S: Store>(
     if found.running.contains(unit) {
         // Its plan file is in use and its outcome unknown: neither re-plan nor apply.
         let why = "still being applied by a terraform an earlier cascade process started; apply again to record its result".to_string();
-        let summary = ctx.previous.get(unit).and_then(|r| r.summary.clone());
-        ctx.record(unit, UnitStatus::Applying, why.clone(), summary)
+        let plan = ctx.previous.get(unit).and_then(UnitPlan::of_record);
+        ctx.record(unit, UnitStatus::Applying, why.clone(), plan)
             .await;
         return Outcome::Failed(why);
     }
@@ -436,15 +437,15 @@ async fn apply_one<E: Executor, S: Store>(
     ctx.record(unit, UnitStatus::Planning, String::new(), None)
         .await;
     let fresh = match ctx.plan_unit(target).await {
-        Ok(summary) => summary,
+        Ok(plan) => plan,
         Err(why) => {
             ctx.record(unit, UnitStatus::Failed, why.clone(), None)
                 .await;
             return Outcome::Failed(why);
         }
     };
-    if fresh.fingerprint != expected.fingerprint {
-        if previous == Some(UnitStatus::Applying) && fresh.is_empty() {
+    if fresh.summary.fingerprint != expected.fingerprint {
+        if previous == Some(UnitStatus::Applying) && fresh.summary.is_empty() {
             // Killed after terraform applied it but before cascade recorded that.
             ctx.record(
                 unit,
@@ -458,7 +459,7 @@ async fn apply_one<E: Executor, S: Store>(
         let detail = format!(
             "plan changed since approval (approved {}, now {})",
             expected.fingerprint.short(),
-            fresh.fingerprint.short()
+            fresh.summary.fingerprint.short()
         );
         ctx.record(
             unit,
@@ -469,7 +470,7 @@ async fn apply_one<E: Executor, S: Store>(
         .await;
         return Outcome::Blocked(detail);
     }
-    if fresh.is_empty() {
+    if fresh.summary.is_empty() {
         ctx.record(unit, UnitStatus::Unchanged, String::new(), Some(fresh))
             .await;
         return Outcome::Done;

@@ -130,4 +130,11 @@ pub trait Executor: Send + Sync + 'static {
         let _ = (job, stop);
         async { Ok(Resumed::Nothing) }
     }
+
+    /// The redaction applied to the children's output: the registered secrets and, for a
+    /// real executor, the secrets in the children's environment (`TF_VAR_*` values…).
+    /// Whatever cascade shows of a plan goes through it too.
+    fn redactor(&self) -> crate::redact::Redactor {
+        crate::redact::Redactor::default()
+    }
 }

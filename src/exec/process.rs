@@ -294,6 +294,10 @@ fn needs_init(err: &ExecError) -> bool {
 }
 
 impl Executor for ProcessExecutor {
+    fn redactor(&self) -> Redactor {
+        self.redactor.clone()
+    }
+
     async fn plan(&self, job: &UnitJob, cancel: &CancellationToken) -> Result<Vec<u8>, ExecError> {
         let _slot = self.slot().await;
         let started = std::time::Instant::now();

@@ -3,8 +3,9 @@
 //! applying a finished unit again.
 //!
 //! `Store` is one of the three seams (with `Executor` and `Clock`): SQLite
-//! today, PostgreSQL for scale-out. Records hold plan summaries, never plan
-//! JSON or attribute values. Apply claims make one plan id applied by at
+//! today, PostgreSQL for scale-out. Records hold plan summaries and each
+//! unit's rendered plan (the masked, redacted text the pull request shows
+//! anyway), never plan JSON. Apply claims make one plan id applied by at
 //! most one process at a time.
 
 mod bot;
@@ -15,6 +16,7 @@ pub use bot::{DeliveryRecord, DeliveryStatus, Lock, PrState, PullRequestRecord};
 pub use claims::ApplyClaim;
 pub use sqlite::SqliteStore;
 
+use crate::plan::render::RenderedPlan;
 use crate::plan::{Fingerprint, PlanId, PlanSummary};
 use crate::unit::UnitPath;
 use serde::{Deserialize, Serialize};
@@ -99,6 +101,9 @@ pub struct UnitRecord {
     /// An error excerpt, a skip reason, or empty.
     pub detail: String,
     pub summary: Option<PlanSummary>,
+    /// The unit's plan as the comment shows it; `None` before it planned, or when it
+    /// could not be drawn (the comment then lists the resources).
+    pub rendered: Option<RenderedPlan>,
 }
 
 /// One unit of an approvable plan.
@@ -119,6 +124,10 @@ pub struct PlannedUnit {
     pub status: UnitStatus,
     pub detail: String,
     pub summary: Option<PlanSummary>,
+    /// The plan as the comment shows it (masked text, never the JSON). Plans stored
+    /// before cascade kept it have none; the comment then lists the resources.
+    #[serde(default)]
+    pub rendered: Option<RenderedPlan>,
 }
 
 impl PlannedUnit {

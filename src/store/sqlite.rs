@@ -35,6 +35,11 @@ fn migrator() -> Migrator {
             "apply_claims",
             include_str!("../../migrations/0003_apply_claims.sql"),
         ),
+        migration(
+            5,
+            "unit_rendered",
+            include_str!("../../migrations/0005_unit_rendered.sql"),
+        ),
     ])
 }
 
@@ -172,15 +177,21 @@ impl Store for SqliteStore {
             .as_ref()
             .map(serde_json::to_string)
             .transpose()?;
+        let rendered = unit
+            .rendered
+            .as_ref()
+            .map(serde_json::to_string)
+            .transpose()?;
         sqlx::query(
-            "INSERT INTO unit_results (run_id, unit, status, detail, summary, updated_at) VALUES (?, ?, ?, ?, ?, strftime('%s','now'))
-             ON CONFLICT (run_id, unit) DO UPDATE SET status = excluded.status, detail = excluded.detail, summary = excluded.summary, updated_at = excluded.updated_at",
+            "INSERT INTO unit_results (run_id, unit, status, detail, summary, rendered, updated_at) VALUES (?, ?, ?, ?, ?, ?, strftime('%s','now'))
+             ON CONFLICT (run_id, unit) DO UPDATE SET status = excluded.status, detail = excluded.detail, summary = excluded.summary, rendered = excluded.rendered, updated_at = excluded.updated_at",
         )
         .bind(run_id)
         .bind(unit.unit.as_str())
         .bind(unit.status.as_str())
         .bind(&unit.detail)
         .bind(summary)
+        .bind(rendered)
         .execute(&self.pool)
         .await?;
         Ok(())
@@ -188,7 +199,7 @@ impl Store for SqliteStore {
 
     async fn unit_records(&self, run_id: &str) -> anyhow::Result<Vec<UnitRecord>> {
         let rows = sqlx::query(
-            "SELECT unit, status, detail, summary FROM unit_results WHERE run_id = ? ORDER BY unit",
+            "SELECT unit, status, detail, summary, rendered FROM unit_results WHERE run_id = ? ORDER BY unit",
         )
         .bind(run_id)
         .fetch_all(&self.pool)
@@ -197,12 +208,14 @@ impl Store for SqliteStore {
             .map(|r| {
                 let status: String = r.try_get("status")?;
                 let summary: Option<String> = r.try_get("summary")?;
+                let rendered: Option<String> = r.try_get("rendered")?;
                 Ok(UnitRecord {
                     unit: UnitPath::new(r.try_get::<String, _>("unit")?),
                     status: UnitStatus::parse(&status)
                         .with_context(|| format!("unknown unit status {status}"))?,
                     detail: r.try_get("detail")?,
                     summary: summary.map(|s| serde_json::from_str(&s)).transpose()?,
+                    rendered: rendered.map(|s| serde_json::from_str(&s)).transpose()?,
                 })
             })
             .collect()
