@@ -1,6 +1,7 @@
 //! From plan records and apply outcomes to the comment's view model: what a
 //! reviewer sees on the pull request (and `cascade plan` prints). Every
-//! failure or skip reason is redacted once more here, whatever stored it.
+//! failure or skip reason is redacted once more here, whatever stored it;
+//! each unit's rendered plan was redacted when the engine drew it.
 
 use super::ApplyOutcome as Applied;
 use crate::comment::{
@@ -153,6 +154,9 @@ fn unit_view(unit: &PlannedUnit, provisional: bool) -> UnitView {
         outputs: summary.map(|s| s.outputs.clone()).unwrap_or_default(),
         no_changes: summary.is_none_or(|s| s.is_empty()),
         provisional,
+        // Redacted when it was drawn; redacting again would take cascade's own
+        // `password = (sensitive value)` for a password.
+        rendered: unit.rendered.clone(),
     }
 }
 
