@@ -324,7 +324,7 @@ fn a_unit_of_5000_resources_is_cut_with_a_note_that_counts() {
     assert_eq!(
         last,
         format!(
-            "… {} more lines cut; run `cascade plan` locally to see all",
+            "… {} more lines cut; the unit's log (`cascade plan` prints where) has the whole plan",
             cut.cut_lines()
         )
     );

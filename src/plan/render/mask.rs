@@ -334,7 +334,7 @@ impl Sink {
         }
         if self.cut > 0 {
             self.text.push_str(&format!(
-                "… {} more lines cut; run `cascade plan` locally to see all\n",
+                "… {} more lines cut; the unit's log (`cascade plan` prints where) has the whole plan\n",
                 self.cut
             ));
         }
@@ -483,7 +483,7 @@ mod tests {
         assert_eq!(
             text,
             "0123456789… (6 more characters cut)\nshort\n\
-             … 2 more lines cut; run `cascade plan` locally to see all"
+             … 2 more lines cut; the unit's log (`cascade plan` prints where) has the whole plan"
         );
     }
 
