@@ -3,7 +3,9 @@
 //! terraform binary (terraform_data and local state only: nothing is
 //! downloaded): plans, applies, stale ids, failures, deletions, an apply that
 //! outlives a SIGKILLed cascade, two applies of one id at once, units whose
-//! names once collided on disk, and relative paths on the command line.
+//! names once collided on disk, relative paths on the command line, and the
+//! comment of a real change: its attribute diff shown, no sensitive value in
+//! the comment, the logs, the run directories or the database.
 
 mod support;
 
@@ -348,6 +350,12 @@ fn modules_repo(units: &[&str], slow: &[&str]) -> tempfile::TempDir {
         )
         .unwrap();
     }
+    commit_modules(dir, &config);
+    tmp
+}
+
+/// Writes `.cascade.yaml` and a `.gitignore` for terraform's files, and commits everything.
+fn commit_modules(dir: &Path, config: &str) {
     std::fs::write(dir.join(".cascade.yaml"), config).unwrap();
     std::fs::write(
         dir.join(".gitignore"),
@@ -357,7 +365,6 @@ fn modules_repo(units: &[&str], slow: &[&str]) -> tempfile::TempDir {
     support::git(dir, &["init", "-q"]);
     support::git(dir, &["add", "-A"]);
     support::git(dir, &["commit", "-qm", "modules"]);
-    tmp
 }
 
 /// The resources in a unit's state, by name, each with its `input`.
@@ -598,4 +605,174 @@ fn relative_repo_and_data_dir_work_from_a_subdirectory() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(repo.path().join("global/dns/terraform.tfstate").is_file());
+}
+
+/// One plain root module, `web`, whose `terraform_data` holds an instance type, a value
+/// marked `sensitive()` and a value from `TF_VAR_api_token` (under a name no redaction
+/// pattern knows), and a sensitive output.
+fn sensitive_repo(instance_type: &str, password: &str) -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::create_dir_all(dir.join("web")).unwrap();
+    write_web(dir, instance_type, password);
+    commit_modules(dir, "modules:\n  - path: web\n");
+    tmp
+}
+
+fn write_web(dir: &Path, instance_type: &str, password: &str) {
+    std::fs::write(
+        dir.join("web/main.tf"),
+        format!(
+            r#"terraform {{
+  backend "local" {{}}
+}}
+
+variable "api_token" {{
+  type = string
+}}
+
+resource "terraform_data" "web" {{
+  input = {{
+    instance_type = "{instance_type}"
+    db_password   = sensitive("{password}")
+    upstream      = var.api_token
+  }}
+}}
+
+output "password" {{
+  value     = terraform_data.web.output.db_password
+  sensitive = true
+}}
+"#
+        ),
+    )
+    .unwrap();
+}
+
+const FIRST_PASSWORD: &str = "first-secret-value-4711";
+const SECOND_PASSWORD: &str = "second-secret-value-4712";
+/// Not marked sensitive in the configuration: only the redaction of the child's
+/// `TF_VAR_*` values keeps it out.
+const TOKEN: &str = "tfvar-secret-value-9931";
+
+/// `cascade` with the token in the environment, as terraform's variable.
+fn cascade_with_token(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cascade"))
+        .args(args)
+        .current_dir(dir)
+        .env("CHECKPOINT_DISABLE", "1")
+        .env("TF_IN_AUTOMATION", "1")
+        .env("TF_VAR_api_token", TOKEN)
+        .output()
+        .unwrap()
+}
+
+fn ok(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn a_real_change_shows_its_attribute_diff_and_no_sensitive_value_anywhere() {
+    example_repo(); // terraform is on PATH
+    let repo = sensitive_repo("t3.small", FIRST_PASSWORD);
+    let dir = repo.path();
+    let first = cascade_with_token(
+        dir,
+        &["plan", "--format", "json", "--changed", "web/main.tf"],
+    );
+    let id = json(&first)["plan_id"].as_str().unwrap().to_string();
+    ok(&cascade_with_token(
+        dir,
+        &["apply", &id, "--format", "json"],
+    ));
+
+    write_web(dir, "t3.2xlarge", SECOND_PASSWORD);
+    support::git(dir, &["commit", "-qam", "a bigger instance"]);
+    let markdown = cascade_with_token(dir, &["plan", "--changed", "web/main.tf"]);
+    let comment = ok(&markdown);
+    assert!(
+        comment.contains("~ instance_type = \"t3.small\" -> \"t3.2xlarge\""),
+        "{comment}"
+    );
+    assert!(
+        comment.contains("~ db_password   = (sensitive value)"),
+        "{comment}"
+    );
+    assert!(comment.contains("<details><summary>web — 2 changes</summary>"));
+    // The JSON output carries the same text per unit.
+    let plan = cascade_with_token(
+        dir,
+        &["plan", "--format", "json", "--changed", "web/main.tf"],
+    );
+    let planned = json(&plan);
+    let diff = planned["units"][0]["diff"].as_str().unwrap();
+    assert!(
+        diff.contains("~ instance_type = \"t3.small\" -> \"t3.2xlarge\""),
+        "{diff}"
+    );
+    // Applying it re-plans and renders again (stored with the apply's unit results).
+    let id = planned["plan_id"].as_str().unwrap().to_string();
+    let applied = cascade_with_token(dir, &["apply", &id]);
+    let result = ok(&applied);
+    assert!(result.contains("cascade applied"), "{result}");
+
+    let mut scanned = vec![
+        ("the plan comment".to_string(), comment.into_bytes()),
+        ("the JSON output".to_string(), plan.stdout.clone()),
+        ("the apply result".to_string(), result.into_bytes()),
+    ];
+    for out in [&first, &markdown, &plan, &applied] {
+        scanned.push(("cascade's stderr".into(), out.stderr.clone()));
+    }
+    let mut plan_files = 0;
+    for entry in walkdir::WalkDir::new(dir.join(".cascade"))
+        .into_iter()
+        .map(Result::unwrap)
+        .filter(|e| e.file_type().is_file())
+    {
+        let path = entry.path();
+        if path.starts_with(dir.join(".cascade/plugin-cache")) {
+            continue; // provider binaries cascade does not write
+        }
+        if path.extension().is_some_and(|e| e == "tfplan") {
+            // Terraform's saved plan holds the values by design: it is what `apply`
+            // applies. It stays in the run's private directory.
+            use std::os::unix::fs::PermissionsExt;
+            let run = path.parent().unwrap().parent().unwrap();
+            let mode = std::fs::metadata(run).unwrap().permissions().mode();
+            assert_eq!(mode & 0o077, 0, "{} is readable by others", run.display());
+            plan_files += 1;
+            continue;
+        }
+        let shown = path.strip_prefix(dir).unwrap().display().to_string();
+        scanned.push((shown, std::fs::read(path).unwrap()));
+    }
+    assert!(plan_files >= 2);
+    let names: Vec<&str> = scanned.iter().map(|(n, _)| n.as_str()).collect();
+    assert!(names.contains(&".cascade/cascade.db"), "{names:?}");
+    assert!(names.iter().any(|n| n.ends_with(".log")), "{names:?}");
+    for (name, bytes) in &scanned {
+        for secret in [FIRST_PASSWORD, SECOND_PASSWORD, TOKEN] {
+            assert!(
+                !bytes.windows(secret.len()).any(|w| w == secret.as_bytes()),
+                "{secret} is in {name}"
+            );
+        }
+    }
+    // The rendering was stored (it is what a restarted server shows): the database holds
+    // the diff line, so the scan above looked at the right place.
+    let db = std::fs::read(dir.join(".cascade/cascade.db")).unwrap();
+    let wal = std::fs::read(dir.join(".cascade/cascade.db-wal")).unwrap_or_default();
+    let needle = b"\\\"t3.small\\\" -> \\\"t3.2xlarge\\\"";
+    assert!(
+        [db, wal]
+            .iter()
+            .any(|b| b.windows(needle.len()).any(|w| w == needle)),
+        "the rendered diff is stored"
+    );
 }
