@@ -11,11 +11,19 @@
 //! heredoc scripts changing a line; replacements with sensitive values). Rows are the
 //! median of seven runs of: `PlanSummary::from_show_json` (parse, count, fingerprint);
 //! `RenderedPlan::from_show_json` with the default limits (20,000 characters: most lines
-//! are only counted); and with no limit (every line masked and kept). The document's
-//! size and the rendering's size are printed too.
+//! are only counted); and with no limit (every line masked and kept); then the whole
+//! comment as the bot makes it: summary and rendering as the engine makes them, the plan
+//! record, `engine::views::plan_view`, the template and the split (`Comments::plan_comment`),
+//! and that last part alone, from a stored record. The document's size and the rendering's
+//! size are printed too.
 
-use cascade::plan::PlanSummary;
+use cascade::comment::{Comments, GITHUB_LIMIT};
+use cascade::config::Executor as Tool;
+use cascade::engine::views::plan_view;
 use cascade::plan::render::{RenderOptions, RenderedPlan};
+use cascade::plan::{PlanId, PlanSummary};
+use cascade::store::{PlanRecord, PlanStatus, PlannedUnit, UnitStatus};
+use cascade::unit::UnitPath;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
@@ -110,6 +118,38 @@ fn median<T>(mut run: impl FnMut() -> T) -> (Duration, T) {
     (times[RUNS / 2], last.expect("at least one run"))
 }
 
+/// The plan record the engine would save for one unit planned from `doc`.
+fn record(doc: &[u8]) -> PlanRecord {
+    let unit = PlannedUnit {
+        path: UnitPath::new("live/prod/app"),
+        wave: 1,
+        destroy: false,
+        deps: Vec::new(),
+        tool: Tool::Terraform,
+        init_args: Vec::new(),
+        status: UnitStatus::Planned,
+        detail: String::new(),
+        summary: Some(PlanSummary::from_show_json(doc).unwrap()),
+        rendered: Some(RenderedPlan::from_show_json(doc, &RenderOptions::default()).unwrap()),
+    };
+    PlanRecord {
+        id: PlanId("3f9a2c1b7d4e".into()),
+        repo: "acme/infra".into(),
+        head: "a1b2c3d4e5f6".into(),
+        base: "9f8e7d6c5b4a".into(),
+        status: PlanStatus::Current,
+        run_id: "run".into(),
+        units: vec![unit],
+        created_at: 0,
+    }
+}
+
+fn comment(record: &PlanRecord) -> Vec<String> {
+    Comments::new()
+        .plan_comment(&plan_view(record, &[]), GITHUB_LIMIT)
+        .unwrap()
+}
+
 fn main() {
     let doc = serde_json::to_vec(&json!({
         "format_version": "1.2",
@@ -129,6 +169,9 @@ fn main() {
         max_line_chars: usize::MAX,
     };
     let (full_time, full) = median(|| RenderedPlan::from_show_json(&doc, &unlimited).unwrap());
+    let (whole_time, parts) = median(|| comment(&record(&doc)));
+    let stored = record(&doc);
+    let (template_time, _) = median(|| comment(&stored));
 
     println!(
         "plan: {RESOURCES} resources ({} to add, {} to change, {} to replace), {:.1} MiB of JSON",
@@ -155,8 +198,22 @@ fn main() {
         full.text().lines().count(),
         full.text().len() as f64 / (1024.0 * 1024.0)
     );
+    println!(
+        "| whole comment: summary + render + record + view + template + split | {:.1} ms | {} part(s), {} characters |",
+        whole_time.as_secs_f64() * 1e3,
+        parts.len(),
+        parts.iter().map(|p| p.chars().count()).sum::<usize>()
+    );
+    println!(
+        "| comment from the stored record: view + template + split | {:.1} ms | — |",
+        template_time.as_secs_f64() * 1e3
+    );
     assert!(
         !full.text().contains("pw-"),
         "a sensitive value was rendered"
+    );
+    assert!(
+        parts.iter().all(|p| !p.contains("pw-")),
+        "a sensitive value reached the comment"
     );
 }

@@ -10,7 +10,7 @@
 //! Outside [`render`] it must never let a value out. Attribute and output values, sensitive or
 //! not, go into the fingerprint's hash input and nowhere else: not into the summary, not into
 //! an error message, not into a log. [`render`] shows values that are not sensitive, and only
-//! in the text it returns. The plan JSON is only ever held in memory.
+//! in the text it returns (which the engine stores with the plan and the comment shows). The plan JSON is only ever held in memory.
 //!
 //! # Counting
 //!
