@@ -21,6 +21,7 @@ fn problems(files: &[(&str, &str)], config: &str) -> String {
         config: RepoConfig::parse(config).unwrap(),
         env: BTreeMap::new(),
         features: BTreeMap::new(),
+        deadline: None,
     };
     let discovery = discover(&opts);
     let (_, cycles) = discovery.graph();

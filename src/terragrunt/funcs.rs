@@ -2,23 +2,31 @@
 //! the functions that decide edges and reads. Pure: no files, no context.
 //! Functions cascade does not evaluate (regex, cidr, hashing, time) return
 //! unknown, which only matters if an edge or a read depends on them.
+//!
+//! Every function that can make something bigger than its arguments (padding,
+//! joining, replacing, splitting, encoding, decoding) checks the result's size
+//! against the unit's [`Budget`] *before* allocating it. Error messages name
+//! kinds of values, never values: an argument may hold a file's contents.
 
+use super::budget::Budget;
+use super::limits::{Limit, MAX_FORMAT_PRECISION, MAX_FORMAT_WIDTH, MAX_STRING_BYTES};
 use super::value::Value;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
-/// Calls a pure function; `None` when the name is not one of them.
-pub fn call_pure(name: &str, args: Vec<Value>) -> Option<Result<Value, String>> {
+/// Calls a pure function; `None` when the name is not one of them. A limit
+/// error trips `budget`, which is how the caller tells it from a plain error.
+pub fn call_pure(name: &str, args: Vec<Value>, budget: &Budget) -> Option<Result<Value, String>> {
     if let Some(why) = args.iter().find_map(Value::find_unknown)
         && is_pure(name)
     {
         return Some(Ok(Value::Unknown(why.clone())));
     }
     let result = match name {
-        "format" => format(&args),
-        "formatlist" => formatlist(&args),
-        "join" => join(&args),
-        "split" => split(&args),
-        "replace" => replace(&args),
+        "format" => format(&args, budget),
+        "formatlist" => formatlist(&args, budget),
+        "join" => join(&args, budget),
+        "split" => split(&args, budget),
+        "replace" => replace(&args, budget),
         "lower" => string1(&args, |s| s.to_lowercase()),
         "upper" => string1(&args, |s| s.to_uppercase()),
         "title" => string1(&args, title),
@@ -45,7 +53,7 @@ pub fn call_pure(name: &str, args: Vec<Value>) -> Option<Result<Value, String>> 
         "values" => values(&args),
         "contains" => contains(&args),
         "flatten" => arg(&args, 0).and_then(|v| Ok(Value::List(flatten(v)?))),
-        "distinct" => distinct(&args),
+        "distinct" => arg(&args, 0).and_then(|v| Ok(Value::List(dedup(v.elements()?)))),
         "compact" => compact(&args),
         "reverse" => {
             arg(&args, 0).and_then(|v| Ok(Value::List(v.elements()?.into_iter().rev().collect())))
@@ -89,20 +97,9 @@ pub fn call_pure(name: &str, args: Vec<Value>) -> Option<Result<Value, String>> 
                 other.type_name()
             )),
         }),
-        "jsonencode" => arg(&args, 0)
-            .and_then(|v| v.to_json())
-            .and_then(|j| serde_json::to_string(&j).map_err(|e| e.to_string()))
-            .map(Value::String),
-        "jsondecode" => string_arg(&args, 0).and_then(|s| {
-            serde_json::from_str::<serde_json::Value>(s)
-                .map(|j| Value::from_json(&j))
-                .map_err(|e| format!("invalid JSON: {e}"))
-        }),
-        "yamldecode" => string_arg(&args, 0).and_then(|s| {
-            serde_saphyr::from_str::<serde_json::Value>(s)
-                .map(|j| Value::from_json(&j))
-                .map_err(|e| format!("invalid YAML: {e}"))
-        }),
+        "jsonencode" => arg(&args, 0).and_then(|v| jsonencode(v, budget)),
+        "jsondecode" => string_arg(&args, 0).and_then(jsondecode),
+        "yamldecode" => string_arg(&args, 0).and_then(|s| yamldecode(s, budget)),
         "dirname" => string1(&args, |s| match s.rfind('/') {
             Some(0) => "/".to_string(),
             Some(i) => s[..i].to_string(),
@@ -304,8 +301,13 @@ fn title(s: &str) -> String {
     out
 }
 
+/// Trips `budget` with `limit` and returns the message, for `Err(..)`.
+fn over(budget: &Budget, limit: Limit) -> String {
+    budget.trip(limit).message()
+}
+
 /// `format` with the verbs configurations use: %s %d %v %q %f %t %%, with width and precision.
-fn format(args: &[Value]) -> Result<Value, String> {
+fn format(args: &[Value], budget: &Budget) -> Result<Value, String> {
     let spec = string_arg(args, 0)?;
     let mut out = String::new();
     let mut next = 1;
@@ -331,9 +333,15 @@ fn format(args: &[Value]) -> Result<Value, String> {
         }
         let value = args
             .get(next)
-            .ok_or_else(|| format!("not enough arguments for format string `{spec}`"))?;
+            .ok_or("the format string has more verbs than there are arguments")?;
         next += 1;
         let (left, width, precision) = parse_flags(&flags);
+        if width > MAX_FORMAT_WIDTH {
+            return Err(over(budget, Limit::FormatWidth));
+        }
+        if precision.is_some_and(|p| p > MAX_FORMAT_PRECISION) {
+            return Err(over(budget, Limit::FormatPrecision));
+        }
         let text = match verb {
             's' | 'v' => value.to_template_string()?,
             'd' => format!("{}", value.as_number()?.trunc() as i64),
@@ -343,9 +351,15 @@ fn format(args: &[Value]) -> Result<Value, String> {
             },
             'q' => format!("{:?}", value.to_template_string()?),
             't' => value.as_bool()?.to_string(),
-            other => return Err(format!("format verb %{other} is not supported")),
+            other if other.is_ascii_alphabetic() => {
+                return Err(format!("format verb %{other} is not supported"));
+            }
+            _ => return Err("the format string has a verb cascade does not know".into()),
         };
         let pad = width.saturating_sub(text.chars().count());
+        if out.len() + text.len() + pad > MAX_STRING_BYTES {
+            return Err(over(budget, Limit::StringBytes));
+        }
         let zero = flags.starts_with('0') && !left;
         if left {
             out.push_str(&text);
@@ -358,18 +372,27 @@ fn format(args: &[Value]) -> Result<Value, String> {
     Ok(Value::String(out))
 }
 
+/// (left-aligned, width, precision); a number too large to parse counts as `usize::MAX`.
 fn parse_flags(flags: &str) -> (bool, usize, Option<usize>) {
     let left = flags.contains('-');
     let digits = flags.trim_start_matches(['-', '+', '#', ' ']);
+    let number = |d: &str| {
+        if d.is_empty() {
+            0
+        } else {
+            d.parse().unwrap_or(usize::MAX)
+        }
+    };
     let (w, p) = match digits.split_once('.') {
-        Some((w, p)) => (w, p.parse().ok()),
+        Some((w, p)) => (w, Some(number(p))),
         None => (digits, None),
     };
-    (left, w.parse().unwrap_or(0), p)
+    (left, number(w), p)
 }
 
-fn formatlist(args: &[Value]) -> Result<Value, String> {
-    let n = args[1..]
+fn formatlist(args: &[Value], budget: &Budget) -> Result<Value, String> {
+    let rest = args.get(1..).unwrap_or_default();
+    let n = rest
         .iter()
         .filter_map(|a| {
             if let Value::List(l) = a {
@@ -380,10 +403,11 @@ fn formatlist(args: &[Value]) -> Result<Value, String> {
         })
         .max()
         .unwrap_or(1);
-    let mut out = Vec::with_capacity(n);
+    let mut out = Vec::new();
+    let mut total = 0;
     for i in 0..n {
         let mut row = vec![arg(args, 0)?.clone()];
-        for a in &args[1..] {
+        for a in rest {
             row.push(match a {
                 Value::List(l) => l
                     .get(i)
@@ -392,31 +416,49 @@ fn formatlist(args: &[Value]) -> Result<Value, String> {
                 other => other.clone(),
             });
         }
-        out.push(format(&row)?);
+        let line = format(&row, budget)?;
+        // The whole list is held to the size of one string.
+        if let Value::String(s) = &line {
+            total += s.len();
+        }
+        if total > MAX_STRING_BYTES {
+            return Err(over(budget, Limit::StringBytes));
+        }
+        out.push(line);
     }
     Ok(Value::List(out))
 }
 
-fn join(args: &[Value]) -> Result<Value, String> {
+fn join(args: &[Value], budget: &Budget) -> Result<Value, String> {
     let sep = string_arg(args, 0)?;
-    let mut parts = Vec::new();
+    let mut out = String::new();
     for list in &args[1..] {
         for item in list.elements()? {
-            parts.push(item.to_template_string()?);
+            let part = item.to_template_string()?;
+            let extra = if out.is_empty() { 0 } else { sep.len() };
+            if out.len() + extra + part.len() > MAX_STRING_BYTES {
+                return Err(over(budget, Limit::StringBytes));
+            }
+            if extra > 0 {
+                out.push_str(sep);
+            }
+            out.push_str(&part);
         }
     }
-    Ok(Value::String(parts.join(sep)))
+    Ok(Value::String(out))
 }
 
-fn split(args: &[Value]) -> Result<Value, String> {
+fn split(args: &[Value], budget: &Budget) -> Result<Value, String> {
     let sep = string_arg(args, 0)?;
     let s = arg(args, 1)?.to_template_string()?;
+    let parts = s.split(sep).count();
+    budget.collection_len(parts).map_err(|l| l.message())?;
     Ok(Value::List(
         s.split(sep).map(|p| Value::String(p.to_string())).collect(),
     ))
 }
 
-fn replace(args: &[Value]) -> Result<Value, String> {
+fn replace(args: &[Value], budget: &Budget) -> Result<Value, String> {
     let s = arg(args, 0)?.to_template_string()?;
     let from = string_arg(args, 1)?;
     let to = arg(args, 2)?.to_template_string()?;
@@ -425,7 +467,99 @@ fn replace(args: &[Value]) -> Result<Value, String> {
             "replace() with a regular expression is not evaluated by cascade",
         ));
     }
+    if !from.is_empty() && to.len() > from.len() {
+        let grows = s
+            .matches(from)
+            .count()
+            .saturating_mul(to.len() - from.len());
+        if s.len().saturating_add(grows) > MAX_STRING_BYTES {
+            return Err(over(budget, Limit::StringBytes));
+        }
+    } else if from.is_empty()
+        && s.len()
+            .saturating_add((s.len() + 1).saturating_mul(to.len()))
+            > MAX_STRING_BYTES
+    {
+        return Err(over(budget, Limit::StringBytes));
+    }
     Ok(Value::String(s.replace(from, &to)))
+}
+
+/// JSON text of a value, written through a sink that stops at the string limit.
+fn jsonencode(value: &Value, budget: &Budget) -> Result<Value, String> {
+    struct Capped(Vec<u8>);
+    impl std::io::Write for Capped {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            if self.0.len() + buf.len() > MAX_STRING_BYTES {
+                return Err(std::io::ErrorKind::FileTooLarge.into());
+            }
+            self.0.extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let json = value.to_json()?;
+    let mut sink = Capped(Vec::new());
+    if serde_json::to_writer(&mut sink, &json).is_err() {
+        return Err(over(budget, Limit::StringBytes));
+    }
+    String::from_utf8(sink.0)
+        .map(Value::String)
+        .map_err(|_| "jsonencode produced text that is not UTF-8".to_string())
+}
+
+/// Decodes JSON (serde_json nests at most 128 levels). The message says
+/// where the text is wrong, never what it says.
+fn jsondecode(text: &str) -> Result<Value, String> {
+    serde_json::from_str::<serde_json::Value>(text)
+        .map(|j| Value::from_json(&j))
+        .map_err(|e| {
+            let what = match e.classify() {
+                serde_json::error::Category::Eof => "the text ends early",
+                serde_json::error::Category::Syntax => "the text is not valid JSON",
+                _ => "the text cannot be decoded",
+            };
+            format!("{what} (line {}, column {})", e.line(), e.column())
+        })
+}
+
+/// Decodes YAML within a budget that stops alias bombs, deep nesting and
+/// huge documents. The message says where the text is wrong, never what it says.
+fn yamldecode(text: &str, budget: &Budget) -> Result<Value, String> {
+    use super::limits::{MAX_YAML_DEPTH, MAX_YAML_NODES};
+    let options = serde_saphyr::options! {
+        with_snippet: false,
+        budget: serde_saphyr::budget! {
+            max_events: MAX_YAML_NODES * 2,
+            max_nodes: MAX_YAML_NODES,
+            max_depth: MAX_YAML_DEPTH,
+            max_documents: 1,
+            max_total_scalar_bytes: MAX_STRING_BYTES,
+            max_recorded_anchor_bytes: MAX_STRING_BYTES,
+            max_recorded_anchor_events: MAX_YAML_NODES,
+        },
+        alias_limits: serde_saphyr::alias_limits! {
+            max_total_replayed_events: MAX_YAML_NODES,
+        },
+    };
+    match serde_saphyr::from_str_with_options::<serde_json::Value>(text, options) {
+        Ok(json) => Ok(Value::from_json(&json)),
+        Err(e) => {
+            if over_yaml_budget(&e) {
+                return Err(over(budget, Limit::Yaml));
+            }
+            Err(match e.location() {
+                Some(at) if at != serde_saphyr::Location::UNKNOWN => format!(
+                    "the text is not valid YAML (line {}, column {})",
+                    at.line(),
+                    at.column()
+                ),
+                _ => "the text is not valid YAML".to_string(),
+            })
+        }
+    }
 }
 
 fn substr(args: &[Value]) -> Result<Value, String> {
@@ -470,6 +604,20 @@ fn merge(args: &[Value]) -> Result<Value, String> {
     Ok(Value::Map(out))
 }
 
+/// True when serde-saphyr stopped at one of the limits it was given.
+fn over_yaml_budget(e: &serde_saphyr::Error) -> bool {
+    use serde_saphyr::Error as E;
+    match e.without_snippet() {
+        E::Budget { .. }
+        | E::AliasReplayLimitExceeded { .. }
+        | E::AliasExpansionLimitExceeded { .. }
+        | E::AliasReplayStackDepthExceeded { .. }
+        | E::AliasReplayCounterOverflow { .. } => true,
+        E::AliasError { error, .. } => over_yaml_budget(error),
+        _ => false,
+    }
+}
+
 fn lookup(args: &[Value]) -> Result<Value, String> {
     let key = arg(args, 1)?.to_template_string()?;
     match arg(args, 0)? {
@@ -478,7 +626,7 @@ fn lookup(args: &[Value]) -> Result<Value, String> {
             None => args
                 .get(2)
                 .cloned()
-                .ok_or_else(|| format!("lookup: no key `{key}` and no default")),
+                .ok_or_else(|| "the object has no such key, and no default is given".to_string()),
         },
         other => Err(format!(
             "lookup expects an object, found {}",
@@ -561,18 +709,17 @@ fn flatten(v: &Value) -> Result<Vec<Value>, String> {
     Ok(out)
 }
 
+/// Drops repeated elements, keeping the first: linear, by each element's JSON
+/// text (values with no JSON form, such as NaN, are never equal to anything).
 fn dedup(items: Vec<Value>) -> Vec<Value> {
-    let mut out: Vec<Value> = Vec::with_capacity(items.len());
-    for item in items {
-        if !out.contains(&item) {
-            out.push(item);
-        }
-    }
-    out
-}
-
-fn distinct(args: &[Value]) -> Result<Value, String> {
-    Ok(Value::List(dedup(arg(args, 0)?.elements()?)))
+    let mut seen = HashSet::with_capacity(items.len());
+    items
+        .into_iter()
+        .filter(|item| match item.to_json() {
+            Ok(json) => seen.insert(json.to_string()),
+            Err(_) => true,
+        })
+        .collect()
 }
 
 fn compact(args: &[Value]) -> Result<Value, String> {
@@ -601,7 +748,7 @@ fn slice(args: &[Value]) -> Result<Value, String> {
     let end = arg(args, 2)?.as_number()? as usize;
     if start > end || end > items.len() {
         return Err(format!(
-            "slice({start}, {end}) out of range for a list of {}",
+            "the start and end are not a range inside the list (it has {} elements)",
             items.len()
         ));
     }
@@ -615,7 +762,7 @@ fn index(args: &[Value]) -> Result<Value, String> {
         .iter()
         .position(|v| v == needle)
         .map(|i| Value::Number(i as f64))
-        .ok_or_else(|| format!("index: {} is not in the list", needle.describe()))
+        .ok_or_else(|| "the value is not in the list".to_string())
 }
 
 fn range(args: &[Value]) -> Result<Value, String> {
@@ -672,7 +819,7 @@ mod tests {
     }
 
     fn call(name: &str, args: Vec<Value>) -> Value {
-        call_pure(name, args)
+        call_pure(name, args, &Budget::new(None))
             .expect("known function")
             .expect("no error")
     }
@@ -746,7 +893,7 @@ mod tests {
             )
             .is_unknown()
         );
-        assert!(call_pure("no_such_function", vec![]).is_none());
+        assert!(call_pure("no_such_function", vec![], &Budget::new(None)).is_none());
     }
 
     #[test]

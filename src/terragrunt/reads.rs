@@ -3,6 +3,7 @@
 //! `module` blocks in their `.tf` files.
 
 use super::context::Session;
+use super::limits::MAX_CONFIG_FILE_BYTES;
 use super::parse::{FunctionNames, HclFile};
 use super::paths;
 use hcl_edit::expr::Expression;
@@ -75,6 +76,10 @@ pub fn module_dirs(s: &Session, dir: &str) -> Arc<Vec<String>> {
         let mut seen = BTreeSet::new();
         let mut pending = vec![dir.to_string()];
         while let Some(d) = pending.pop() {
+            // Past the deadline the caller's unit is unresolved anyway; stop here.
+            if s.deadline.is_some_and(|at| std::time::Instant::now() >= at) {
+                break;
+            }
             if !seen.insert(d.clone()) {
                 continue;
             }
@@ -83,7 +88,7 @@ pub fn module_dirs(s: &Session, dir: &str) -> Arc<Vec<String>> {
                     continue;
                 }
                 // A module file that does not parse is terraform's to report at plan time.
-                let Ok(text) = s.fs.read_to_string(&file) else {
+                let Ok(text) = s.fs.read_text(&file, MAX_CONFIG_FILE_BYTES) else {
                     continue;
                 };
                 let Ok(parsed) = HclFile::parse(&file, &text) else {

@@ -3,7 +3,10 @@
 //! its edges and reads: `dependency`, `dependencies`, `terraform`
 //! (`source`, `extra_arguments`), `exclude` and legacy `skip`.
 
+use super::budget::Budget;
 use super::context::{Acc, EvalError, IncludeRef, Instance, Role, Session};
+use super::fs::Probe;
+use super::limits::Limit;
 use super::reads::{self, calls_read_function};
 use super::value::Value;
 use super::{ReadSet, paths};
@@ -23,6 +26,8 @@ pub struct DeclaredDependency {
     pub file: String,
     pub line: Option<u32>,
     pub name: String,
+    /// Whether messages may name the target (see `Instance::shown_path`).
+    pub shown: bool,
 }
 
 /// Everything evaluating one unit produced.
@@ -38,6 +43,8 @@ pub struct Outcome {
     pub included: Vec<String>,
     /// Whether the unit's own file sets `terraform.source`.
     pub has_source: bool,
+    /// The limit the unit ran into, if any (its problem is in `problems`).
+    pub limit: Option<Limit>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -47,19 +54,42 @@ enum Merge {
     Deep,
 }
 
-/// Evaluates the unit whose `terragrunt.hcl` lives in `dir` (repo-relative).
+/// Evaluates the unit whose `terragrunt.hcl` lives in `dir` (repo-relative),
+/// within one [`Budget`]: a unit that runs into a limit (or finishes after the
+/// deadline) is unresolved with one problem saying which.
 pub fn evaluate(s: &Session, dir: &str) -> Outcome {
-    let mut out = Outcome::default();
+    let budget = Budget::new(s.deadline);
     let path = paths::join(dir, "terragrunt.hcl");
-    let file = match s.parse(&path) {
+    let mut out = match budget.check() {
+        Ok(()) => evaluate_within(s, dir, &path, &budget),
+        Err(_) => Outcome::default(),
+    };
+    // A unit finished after the deadline may have used work cut short by it.
+    let _ = budget.check();
+    if let Some(tripped) = budget.tripped() {
+        out.problems.retain(|p| p.kind != ProblemKind::Unresolved);
+        out.problems.push(match tripped.at {
+            Some((file, line)) => {
+                Problem::new(ProblemKind::Unresolved, tripped.limit.message()).at(file, line, None)
+            }
+            None => {
+                Problem::new(ProblemKind::Unresolved, tripped.limit.message()).at(path, None, None)
+            }
+        });
+        out.unresolved = true;
+        out.excluded = None;
+        out.limit = Some(tripped.limit);
+    }
+    out
+}
+
+fn evaluate_within(s: &Session, dir: &str, path: &str, budget: &Budget) -> Outcome {
+    let mut out = Outcome::default();
+    let file = match s.parse(path) {
         Ok(f) => f,
         Err(e) => {
             out.problems
-                .push(Problem::new(ProblemKind::Parse, e.message).at(
-                    path,
-                    Some(e.line),
-                    Some(e.column),
-                ));
+                .push(Problem::new(ProblemKind::Parse, e.message).at(path, e.line, e.column));
             out.unresolved = true;
             return out;
         }
@@ -68,7 +98,7 @@ pub fn evaluate(s: &Session, dir: &str) -> Outcome {
         .body
         .get_blocks("terraform")
         .any(|b| b.body.has_attribute("source"));
-    let acc = Acc::default();
+    let acc = Acc::new(budget);
     let mut unit = Instance::new(
         s,
         &acc,
@@ -95,7 +125,11 @@ pub fn evaluate(s: &Session, dir: &str) -> Outcome {
                 strategies.push(merge);
             }
             Ok(None) => {}
-            Err(problem) => out.problems.push(problem),
+            Err(problem) => {
+                // Without its include the unit's edges and reads are incomplete.
+                out.unresolved = true;
+                out.problems.push(problem);
+            }
         }
     }
 
@@ -175,6 +209,10 @@ fn unresolved(
 
 fn eval_error(out: &mut Outcome, what: &str, e: EvalError) {
     out.unresolved = true;
+    if e.limit.is_some() {
+        // `evaluate` reports the unit's limit once, where it was first hit.
+        return;
+    }
     out.problems.push(
         Problem::new(ProblemKind::Unresolved, format!("{what}: {}", e.message))
             .at(e.file, e.line, None),
@@ -182,7 +220,12 @@ fn eval_error(out: &mut Outcome, what: &str, e: EvalError) {
 }
 
 /// `terragrunt.values.hcl` next to the unit: the `values.*` namespace.
-fn load_values(s: &Session, acc: &Acc, dir: &str, out: &mut Outcome) -> BTreeMap<String, Value> {
+fn load_values(
+    s: &Session,
+    acc: &Acc<'_>,
+    dir: &str,
+    out: &mut Outcome,
+) -> BTreeMap<String, Value> {
     let path = paths::join(dir, "terragrunt.values.hcl");
     if !s.fs.is_file(&path) {
         return BTreeMap::new();
@@ -191,11 +234,7 @@ fn load_values(s: &Session, acc: &Acc, dir: &str, out: &mut Outcome) -> BTreeMap
         Ok(f) => f,
         Err(e) => {
             out.problems
-                .push(Problem::new(ProblemKind::Parse, e.message).at(
-                    path,
-                    Some(e.line),
-                    Some(e.column),
-                ));
+                .push(Problem::new(ProblemKind::Parse, e.message).at(path, e.line, e.column));
             return BTreeMap::new();
         }
     };
@@ -221,7 +260,7 @@ fn load_values(s: &Session, acc: &Acc, dir: &str, out: &mut Outcome) -> BTreeMap
 
 fn open_include<'a>(
     s: &'a Session,
-    acc: &'a Acc,
+    acc: &'a Acc<'a>,
     unit: &Instance<'a>,
     block: &Block,
     label: &str,
@@ -254,11 +293,16 @@ fn open_include<'a>(
             .at(f, l, None));
         }
         Err(e) => {
-            return Err(Problem::new(
+            let problem = Problem::new(
                 ProblemKind::Unresolved,
                 format!("include path: {}", e.message),
             )
-            .at(e.file, e.line, None));
+            .at(e.file, e.line, None);
+            return match e.limit {
+                // `evaluate` reports the unit's limit once.
+                Some(_) => Ok(None),
+                None => Err(problem),
+            };
         }
     };
     let target = s.resolve(&unit.tg_dir, &path).map_err(|m| {
@@ -266,16 +310,27 @@ fn open_include<'a>(
         Problem::new(ProblemKind::Unresolved, format!("include path {m}")).at(f, l, None)
     })?;
     acc.read_file(target.clone());
-    if !s.fs.is_file(&target) {
-        let (f, l) = at(path_attr.span());
-        return Err(Problem::new(
-            ProblemKind::Parse,
-            format!("included file {target} does not exist"),
-        )
-        .at(f, l, None));
+    match s.fs.probe(&target) {
+        Probe::File => {}
+        Probe::Escapes => {
+            let (f, l) = at(path_attr.span());
+            return Err(Problem::new(
+                ProblemKind::Unresolved,
+                "the included file is a symbolic link (or lies under one) that leads outside the repository; cascade reads nothing outside the repository, so include a file inside it",
+            )
+            .at(f, l, None));
+        }
+        _ => {
+            let (f, l) = at(path_attr.span());
+            return Err(Problem::new(
+                ProblemKind::Parse,
+                format!("included file {} does not exist", unit.shown_path(&target)),
+            )
+            .at(f, l, None));
+        }
     }
     let file = s.parse(&target).map_err(|e| {
-        Problem::new(ProblemKind::Parse, e.message).at(target.clone(), Some(e.line), Some(e.column))
+        Problem::new(ProblemKind::Parse, e.message).at(target.clone(), e.line, e.column)
     })?;
     if let Some(nested) = file.body.get_blocks("include").next() {
         return Err(Problem::new(
@@ -476,6 +531,7 @@ fn eval_dependency(
     };
     let target = edge_path(inst, &attr.value, &format!("{what}.config_path"), out)?;
     Some(DeclaredDependency {
+        shown: inst.shown_path(&target) == target,
         target,
         file: inst.file.path.clone(),
         line: inst.file.line_of(attr.span()),
@@ -514,6 +570,7 @@ fn eval_dependencies_paths(inst: &Instance<'_>, attr: &Attribute, out: &mut Outc
         match item {
             Value::String(p) => match inst.s.resolve(&inst.tg_dir, &p) {
                 Ok(target) => out.dependencies.push(DeclaredDependency {
+                    shown: inst.shown_path(&target) == target,
                     target,
                     file: inst.file.path.clone(),
                     line: inst.file.line_of(attr.span()),
@@ -581,7 +638,7 @@ fn edge_path(
 /// module calls are followed the same way.
 fn eval_source(
     s: &Session,
-    acc: &Acc,
+    acc: &Acc<'_>,
     dir: &str,
     source: Option<(&Instance<'_>, &Attribute)>,
     out: &mut Outcome,
@@ -592,6 +649,14 @@ fn eval_source(
             Ok(Value::String(src)) => match reads::local_source_dirs(s, dir, &src) {
                 None => dir.to_string(),
                 Some(Ok((root, module))) => {
+                    if s.fs.probe(&root) == Probe::Escapes {
+                        return unresolved(
+                            inst,
+                            attr.span(),
+                            out,
+                            "terraform.source leads through a symbolic link outside the repository; cascade reads nothing outside the repository, so keep local modules inside it".to_string(),
+                        );
+                    }
                     acc.read_dir(root);
                     module
                 }

@@ -77,10 +77,11 @@ impl Value {
     pub fn as_number(&self) -> Result<f64, String> {
         match self {
             Value::Number(n) => Ok(*n),
+            // Never quote the string: it may be a file's contents.
             Value::String(s) => s
                 .trim()
                 .parse::<f64>()
-                .map_err(|_| format!("`{s}` is not a number")),
+                .map_err(|_| "expected a number, found a string".to_string()),
             other => Err(format!("expected a number, found {}", other.type_name())),
         }
     }
