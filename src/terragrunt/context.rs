@@ -5,7 +5,7 @@
 
 use super::budget::Budget;
 use super::fs::FsIndex;
-use super::limits::{Limit, MAX_CONFIG_FILE_BYTES, MAX_SHOWN_PATH_CHARS};
+use super::limits::{Limit, MAX_CONFIG_FILE_BYTES, MAX_SHOWN_PATH_CHARS, PLANNED_ON_EVERY_CHANGE};
 use super::parse::{HclFile, ParseError};
 use super::value::Value;
 use super::{ReadSet, paths};
@@ -128,7 +128,10 @@ impl Session {
                 .map_err(|e| ParseError {
                     line: None,
                     column: None,
-                    message: format!("cascade cannot read this file: {e}"),
+                    message: format!(
+                        "cascade cannot read this file: {e}; {} {PLANNED_ON_EVERY_CHANGE}",
+                        e.fix()
+                    ),
                 })?;
             HclFile::parse(rel, &text).map(Arc::new)
         })

@@ -13,6 +13,7 @@ use super::context::{NOT_SHOWN, Session};
 use super::fs::{FsIndex, Probe, Refusal, Truncation};
 use super::limits::{
     DISCOVERY_STACK_BYTES, Limit, MAX_MESSAGE_CHARS, MAX_PROBLEMS_PER_UNIT, MAX_WALK_ENTRIES,
+    PLANNED_ON_EVERY_CHANGE,
 };
 use super::unit_config::{self, Outcome};
 use super::{DiscoverOptions, Discovery, ReadSet, Unit, UnitKind, paths};
@@ -148,9 +149,9 @@ pub(super) fn discover_here(opts: &DiscoverOptions) -> Discovery {
             let mut p = p.clone().unit(&path);
             p.file = p.file.map(|f| rel_to_base(&f));
             p.message.push_str(match p.kind {
+                // Limits and unreadable files say what to do already.
+                _ if p.message.ends_with(PLANNED_ON_EVERY_CHANGE) => "",
                 ProblemKind::Parse => "; fix the syntax (until then the unit is planned on every change)",
-                // A limit's message says what to do already.
-                ProblemKind::Unresolved if outcome.limit.is_some() => "",
                 ProblemKind::Unresolved => {
                     "; cascade plans this unit on every change until it can tell (write the value statically, or declare the edge with implicit_deps in .cascade.yaml)"
                 }
@@ -278,23 +279,20 @@ fn scrubbed(message: &str, server_paths: &[&str]) -> String {
 /// unit whose directory holds it unresolved), and a walk cut short.
 fn walk_problems(session: &Session, base: &str, units: &mut [Unit], problems: &mut Vec<Problem>) {
     for (link, refusal) in session.fs.refused() {
-        let what = match refusal {
+        let message = match refusal {
             Refusal::Escapes => {
-                "is a symbolic link that leads outside the repository; cascade neither follows nor reads it (make it a file or directory inside the repository)"
+                "this symbolic link leads outside the repository; cascade neither follows nor reads it (make it a file or directory inside the repository)"
             }
             Refusal::Loop => {
-                "is a symbolic link to a directory it is itself inside of (a loop); cascade does not follow it (point it elsewhere or remove it)"
+                "this symbolic link leads to a directory it is itself inside of (a loop); cascade does not follow it (point it elsewhere or remove it)"
             }
             Refusal::TooManyLinks => {
-                "is a symbolic link to a directory that cascade did not follow: the walk already followed its limit of links to directories (replace some links with directories)"
+                "cascade did not follow this symbolic link: the walk already followed its limit of links to directories (replace some links with directories)"
             }
         };
         let rel = rebase(base, link);
-        let mut problem = Problem::new(ProblemKind::Unresolved, format!("{rel} {what}")).at(
-            rel.clone(),
-            None,
-            None,
-        );
+        let mut problem =
+            Problem::new(ProblemKind::Unresolved, message).at(rel.clone(), None, None);
         let owner = units
             .iter_mut()
             .filter(|u| u.kind == UnitKind::Terragrunt)

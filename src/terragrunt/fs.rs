@@ -77,6 +77,20 @@ pub enum ReadError {
     Failed(String),
 }
 
+impl ReadError {
+    /// What to do about it.
+    pub fn fix(&self) -> &'static str {
+        match self {
+            ReadError::Missing => "create it or fix the path",
+            ReadError::Escapes => "use a file inside the repository",
+            ReadError::NotAFile => "make it a regular file",
+            ReadError::TooLarge { .. } => "make it smaller",
+            ReadError::NotText => "save it as UTF-8",
+            ReadError::Failed(_) => "make it readable",
+        }
+    }
+}
+
 impl fmt::Display for ReadError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

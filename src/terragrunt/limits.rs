@@ -99,6 +99,9 @@ pub const DISCOVERY_STACK_BYTES: usize = 64 << 20;
 /// stop within a millisecond, rarely enough to cost nothing.
 pub const DEADLINE_CHECK_STEPS: u64 = 1024;
 
+/// How a message that already says what to do ends: discovery adds no advice of its own after it.
+pub const PLANNED_ON_EVERY_CHANGE: &str = "(until then the unit is planned on every change)";
+
 /// A limit a unit's configuration ran into.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Limit {
@@ -157,11 +160,11 @@ impl Limit {
                 "the YAML given to yamldecode exceeds cascade's limit of {MAX_YAML_NODES} nodes (aliases included) or {MAX_YAML_DEPTH} levels"
             ),
             Limit::Deadline => {
-                return "discovery exceeded its time limit before this unit was fully evaluated; simplify the configuration (or, for the server, raise --discovery-timeout); until then the unit is planned on every change".to_string();
+                return format!(
+                    "discovery exceeded its time limit before this unit was fully evaluated; simplify the configuration, or raise the server's --discovery-timeout {PLANNED_ON_EVERY_CHANGE}"
+                );
             }
         };
-        format!(
-            "{what}; simplify the configuration (until then the unit is planned on every change)"
-        )
+        format!("{what}; simplify the configuration {PLANNED_ON_EVERY_CHANGE}")
     }
 }
