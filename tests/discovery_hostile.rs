@@ -279,6 +279,24 @@ fn a_link_loop_is_followed_once_and_reported() {
 }
 
 #[test]
+fn a_tree_deeper_than_the_walk_goes_is_reported() {
+    let deep = vec!["d"; limits::MAX_WALK_DEPTH + 5].join("/");
+    let s = Sandbox::new(&[
+        (&format!("repo/{deep}/terragrunt.hcl"), ""),
+        ("repo/vpc/terragrunt.hcl", ""),
+    ]);
+    let d = s.discover();
+    assert_eq!(d.units.len(), 1, "{:#?}", d.units);
+    let cut = vec!["d"; limits::MAX_WALK_DEPTH + 1].join("/");
+    let p = d
+        .problems
+        .iter()
+        .find(|p| p.file.as_deref() == Some(cut.as_str()))
+        .unwrap_or_else(|| panic!("{:#?}", d.problems));
+    assert!(p.message.contains("cascade's limit"), "{p}");
+}
+
+#[test]
 fn links_inside_the_repository_work_like_terragrunt() {
     let s = Sandbox::new(&[
         ("repo/vpc/terragrunt.hcl", ""),

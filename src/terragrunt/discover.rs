@@ -12,8 +12,8 @@
 use super::context::{NOT_SHOWN, Session};
 use super::fs::{FsIndex, Probe, Refusal, Truncation};
 use super::limits::{
-    DISCOVERY_STACK_BYTES, Limit, MAX_MESSAGE_CHARS, MAX_PROBLEMS_PER_UNIT, MAX_WALK_ENTRIES,
-    PLANNED_ON_EVERY_CHANGE,
+    DISCOVERY_STACK_BYTES, Limit, MAX_MESSAGE_CHARS, MAX_PROBLEMS_PER_UNIT, MAX_WALK_DEPTH,
+    MAX_WALK_ENTRIES, PLANNED_ON_EVERY_CHANGE,
 };
 use super::unit_config::{self, Outcome};
 use super::{DiscoverOptions, Discovery, ReadSet, Unit, UnitKind, paths};
@@ -289,6 +289,9 @@ fn walk_problems(session: &Session, base: &str, units: &mut [Unit], problems: &m
             Refusal::TooManyLinks => {
                 "cascade did not follow this symbolic link: the walk already followed its limit of links to directories (replace some links with directories)"
             }
+            Refusal::TooDeep => &format!(
+                "cascade did not walk this directory: it is more than cascade's limit of {MAX_WALK_DEPTH} levels below the directory it discovers (flatten the layout)"
+            ),
         };
         let rel = rebase(base, link);
         let mut problem =

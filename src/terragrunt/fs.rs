@@ -34,15 +34,17 @@ use std::time::Instant;
 /// besides every hidden directory.
 const SKIPPED_DIRS: &[&str] = &[".git", ".terraform", ".terragrunt-cache"];
 
-/// Why the walk did not follow a symbolic link.
+/// Why the walk did not enter a directory or follow a symbolic link.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Refusal {
-    /// It resolves outside the repository root.
+    /// A link that resolves outside the repository root.
     Escapes,
-    /// It leads to a directory it is itself inside of.
+    /// A link to a directory it is itself inside of.
     Loop,
-    /// The walk already followed [`MAX_LINKED_DIRS`] directory links.
+    /// A link to a directory after the walk followed [`MAX_LINKED_DIRS`] of them.
     TooManyLinks,
+    /// A directory [`MAX_WALK_DEPTH`] levels down.
+    TooDeep,
 }
 
 /// Why the walk stopped early, if it did.
@@ -446,8 +448,10 @@ impl<'r> Walk<'r> {
                 };
                 if kind.is_file() {
                     self.found.files.push(child);
-                } else if kind.is_dir() {
-                    if !is_skipped_dir(&name) && depth < MAX_WALK_DEPTH {
+                } else if kind.is_dir() && !is_skipped_dir(&name) {
+                    if depth >= MAX_WALK_DEPTH {
+                        self.found.refused.insert(child, Refusal::TooDeep);
+                    } else {
                         self.found.dirs.insert(child.clone());
                         let chain = Rc::new(Chain {
                             real: entry.path(),
@@ -505,7 +509,11 @@ impl<'r> Walk<'r> {
             self.found.links.insert(rel.to_string(), target_rel);
             return None;
         }
-        if !meta.is_dir() || is_skipped_dir(name) || depth >= MAX_WALK_DEPTH {
+        if !meta.is_dir() || is_skipped_dir(name) {
+            return None;
+        }
+        if depth >= MAX_WALK_DEPTH {
+            self.found.refused.insert(rel.to_string(), Refusal::TooDeep);
             return None;
         }
         if chain.contains(&target) || parent_real.starts_with(&target) {
