@@ -279,6 +279,25 @@ fn a_link_loop_is_followed_once_and_reported() {
 }
 
 #[test]
+fn many_refused_links_are_counted_not_listed() {
+    let s = Sandbox::new(&[("repo/app/terragrunt.hcl", "")]);
+    for i in 0..200 {
+        s.link(&format!("repo/app/l{i}"), "../../outside");
+    }
+    let d = s.discover();
+    assert_eq!(d.problems.len(), limits::MAX_PROBLEMS_PER_UNIT + 1);
+    let more = 200 - limits::MAX_PROBLEMS_PER_UNIT;
+    assert!(
+        d.problems
+            .iter()
+            .any(|p| p.message.starts_with(&format!("{more} more"))),
+        "{:#?}",
+        d.problems
+    );
+    assert!(d.unit(&UnitPath::new("app")).unwrap().unresolved);
+}
+
+#[test]
 fn a_tree_deeper_than_the_walk_goes_is_reported() {
     let deep = vec!["d"; limits::MAX_WALK_DEPTH + 5].join("/");
     let s = Sandbox::new(&[
@@ -542,6 +561,14 @@ fn a_collection_over_the_limit_is_refused() {
 fn nested_loops_run_out_of_steps() {
     assert_unit_limit(
         "locals {\n  cube = [for a in range(1000) : [for b in range(1000) : [for c in range(1000) : a + b + c]]]\n}\n\ndependencies {\n  paths = local.cube\n}\n",
+        "evaluation steps",
+    );
+}
+
+#[test]
+fn nested_template_loops_run_out_of_steps() {
+    assert_unit_limit(
+        "dependencies {\n  paths = [\"%{ for a in range(1000) }%{ for b in range(1000) }%{ for c in range(1000) }%{ endfor }%{ endfor }%{ endfor }\"]\n}\n",
         "evaluation steps",
     );
 }

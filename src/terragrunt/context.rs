@@ -79,7 +79,10 @@ pub struct Session {
     pub deadline: Option<Instant>,
     files: Memo<String, Result<Arc<HclFile>, ParseError>>,
     pub read_configs: Memo<(String, Option<String>), Arc<ReadConfig>>,
+    /// Module directory → every module directory it reads (itself included).
     pub modules: Memo<String, Arc<Vec<String>>>,
+    /// Module directory → the local module directories its own files call.
+    pub module_calls: Memo<String, Arc<Vec<String>>>,
 }
 
 /// The memoised result of `read_terragrunt_config` on one file.
@@ -115,6 +118,7 @@ impl Session {
             files: Memo::new(),
             read_configs: Memo::new(),
             modules: Memo::new(),
+            module_calls: Memo::new(),
         }
     }
 
@@ -257,7 +261,9 @@ pub struct Instance<'a> {
     pub values: Arc<BTreeMap<String, Value>>,
     locals: RefCell<HashMap<String, Result<Value, EvalError>>>,
     in_progress: RefCell<HashSet<String>>,
-    local_exprs: OnceCell<HashMap<String, usize>>,
+    /// Where each local is: (position of its `locals` block in the body,
+    /// position of the attribute in that block), for constant-time lookup.
+    local_exprs: OnceCell<HashMap<String, (usize, usize)>>,
 }
 
 impl<'a> Instance<'a> {
@@ -353,13 +359,35 @@ impl<'a> Instance<'a> {
             .flat_map(|b| b.body.attributes())
     }
 
-    fn local_index(&self) -> &HashMap<String, usize> {
+    fn local_index(&self) -> &HashMap<String, (usize, usize)> {
         self.local_exprs.get_or_init(|| {
-            self.local_attributes()
-                .enumerate()
-                .map(|(i, a)| (a.key.as_str().to_string(), i))
-                .collect()
+            let mut index = HashMap::new();
+            for (b, structure) in self.file.body.iter().enumerate() {
+                let Some(block) = structure
+                    .as_block()
+                    .filter(|b| b.ident.as_str() == "locals")
+                else {
+                    continue;
+                };
+                for (a, item) in block.body.iter().enumerate() {
+                    if let Some(attr) = item.as_attribute() {
+                        index.insert(attr.key.as_str().to_string(), (b, a));
+                    }
+                }
+            }
+            index
         })
+    }
+
+    /// The local attribute at a position [`Instance::local_index`] recorded.
+    fn local_at(&self, (b, a): (usize, usize)) -> Option<&Attribute> {
+        self.file
+            .body
+            .get(b)?
+            .as_block()?
+            .body
+            .get(a)?
+            .as_attribute()
     }
 
     /// `local.<name>`, evaluated on first use and remembered; a local that
@@ -389,9 +417,8 @@ impl<'a> Instance<'a> {
             .map_err(|l| self.limit_error(span.clone(), l))?;
         self.in_progress.borrow_mut().insert(name.to_string());
         let attr = self
-            .local_attributes()
-            .nth(index)
-            .expect("index built from the same iterator");
+            .local_at(index)
+            .expect("index built from the same body");
         let result = self.eval(&attr.value, None).and_then(|v| {
             self.budget()
                 .value_depth(&v)

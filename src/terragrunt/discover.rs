@@ -275,10 +275,18 @@ fn scrubbed(message: &str, server_paths: &[&str]) -> String {
     out
 }
 
-/// Problems of the walk itself: symbolic links it refused (each makes the
-/// unit whose directory holds it unresolved), and a walk cut short.
+/// Problems of the walk itself: symbolic links it refused and directories it
+/// did not enter (each makes the unit whose directory holds it unresolved; the
+/// first [`MAX_PROBLEMS_PER_UNIT`] are listed), and a walk cut short.
 fn walk_problems(session: &Session, base: &str, units: &mut [Unit], problems: &mut Vec<Problem>) {
-    for (link, refusal) in session.fs.refused() {
+    let owners: BTreeMap<String, usize> = units
+        .iter()
+        .enumerate()
+        .filter(|(_, u)| u.kind == UnitKind::Terragrunt)
+        .map(|(i, u)| (u.path.as_str().to_string(), i))
+        .collect();
+    let refused = session.fs.refused();
+    for (link, refusal) in refused.iter().take(MAX_PROBLEMS_PER_UNIT) {
         let message = match refusal {
             Refusal::Escapes => {
                 "this symbolic link leads outside the repository; cascade neither follows nor reads it (make it a file or directory inside the repository)"
@@ -296,16 +304,24 @@ fn walk_problems(session: &Session, base: &str, units: &mut [Unit], problems: &m
         let rel = rebase(base, link);
         let mut problem =
             Problem::new(ProblemKind::Unresolved, message).at(rel.clone(), None, None);
-        let owner = units
-            .iter_mut()
-            .filter(|u| u.kind == UnitKind::Terragrunt)
-            .filter(|u| u.path.as_str() == "." || paths::is_within(&rel, u.path.as_str()))
-            .max_by_key(|u| u.path.as_str().len());
-        if let Some(unit) = owner {
-            unit.unresolved = true;
-            problem = problem.unit(&unit.path);
+        if let Some(&i) = owner(&owners, &rel) {
+            problem = problem.unit(&units[i].path);
         }
         problems.push(problem);
+    }
+    if refused.len() > MAX_PROBLEMS_PER_UNIT {
+        problems.push(Problem::new(
+            ProblemKind::Unresolved,
+            format!(
+                "{} more symbolic links or directories were not followed; fix the ones above first",
+                refused.len() - MAX_PROBLEMS_PER_UNIT
+            ),
+        ));
+    }
+    for link in refused.keys() {
+        if let Some(&i) = owner(&owners, &rebase(base, link)) {
+            units[i].unresolved = true;
+        }
     }
     match session.fs.truncated() {
         Some(Truncation::Entries) => problems.push(Problem::new(
@@ -317,6 +333,21 @@ fn walk_problems(session: &Session, base: &str, units: &mut [Unit], problems: &m
             Limit::Deadline.message(),
         )),
         None => {}
+    }
+}
+
+/// The unit whose directory holds `rel` (the nearest one above it).
+fn owner<'m>(owners: &'m BTreeMap<String, usize>, rel: &str) -> Option<&'m usize> {
+    let mut dir = paths::parent(rel);
+    loop {
+        let key = if dir.is_empty() { "." } else { dir };
+        if let Some(i) = owners.get(key) {
+            return Some(i);
+        }
+        if dir.is_empty() {
+            return None;
+        }
+        dir = paths::parent(dir);
     }
 }
 

@@ -362,6 +362,8 @@ impl Instance<'_> {
                                 for (k, v) in iterate(collection)
                                     .map_err(|m| self.error(f.collection_expr.span(), m))?
                                 {
+                                    // A loop with a bare literal body evaluates nothing: pay per turn.
+                                    self.bounded(self.budget().charge(1), &f.collection_expr)?;
                                     let value_frame = Frame {
                                         name: f.value_var.as_str(),
                                         value: v,

@@ -70,7 +70,8 @@ fn collect<'b>(body: &'b Body, out: &mut Vec<&'b Attribute>, top: bool) {
 
 /// Every directory a local module at `dir` reads: itself, and recursively each
 /// local `module { source = "./…" | "../…" }` its `.tf` files call. Remote
-/// module sources contribute nothing. Memoised per directory for the run.
+/// module sources contribute nothing. Memoised per directory for the run, and
+/// each directory's own calls are read once however many modules reach it.
 pub fn module_dirs(s: &Session, dir: &str) -> Arc<Vec<String>> {
     s.modules.get_or(&dir.to_string(), || {
         let mut seen = BTreeSet::new();
@@ -83,34 +84,43 @@ pub fn module_dirs(s: &Session, dir: &str) -> Arc<Vec<String>> {
             if !seen.insert(d.clone()) {
                 continue;
             }
-            for file in s.fs.files_in(&d) {
-                if !file.ends_with(".tf") && !file.ends_with(".tofu") {
-                    continue;
-                }
-                // A module file that does not parse is terraform's to report at plan time.
-                let Ok(text) = s.fs.read_text(&file, MAX_CONFIG_FILE_BYTES) else {
+            pending.extend(module_calls(s, &d).iter().cloned());
+        }
+        Arc::new(seen.into_iter().collect())
+    })
+}
+
+/// The local module directories the `.tf` files directly inside `dir` call.
+fn module_calls(s: &Session, dir: &str) -> Arc<Vec<String>> {
+    s.module_calls.get_or(&dir.to_string(), || {
+        let mut calls = Vec::new();
+        for file in s.fs.files_in(dir) {
+            if !file.ends_with(".tf") && !file.ends_with(".tofu") {
+                continue;
+            }
+            // A module file that does not parse is terraform's to report at plan time.
+            let Ok(text) = s.fs.read_text(&file, MAX_CONFIG_FILE_BYTES) else {
+                continue;
+            };
+            let Ok(parsed) = HclFile::parse(&file, &text) else {
+                continue;
+            };
+            for block in parsed.body.get_blocks("module") {
+                let Some(source) = block
+                    .body
+                    .get_attribute("source")
+                    .and_then(|a| a.value.as_str())
+                else {
                     continue;
                 };
-                let Ok(parsed) = HclFile::parse(&file, &text) else {
-                    continue;
-                };
-                for block in parsed.body.get_blocks("module") {
-                    let Some(source) = block
-                        .body
-                        .get_attribute("source")
-                        .and_then(|a| a.value.as_str())
-                    else {
-                        continue;
-                    };
-                    if is_local_source(source)
-                        && let Ok(target) = s.resolve(&d, source)
-                    {
-                        pending.push(target);
-                    }
+                if is_local_source(source)
+                    && let Ok(target) = s.resolve(dir, source)
+                {
+                    calls.push(target);
                 }
             }
         }
-        Arc::new(seen.into_iter().collect())
+        Arc::new(calls)
     })
 }
 
