@@ -734,6 +734,22 @@ fn past_the_deadline_every_unit_is_unresolved() {
 }
 
 #[test]
+fn past_the_deadline_plain_modules_are_unresolved_too() {
+    let s = Sandbox::new(&[("repo/global/dns/main.tf", "")]);
+    let d = discover(&DiscoverOptions {
+        dir: s.root(),
+        repo_root: s.root(),
+        config: RepoConfig::parse("modules:\n  - path: global/dns\n").unwrap(),
+        env: BTreeMap::new(),
+        features: BTreeMap::new(),
+        deadline: Some(Instant::now()),
+    });
+    assert!(d.timed_out);
+    assert!(d.unit(&UnitPath::new("global/dns")).unwrap().unresolved);
+    has_problem(&d, "global/dns", "time limit");
+}
+
+#[test]
 fn the_deadline_stops_an_evaluation_in_progress() {
     // Each unit alone stays under the step limit; together they would take seconds.
     let slow = "locals {\n  x = [for a in range(1000) : [for b in range(300) : b]]\n}\n\ndependencies {\n  paths = [length(local.x) > 0 ? \"../vpc\" : \"\"]\n}\n";

@@ -23,6 +23,12 @@ thread_local! {
 
 type SpanRange = Option<std::ops::Range<usize>>;
 
+/// Forgets the reads in progress on this thread, after an evaluation that
+/// did not finish normally (a panic caught by discovery).
+pub fn forget_reads_in_progress() {
+    READ_STACK.with(|st| st.borrow_mut().clear());
+}
+
 impl Instance<'_> {
     pub fn call(&self, call: &FuncCall, vars: Vars<'_>) -> Result<Value, EvalError> {
         let name = call.name.name.as_str();

@@ -22,6 +22,7 @@ use crate::unit::UnitPath;
 use rayon::prelude::*;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::OnceLock;
+use std::time::Instant;
 
 /// The discovery threads: as many as rayon would start, each with a
 /// [`DISCOVERY_STACK_BYTES`] stack. Shared by every discovery in the process.
@@ -175,6 +176,9 @@ pub(super) fn discover_here(opts: &DiscoverOptions) -> Discovery {
         });
     }
     add_config_units(opts, &session, &base, &mut units, &mut problems);
+    timed_out |= units
+        .iter()
+        .any(|u| u.kind == UnitKind::Module && u.unresolved);
     units.sort_by(|a, b| a.path.cmp(&b.path));
     for (dependent, deps) in exclude_deps_of {
         for unit in units
@@ -211,19 +215,23 @@ pub(super) fn discover_here(opts: &DiscoverOptions) -> Discovery {
 /// Evaluates one unit; a bug in cascade (a panic) makes that unit unresolved
 /// instead of taking the whole discovery (and the server's worker) down.
 fn evaluate_unit(session: &Session, dir: &str) -> Outcome {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+    let evaluated = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         unit_config::evaluate(session, dir)
-    }))
-    .unwrap_or_else(|_| Outcome {
-        problems: vec![
-            Problem::new(
-                ProblemKind::Unresolved,
-                "cascade failed while evaluating this unit (an internal error; please report it)",
-            )
-            .at(paths::join(dir, "terragrunt.hcl"), None, None),
-        ],
-        unresolved: true,
-        ..Outcome::default()
+    }));
+    evaluated.unwrap_or_else(|_| {
+        super::calls::forget_reads_in_progress();
+        let message =
+            "cascade failed while evaluating this unit (an internal error; please report it)";
+        let problem = Problem::new(ProblemKind::Unresolved, message).at(
+            paths::join(dir, "terragrunt.hcl"),
+            None,
+            None,
+        );
+        Outcome {
+            problems: vec![problem],
+            unresolved: true,
+            ..Outcome::default()
+        }
     })
 }
 
@@ -440,6 +448,15 @@ fn add_config_units(
         {
             reads.dirs.insert(rebase(base, d));
         }
+        // Module calls stop being followed at the deadline: the reads may be cut short.
+        let late = session.deadline.is_some_and(|d| Instant::now() >= d);
+        if late {
+            problems.push(
+                Problem::new(ProblemKind::Unresolved, Limit::Deadline.message())
+                    .unit(&module.path)
+                    .at(crate::config::FILE_NAME, None, None),
+            );
+        }
         units.retain(|u| u.path != module.path);
         units.push(Unit {
             path: module.path.clone(),
@@ -447,7 +464,7 @@ fn add_config_units(
             dependencies: Vec::new(),
             reads,
             own_files: Vec::new(),
-            unresolved: false,
+            unresolved: late,
             excluded: None,
             executor: Some(module.executor),
         });
