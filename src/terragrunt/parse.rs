@@ -24,6 +24,8 @@ pub struct HclFile {
     line_starts: Vec<usize>,
     /// Names of the functions called anywhere in the file, computed on first use.
     called: std::sync::OnceLock<std::collections::HashSet<String>>,
+    /// What to evaluate to find the file's reads (`reads::read_plan`), computed on first use.
+    read_plan: std::sync::OnceLock<super::reads::ReadPlan>,
 }
 
 /// A file that does not parse (located at the first error), or cannot be read.
@@ -55,6 +57,7 @@ impl HclFile {
                         body,
                         line_starts: line_starts(&source),
                         called: Default::default(),
+                        read_plan: Default::default(),
                     });
                 }
                 Err(err) => {
@@ -102,6 +105,14 @@ impl HclFile {
                 names.0
             })
             .contains(name)
+    }
+
+    /// The file's read plan, computed by `compute` the first time it is asked for.
+    pub fn read_plan(
+        &self,
+        compute: impl FnOnce(&Body) -> super::reads::ReadPlan,
+    ) -> &super::reads::ReadPlan {
+        self.read_plan.get_or_init(|| compute(&self.body))
     }
 
     /// The directory holding this file, relative to the repository root ("" for the root).

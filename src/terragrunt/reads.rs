@@ -45,27 +45,62 @@ pub fn file_reads(file: &HclFile) -> bool {
     READ_FUNCTIONS.iter().any(|f| file.calls(f))
 }
 
-/// Attributes outside `locals`, anywhere in the body, whose value calls a read
-/// function: `inputs = { x = file("...") }`, `generate` contents, hooks.
-pub fn read_bearing_attributes(body: &Body) -> Vec<&Attribute> {
-    let mut out = Vec::new();
-    collect(body, &mut out, true);
-    out
+/// What must be evaluated in one file to find every read: the locals and the
+/// attributes (outside `locals` and `include`, anywhere in the body: `inputs`,
+/// `generate` contents, hooks) whose value calls a read function. Computed
+/// once per file however many units evaluate it.
+#[derive(Debug, Default)]
+pub struct ReadPlan {
+    /// Names of the locals that call a read function, in file order.
+    pub locals: Vec<String>,
+    /// Each attribute as the positions leading to it: in the body, then in
+    /// each nested block's body ([`attribute_at`]).
+    pub attributes: Vec<Vec<usize>>,
 }
 
-fn collect<'b>(body: &'b Body, out: &mut Vec<&'b Attribute>, top: bool) {
-    for attr in body.attributes() {
-        if calls_read_function(&attr.value) {
-            out.push(attr);
+/// The file's [`ReadPlan`], computed on first use.
+pub fn read_plan(file: &HclFile) -> &ReadPlan {
+    file.read_plan(|body| {
+        let mut plan = ReadPlan::default();
+        for block in body.get_blocks("locals") {
+            for attr in block.body.attributes() {
+                if calls_read_function(&attr.value) {
+                    plan.locals.push(attr.key.as_str().to_string());
+                }
+            }
         }
-    }
-    for block in body.blocks() {
-        // Locals are forced separately; include paths are evaluated first.
-        if top && (block.ident.as_str() == "locals" || block.ident.as_str() == "include") {
-            continue;
+        collect(body, &mut Vec::new(), &mut plan.attributes, true);
+        plan
+    })
+}
+
+fn collect(body: &Body, at: &mut Vec<usize>, out: &mut Vec<Vec<usize>>, top: bool) {
+    for (i, structure) in body.iter().enumerate() {
+        at.push(i);
+        if let Some(attr) = structure.as_attribute() {
+            if calls_read_function(&attr.value) {
+                out.push(at.clone());
+            }
+        } else if let Some(block) = structure.as_block() {
+            // Locals are forced separately; include paths are evaluated first.
+            let skipped =
+                top && (block.ident.as_str() == "locals" || block.ident.as_str() == "include");
+            if !skipped {
+                collect(&block.body, at, out, false);
+            }
         }
-        collect(&block.body, out, false);
+        at.pop();
     }
+}
+
+/// The attribute at `path` (positions as in [`ReadPlan::attributes`]).
+pub fn attribute_at<'b>(body: &'b Body, path: &[usize]) -> Option<&'b Attribute> {
+    let (last, blocks) = path.split_last()?;
+    let mut body = body;
+    for &i in blocks {
+        body = &body.get(i)?.as_block()?.body;
+    }
+    body.get(*last)?.as_attribute()
 }
 
 /// Every directory a local module at `dir` reads: itself, and recursively each

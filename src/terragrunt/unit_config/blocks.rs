@@ -7,7 +7,7 @@
 use super::{DeclaredDependency, Outcome, eval_error, line, unresolved};
 use crate::terragrunt::context::{Acc, Instance, Session};
 use crate::terragrunt::fs::Probe;
-use crate::terragrunt::reads::{self, calls_read_function};
+use crate::terragrunt::reads;
 use crate::terragrunt::value::Value;
 use hcl_edit::Span;
 use hcl_edit::expr::Expression;
@@ -328,19 +328,16 @@ pub(super) fn force_reads(inst: &Instance<'_>, out: &mut Outcome) {
     if !reads::file_reads(&inst.file) {
         return;
     }
-    let names: Vec<(String, bool)> = inst
-        .local_attributes()
-        .map(|a| (a.key.as_str().to_string(), calls_read_function(&a.value)))
-        .collect();
-    for (name, reads) in names {
-        if reads && let Err(e) = inst.local(&name, None) {
-            {
-                eval_error(out, &format!("local.{name} cannot be evaluated"), e);
-            }
+    let plan = reads::read_plan(&inst.file);
+    for name in &plan.locals {
+        if let Err(e) = inst.local(name, None) {
+            eval_error(out, &format!("local.{name} cannot be evaluated"), e);
         }
     }
-    for attr in reads::read_bearing_attributes(&inst.file.body) {
+    for path in &plan.attributes {
         // Inputs and generated files may use dependency outputs; only the reads matter here.
-        let _ = inst.eval(&attr.value, None);
+        if let Some(attr) = reads::attribute_at(&inst.file.body, path) {
+            let _ = inst.eval(&attr.value, None);
+        }
     }
 }
