@@ -55,6 +55,7 @@ fn main() {
         config: RepoConfig::default(),
         env: BTreeMap::new(),
         features: BTreeMap::new(),
+        deadline: None,
     };
     let (discovery_ms, discovery) = median_ms(|| discover(&opts));
 

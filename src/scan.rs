@@ -7,6 +7,7 @@ use crate::problem::Problem;
 use crate::terragrunt::{self, DiscoverOptions, Discovery};
 use crate::unit::UnitPath;
 use std::path::Path;
+use std::time::Instant;
 
 /// A discovered repository: configuration, units, graph, and every problem found on the way.
 pub struct Scan {
@@ -38,12 +39,36 @@ pub fn scan_with(
     config: RepoConfig,
     features: &[(String, String)],
 ) -> Scan {
+    scan_until(dir, root, config, features, None)
+}
+
+/// [`scan_with`] that stops at `deadline`: units not evaluated by then are
+/// unresolved (planned on every change) and `scan.discovery.timed_out` is set.
+/// Blocking and CPU-bound: the bot calls it from `spawn_blocking`.
+pub fn scan_with_deadline(
+    dir: &Path,
+    root: &Path,
+    config: RepoConfig,
+    features: &[(String, String)],
+    deadline: Instant,
+) -> Scan {
+    scan_until(dir, root, config, features, Some(deadline))
+}
+
+fn scan_until(
+    dir: &Path,
+    root: &Path,
+    config: RepoConfig,
+    features: &[(String, String)],
+    deadline: Option<Instant>,
+) -> Scan {
     let opts = DiscoverOptions {
         dir: dir.to_path_buf(),
         repo_root: root.to_path_buf(),
         config: config.clone(),
         env: Default::default(),
         features: features.iter().cloned().collect(),
+        deadline,
     };
     let discovery = terragrunt::discover(&opts);
     let (graph, cycle_problems) = discovery.graph();

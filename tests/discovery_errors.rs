@@ -9,29 +9,45 @@ use std::collections::BTreeMap;
 
 /// Discovers a repository made of `files` and renders its problems as a user sees them.
 fn problems(files: &[(&str, &str)], config: &str) -> String {
+    problems_with(files, config, &[], None)
+}
+
+/// [`problems`] with symbolic links (`link`, `target` as written; `link` is
+/// repo-relative, and `../outside/...` leads out of the repository) and a deadline.
+fn problems_with(
+    files: &[(&str, &str)],
+    config: &str,
+    links: &[(&str, &str)],
+    deadline: Option<std::time::Instant>,
+) -> String {
     let tmp = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(tmp.path().join("outside")).unwrap();
+    std::fs::write(tmp.path().join("outside/file"), "").unwrap();
+    let repo = tmp.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    for (link, target) in links {
+        let p = repo.join(link);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(target, p).unwrap();
+    }
     for (path, text) in files {
-        let p = tmp.path().join(path);
+        let p = repo.join(path);
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(p, text).unwrap();
     }
     let opts = DiscoverOptions {
-        dir: tmp.path().to_path_buf(),
-        repo_root: tmp.path().to_path_buf(),
+        dir: repo.clone(),
+        repo_root: repo.clone(),
         config: RepoConfig::parse(config).unwrap(),
         env: BTreeMap::new(),
         features: BTreeMap::new(),
+        deadline,
     };
     let discovery = discover(&opts);
     let (_, cycles) = discovery.graph();
     let mut all = discovery.problems.clone();
     all.extend(cycles);
-    let root = tmp
-        .path()
-        .canonicalize()
-        .unwrap()
-        .to_string_lossy()
-        .to_string();
+    let root = repo.canonicalize().unwrap().to_string_lossy().to_string();
     all.iter()
         .map(|p| {
             format!(
@@ -259,5 +275,79 @@ fn config_names_units_that_do_not_exist() {
     insta::assert_snapshot!(problems(
         &[("app/terragrunt.hcl", "")],
         "implicit_deps:\n  app: [nowhere]\n  ghost: [app]\nmodules:\n  - path: global/dns\n"
+    ));
+}
+
+#[test]
+fn link_out_of_the_repository() {
+    insta::assert_snapshot!(problems_with(
+        &[("app/terragrunt.hcl", "locals {\n  k = file(\"k\")\n}\n")],
+        "",
+        &[("app/k", "../../outside/file"), ("ext", "../outside")],
+        None
+    ));
+}
+
+#[test]
+fn link_loop() {
+    insta::assert_snapshot!(problems_with(
+        &[("app/terragrunt.hcl", "")],
+        "",
+        &[("app/up", "..")],
+        None
+    ));
+}
+
+#[test]
+fn computed_path_not_shown() {
+    insta::assert_snapshot!(problems(
+        &[
+            ("name.txt", "vpc"),
+            (
+                "app/terragrunt.hcl",
+                "dependency \"x\" {\n  config_path = \"../${file(\"../name.txt\")}\"\n}\n"
+            )
+        ],
+        ""
+    ));
+}
+
+#[test]
+fn limit_format_width() {
+    insta::assert_snapshot!(problems(
+        &[(
+            "app/terragrunt.hcl",
+            "dependencies {\n  paths = [format(\"%99999999999s\", \"x\")]\n}\n"
+        )],
+        ""
+    ));
+}
+
+#[test]
+fn limit_steps() {
+    insta::assert_snapshot!(problems(
+        &[(
+            "app/terragrunt.hcl",
+            "locals {\n  x = [for a in range(1000) : [for b in range(1000) : [for c in range(1000) : c]]]\n}\n\ndependencies {\n  paths = local.x\n}\n"
+        )],
+        ""
+    ));
+}
+
+#[test]
+fn deadline() {
+    insta::assert_snapshot!(problems_with(
+        &[("app/terragrunt.hcl", "")],
+        "",
+        &[],
+        Some(std::time::Instant::now())
+    ));
+}
+
+#[test]
+fn configuration_file_too_large() {
+    insta::assert_snapshot!(problems(
+        &[("app/terragrunt.hcl", &"#".repeat(5 << 20))],
+        ""
     ));
 }

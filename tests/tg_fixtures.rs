@@ -46,6 +46,7 @@ fn run_in(root: &Path, working_dir: &str, features: &[(&str, &str)]) -> Found {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect(),
+        deadline: None,
     };
     let discovery = discover(&opts);
     let (graph, cycles) = discovery.graph();

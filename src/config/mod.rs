@@ -8,6 +8,12 @@
 //! of `.cascade.yaml`, because it ends up as a comment on the pull request that broke it.
 //! It never looks at the repository's units and never runs anything; whether a configured
 //! path actually holds a unit is for discovery and the graph to say.
+//!
+//! Reading the file is hostile input like the rest of a pull request: only a regular file
+//! of at most [`MAX_FILE_BYTES`] is read (a symbolic link is refused, so the file can never
+//! be one outside the repository, and a FIFO cannot hang the reader), and YAML parsing is
+//! bounded (aliases, nodes, depth). Messages quote the file's own keys and values only when
+//! it is that regular file.
 
 mod diagnose;
 mod file;
@@ -26,6 +32,9 @@ use std::path::Path;
 
 /// The configuration file's name, at the root of the repository.
 pub const FILE_NAME: &str = ".cascade.yaml";
+
+/// The largest `.cascade.yaml` cascade reads.
+pub const MAX_FILE_BYTES: u64 = 1 << 20;
 
 /// Which binary runs a unit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -124,19 +133,12 @@ impl RepoConfig {
     /// that cannot be read, does not parse, or holds unknown keys or bad values is a
     /// `Problem` of kind `Config` that says where and what to do about it.
     pub fn load(dir: &Path) -> Result<RepoConfig, Problem> {
-        match std::fs::read_to_string(dir.join(FILE_NAME)) {
-            Ok(text) => RepoConfig::parse(&text),
-            Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(RepoConfig::default()),
-            Err(err) if err.kind() == io::ErrorKind::InvalidData => Err(Problem::new(
-                ProblemKind::Config,
-                format!("{FILE_NAME} is not UTF-8 text; save it as UTF-8"),
-            )
-            .at(FILE_NAME, None, None)),
-            Err(err) => Err(Problem::new(
-                ProblemKind::Config,
-                format!("cannot read {FILE_NAME}: {err}; make it a readable file or remove it"),
-            )
-            .at(FILE_NAME, None, None)),
+        match read_file(&dir.join(FILE_NAME)) {
+            Ok(None) => Ok(RepoConfig::default()),
+            Ok(Some(text)) => RepoConfig::parse(&text),
+            Err(message) => {
+                Err(Problem::new(ProblemKind::Config, message).at(FILE_NAME, None, None))
+            }
         }
     }
 
@@ -191,6 +193,72 @@ impl RepoConfig {
     pub fn json_schema() -> String {
         file::schema_json()
     }
+}
+
+/// The text of the configuration file at `path`; `None` when there is none. Refuses a
+/// symbolic link, anything but a regular file, and more than [`MAX_FILE_BYTES`]; the
+/// messages never quote what the file holds.
+fn read_file(path: &Path) -> Result<Option<String>, String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let cannot = |why: &str, fix: &str| format!("cannot read {FILE_NAME}: {why}; {fix}");
+    let kind = |err: io::Error| {
+        cannot(
+            &err.kind().to_string(),
+            "make it a readable file or remove it",
+        )
+    };
+    let meta = match std::fs::symlink_metadata(path) {
+        Ok(meta) => meta,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(err) => return Err(kind(err)),
+    };
+    if meta.file_type().is_symlink() {
+        return Err(cannot(
+            "it is a symbolic link, and cascade reads its configuration only from a regular file",
+            "put the configuration itself at the repository root",
+        ));
+    }
+    if !meta.is_file() {
+        return Err(cannot(
+            "it is not a regular file",
+            "make it a readable file or remove it",
+        ));
+    }
+    let too_large = || {
+        cannot(
+            &format!(
+                "it is larger than cascade's limit of {} KiB",
+                MAX_FILE_BYTES >> 10
+            ),
+            "shorten it",
+        )
+    };
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(too_large());
+    }
+    // O_NOFOLLOW and O_NONBLOCK: a link or a FIFO swapped in since the check is refused, not followed or waited on.
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .map_err(kind)?;
+    if !file.metadata().map_err(kind)?.is_file() {
+        return Err(cannot(
+            "it is not a regular file",
+            "make it a readable file or remove it",
+        ));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(kind)?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(too_large());
+    }
+    String::from_utf8(bytes)
+        .map(Some)
+        .map_err(|_| format!("{FILE_NAME} is not UTF-8 text; save it as UTF-8"))
 }
 
 /// True when the repo-relative directory `dir` is `path` or one of its ancestors.

@@ -3,9 +3,11 @@
 //! arguments join the read set. Everything that would execute something or
 //! reach outside the repository is an unknown value, never a side effect.
 
-use super::context::{Acc, EvalError, Instance, ReadConfig, Role};
+use super::context::{Acc, EvalError, Instance, NOT_SHOWN, ReadConfig, Role};
 use super::eval::Vars;
+use super::fs::{Probe, ReadError};
 use super::funcs::call_pure;
+use super::limits::{Limit, MAX_READ_DEPTH, MAX_STRING_BYTES};
 use super::paths;
 use super::value::Value;
 use hcl_edit::Span;
@@ -20,6 +22,12 @@ thread_local! {
 }
 
 type SpanRange = Option<std::ops::Range<usize>>;
+
+/// Forgets the reads in progress on this thread, after an evaluation that
+/// did not finish normally (a panic caught by discovery).
+pub fn forget_reads_in_progress() {
+    READ_STACK.with(|st| st.borrow_mut().clear());
+}
 
 impl Instance<'_> {
     pub fn call(&self, call: &FuncCall, vars: Vars<'_>) -> Result<Value, EvalError> {
@@ -42,6 +50,8 @@ impl Instance<'_> {
                 return Ok(match self.eval(arg, vars) {
                     Ok(Value::Unknown(why)) => Value::Unknown(why),
                     Ok(_) => Value::Bool(true),
+                    // A limit is not an answer: the unit is unresolved instead.
+                    Err(e) if e.limit.is_some() => return Err(e),
                     Err(_) => Value::Bool(false),
                 });
             }
@@ -59,15 +69,27 @@ impl Instance<'_> {
                 v => args.extend(v.elements().map_err(|m| self.error(span.clone(), m))?),
             }
         }
-        match self.call_context(name, &args, span.clone()) {
-            Some(result) => result,
-            None => match call_pure(name, args) {
-                Some(result) => result.map_err(|m| self.error(span, format!("{name}(): {m}"))),
-                None => Ok(Value::unknown(format!(
-                    "{name}() is not a function cascade evaluates"
-                ))),
+        let result = match self.call_context(name, &args, span.clone()) {
+            Some(result) => result?,
+            None => match call_pure(name, args, self.budget()) {
+                Some(Ok(value)) => value,
+                Some(Err(m)) => {
+                    return Err(match self.budget().tripped() {
+                        Some(t) => self.limit_error(span, t.limit),
+                        None => self.error(span, format!("{name}(): {m}")),
+                    });
+                }
+                None => {
+                    return Ok(Value::unknown(format!(
+                        "{name}() is not a function cascade evaluates"
+                    )));
+                }
             },
-        }
+        };
+        self.budget()
+            .produced(&result)
+            .map_err(|l| self.limit_error(span, l))?;
+        Ok(result)
     }
 
     fn call_try(&self, call: &FuncCall, vars: Vars<'_>) -> Result<Value, EvalError> {
@@ -75,6 +97,8 @@ impl Instance<'_> {
         for arg in call.args.iter() {
             match self.eval(arg, vars) {
                 Ok(v) => return Ok(v),
+                // A limit is not a failure try() may pass over: that could pick a wrong edge.
+                Err(e) if e.limit.is_some() => return Err(e),
                 Err(e) => last = Some(e),
             }
         }
@@ -110,17 +134,13 @@ impl Instance<'_> {
             "find_in_parent_folders" => self.find_in_parent_folders(args, span),
             "read_terragrunt_config" => self.read_terragrunt_config(args, span),
             "read_tfvars_file" => self.read_tfvars_file(args, span),
-            "file" => {
-                self.read_path(name, args, &span).and_then(|p| match p {
-                    None => Ok(Value::unknown("file() of an unknown path")),
-                    Some(p) => s.fs.read_to_string(&p).map(Value::String).map_err(|e| {
-                        self.error(span.clone(), format!("file(): cannot read {p}: {e}"))
-                    }),
-                })
-            }
-            "fileexists" => self.read_path(name, args, &span).map(|p| match p {
-                None => Value::unknown("fileexists() of an unknown path"),
-                Some(p) => Value::Bool(s.fs.is_file(&p)),
+            "file" => self.read_path(name, args, &span).and_then(|p| match p {
+                None => Ok(Value::unknown("file() of an unknown path")),
+                Some(p) => self.file(&p, &span),
+            }),
+            "fileexists" => self.read_path(name, args, &span).and_then(|p| match p {
+                None => Ok(Value::unknown("fileexists() of an unknown path")),
+                Some(p) => Ok(Value::Bool(self.probe(name, &p, &span)? == Probe::File)),
             }),
             "mark_as_read" => self.read_path(name, args, &span).map(|p| match p {
                 None => Value::unknown("mark_as_read() of an unknown path"),
@@ -170,6 +190,62 @@ impl Instance<'_> {
             _ => return None,
         };
         Some(result)
+    }
+
+    /// `file()`: the file's text, read within the string limit. From here on
+    /// the unit has read data, so computed paths are no longer shown.
+    fn file(&self, rel: &str, span: &SpanRange) -> Result<Value, EvalError> {
+        match self.s.fs.read_text(rel, MAX_STRING_BYTES as u64) {
+            Ok(text) => {
+                self.acc.data_read.set(true);
+                self.budget()
+                    .charge((text.len() / super::limits::STRING_BYTES_PER_STEP) as u64)
+                    .map_err(|l| self.limit_error(span.clone(), l))?;
+                Ok(Value::String(text))
+            }
+            Err(ReadError::TooLarge { .. }) => {
+                let limit = self.budget().trip(Limit::StringBytes);
+                Err(self.limit_error(span.clone(), limit))
+            }
+            Err(e) => Err(self.read_error("file", rel, &e, span)),
+        }
+    }
+
+    /// What a path is, for a function that names it; a path that leads outside
+    /// the repository is an error, never an answer.
+    fn probe(&self, name: &str, rel: &str, span: &SpanRange) -> Result<Probe, EvalError> {
+        match self.s.fs.probe(rel) {
+            Probe::Escapes => Err(self.read_error(name, rel, &ReadError::Escapes, span)),
+            probe => Ok(probe),
+        }
+    }
+
+    /// `name(): cannot read <path>: <why>`, naming the path only as [`Instance::shown_path`] allows.
+    pub fn read_error(
+        &self,
+        name: &str,
+        rel: &str,
+        why: &ReadError,
+        span: &SpanRange,
+    ) -> EvalError {
+        let shown = match why {
+            // The link's path exists in the repository even though its target is refused.
+            ReadError::Escapes => self.shown_link(rel),
+            _ => self.shown_path(rel),
+        };
+        self.error(
+            span.clone(),
+            format!("{name}(): cannot read {shown}: {why}"),
+        )
+    }
+
+    /// A path through a refused link: shown when the configuration wrote it.
+    fn shown_link(&self, rel: &str) -> String {
+        if self.shows_computed(rel) {
+            rel.to_string()
+        } else {
+            NOT_SHOWN.to_string()
+        }
     }
 
     /// The optional include label argument of the directory functions.
@@ -292,19 +368,27 @@ impl Instance<'_> {
             }
             _ => self.path_arg(args, 0, span, self.file_dir())?,
         };
+        self.probe("fileset", &dir, span)?;
         let Some(glob) = self.read_glob("fileset", args, 1, span, &dir)? else {
             return Ok(Value::unknown("fileset() with an unknown pattern"));
         };
         let matcher = globset::GlobBuilder::new(&glob)
             .literal_separator(true)
             .build()
-            .map_err(|e| self.error(span.clone(), format!("fileset(): {e}")))?
+            // globset's reasons quote characters of the pattern, which may be a file's contents.
+            .map_err(|_| {
+                self.error(
+                    span.clone(),
+                    "fileset(): the pattern is not a valid glob; check its brackets and braces",
+                )
+            })?
             .compile_matcher();
         let prefix_len = if dir.is_empty() { 0 } else { dir.len() + 1 };
-        let matches = self
-            .s
-            .fs
-            .files_under(&dir)
+        let files = self.s.fs.files_under(&dir);
+        self.budget()
+            .charge(files.len() as u64)
+            .map_err(|l| self.limit_error(span.clone(), l))?;
+        let matches = files
             .into_iter()
             .filter(|f| matcher.is_match(f))
             .map(|f| Value::String(f[prefix_len..].to_string()));
@@ -319,9 +403,10 @@ impl Instance<'_> {
         Ok(match (self.s.env.get(name), args.get(1)) {
             (Some(v), _) => Value::String(v.clone()),
             (None, Some(default)) => default.clone(),
-            (None, None) => Value::unknown(format!(
+            (None, None) if self.shows_computed(name) => Value::unknown(format!(
                 "environment variable {name} is not set for discovery"
             )),
+            (None, None) => Value::unknown("an environment variable is not set for discovery"),
         })
     }
 
@@ -353,15 +438,23 @@ impl Instance<'_> {
                 break;
             };
             self.acc.read_file(candidate.clone());
-            if self.s.fs.exists(&candidate) {
+            if matches!(
+                self.probe("find_in_parent_folders", &candidate, &span)?,
+                Probe::File | Probe::Dir
+            ) {
                 return Ok(self.s.absolute(&candidate).into());
             }
         }
+        let shown = if self.shows_computed(&name) {
+            format!("`{name}`")
+        } else {
+            "such file".to_string()
+        };
         match args.get(1) {
             Some(fallback) => Ok(fallback.clone()),
             None => Err(self.error(
                 span,
-                format!("find_in_parent_folders(): no `{name}` in any parent folder of {} up to the repository root", paths::display_dir(&self.tg_dir)),
+                format!("find_in_parent_folders(): no {shown} in any parent folder of {} up to the repository root", paths::display_dir(&self.tg_dir)),
             )),
         }
     }
@@ -372,14 +465,22 @@ impl Instance<'_> {
                 "read_terragrunt_config() of an unknown path",
             ));
         };
-        if !self.s.fs.is_file(&target) {
+        if self.probe("read_terragrunt_config", &target, &span)? != Probe::File {
             return match args.get(1) {
                 Some(default) => Ok(default.clone()),
                 None => Err(self.error(
                     span,
-                    format!("read_terragrunt_config(): {target} does not exist"),
+                    format!(
+                        "read_terragrunt_config(): {} does not exist",
+                        self.shown_path(&target)
+                    ),
                 )),
             };
+        }
+        let depth = READ_STACK.with(|st| st.borrow().len());
+        if depth >= MAX_READ_DEPTH {
+            let limit = self.budget().trip(Limit::ReadDepth);
+            return Err(self.limit_error(span, limit));
         }
         if READ_STACK.with(|st| st.borrow().contains(&target)) {
             return Err(self.error(
@@ -393,7 +494,8 @@ impl Instance<'_> {
                 e.message
             ),
             file: target.clone(),
-            line: Some(e.line),
+            line: e.line,
+            limit: None,
         })?;
         // Only a file that asks for the original directory depends on which unit reads it.
         let uses_original = file.calls("get_original_terragrunt_dir");
@@ -401,9 +503,10 @@ impl Instance<'_> {
             target.clone(),
             uses_original.then(|| self.original_dir.clone()),
         );
-        let result = self.s.read_configs.get_or(&key, || {
+        let budget = self.budget();
+        let compute = || {
             READ_STACK.with(|st| st.borrow_mut().push(target.clone()));
-            let acc = Acc::default();
+            let acc = Acc::new(budget);
             let inst = Instance::new(
                 self.s,
                 &acc,
@@ -418,23 +521,40 @@ impl Instance<'_> {
                 value,
                 reads: acc.reads.take(),
                 unresolved: acc.unresolved.take(),
+                data_read: acc.data_read.get(),
+                complete: budget.tripped().is_none(),
             })
-        });
-        self.acc.merge(&result.reads, &result.unresolved);
-        result.value.clone()
+        };
+        let result = self
+            .s
+            .read_configs
+            .get_or_redo(&key, compute, |r| r.complete);
+        self.acc
+            .merge(&result.reads, &result.unresolved, result.data_read);
+        match &result.value {
+            Ok(value) => budget.copy(value).map_err(|l| self.limit_error(span, l)),
+            Err(e) => Err(e.clone()),
+        }
     }
 
     fn read_tfvars_file(&self, args: &[Value], span: SpanRange) -> Result<Value, EvalError> {
         let Some(target) = self.read_path("read_tfvars_file", args, &span)? else {
             return Ok(Value::unknown("read_tfvars_file() of an unknown path"));
         };
+        self.probe("read_tfvars_file", &target, &span)?;
         let file = self.s.parse(&target).map_err(|e| {
             self.error(
                 span.clone(),
-                format!("read_tfvars_file(): {target}: {}", e.message),
+                format!(
+                    "read_tfvars_file(): {}: {}",
+                    self.shown_path(&target),
+                    e.message
+                ),
             )
         })?;
-        let acc = Acc::default();
+        // Variable values are data: from here on computed paths are not shown.
+        self.acc.data_read.set(true);
+        let acc = Acc::new(self.budget());
         let inst = Instance::new(
             self.s,
             &acc,
@@ -447,6 +567,8 @@ impl Instance<'_> {
         for attr in file.body.attributes() {
             map.insert(attr.key.as_str().to_string(), inst.eval(&attr.value, None)?);
         }
+        self.acc
+            .merge(&acc.reads.take(), &acc.unresolved.take(), true);
         match Value::Map(map).to_json() {
             Ok(json) => Ok(Value::String(json.to_string())),
             Err(why) => Ok(Value::unknown(why)),
@@ -461,9 +583,11 @@ fn read_config_value(inst: &Instance<'_>) -> Result<Value, EvalError> {
     let mut map = BTreeMap::new();
     map.insert("locals".to_string(), inst.all_locals()?);
     for attr in inst.file.body.attributes() {
-        let v = inst
-            .eval(&attr.value, None)
-            .unwrap_or_else(|e| Value::unknown(e.message));
+        let v = match inst.eval(&attr.value, None) {
+            Ok(v) => v,
+            Err(e) if e.limit.is_some() => return Err(e),
+            Err(e) => Value::unknown(e.message),
+        };
         map.insert(attr.key.as_str().to_string(), v);
     }
     Ok(Value::Map(map))

@@ -3,17 +3,21 @@
 //! problems), and the *instance*: one configuration file evaluated for one unit,
 //! with the directory functions and locals that context implies.
 
+use super::budget::Budget;
 use super::fs::FsIndex;
+use super::limits::{Limit, MAX_CONFIG_FILE_BYTES, MAX_SHOWN_PATH_CHARS, PLANNED_ON_EVERY_CHANGE};
 use super::parse::{HclFile, ParseError};
 use super::value::Value;
 use super::{ReadSet, paths};
 use crate::problem::{Problem, ProblemKind};
+use hcl_edit::Span;
 use hcl_edit::expr::Expression;
 use hcl_edit::structure::Attribute;
-use std::cell::{OnceCell, RefCell};
+use std::cell::{Cell, OnceCell, RefCell};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::hash::Hash;
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 /// A compute-once cache shared by the worker threads. Two threads asking for
 /// the same key at once may both compute it (the first result is kept): never
@@ -31,21 +35,35 @@ impl<K: Eq + Hash + Clone, V: Clone> Memo<K, V> {
     }
 
     pub fn get_or(&self, key: &K, compute: impl FnOnce() -> V) -> V {
+        self.get_or_redo(key, compute, |_| true)
+    }
+
+    /// Like [`Memo::get_or`], but a remembered value that is not `kept`
+    /// (one cut short by another unit's limit) is computed again and replaced.
+    pub fn get_or_redo(
+        &self,
+        key: &K,
+        compute: impl FnOnce() -> V,
+        kept: impl Fn(&V) -> bool,
+    ) -> V {
         if let Some(v) = self
             .cells
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .get(key)
+            .filter(|v| kept(v))
         {
             return v.clone();
         }
         let v = compute();
-        self.cells
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .entry(key.clone())
-            .or_insert(v)
-            .clone()
+        let mut cells = self.cells.lock().unwrap_or_else(|p| p.into_inner());
+        match cells.get(key) {
+            Some(old) if kept(old) => old.clone(),
+            _ => {
+                cells.insert(key.clone(), v.clone());
+                v
+            }
+        }
     }
 }
 
@@ -57,9 +75,14 @@ pub struct Session {
     pub env: BTreeMap<String, String>,
     /// Feature flag overrides, already parsed.
     pub features: BTreeMap<String, Value>,
+    /// When evaluation stops: every unit not finished by then is unresolved.
+    pub deadline: Option<Instant>,
     files: Memo<String, Result<Arc<HclFile>, ParseError>>,
     pub read_configs: Memo<(String, Option<String>), Arc<ReadConfig>>,
+    /// Module directory → every module directory it reads (itself included).
     pub modules: Memo<String, Arc<Vec<String>>>,
+    /// Module directory → the local module directories its own files call.
+    pub module_calls: Memo<String, Arc<Vec<String>>>,
 }
 
 /// The memoised result of `read_terragrunt_config` on one file.
@@ -67,6 +90,11 @@ pub struct ReadConfig {
     pub value: Result<Value, EvalError>,
     pub reads: ReadSet,
     pub unresolved: Vec<Problem>,
+    /// Whether evaluating it read file contents as data (see [`Acc::data_read`]).
+    pub data_read: bool,
+    /// False when the reading unit's budget ran out on the way: another unit
+    /// must not inherit that, so it evaluates the file again.
+    pub complete: bool,
 }
 
 impl Session {
@@ -75,6 +103,7 @@ impl Session {
         fs: FsIndex,
         env: BTreeMap<String, String>,
         features: &BTreeMap<String, String>,
+        deadline: Option<Instant>,
     ) -> Session {
         let features = features
             .iter()
@@ -85,20 +114,29 @@ impl Session {
             fs,
             env,
             features,
+            deadline,
             files: Memo::new(),
             read_configs: Memo::new(),
             modules: Memo::new(),
+            module_calls: Memo::new(),
         }
     }
 
-    /// Parses a repo-relative file once per run.
+    /// Parses a repo-relative file once per run (at most
+    /// [`MAX_CONFIG_FILE_BYTES`], read through [`FsIndex::read_text`]).
     pub fn parse(&self, rel: &str) -> Result<Arc<HclFile>, ParseError> {
         self.files.get_or(&rel.to_string(), || {
-            let text = self.fs.read_to_string(rel).map_err(|e| ParseError {
-                line: 0,
-                column: 0,
-                message: format!("cannot read {rel}: {e}"),
-            })?;
+            let text = self
+                .fs
+                .read_text(rel, MAX_CONFIG_FILE_BYTES)
+                .map_err(|e| ParseError {
+                    line: None,
+                    column: None,
+                    message: format!(
+                        "cascade cannot read this file: {e}; {} {PLANNED_ON_EVERY_CHANGE}",
+                        e.fix()
+                    ),
+                })?;
             HclFile::parse(rel, &text).map(Arc::new)
         })
     }
@@ -130,16 +168,33 @@ pub struct EvalError {
     pub message: String,
     pub file: String,
     pub line: Option<u32>,
+    /// Set when the failure is one of cascade's limits: `try()` and `can()`
+    /// never catch it, and the unit ends unresolved.
+    pub limit: Option<Limit>,
 }
 
 /// What evaluating one unit collects, whichever file the expression sits in.
-#[derive(Default)]
-pub struct Acc {
+pub struct Acc<'b> {
+    /// The unit's budget (shared with the files it reads).
+    pub budget: &'b Budget,
     pub reads: RefCell<ReadSet>,
     pub unresolved: RefCell<Vec<Problem>>,
+    /// Set once evaluation has read a file's contents as data (`file()`,
+    /// `read_tfvars_file()`): from then on a computed path that does not exist
+    /// in the repository is not shown in messages, since it may carry them.
+    pub data_read: Cell<bool>,
 }
 
-impl Acc {
+impl<'b> Acc<'b> {
+    pub fn new(budget: &'b Budget) -> Acc<'b> {
+        Acc {
+            budget,
+            reads: RefCell::default(),
+            unresolved: RefCell::default(),
+            data_read: Cell::new(false),
+        }
+    }
+
     pub fn read_file(&self, rel: String) {
         self.reads.borrow_mut().files.insert(rel);
     }
@@ -158,7 +213,10 @@ impl Acc {
             .push(Problem::new(ProblemKind::Unresolved, message).at(file, line, None));
     }
 
-    pub fn merge(&self, reads: &ReadSet, unresolved: &[Problem]) {
+    pub fn merge(&self, reads: &ReadSet, unresolved: &[Problem], data_read: bool) {
+        if data_read {
+            self.data_read.set(true);
+        }
         let mut mine = self.reads.borrow_mut();
         mine.files.extend(reads.files.iter().cloned());
         mine.dirs.extend(reads.dirs.iter().cloned());
@@ -191,7 +249,7 @@ pub struct IncludeRef<'a> {
 /// One configuration file evaluated in the context of one unit.
 pub struct Instance<'a> {
     pub s: &'a Session,
-    pub acc: &'a Acc,
+    pub acc: &'a Acc<'a>,
     pub file: Arc<HclFile>,
     pub role: Role,
     /// `get_terragrunt_dir()`, and where `find_in_parent_folders` starts (its parent).
@@ -203,13 +261,15 @@ pub struct Instance<'a> {
     pub values: Arc<BTreeMap<String, Value>>,
     locals: RefCell<HashMap<String, Result<Value, EvalError>>>,
     in_progress: RefCell<HashSet<String>>,
-    local_exprs: OnceCell<HashMap<String, usize>>,
+    /// Where each local is: (position of its `locals` block in the body,
+    /// position of the attribute in that block), for constant-time lookup.
+    local_exprs: OnceCell<HashMap<String, (usize, usize)>>,
 }
 
 impl<'a> Instance<'a> {
     pub fn new(
         s: &'a Session,
-        acc: &'a Acc,
+        acc: &'a Acc<'a>,
         file: Arc<HclFile>,
         role: Role,
         tg_dir: String,
@@ -245,7 +305,50 @@ impl<'a> Instance<'a> {
             message: message.into(),
             file: self.file.path.clone(),
             line: self.file.line_of(span),
+            limit: None,
         }
+    }
+
+    /// The error for a limit this unit ran into here (the first one also
+    /// locates the unit's limit problem).
+    pub fn limit_error(&self, span: Option<std::ops::Range<usize>>, limit: Limit) -> EvalError {
+        let line = self.file.line_of(span);
+        self.acc.budget.locate(&self.file.path, line);
+        EvalError {
+            message: limit.message(),
+            file: self.file.path.clone(),
+            line,
+            limit: Some(limit),
+        }
+    }
+
+    /// The unit's budget.
+    pub fn budget(&self) -> &Budget {
+        self.acc.budget
+    }
+
+    /// How a message names the computed repo-relative path `rel`.
+    ///
+    /// The rule: a path that exists in the repository is shown (its name is
+    /// already in the pull request). Any other computed path is shown only
+    /// while this unit has read no file contents as data (so it was built from
+    /// the configuration's own text) and only if it is short and printable;
+    /// otherwise the message says a path was computed and not shown. The
+    /// server's absolute paths never reach here: `rel` is repository-relative.
+    pub fn shown_path(&self, rel: &str) -> String {
+        if self.s.fs.exists(rel) || self.shows_computed(rel) {
+            rel.to_string()
+        } else {
+            NOT_SHOWN.to_string()
+        }
+    }
+
+    /// True when a computed text (a path, a file or variable name) may be
+    /// shown: nothing was read as data yet, and it is short and printable.
+    pub fn shows_computed(&self, text: &str) -> bool {
+        !self.acc.data_read.get()
+            && text.chars().count() <= MAX_SHOWN_PATH_CHARS
+            && !text.chars().any(char::is_control)
     }
 
     /// Every `locals` attribute of this file, in order.
@@ -256,13 +359,35 @@ impl<'a> Instance<'a> {
             .flat_map(|b| b.body.attributes())
     }
 
-    fn local_index(&self) -> &HashMap<String, usize> {
+    fn local_index(&self) -> &HashMap<String, (usize, usize)> {
         self.local_exprs.get_or_init(|| {
-            self.local_attributes()
-                .enumerate()
-                .map(|(i, a)| (a.key.as_str().to_string(), i))
-                .collect()
+            let mut index = HashMap::new();
+            for (b, structure) in self.file.body.iter().enumerate() {
+                let Some(block) = structure
+                    .as_block()
+                    .filter(|b| b.ident.as_str() == "locals")
+                else {
+                    continue;
+                };
+                for (a, item) in block.body.iter().enumerate() {
+                    if let Some(attr) = item.as_attribute() {
+                        index.insert(attr.key.as_str().to_string(), (b, a));
+                    }
+                }
+            }
+            index
         })
+    }
+
+    /// The local attribute at a position [`Instance::local_index`] recorded.
+    fn local_at(&self, (b, a): (usize, usize)) -> Option<&Attribute> {
+        self.file
+            .body
+            .get(b)?
+            .as_block()?
+            .body
+            .get(a)?
+            .as_attribute()
     }
 
     /// `local.<name>`, evaluated on first use and remembered; a local that
@@ -273,7 +398,10 @@ impl<'a> Instance<'a> {
         span: Option<std::ops::Range<usize>>,
     ) -> Result<Value, EvalError> {
         if let Some(done) = self.locals.borrow().get(name) {
-            return done.clone();
+            return match done {
+                Ok(v) => self.budget().copy(v).map_err(|l| self.limit_error(span, l)),
+                Err(e) => Err(e.clone()),
+            };
         }
         let Some(&index) = self.local_index().get(name) else {
             return Err(self.error(
@@ -284,17 +412,26 @@ impl<'a> Instance<'a> {
         if self.in_progress.borrow().contains(name) {
             return Err(self.error(span, format!("local.{name} refers to itself")));
         }
+        self.budget()
+            .check()
+            .map_err(|l| self.limit_error(span.clone(), l))?;
         self.in_progress.borrow_mut().insert(name.to_string());
         let attr = self
-            .local_attributes()
-            .nth(index)
-            .expect("index built from the same iterator");
-        let result = self.eval(&attr.value, None);
+            .local_at(index)
+            .expect("index built from the same body");
+        let result = self.eval(&attr.value, None).and_then(|v| {
+            self.budget()
+                .value_depth(&v)
+                .map_err(|l| self.limit_error(attr.value.span(), l))?;
+            Ok(v)
+        });
         self.in_progress.borrow_mut().remove(name);
-        self.locals
-            .borrow_mut()
-            .insert(name.to_string(), result.clone());
-        result
+        let copy = match &result {
+            Ok(v) => self.budget().copy(v).map_err(|l| self.limit_error(span, l)),
+            Err(e) => Err(e.clone()),
+        };
+        self.locals.borrow_mut().insert(name.to_string(), result);
+        copy
     }
 
     /// All locals as one object (for `read_terragrunt_config(...).locals`).
@@ -330,3 +467,6 @@ impl<'a> Instance<'a> {
         self.file.body.get_attribute(name).map(|a| &a.value)
     }
 }
+
+/// What a message says instead of a computed path it must not show.
+pub const NOT_SHOWN: &str = "<a path computed from file contents, not shown>";

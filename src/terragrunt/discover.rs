@@ -2,22 +2,54 @@
 //! tell root configurations from units, pull in external dependencies, check
 //! every edge's target, apply the repo configuration, and rebase paths onto
 //! the discovery directory.
+//!
+//! Runs on its own thread pool, whose threads have a known, large stack
+//! ([`DISCOVERY_STACK_BYTES`]): evaluation and parsing recurse, and the depth
+//! limits in `limits` are calibrated against that stack, not against whatever
+//! thread the caller happens to be on. Every problem leaves here bounded (per
+//! unit, per message) and without the server's absolute paths.
 
-use super::context::Session;
-use super::fs::FsIndex;
+use super::context::{NOT_SHOWN, Session};
+use super::fs::{FsIndex, Probe, Refusal, Truncation};
+use super::limits::{
+    DISCOVERY_STACK_BYTES, Limit, MAX_MESSAGE_CHARS, MAX_PROBLEMS_PER_UNIT, MAX_WALK_DEPTH,
+    MAX_WALK_ENTRIES, PLANNED_ON_EVERY_CHANGE,
+};
 use super::unit_config::{self, Outcome};
 use super::{DiscoverOptions, Discovery, ReadSet, Unit, UnitKind, paths};
 use crate::problem::{Problem, ProblemKind};
 use crate::unit::UnitPath;
 use rayon::prelude::*;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::sync::OnceLock;
+use std::time::Instant;
+
+/// The discovery threads: as many as rayon would start, each with a
+/// [`DISCOVERY_STACK_BYTES`] stack. Shared by every discovery in the process.
+fn pool() -> &'static rayon::ThreadPool {
+    static POOL: OnceLock<rayon::ThreadPool> = OnceLock::new();
+    POOL.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new()
+            .stack_size(DISCOVERY_STACK_BYTES)
+            .thread_name(|i| format!("cascade-discovery-{i}"))
+            .build()
+            .expect("cannot start discovery threads")
+    })
+}
 
 /// Discovers every unit under `opts.dir`, with edges and read sets.
 ///
 /// Never executes anything and never reads outside `opts.repo_root`. Problems
 /// (a file that does not parse, a missing dependency, an unresolved edge) are
 /// collected in [`Discovery::problems`]; every other unit is still discovered.
+/// Past `opts.deadline`, units not yet evaluated are unresolved and
+/// [`Discovery::timed_out`] is set.
 pub fn discover(opts: &DiscoverOptions) -> Discovery {
+    pool().install(|| discover_here(opts))
+}
+
+/// [`discover`] on the current thread, whose stack must be large enough.
+pub(super) fn discover_here(opts: &DiscoverOptions) -> Discovery {
     let root = std::fs::canonicalize(&opts.repo_root).unwrap_or_else(|_| opts.repo_root.clone());
     let dir = std::fs::canonicalize(&opts.dir).unwrap_or_else(|_| opts.dir.clone());
     let root_abs = root.to_string_lossy().trim_end_matches('/').to_string();
@@ -26,21 +58,22 @@ pub fn discover(opts: &DiscoverOptions) -> Discovery {
         Err(_) => {
             let problem = Problem::new(
                 ProblemKind::Config,
-                format!(
-                    "{} is not inside the repository root {}",
-                    dir.display(),
-                    root.display()
-                ),
+                "the directory to discover is not inside the repository root; pass a directory inside the repository",
             );
             return Discovery {
-                units: Vec::new(),
                 problems: vec![problem],
-                files: Vec::new(),
+                ..Discovery::default()
             };
         }
     };
-    let (fs, candidates) = FsIndex::walk(&root, &base);
-    let session = Session::new(root_abs, fs, opts.env.clone(), &opts.features);
+    let (fs, candidates) = FsIndex::walk(&root, &base, opts.deadline);
+    let session = Session::new(
+        root_abs.clone(),
+        fs,
+        opts.env.clone(),
+        &opts.features,
+        opts.deadline,
+    );
     let config = &opts.config;
     // Config paths (environments, ignore) are relative to the discovery directory.
     let rel_to_base = |p: &str| rebase(&base, p);
@@ -61,10 +94,7 @@ pub fn discover(opts: &DiscoverOptions) -> Discovery {
             } else {
                 (
                     c.dir.clone(),
-                    (
-                        UnitKind::Terragrunt,
-                        unit_config::evaluate(&session, &c.dir),
-                    ),
+                    (UnitKind::Terragrunt, evaluate_unit(&session, &c.dir)),
                 )
             }
         })
@@ -76,32 +106,41 @@ pub fn discover(opts: &DiscoverOptions) -> Discovery {
     pull_in_externals(&session, &base, &mut outcomes);
 
     let mut problems = Vec::new();
+    let mut timed_out = session.fs.truncated() == Some(Truncation::Deadline);
     let unit_dirs: HashSet<String> = outcomes.keys().cloned().collect();
     let mut units: Vec<Unit> = Vec::with_capacity(outcomes.len());
     let mut exclude_deps_of = Vec::new();
     for (dir, (kind, outcome)) in &outcomes {
         let path = UnitPath::new(rel_to_base(dir));
+        timed_out |= outcome.limit == Some(Limit::Deadline);
         let mut deps = BTreeSet::new();
+        let mut unit_problems = Vec::new();
         for dep in &outcome.dependencies {
             if unit_dirs.contains(&dep.target) {
                 deps.insert(UnitPath::new(rel_to_base(&dep.target)));
                 continue;
             }
-            let why = if session.fs.is_dir(&dep.target) {
-                "which holds no terragrunt.hcl"
-            } else {
-                "which does not exist (DependencyDirNotFoundError)"
+            let why = match session.fs.probe(&dep.target) {
+                Probe::Dir => "which holds no terragrunt.hcl",
+                Probe::Escapes => {
+                    "which is a symbolic link (or lies under one) that leads outside the repository, and cascade follows none"
+                }
+                _ => "which does not exist (DependencyDirNotFoundError)",
             };
             let declared = if dep.name == "dependencies" {
                 "dependencies.paths".to_string()
             } else {
                 format!("dependency \"{}\"", dep.name)
             };
-            let message = format!(
-                "{path} depends on {} ({declared}), {why}; fix the path or create the unit",
+            let target = if dep.shown {
                 rel_to_base(&dep.target)
+            } else {
+                NOT_SHOWN.to_string()
+            };
+            let message = format!(
+                "{path} depends on {target} ({declared}), {why}; fix the path or create the unit"
             );
-            problems.push(
+            unit_problems.push(
                 Problem::new(ProblemKind::MissingDependency, message)
                     .unit(&path)
                     .at(rel_to_base(&dep.file), dep.line, None),
@@ -111,14 +150,17 @@ pub fn discover(opts: &DiscoverOptions) -> Discovery {
             let mut p = p.clone().unit(&path);
             p.file = p.file.map(|f| rel_to_base(&f));
             p.message.push_str(match p.kind {
+                // Limits and unreadable files say what to do already.
+                _ if p.message.ends_with(PLANNED_ON_EVERY_CHANGE) => "",
                 ProblemKind::Parse => "; fix the syntax (until then the unit is planned on every change)",
                 ProblemKind::Unresolved => {
                     "; cascade plans this unit on every change until it can tell (write the value statically, or declare the edge with implicit_deps in .cascade.yaml)"
                 }
                 _ => "",
             });
-            problems.push(p);
+            unit_problems.push(p);
         }
+        problems.extend(at_most_per_unit(&path, unit_problems));
         if outcome.exclude_dependencies {
             exclude_deps_of.push((path.clone(), deps.clone()));
         }
@@ -127,13 +169,16 @@ pub fn discover(opts: &DiscoverOptions) -> Discovery {
             path,
             kind: *kind,
             dependencies: deps.into_iter().collect(),
-            reads: rebase_reads(&base, &outcome.reads),
+            reads: rebase_reads(&base, &with_link_targets(&session, &outcome.reads)),
             own_files: Vec::new(),
             unresolved: outcome.unresolved,
             excluded: outcome.excluded.clone(),
         });
     }
     add_config_units(opts, &session, &base, &mut units, &mut problems);
+    timed_out |= units
+        .iter()
+        .any(|u| u.kind == UnitKind::Module && u.unresolved);
     units.sort_by(|a, b| a.path.cmp(&b.path));
     for (dependent, deps) in exclude_deps_of {
         for unit in units
@@ -146,6 +191,11 @@ pub fn discover(opts: &DiscoverOptions) -> Discovery {
         }
     }
     assign_own_files(&session, &base, &mut units);
+    walk_problems(&session, &base, &mut units, &mut problems);
+    for p in &mut problems {
+        let given = [opts.repo_root.to_string_lossy(), opts.dir.to_string_lossy()];
+        p.message = scrubbed(&p.message, &[&root_abs, &given[0], &given[1]]);
+    }
     problems.sort();
     problems.dedup();
     let files = session
@@ -158,7 +208,174 @@ pub fn discover(opts: &DiscoverOptions) -> Discovery {
         units,
         problems,
         files,
+        timed_out,
     }
+}
+
+/// Evaluates one unit; a bug in cascade (a panic) makes that unit unresolved
+/// instead of taking the whole discovery (and the server's worker) down.
+fn evaluate_unit(session: &Session, dir: &str) -> Outcome {
+    let evaluated = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        unit_config::evaluate(session, dir)
+    }));
+    evaluated.unwrap_or_else(|_| {
+        super::calls::forget_reads_in_progress();
+        let message =
+            "cascade failed while evaluating this unit (an internal error; please report it)";
+        let problem = Problem::new(ProblemKind::Unresolved, message).at(
+            paths::join(dir, "terragrunt.hcl"),
+            None,
+            None,
+        );
+        Outcome {
+            problems: vec![problem],
+            unresolved: true,
+            ..Outcome::default()
+        }
+    })
+}
+
+/// A unit's problems, the first [`MAX_PROBLEMS_PER_UNIT`] of them and a count of the rest.
+fn at_most_per_unit(unit: &UnitPath, mut problems: Vec<Problem>) -> Vec<Problem> {
+    if problems.len() > MAX_PROBLEMS_PER_UNIT {
+        problems.sort();
+        let more = problems.len() - MAX_PROBLEMS_PER_UNIT;
+        problems.truncate(MAX_PROBLEMS_PER_UNIT);
+        let file = problems[0].file.clone().unwrap_or_default();
+        problems.push(
+            Problem::new(
+                problems[0].kind,
+                format!(
+                    "{more} more problems in this unit are not listed; fix the ones above first"
+                ),
+            )
+            .unit(unit)
+            .at(file, None, None),
+        );
+    }
+    problems
+}
+
+/// `message` cut to [`MAX_MESSAGE_CHARS`], with the server's paths (and their
+/// ancestors of two components or more) replaced by `.`: a message may quote
+/// a path computed from `get_repo_root()` and the like, which must not reach a
+/// pull request.
+fn scrubbed(message: &str, server_paths: &[&str]) -> String {
+    let mut forms: Vec<&str> = Vec::new();
+    for path in server_paths {
+        let mut path = path.trim_end_matches('/');
+        while path.matches('/').count() >= 2 {
+            // Also without the leading slash: a path joined after `..` loses it.
+            forms.extend([path, path.trim_start_matches('/')]);
+            path = paths::parent(path);
+        }
+    }
+    forms.sort_by_key(|f| std::cmp::Reverse(f.len()));
+    let mut out = message.to_string();
+    for form in forms {
+        if out.contains(form) {
+            out = out.replace(form, ".");
+        }
+    }
+    if out.chars().count() > MAX_MESSAGE_CHARS {
+        out = out.chars().take(MAX_MESSAGE_CHARS).collect::<String>() + "…";
+    }
+    out
+}
+
+/// Problems of the walk itself: symbolic links it refused and directories it
+/// did not enter (each makes the unit whose directory holds it unresolved; the
+/// first [`MAX_PROBLEMS_PER_UNIT`] are listed), and a walk cut short.
+fn walk_problems(session: &Session, base: &str, units: &mut [Unit], problems: &mut Vec<Problem>) {
+    let owners: BTreeMap<String, usize> = units
+        .iter()
+        .enumerate()
+        .filter(|(_, u)| u.kind == UnitKind::Terragrunt)
+        .map(|(i, u)| (u.path.as_str().to_string(), i))
+        .collect();
+    let refused = session.fs.refused();
+    for (link, refusal) in refused.iter().take(MAX_PROBLEMS_PER_UNIT) {
+        let message = match refusal {
+            Refusal::Escapes => {
+                "this symbolic link leads outside the repository; cascade neither follows nor reads it (make it a file or directory inside the repository)"
+            }
+            Refusal::Loop => {
+                "this symbolic link leads to a directory it is itself inside of (a loop); cascade does not follow it (point it elsewhere or remove it)"
+            }
+            Refusal::TooManyLinks => {
+                "cascade did not follow this symbolic link: the walk already followed its limit of links to directories (replace some links with directories)"
+            }
+            Refusal::TooDeep => &format!(
+                "cascade did not walk this directory: it is more than cascade's limit of {MAX_WALK_DEPTH} levels below the directory it discovers (flatten the layout)"
+            ),
+        };
+        let rel = rebase(base, link);
+        let mut problem =
+            Problem::new(ProblemKind::Unresolved, message).at(rel.clone(), None, None);
+        if let Some(&i) = owner(&owners, &rel) {
+            problem = problem.unit(&units[i].path);
+        }
+        problems.push(problem);
+    }
+    if refused.len() > MAX_PROBLEMS_PER_UNIT {
+        problems.push(Problem::new(
+            ProblemKind::Unresolved,
+            format!(
+                "{} more symbolic links or directories were not followed; fix the ones above first",
+                refused.len() - MAX_PROBLEMS_PER_UNIT
+            ),
+        ));
+    }
+    for link in refused.keys() {
+        if let Some(&i) = owner(&owners, &rebase(base, link)) {
+            units[i].unresolved = true;
+        }
+    }
+    match session.fs.truncated() {
+        Some(Truncation::Entries) => problems.push(Problem::new(
+            ProblemKind::Unresolved,
+            format!("the repository holds more than {MAX_WALK_ENTRIES} files and directories, cascade's limit; only part of it was discovered (ignore large directories in .cascade.yaml or discover a subdirectory)"),
+        )),
+        Some(Truncation::Deadline) => problems.push(Problem::new(
+            ProblemKind::Unresolved,
+            Limit::Deadline.message(),
+        )),
+        None => {}
+    }
+}
+
+/// The unit whose directory holds `rel` (the nearest one above it).
+fn owner<'m>(owners: &'m BTreeMap<String, usize>, rel: &str) -> Option<&'m usize> {
+    let mut dir = paths::parent(rel);
+    loop {
+        let key = if dir.is_empty() { "." } else { dir };
+        if let Some(i) = owners.get(key) {
+            return Some(i);
+        }
+        if dir.is_empty() {
+            return None;
+        }
+        dir = paths::parent(dir);
+    }
+}
+
+/// `reads` plus, for each path reached through a symbolic link, the path it
+/// really is and the links on its way: git reports changes there.
+fn with_link_targets(session: &Session, reads: &ReadSet) -> ReadSet {
+    let mut out = reads.clone();
+    for file in &reads.files {
+        if let Some((real, links)) = session.fs.through_links(file) {
+            out.files.insert(real);
+            out.files.extend(links);
+        }
+    }
+    for dir in &reads.dirs {
+        if let Some((real, links)) = session.fs.through_links(dir) {
+            out.dirs.insert(real);
+            out.files.extend(links);
+        }
+    }
+    out
 }
 
 /// A `terragrunt.hcl` that other units include and that sets no
@@ -194,7 +411,7 @@ fn pull_in_externals(
             return;
         }
         for dir in missing {
-            let outcome = unit_config::evaluate(session, &dir);
+            let outcome = evaluate_unit(session, &dir);
             outcomes.insert(dir, (UnitKind::Terragrunt, outcome));
         }
     }
@@ -231,6 +448,15 @@ fn add_config_units(
         {
             reads.dirs.insert(rebase(base, d));
         }
+        // Module calls stop being followed at the deadline: the reads may be cut short.
+        let late = session.deadline.is_some_and(|d| Instant::now() >= d);
+        if late {
+            problems.push(
+                Problem::new(ProblemKind::Unresolved, Limit::Deadline.message())
+                    .unit(&module.path)
+                    .at(crate::config::FILE_NAME, None, None),
+            );
+        }
         units.retain(|u| u.path != module.path);
         units.push(Unit {
             path: module.path.clone(),
@@ -238,7 +464,7 @@ fn add_config_units(
             dependencies: Vec::new(),
             reads,
             own_files: Vec::new(),
-            unresolved: false,
+            unresolved: late,
             excluded: None,
             executor: Some(module.executor),
         });
@@ -309,7 +535,7 @@ fn assign_own_files(session: &Session, base: &str, units: &mut [Unit]) {
             loop {
                 if let Some(&j) = index.get(owner) {
                     if j == i {
-                        owned[i].push(rebase(base, &file));
+                        owned[i].push(file.clone());
                     }
                     break;
                 }
@@ -321,7 +547,16 @@ fn assign_own_files(session: &Session, base: &str, units: &mut [Unit]) {
         }
     }
     for (unit, files) in units.iter_mut().zip(owned) {
-        unit.own_files = files;
+        // A file reached through a link changes where the link points.
+        for file in &files {
+            if let Some((real, links)) = session.fs.through_links(file) {
+                unit.reads.files.insert(rebase(base, &real));
+                unit.reads
+                    .files
+                    .extend(links.iter().map(|l| rebase(base, l)));
+            }
+        }
+        unit.own_files = files.iter().map(|f| rebase(base, f)).collect();
     }
 }
 

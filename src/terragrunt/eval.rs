@@ -4,6 +4,7 @@
 //! are resolved lazily, so only what an edge or a read needs is evaluated.
 
 use super::context::{EvalError, Instance};
+use super::limits::{Limit, MAX_STRING_BYTES, STRING_BYTES_PER_STEP};
 use super::parse::unmark_key;
 use super::value::Value;
 use hcl_edit::Decorated;
@@ -37,19 +38,40 @@ fn lookup<'v>(vars: Vars<'v>, name: &str) -> Option<&'v Value> {
 type Ops = [Decorated<TraversalOperator>];
 
 impl Instance<'_> {
-    /// Evaluates `expr` in this instance.
+    /// Evaluates `expr` in this instance, paying one step and one nesting
+    /// level of the unit's budget.
     pub fn eval(&self, expr: &Expression, vars: Vars<'_>) -> Result<Value, EvalError> {
+        let _level = self
+            .budget()
+            .enter()
+            .map_err(|l| self.limit_error(expr.span(), l))?;
+        self.eval_expr(expr, vars)
+    }
+
+    /// Turns a limit into this expression's error.
+    fn bounded<T>(&self, result: Result<T, Limit>, expr: &Expression) -> Result<T, EvalError> {
+        result.map_err(|l| self.limit_error(expr.span(), l))
+    }
+
+    fn eval_expr(&self, expr: &Expression, vars: Vars<'_>) -> Result<Value, EvalError> {
         match expr {
             Expression::Null(_) => Ok(Value::Null),
             Expression::Bool(b) => Ok(Value::Bool(*b.value())),
             Expression::Number(n) => Ok(Value::Number(n.as_f64().unwrap_or(f64::NAN))),
-            Expression::String(s) => Ok(Value::String(s.value().clone())),
-            Expression::Array(items) => items
-                .iter()
-                .map(|e| self.eval(e, vars))
-                .collect::<Result<Vec<_>, _>>()
-                .map(Value::List),
+            Expression::String(s) => {
+                self.bounded(self.budget().string_len(s.value().len()), expr)?;
+                Ok(Value::String(s.value().clone()))
+            }
+            Expression::Array(items) => {
+                self.bounded(self.budget().collection_len(items.len()), expr)?;
+                items
+                    .iter()
+                    .map(|e| self.eval(e, vars))
+                    .collect::<Result<Vec<_>, _>>()
+                    .map(Value::List)
+            }
             Expression::Object(object) => {
+                self.bounded(self.budget().collection_len(object.len()), expr)?;
                 let mut map = BTreeMap::new();
                 for (key, value) in object.iter() {
                     let key = match key {
@@ -70,7 +92,7 @@ impl Instance<'_> {
             Expression::HeredocTemplate(h) => self.eval_template(&h.template, vars),
             Expression::Parenthesis(p) => self.eval(p.inner(), vars),
             Expression::Variable(v) => match lookup(vars, v.as_str()) {
-                Some(value) => Ok(value.clone()),
+                Some(value) => self.bounded(self.budget().copy(value), expr),
                 None => self
                     .root_variable(v.as_str(), &[], expr.span())
                     .map(|(value, _)| value),
@@ -96,6 +118,7 @@ impl Instance<'_> {
                     }
                     other => (self.eval(other, vars)?, 0),
                 };
+                self.bounded(self.budget().charge(t.operators.len() as u64), expr)?;
                 self.traverse(base, &t.operators[consumed..], vars, expr)
             }
             Expression::UnaryOp(op) => {
@@ -151,6 +174,8 @@ impl Instance<'_> {
                         other => vec![other],
                     };
                     let rest = &ops[i + 1..];
+                    // Each splat recurses once more: a chain of them is nesting like any other.
+                    let _level = self.bounded(self.budget().enter(), expr)?;
                     let out = items
                         .into_iter()
                         .map(|item| self.traverse(item, rest, vars, expr))
@@ -186,7 +211,7 @@ impl Instance<'_> {
             )),
             "feature" => match (attr(0), attr(1)) {
                 (Some(flag), Some("value")) => match self.features.get(flag) {
-                    Some(v) => Ok((v.clone(), 2)),
+                    Some(v) => Ok((self.copy(v, span)?, 2)),
                     None => {
                         Err(self.error(span, format!("there is no feature flag named `{flag}`")))
                     }
@@ -195,12 +220,18 @@ impl Instance<'_> {
             },
             "values" => match attr(0) {
                 Some(key) => match self.values.get(key) {
-                    Some(v) => Ok((v.clone(), 1)),
+                    Some(v) => Ok((self.copy(v, span)?, 1)),
                     None => {
                         Err(self.error(span, format!("terragrunt.values.hcl has no value `{key}`")))
                     }
                 },
-                None => Ok((Value::Map((*self.values).clone()), 0)),
+                None => {
+                    let mut all = BTreeMap::new();
+                    for (k, v) in self.values.iter() {
+                        all.insert(k.clone(), self.copy(v, span.clone())?);
+                    }
+                    Ok((Value::Map(all), 0))
+                }
             },
             "path" | "var" | "each" | "count" | "self" | "terraform" => Ok((
                 Value::unknown(format!("`{name}` is only known to terraform at plan time")),
@@ -263,6 +294,23 @@ impl Instance<'_> {
         }
     }
 
+    /// Appends to a template's output, within the string limit.
+    fn push_rendered(
+        &self,
+        out: &mut String,
+        text: &str,
+        expr: &Expression,
+    ) -> Result<(), EvalError> {
+        self.bounded(self.budget().string_len(out.len() + text.len()), expr)?;
+        self.bounded(
+            self.budget()
+                .charge((text.len() / STRING_BYTES_PER_STEP) as u64),
+            expr,
+        )?;
+        out.push_str(text);
+        Ok(())
+    }
+
     /// Renders into `out`; returns the reason if some part is unknown.
     fn render(
         &self,
@@ -273,13 +321,21 @@ impl Instance<'_> {
         let mut unknown = None;
         for element in template.iter() {
             match element {
-                Element::Literal(s) => out.push_str(s.value()),
+                Element::Literal(s) => {
+                    if out.len() + s.value().len() > MAX_STRING_BYTES {
+                        let l = self.budget().trip(Limit::StringBytes);
+                        return Err(self.limit_error(s.span(), l));
+                    }
+                    out.push_str(s.value())
+                }
                 Element::Interpolation(i) => match self.eval(&i.expr, vars)? {
                     Value::Unknown(why) => unknown = unknown.or(Some(why)),
-                    v => out.push_str(
-                        &v.to_template_string()
-                            .map_err(|m| self.error(i.expr.span(), m))?,
-                    ),
+                    v => {
+                        let text = v
+                            .to_template_string()
+                            .map_err(|m| self.error(i.expr.span(), m))?;
+                        self.push_rendered(out, &text, &i.expr)?;
+                    }
                 },
                 Element::Directive(d) => match d.as_ref() {
                     Directive::If(dir) => match self.eval(&dir.if_expr.cond_expr, vars)? {
@@ -303,9 +359,11 @@ impl Instance<'_> {
                         match self.eval(&f.collection_expr, vars)? {
                             Value::Unknown(why) => unknown = unknown.or(Some(why)),
                             collection => {
-                                for (k, v) in iterate(&collection)
+                                for (k, v) in iterate(collection)
                                     .map_err(|m| self.error(f.collection_expr.span(), m))?
                                 {
+                                    // A loop with a bare literal body evaluates nothing: pay per turn.
+                                    self.bounded(self.budget().charge(1), &f.collection_expr)?;
                                     let value_frame = Frame {
                                         name: f.value_var.as_str(),
                                         value: v,
@@ -351,7 +409,7 @@ impl Instance<'_> {
         let mut map: BTreeMap<String, Value> = BTreeMap::new();
         let mut groups: BTreeMap<String, Vec<Value>> = BTreeMap::new();
         for (k, v) in
-            iterate(&collection).map_err(|m| self.error(f.intro.collection_expr.span(), m))?
+            iterate(collection).map_err(|m| self.error(f.intro.collection_expr.span(), m))?
         {
             let value_frame = Frame {
                 name: f.intro.value_var.as_str(),
@@ -381,6 +439,11 @@ impl Instance<'_> {
                 }
             }
             let value = self.eval(&f.value_expr, inner)?;
+            self.bounded(
+                self.budget()
+                    .collection_len(list.len().max(map.len()).max(groups.len()) + 1),
+                expr,
+            )?;
             match &f.key_expr {
                 None => list.push(value),
                 Some(key_expr) => {
@@ -392,10 +455,10 @@ impl Instance<'_> {
                     };
                     if f.grouping {
                         groups.entry(key).or_default().push(value);
-                    } else if map.insert(key.clone(), value).is_some() {
+                    } else if map.insert(key, value).is_some() {
                         return Err(self.error(
                             expr.span(),
-                            format!("duplicate key `{key}` in for expression; use `...` to group"),
+                            "two elements of this for expression have the same key; use `...` after the value to group them",
                         ));
                     }
                 }
@@ -415,16 +478,16 @@ impl Instance<'_> {
 }
 
 /// (key, value) pairs of a collection: index for lists, key for maps.
-pub fn iterate(collection: &Value) -> Result<Vec<(Value, Value)>, String> {
+pub fn iterate(collection: Value) -> Result<Vec<(Value, Value)>, String> {
     match collection {
         Value::List(items) => Ok(items
-            .iter()
+            .into_iter()
             .enumerate()
-            .map(|(i, v)| (Value::Number(i as f64), v.clone()))
+            .map(|(i, v)| (Value::Number(i as f64), v))
             .collect()),
         Value::Map(map) => Ok(map
-            .iter()
-            .map(|(k, v)| (Value::String(k.clone()), v.clone()))
+            .into_iter()
+            .map(|(k, v)| (Value::String(k), v))
             .collect()),
         Value::Null => Ok(Vec::new()),
         other => Err(format!("cannot iterate over a {}", other.type_name())),
@@ -451,8 +514,8 @@ fn get_index(value: Value, key: &Value) -> Result<Value, String> {
             let i = n as usize;
             if n < 0.0 || n.fract() != 0.0 || i >= items.len() {
                 return Err(format!(
-                    "index {} out of range for a list of {}",
-                    super::value::format_number(n),
+                    "the index is not a whole number from 0 to {} (the list has {} elements)",
+                    items.len().saturating_sub(1),
                     items.len()
                 ));
             }
@@ -461,7 +524,7 @@ fn get_index(value: Value, key: &Value) -> Result<Value, String> {
         Value::Map(mut map) => {
             let k = key.to_template_string()?;
             map.remove(&k)
-                .ok_or_else(|| format!("object has no key `{k}`"))
+                .ok_or_else(|| "the object has no element with this key".to_string())
         }
         other => Err(format!("cannot index a {}", other.type_name())),
     }
@@ -498,4 +561,17 @@ fn binary(op: BinaryOperator, lhs: Value, rhs: Value) -> Result<Value, String> {
         Div => Value::Number(lhs.as_number()? / rhs.as_number()?),
         Mod => Value::Number(lhs.as_number()? % rhs.as_number()?),
     })
+}
+
+impl Instance<'_> {
+    /// A paid-for copy of a remembered value.
+    fn copy(
+        &self,
+        value: &Value,
+        span: Option<std::ops::Range<usize>>,
+    ) -> Result<Value, EvalError> {
+        self.budget()
+            .copy(value)
+            .map_err(|l| self.limit_error(span, l))
+    }
 }

@@ -1,24 +1,136 @@
-//! The repository's files as discovery sees them: one walk of the discovery
-//! directory builds a sorted index, so existence checks and "files under this
-//! directory" are lookups instead of system calls. Paths the walk did not cover
-//! (hidden directories, places outside the discovery directory) fall back to
-//! the filesystem, but never beyond the repository root.
+//! The repository's files as discovery sees them, walled in at the repository
+//! root.
+//!
+//! Owns: one walk of the discovery directory into a sorted index (existence
+//! checks and "files under this directory" are lookups), the symbolic links it
+//! met, and every read discovery makes.
+//!
+//! Symbolic links: the walk never lets the operating system follow a link
+//! blindly. A link that resolves inside the repository behaves as Terragrunt
+//! has it: a linked directory is walked at the link's path, a linked file is
+//! read through the link, and both targets join the read sets (git reports
+//! changes at the target). A link that resolves outside the repository is
+//! *refused*: never walked, never read, and reported at the link's path; so is
+//! a link to one of its own ancestors (a loop). Reads resolve the real path and
+//! refuse anything outside the canonical root, anything that is not a regular
+//! file (a FIFO would hang), and anything larger than the caller's limit.
+//!
+//! Must never: read outside the repository root, follow a link it has not
+//! resolved, open a special file, or put an absolute path or a file's
+//! contents into an error.
 
+use super::limits::{MAX_LINKED_DIRS, MAX_WALK_DEPTH, MAX_WALK_ENTRIES};
 use super::paths;
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fmt;
+use std::fs::File;
+use std::io::Read;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::time::Instant;
 
 /// Directory names the walk never enters (Terragrunt's `SkipDirIfIgnorable`),
 /// besides every hidden directory.
 const SKIPPED_DIRS: &[&str] = &[".git", ".terraform", ".terragrunt-cache"];
 
+/// Why the walk did not enter a directory or follow a symbolic link.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// A link that resolves outside the repository root.
+    Escapes,
+    /// A link to a directory it is itself inside of.
+    Loop,
+    /// A link to a directory after the walk followed [`MAX_LINKED_DIRS`] of them.
+    TooManyLinks,
+    /// A directory [`MAX_WALK_DEPTH`] levels down.
+    TooDeep,
+}
+
+/// Why the walk stopped early, if it did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Truncation {
+    /// More than [`MAX_WALK_ENTRIES`] files and directories.
+    Entries,
+    /// The discovery deadline passed.
+    Deadline,
+}
+
+/// What a repo-relative path is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Probe {
+    File,
+    Dir,
+    Missing,
+    /// It leads outside the repository (through a symbolic link).
+    Escapes,
+    /// Something else: a FIFO, a socket, a device.
+    Special,
+}
+
+/// Why a read was refused or failed; says nothing about the path or the contents.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ReadError {
+    Missing,
+    Escapes,
+    NotAFile,
+    TooLarge { limit: u64 },
+    NotText,
+    Failed(String),
+}
+
+impl ReadError {
+    /// What to do about it.
+    pub fn fix(&self) -> &'static str {
+        match self {
+            ReadError::Missing => "create it or fix the path",
+            ReadError::Escapes => "use a file inside the repository",
+            ReadError::NotAFile => "make it a regular file",
+            ReadError::TooLarge { .. } => "make it smaller",
+            ReadError::NotText => "save it as UTF-8",
+            ReadError::Failed(_) => "make it readable",
+        }
+    }
+}
+
+impl fmt::Display for ReadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ReadError::Missing => f.write_str("it does not exist"),
+            ReadError::Escapes => f.write_str(
+                "it is a symbolic link (or lies under one) that leads outside the repository, and cascade reads nothing outside the repository",
+            ),
+            ReadError::NotAFile => f.write_str("it is not a regular file"),
+            ReadError::TooLarge { limit } => write!(
+                f,
+                "it is larger than cascade's limit of {} KiB for this kind of file",
+                limit >> 10
+            ),
+            ReadError::NotText => f.write_str("it is not UTF-8 text"),
+            ReadError::Failed(kind) => write!(f, "it cannot be read ({kind})"),
+        }
+    }
+}
+
 pub struct FsIndex {
+    /// The canonical repository root.
     root: PathBuf,
     /// The walked directory, repo-relative.
     walked: String,
-    /// Every file under `walked`, repo-relative, sorted.
+    /// What the walk of `walked` found (files sorted).
+    found: Listing,
+}
+
+/// What one walk found, at the paths it reached things by (repo-relative).
+#[derive(Default)]
+struct Listing {
     files: Vec<String>,
     dirs: HashSet<String>,
+    /// Links the walk followed: path → the repo-relative path it resolves to.
+    links: HashMap<String, String>,
+    /// Links the walk refused, by path.
+    refused: BTreeMap<String, Refusal>,
+    truncated: Option<Truncation>,
 }
 
 /// A directory the walk found that holds a unit or stack configuration.
@@ -28,49 +140,43 @@ pub struct Candidate {
 }
 
 impl FsIndex {
-    /// Walks `walked` (repo-relative) under `root`, skipping hidden and cache directories.
-    pub fn walk(root: &Path, walked: &str) -> (FsIndex, Vec<Candidate>) {
-        let start = root.join(walked);
-        let mut files = Vec::new();
-        let mut dirs = HashSet::new();
-        let mut candidates = Vec::new();
-        let walker = walkdir::WalkDir::new(&start)
-            .follow_links(true)
-            .into_iter()
-            .filter_entry(|e| {
-                e.depth() == 0
-                    || !e.file_type().is_dir()
-                    || !is_skipped_dir(&e.file_name().to_string_lossy())
-            });
-        for entry in walker.filter_map(Result::ok) {
-            let Ok(rel) = entry.path().strip_prefix(root) else {
-                continue;
-            };
-            let rel = rel.to_string_lossy().replace('\\', "/");
-            if entry.file_type().is_dir() {
-                dirs.insert(rel);
-                continue;
-            }
-            let name = entry.file_name().to_string_lossy();
-            if name == "terragrunt.hcl" || name == "terragrunt.stack.hcl" {
-                candidates.push(Candidate {
-                    dir: paths::parent(&rel).to_string(),
+    /// Walks `walked` (repo-relative) under the canonical `root`, skipping
+    /// hidden and cache directories, stopping at `deadline`.
+    pub fn walk(root: &Path, walked: &str, deadline: Option<Instant>) -> (FsIndex, Vec<Candidate>) {
+        let mut walk = Walk::new(root, deadline);
+        walk.run(walked);
+        let mut found = walk.found;
+        found.files.sort_unstable();
+        let mut candidates: Vec<Candidate> = found
+            .files
+            .iter()
+            .filter_map(|rel| {
+                let name = rel.rsplit('/').next().unwrap_or(rel);
+                (name == "terragrunt.hcl" || name == "terragrunt.stack.hcl").then(|| Candidate {
+                    dir: paths::parent(rel).to_string(),
                     stack: name == "terragrunt.stack.hcl",
-                });
-            }
-            files.push(rel);
-        }
-        files.sort_unstable();
+                })
+            })
+            .collect();
         candidates.sort_by(|a, b| a.dir.cmp(&b.dir).then(a.stack.cmp(&b.stack)));
         (
             FsIndex {
                 root: root.to_path_buf(),
                 walked: walked.to_string(),
-                files,
-                dirs,
+                found,
             },
             candidates,
         )
+    }
+
+    /// Links the walk refused, by repo-relative path.
+    pub fn refused(&self) -> &BTreeMap<String, Refusal> {
+        &self.found.refused
+    }
+
+    /// Why the walk stopped early, if it did.
+    pub fn truncated(&self) -> Option<Truncation> {
+        self.found.truncated
     }
 
     fn covers(&self, rel: &str) -> bool {
@@ -80,66 +186,136 @@ impl FsIndex {
                 .all(|part| part.is_empty() || !is_skipped_dir(part))
     }
 
-    pub fn is_file(&self, rel: &str) -> bool {
-        if self.covers(rel) {
-            self.files.binary_search_by(|f| f.as_str().cmp(rel)).is_ok()
-        } else {
-            self.root.join(rel).is_file()
+    /// A refused link that `rel` is, or lies under.
+    fn refused_prefix(&self, rel: &str) -> Option<Refusal> {
+        if self.found.refused.is_empty() {
+            return None;
         }
+        prefixes(rel).find_map(|p| self.found.refused.get(p).copied())
+    }
+
+    /// What `rel` is. Paths the walk covered are lookups; others ask the
+    /// filesystem, resolving links and refusing what leaves the root.
+    pub fn probe(&self, rel: &str) -> Probe {
+        if rel.is_empty() || rel == self.walked {
+            return Probe::Dir;
+        }
+        if self.covers(rel) {
+            match self.refused_prefix(rel) {
+                Some(Refusal::Escapes) => return Probe::Escapes,
+                // The walk stopped there to stay bounded; the path itself may be fine.
+                Some(_) => return self.probe_os(rel),
+                None => {}
+            }
+            if self
+                .found
+                .files
+                .binary_search_by(|f| f.as_str().cmp(rel))
+                .is_ok()
+            {
+                return Probe::File;
+            }
+            if self.found.dirs.contains(rel) {
+                return Probe::Dir;
+            }
+            return Probe::Missing;
+        }
+        self.probe_os(rel)
+    }
+
+    fn probe_os(&self, rel: &str) -> Probe {
+        match self.real(rel) {
+            Err(probe) => probe,
+            Ok(real) => match std::fs::metadata(&real) {
+                Ok(m) if m.is_file() => Probe::File,
+                Ok(m) if m.is_dir() => Probe::Dir,
+                Ok(_) => Probe::Special,
+                Err(_) => Probe::Missing,
+            },
+        }
+    }
+
+    /// The canonical path of `rel`, if it exists and lies inside the root.
+    fn real(&self, rel: &str) -> Result<PathBuf, Probe> {
+        match std::fs::canonicalize(self.root.join(rel)) {
+            Ok(real) if real.starts_with(&self.root) => Ok(real),
+            Ok(_) => Err(Probe::Escapes),
+            Err(_) => Err(Probe::Missing),
+        }
+    }
+
+    pub fn is_file(&self, rel: &str) -> bool {
+        self.probe(rel) == Probe::File
     }
 
     pub fn is_dir(&self, rel: &str) -> bool {
-        if rel.is_empty() || rel == self.walked {
-            return true;
-        }
-        if self.covers(rel) {
-            self.dirs.contains(rel)
-        } else {
-            self.root.join(rel).is_dir()
-        }
+        self.probe(rel) == Probe::Dir
     }
 
     pub fn exists(&self, rel: &str) -> bool {
-        self.is_file(rel) || self.is_dir(rel)
+        matches!(self.probe(rel), Probe::File | Probe::Dir)
     }
 
-    pub fn read_to_string(&self, rel: &str) -> std::io::Result<String> {
-        std::fs::read_to_string(self.root.join(rel))
+    /// Reads a regular file inside the repository as UTF-8 text, refusing
+    /// links that leave the root, special files, and files over `limit` bytes.
+    pub fn read_text(&self, rel: &str, limit: u64) -> Result<String, ReadError> {
+        let direct = self.covers(rel)
+            && self.refused_prefix(rel).is_none()
+            && (self.found.links.is_empty()
+                || prefixes(rel).all(|p| !self.found.links.contains_key(p)))
+            && self
+                .found
+                .files
+                .binary_search_by(|f| f.as_str().cmp(rel))
+                .is_ok();
+        let path = if direct {
+            // Indexed as a regular file with no link on its path: open it as is
+            // (O_NOFOLLOW still refuses a link that appeared since the walk).
+            self.root.join(rel)
+        } else {
+            match self.real(rel) {
+                Ok(real) => real,
+                Err(Probe::Escapes) => return Err(ReadError::Escapes),
+                Err(_) => return Err(ReadError::Missing),
+            }
+        };
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+            .open(&path)
+            .map_err(|e| match e.kind() {
+                std::io::ErrorKind::NotFound => ReadError::Missing,
+                kind => ReadError::Failed(kind.to_string()),
+            })?;
+        read_regular(file, limit)
     }
 
     /// Every file under directory `dir`, recursively, sorted (cache and hidden directories skipped).
     pub fn files_under(&self, dir: &str) -> Vec<String> {
         if self.covers(dir) || (dir.is_empty() && self.walked.is_empty()) {
+            if self.refused_prefix(dir) == Some(Refusal::Escapes) {
+                return Vec::new();
+            }
             let prefix = if dir.is_empty() {
                 String::new()
             } else {
                 format!("{dir}/")
             };
-            let start = self.files.partition_point(|f| f.as_str() < prefix.as_str());
-            self.files[start..]
+            let start = self
+                .found
+                .files
+                .partition_point(|f| f.as_str() < prefix.as_str());
+            self.found.files[start..]
                 .iter()
                 .take_while(|f| f.starts_with(&prefix))
                 .cloned()
                 .collect()
         } else {
-            let mut out = Vec::new();
-            let walker = walkdir::WalkDir::new(self.root.join(dir))
-                .into_iter()
-                .filter_entry(|e| {
-                    e.depth() == 0
-                        || !e.file_type().is_dir()
-                        || !is_skipped_dir(&e.file_name().to_string_lossy())
-                });
-            for entry in walker
-                .filter_map(Result::ok)
-                .filter(|e| e.file_type().is_file())
-            {
-                if let Ok(rel) = entry.path().strip_prefix(&self.root) {
-                    out.push(rel.to_string_lossy().replace('\\', "/"));
-                }
-            }
-            out.sort();
-            out
+            let mut walk = Walk::new(&self.root, None);
+            walk.run(dir);
+            let mut files = walk.found.files;
+            files.sort_unstable();
+            files
         }
     }
 
@@ -150,8 +326,213 @@ impl FsIndex {
             .filter(|f| paths::parent(f) == dir)
             .collect()
     }
+
+    /// The real repo-relative path of `rel` and the links on its way (each at
+    /// its own real path), when the walk reached it through a symbolic link;
+    /// `None` when no link is involved.
+    pub fn through_links(&self, rel: &str) -> Option<(String, Vec<String>)> {
+        if self.found.links.is_empty() {
+            return None;
+        }
+        let mut real = String::new();
+        let mut crossed = Vec::new();
+        for (prefix, part) in prefixes(rel).zip(rel.split('/')) {
+            match self.found.links.get(prefix) {
+                Some(target) => {
+                    // The link itself, where git keeps it.
+                    crossed.push(paths::join(&real, part));
+                    real = target.clone();
+                }
+                None => real = paths::join(&real, part),
+            }
+        }
+        (!crossed.is_empty()).then_some((real, crossed))
+    }
+}
+
+/// Reads an opened file that must be regular and at most `limit` bytes.
+fn read_regular(file: File, limit: u64) -> Result<String, ReadError> {
+    let meta = file
+        .metadata()
+        .map_err(|e| ReadError::Failed(e.kind().to_string()))?;
+    if !meta.is_file() {
+        return Err(ReadError::NotAFile);
+    }
+    if meta.len() > limit {
+        return Err(ReadError::TooLarge { limit });
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| ReadError::Failed(e.kind().to_string()))?;
+    if bytes.len() as u64 > limit {
+        return Err(ReadError::TooLarge { limit });
+    }
+    String::from_utf8(bytes).map_err(|_| ReadError::NotText)
+}
+
+/// `a`, `a/b`, `a/b/c` for `a/b/c`.
+fn prefixes(rel: &str) -> impl Iterator<Item = &str> {
+    rel.match_indices('/')
+        .map(|(i, _)| &rel[..i])
+        .chain(std::iter::once(rel))
 }
 
 fn is_skipped_dir(name: &str) -> bool {
     name.starts_with('.') || SKIPPED_DIRS.contains(&name)
+}
+
+/// The real directories on the way to a walked directory, to spot link loops.
+struct Chain {
+    real: PathBuf,
+    parent: Option<Rc<Chain>>,
+}
+
+impl Chain {
+    fn contains(&self, dir: &Path) -> bool {
+        let mut link = Some(self);
+        while let Some(c) = link {
+            if c.real == dir {
+                return true;
+            }
+            link = c.parent.as_deref();
+        }
+        false
+    }
+}
+
+/// One bounded walk; never follows a link it has not resolved inside the root.
+struct Walk<'r> {
+    root: &'r Path,
+    deadline: Option<Instant>,
+    entries: usize,
+    linked_dirs: usize,
+    found: Listing,
+}
+
+impl<'r> Walk<'r> {
+    fn new(root: &'r Path, deadline: Option<Instant>) -> Walk<'r> {
+        Walk {
+            root,
+            deadline,
+            entries: 0,
+            linked_dirs: 0,
+            found: Listing::default(),
+        }
+    }
+
+    fn run(&mut self, start: &str) {
+        let Ok(real) = std::fs::canonicalize(self.root.join(start)) else {
+            return;
+        };
+        if !real.starts_with(self.root) || !real.is_dir() {
+            return;
+        }
+        let chain = Rc::new(Chain {
+            real: real.clone(),
+            parent: None,
+        });
+        let mut pending = vec![(start.to_string(), real, 0usize, chain)];
+        while let Some((rel, real, depth, chain)) = pending.pop() {
+            let Ok(entries) = std::fs::read_dir(&real) else {
+                continue;
+            };
+            for entry in entries.filter_map(Result::ok) {
+                if !self.count() {
+                    return;
+                }
+                let name = entry.file_name().to_string_lossy().into_owned();
+                let child = paths::join(&rel, &name);
+                let Ok(kind) = entry.file_type() else {
+                    continue;
+                };
+                if kind.is_file() {
+                    self.found.files.push(child);
+                } else if kind.is_dir() && !is_skipped_dir(&name) {
+                    if depth >= MAX_WALK_DEPTH {
+                        self.found.refused.insert(child, Refusal::TooDeep);
+                    } else {
+                        self.found.dirs.insert(child.clone());
+                        let chain = Rc::new(Chain {
+                            real: entry.path(),
+                            parent: Some(chain.clone()),
+                        });
+                        pending.push((child, entry.path(), depth + 1, chain));
+                    }
+                } else if kind.is_symlink()
+                    && let Some(next) =
+                        self.link(&child, &name, &entry.path(), &real, depth, &chain)
+                {
+                    pending.push(next);
+                }
+            }
+        }
+    }
+
+    /// Counts one entry; false once the walk must stop.
+    fn count(&mut self) -> bool {
+        if self.found.truncated.is_some() {
+            return false;
+        }
+        self.entries += 1;
+        if self.entries > MAX_WALK_ENTRIES {
+            self.found.truncated = Some(Truncation::Entries);
+            return false;
+        }
+        if self.entries.is_multiple_of(256) && self.deadline.is_some_and(|d| Instant::now() >= d) {
+            self.found.truncated = Some(Truncation::Deadline);
+            return false;
+        }
+        true
+    }
+
+    /// Resolves one link; returns the directory to walk next when it is one.
+    fn link(
+        &mut self,
+        rel: &str,
+        name: &str,
+        path: &Path,
+        parent_real: &Path,
+        depth: usize,
+        chain: &Rc<Chain>,
+    ) -> Option<(String, PathBuf, usize, Rc<Chain>)> {
+        // A dangling link is no file; reading its path says it does not exist.
+        let target = std::fs::canonicalize(path).ok()?;
+        let Ok(target_rel) = target.strip_prefix(self.root) else {
+            self.found.refused.insert(rel.to_string(), Refusal::Escapes);
+            return None;
+        };
+        let target_rel = target_rel.to_string_lossy().into_owned();
+        let meta = std::fs::metadata(&target).ok()?;
+        if meta.is_file() {
+            self.found.files.push(rel.to_string());
+            self.found.links.insert(rel.to_string(), target_rel);
+            return None;
+        }
+        if !meta.is_dir() || is_skipped_dir(name) {
+            return None;
+        }
+        if depth >= MAX_WALK_DEPTH {
+            self.found.refused.insert(rel.to_string(), Refusal::TooDeep);
+            return None;
+        }
+        if chain.contains(&target) || parent_real.starts_with(&target) {
+            self.found.refused.insert(rel.to_string(), Refusal::Loop);
+            return None;
+        }
+        if self.linked_dirs >= MAX_LINKED_DIRS {
+            self.found
+                .refused
+                .insert(rel.to_string(), Refusal::TooManyLinks);
+            return None;
+        }
+        self.linked_dirs += 1;
+        self.found.dirs.insert(rel.to_string());
+        self.found.links.insert(rel.to_string(), target_rel);
+        let chain = Rc::new(Chain {
+            real: target.clone(),
+            parent: Some(chain.clone()),
+        });
+        Some((rel.to_string(), target, depth + 1, chain))
+    }
 }

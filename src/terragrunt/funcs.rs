@@ -2,23 +2,33 @@
 //! the functions that decide edges and reads. Pure: no files, no context.
 //! Functions cascade does not evaluate (regex, cidr, hashing, time) return
 //! unknown, which only matters if an edge or a read depends on them.
+//!
+//! Every function that can make something bigger than its arguments (padding,
+//! joining, replacing, splitting, encoding, decoding) checks the result's size
+//! against the unit's [`Budget`] *before* allocating it. Error messages name
+//! kinds of values, never values: an argument may hold a file's contents.
 
+mod text;
+
+use super::budget::Budget;
 use super::value::Value;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
+use text::{format, formatlist, join, jsondecode, jsonencode, replace, split, yamldecode};
 
-/// Calls a pure function; `None` when the name is not one of them.
-pub fn call_pure(name: &str, args: Vec<Value>) -> Option<Result<Value, String>> {
+/// Calls a pure function; `None` when the name is not one of them. A limit
+/// error trips `budget`, which is how the caller tells it from a plain error.
+pub fn call_pure(name: &str, args: Vec<Value>, budget: &Budget) -> Option<Result<Value, String>> {
     if let Some(why) = args.iter().find_map(Value::find_unknown)
         && is_pure(name)
     {
         return Some(Ok(Value::Unknown(why.clone())));
     }
     let result = match name {
-        "format" => format(&args),
-        "formatlist" => formatlist(&args),
-        "join" => join(&args),
-        "split" => split(&args),
-        "replace" => replace(&args),
+        "format" => format(&args, budget),
+        "formatlist" => formatlist(&args, budget),
+        "join" => join(&args, budget),
+        "split" => split(&args, budget),
+        "replace" => replace(&args, budget),
         "lower" => string1(&args, |s| s.to_lowercase()),
         "upper" => string1(&args, |s| s.to_uppercase()),
         "title" => string1(&args, title),
@@ -45,7 +55,7 @@ pub fn call_pure(name: &str, args: Vec<Value>) -> Option<Result<Value, String>> 
         "values" => values(&args),
         "contains" => contains(&args),
         "flatten" => arg(&args, 0).and_then(|v| Ok(Value::List(flatten(v)?))),
-        "distinct" => distinct(&args),
+        "distinct" => arg(&args, 0).and_then(|v| Ok(Value::List(dedup(v.elements()?)))),
         "compact" => compact(&args),
         "reverse" => {
             arg(&args, 0).and_then(|v| Ok(Value::List(v.elements()?.into_iter().rev().collect())))
@@ -89,20 +99,9 @@ pub fn call_pure(name: &str, args: Vec<Value>) -> Option<Result<Value, String>> 
                 other.type_name()
             )),
         }),
-        "jsonencode" => arg(&args, 0)
-            .and_then(|v| v.to_json())
-            .and_then(|j| serde_json::to_string(&j).map_err(|e| e.to_string()))
-            .map(Value::String),
-        "jsondecode" => string_arg(&args, 0).and_then(|s| {
-            serde_json::from_str::<serde_json::Value>(s)
-                .map(|j| Value::from_json(&j))
-                .map_err(|e| format!("invalid JSON: {e}"))
-        }),
-        "yamldecode" => string_arg(&args, 0).and_then(|s| {
-            serde_saphyr::from_str::<serde_json::Value>(s)
-                .map(|j| Value::from_json(&j))
-                .map_err(|e| format!("invalid YAML: {e}"))
-        }),
+        "jsonencode" => arg(&args, 0).and_then(|v| jsonencode(v, budget)),
+        "jsondecode" => string_arg(&args, 0).and_then(jsondecode),
+        "yamldecode" => string_arg(&args, 0).and_then(|s| yamldecode(s, budget)),
         "dirname" => string1(&args, |s| match s.rfind('/') {
             Some(0) => "/".to_string(),
             Some(i) => s[..i].to_string(),
@@ -304,130 +303,6 @@ fn title(s: &str) -> String {
     out
 }
 
-/// `format` with the verbs configurations use: %s %d %v %q %f %t %%, with width and precision.
-fn format(args: &[Value]) -> Result<Value, String> {
-    let spec = string_arg(args, 0)?;
-    let mut out = String::new();
-    let mut next = 1;
-    let mut chars = spec.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c != '%' {
-            out.push(c);
-            continue;
-        }
-        let mut flags = String::new();
-        while let Some(&f) = chars.peek() {
-            if f.is_ascii_digit() || f == '.' || f == '-' || f == '+' || f == '#' || f == ' ' {
-                flags.push(f);
-                chars.next();
-            } else {
-                break;
-            }
-        }
-        let verb = chars.next().ok_or("format string ends with %")?;
-        if verb == '%' {
-            out.push('%');
-            continue;
-        }
-        let value = args
-            .get(next)
-            .ok_or_else(|| format!("not enough arguments for format string `{spec}`"))?;
-        next += 1;
-        let (left, width, precision) = parse_flags(&flags);
-        let text = match verb {
-            's' | 'v' => value.to_template_string()?,
-            'd' => format!("{}", value.as_number()?.trunc() as i64),
-            'f' => match precision {
-                Some(p) => format!("{:.*}", p, value.as_number()?),
-                None => format!("{:.6}", value.as_number()?),
-            },
-            'q' => format!("{:?}", value.to_template_string()?),
-            't' => value.as_bool()?.to_string(),
-            other => return Err(format!("format verb %{other} is not supported")),
-        };
-        let pad = width.saturating_sub(text.chars().count());
-        let zero = flags.starts_with('0') && !left;
-        if left {
-            out.push_str(&text);
-            out.extend(std::iter::repeat_n(' ', pad));
-        } else {
-            out.extend(std::iter::repeat_n(if zero { '0' } else { ' ' }, pad));
-            out.push_str(&text);
-        }
-    }
-    Ok(Value::String(out))
-}
-
-fn parse_flags(flags: &str) -> (bool, usize, Option<usize>) {
-    let left = flags.contains('-');
-    let digits = flags.trim_start_matches(['-', '+', '#', ' ']);
-    let (w, p) = match digits.split_once('.') {
-        Some((w, p)) => (w, p.parse().ok()),
-        None => (digits, None),
-    };
-    (left, w.parse().unwrap_or(0), p)
-}
-
-fn formatlist(args: &[Value]) -> Result<Value, String> {
-    let n = args[1..]
-        .iter()
-        .filter_map(|a| {
-            if let Value::List(l) = a {
-                Some(l.len())
-            } else {
-                None
-            }
-        })
-        .max()
-        .unwrap_or(1);
-    let mut out = Vec::with_capacity(n);
-    for i in 0..n {
-        let mut row = vec![arg(args, 0)?.clone()];
-        for a in &args[1..] {
-            row.push(match a {
-                Value::List(l) => l
-                    .get(i)
-                    .cloned()
-                    .ok_or("formatlist lists differ in length")?,
-                other => other.clone(),
-            });
-        }
-        out.push(format(&row)?);
-    }
-    Ok(Value::List(out))
-}
-
-fn join(args: &[Value]) -> Result<Value, String> {
-    let sep = string_arg(args, 0)?;
-    let mut parts = Vec::new();
-    for list in &args[1..] {
-        for item in list.elements()? {
-            parts.push(item.to_template_string()?);
-        }
-    }
-    Ok(Value::String(parts.join(sep)))
-}
-
-fn split(args: &[Value]) -> Result<Value, String> {
-    let sep = string_arg(args, 0)?;
-    let s = arg(args, 1)?.to_template_string()?;
-    Ok(Value::List(
-        s.split(sep).map(|p| Value::String(p.to_string())).collect(),
-    ))
-}
-
-fn replace(args: &[Value]) -> Result<Value, String> {
-    let s = arg(args, 0)?.to_template_string()?;
-    let from = string_arg(args, 1)?;
-    let to = arg(args, 2)?.to_template_string()?;
-    if from.len() > 1 && from.starts_with('/') && from.ends_with('/') {
-        return Ok(Value::unknown(
-            "replace() with a regular expression is not evaluated by cascade",
-        ));
-    }
-    Ok(Value::String(s.replace(from, &to)))
-}
-
 fn substr(args: &[Value]) -> Result<Value, String> {
     let s: Vec<char> = arg(args, 0)?.to_template_string()?.chars().collect();
     let offset = arg(args, 1)?.as_number()? as i64;
@@ -478,7 +353,7 @@ fn lookup(args: &[Value]) -> Result<Value, String> {
             None => args
                 .get(2)
                 .cloned()
-                .ok_or_else(|| format!("lookup: no key `{key}` and no default")),
+                .ok_or_else(|| "the object has no such key, and no default is given".to_string()),
         },
         other => Err(format!(
             "lookup expects an object, found {}",
@@ -561,18 +436,17 @@ fn flatten(v: &Value) -> Result<Vec<Value>, String> {
     Ok(out)
 }
 
+/// Drops repeated elements, keeping the first: linear, by each element's JSON
+/// text (values with no JSON form, such as NaN, are never equal to anything).
 fn dedup(items: Vec<Value>) -> Vec<Value> {
-    let mut out: Vec<Value> = Vec::with_capacity(items.len());
-    for item in items {
-        if !out.contains(&item) {
-            out.push(item);
-        }
-    }
-    out
-}
-
-fn distinct(args: &[Value]) -> Result<Value, String> {
-    Ok(Value::List(dedup(arg(args, 0)?.elements()?)))
+    let mut seen = HashSet::with_capacity(items.len());
+    items
+        .into_iter()
+        .filter(|item| match item.to_json() {
+            Ok(json) => seen.insert(json.to_string()),
+            Err(_) => true,
+        })
+        .collect()
 }
 
 fn compact(args: &[Value]) -> Result<Value, String> {
@@ -601,7 +475,7 @@ fn slice(args: &[Value]) -> Result<Value, String> {
     let end = arg(args, 2)?.as_number()? as usize;
     if start > end || end > items.len() {
         return Err(format!(
-            "slice({start}, {end}) out of range for a list of {}",
+            "the start and end are not a range inside the list (it has {} elements)",
             items.len()
         ));
     }
@@ -615,7 +489,7 @@ fn index(args: &[Value]) -> Result<Value, String> {
         .iter()
         .position(|v| v == needle)
         .map(|i| Value::Number(i as f64))
-        .ok_or_else(|| format!("index: {} is not in the list", needle.describe()))
+        .ok_or_else(|| "the value is not in the list".to_string())
 }
 
 fn range(args: &[Value]) -> Result<Value, String> {
@@ -672,7 +546,7 @@ mod tests {
     }
 
     fn call(name: &str, args: Vec<Value>) -> Value {
-        call_pure(name, args)
+        call_pure(name, args, &Budget::new(None))
             .expect("known function")
             .expect("no error")
     }
@@ -746,7 +620,7 @@ mod tests {
             )
             .is_unknown()
         );
-        assert!(call_pure("no_such_function", vec![]).is_none());
+        assert!(call_pure("no_such_function", vec![], &Budget::new(None)).is_none());
     }
 
     #[test]

@@ -12,8 +12,7 @@ use std::ops::Range;
 /// Prefix given to a repeated object key so that hcl-edit accepts the file.
 pub const DUPLICATE_KEY_MARKER: &str = "__cascade_dup__";
 
-/// How many repeated keys one file may have before we give up re-parsing.
-const MAX_DUPLICATE_KEYS: usize = 256;
+use super::limits::{MAX_DUPLICATE_KEYS, MAX_REPARSED_BYTES};
 
 /// One parsed HCL file.
 #[derive(Debug)]
@@ -25,13 +24,18 @@ pub struct HclFile {
     line_starts: Vec<usize>,
     /// Names of the functions called anywhere in the file, computed on first use.
     called: std::sync::OnceLock<std::collections::HashSet<String>>,
+    /// What to evaluate to find the file's reads (`reads::read_plan`), computed on first use.
+    read_plan: std::sync::OnceLock<super::reads::ReadPlan>,
 }
 
-/// A file that does not parse, located at the first error.
+/// A file that does not parse (located at the first error), or cannot be read.
+///
+/// The message is hcl-edit's description of what it expected, never the
+/// offending line: the file may not be configuration at all.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ParseError {
-    pub line: u32,
-    pub column: u32,
+    pub line: Option<u32>,
+    pub column: Option<u32>,
     pub message: String,
 }
 
@@ -39,7 +43,13 @@ impl HclFile {
     /// Parses `text` as an HCL body, tolerating repeated object keys.
     pub fn parse(path: &str, text: &str) -> Result<HclFile, ParseError> {
         let mut source = std::borrow::Cow::Borrowed(text);
+        let mut parsed_bytes = 0usize;
         for _ in 0..=MAX_DUPLICATE_KEYS {
+            // Each repeated key costs a parse of the whole file: bound the total.
+            parsed_bytes += source.len();
+            if parsed_bytes > MAX_REPARSED_BYTES {
+                break;
+            }
             match hcl_edit::parser::parse_body(&source) {
                 Ok(body) => {
                     return Ok(HclFile {
@@ -47,6 +57,7 @@ impl HclFile {
                         body,
                         line_starts: line_starts(&source),
                         called: Default::default(),
+                        read_plan: Default::default(),
                     });
                 }
                 Err(err) => {
@@ -60,8 +71,8 @@ impl HclFile {
                         Some(fixed) => source = std::borrow::Cow::Owned(fixed),
                         None => {
                             return Err(ParseError {
-                                line: err.location().line() as u32,
-                                column: err.location().column() as u32,
+                                line: Some(err.location().line() as u32),
+                                column: Some(err.location().column() as u32),
                                 message: first_line_message(&err),
                             });
                         }
@@ -70,9 +81,12 @@ impl HclFile {
             }
         }
         Err(ParseError {
-            line: 1,
-            column: 1,
-            message: "too many repeated object keys".into(),
+            line: Some(1),
+            column: Some(1),
+            message: format!(
+                "too many repeated object keys for cascade to re-parse (at most {MAX_DUPLICATE_KEYS}, and {} MiB of re-parsing); keep one of each key",
+                MAX_REPARSED_BYTES >> 20
+            ),
         })
     }
 
@@ -91,6 +105,14 @@ impl HclFile {
                 names.0
             })
             .contains(name)
+    }
+
+    /// The file's read plan, computed by `compute` the first time it is asked for.
+    pub fn read_plan(
+        &self,
+        compute: impl FnOnce(&Body) -> super::reads::ReadPlan,
+    ) -> &super::reads::ReadPlan {
+        self.read_plan.get_or_init(|| compute(&self.body))
     }
 
     /// The directory holding this file, relative to the repository root ("" for the root).
@@ -167,8 +189,8 @@ mod tests {
     #[test]
     fn parse_errors_carry_line_and_column() {
         let err = HclFile::parse("x.hcl", "a = 1\nbroken hcl file\n").unwrap_err();
-        assert_eq!(err.line, 2);
-        assert!(err.column >= 1);
+        assert_eq!(err.line, Some(2));
+        assert!(err.column >= Some(1));
     }
 
     #[test]

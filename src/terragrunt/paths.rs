@@ -2,24 +2,30 @@
 //! repository root, `/`-separated, with "" for the root itself; the evaluator
 //! hands absolute paths to HCL (as Terragrunt does) and maps them back here,
 //! refusing anything that leaves the repository.
+//!
+//! Lexical only: symbolic links are the file index's business (`fs`), which
+//! resolves every path it reads against the real repository root.
 
 /// Joins `path` (absolute, or relative to `base`) and cleans it lexically.
 /// Returns the repo-relative result, or an error if it leaves the repository.
+/// The error never repeats the path: it may hold the server's absolute paths
+/// (`get_repo_root()`) or a file's contents.
 pub fn resolve(root_abs: &str, base: &str, path: &str) -> Result<String, String> {
     let joined = if let Some(rest) = strip_root(root_abs, path) {
         rest.to_string()
     } else if path.starts_with('/') {
-        return Err(format!("`{path}` is outside the repository ({root_abs})"));
+        return Err(
+            "the path is an absolute path outside the repository (cascade reads nothing outside the repository; use a path inside it)"
+                .to_string(),
+        );
     } else if base.is_empty() {
         path.to_string()
     } else {
         format!("{base}/{path}")
     };
     clean(&joined).ok_or_else(|| {
-        format!(
-            "`{path}` (from `{}`) is outside the repository",
-            display_dir(base)
-        )
+        "the path climbs above the repository root with `..` (cascade reads nothing outside the repository; use a path inside it)"
+            .to_string()
     })
 }
 

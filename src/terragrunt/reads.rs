@@ -3,6 +3,7 @@
 //! `module` blocks in their `.tf` files.
 
 use super::context::Session;
+use super::limits::MAX_CONFIG_FILE_BYTES;
 use super::parse::{FunctionNames, HclFile};
 use super::paths;
 use hcl_edit::expr::Expression;
@@ -44,68 +45,117 @@ pub fn file_reads(file: &HclFile) -> bool {
     READ_FUNCTIONS.iter().any(|f| file.calls(f))
 }
 
-/// Attributes outside `locals`, anywhere in the body, whose value calls a read
-/// function: `inputs = { x = file("...") }`, `generate` contents, hooks.
-pub fn read_bearing_attributes(body: &Body) -> Vec<&Attribute> {
-    let mut out = Vec::new();
-    collect(body, &mut out, true);
-    out
+/// What must be evaluated in one file to find every read: the locals and the
+/// attributes (outside `locals` and `include`, anywhere in the body: `inputs`,
+/// `generate` contents, hooks) whose value calls a read function. Computed
+/// once per file however many units evaluate it.
+#[derive(Debug, Default)]
+pub struct ReadPlan {
+    /// Names of the locals that call a read function, in file order.
+    pub locals: Vec<String>,
+    /// Each attribute as the positions leading to it: in the body, then in
+    /// each nested block's body ([`attribute_at`]).
+    pub attributes: Vec<Vec<usize>>,
 }
 
-fn collect<'b>(body: &'b Body, out: &mut Vec<&'b Attribute>, top: bool) {
-    for attr in body.attributes() {
-        if calls_read_function(&attr.value) {
-            out.push(attr);
+/// The file's [`ReadPlan`], computed on first use.
+pub fn read_plan(file: &HclFile) -> &ReadPlan {
+    file.read_plan(|body| {
+        let mut plan = ReadPlan::default();
+        for block in body.get_blocks("locals") {
+            for attr in block.body.attributes() {
+                if calls_read_function(&attr.value) {
+                    plan.locals.push(attr.key.as_str().to_string());
+                }
+            }
         }
-    }
-    for block in body.blocks() {
-        // Locals are forced separately; include paths are evaluated first.
-        if top && (block.ident.as_str() == "locals" || block.ident.as_str() == "include") {
-            continue;
+        collect(body, &mut Vec::new(), &mut plan.attributes, true);
+        plan
+    })
+}
+
+fn collect(body: &Body, at: &mut Vec<usize>, out: &mut Vec<Vec<usize>>, top: bool) {
+    for (i, structure) in body.iter().enumerate() {
+        at.push(i);
+        if let Some(attr) = structure.as_attribute() {
+            if calls_read_function(&attr.value) {
+                out.push(at.clone());
+            }
+        } else if let Some(block) = structure.as_block() {
+            // Locals are forced separately; include paths are evaluated first.
+            let skipped =
+                top && (block.ident.as_str() == "locals" || block.ident.as_str() == "include");
+            if !skipped {
+                collect(&block.body, at, out, false);
+            }
         }
-        collect(&block.body, out, false);
+        at.pop();
     }
+}
+
+/// The attribute at `path` (positions as in [`ReadPlan::attributes`]).
+pub fn attribute_at<'b>(body: &'b Body, path: &[usize]) -> Option<&'b Attribute> {
+    let (last, blocks) = path.split_last()?;
+    let mut body = body;
+    for &i in blocks {
+        body = &body.get(i)?.as_block()?.body;
+    }
+    body.get(*last)?.as_attribute()
 }
 
 /// Every directory a local module at `dir` reads: itself, and recursively each
 /// local `module { source = "./…" | "../…" }` its `.tf` files call. Remote
-/// module sources contribute nothing. Memoised per directory for the run.
+/// module sources contribute nothing. Memoised per directory for the run, and
+/// each directory's own calls are read once however many modules reach it.
 pub fn module_dirs(s: &Session, dir: &str) -> Arc<Vec<String>> {
     s.modules.get_or(&dir.to_string(), || {
         let mut seen = BTreeSet::new();
         let mut pending = vec![dir.to_string()];
         while let Some(d) = pending.pop() {
+            // Past the deadline the caller's unit is unresolved anyway; stop here.
+            if s.deadline.is_some_and(|at| std::time::Instant::now() >= at) {
+                break;
+            }
             if !seen.insert(d.clone()) {
                 continue;
             }
-            for file in s.fs.files_in(&d) {
-                if !file.ends_with(".tf") && !file.ends_with(".tofu") {
-                    continue;
-                }
-                // A module file that does not parse is terraform's to report at plan time.
-                let Ok(text) = s.fs.read_to_string(&file) else {
+            pending.extend(module_calls(s, &d).iter().cloned());
+        }
+        Arc::new(seen.into_iter().collect())
+    })
+}
+
+/// The local module directories the `.tf` files directly inside `dir` call.
+fn module_calls(s: &Session, dir: &str) -> Arc<Vec<String>> {
+    s.module_calls.get_or(&dir.to_string(), || {
+        let mut calls = Vec::new();
+        for file in s.fs.files_in(dir) {
+            if !file.ends_with(".tf") && !file.ends_with(".tofu") {
+                continue;
+            }
+            // A module file that does not parse is terraform's to report at plan time.
+            let Ok(text) = s.fs.read_text(&file, MAX_CONFIG_FILE_BYTES) else {
+                continue;
+            };
+            let Ok(parsed) = HclFile::parse(&file, &text) else {
+                continue;
+            };
+            for block in parsed.body.get_blocks("module") {
+                let Some(source) = block
+                    .body
+                    .get_attribute("source")
+                    .and_then(|a| a.value.as_str())
+                else {
                     continue;
                 };
-                let Ok(parsed) = HclFile::parse(&file, &text) else {
-                    continue;
-                };
-                for block in parsed.body.get_blocks("module") {
-                    let Some(source) = block
-                        .body
-                        .get_attribute("source")
-                        .and_then(|a| a.value.as_str())
-                    else {
-                        continue;
-                    };
-                    if is_local_source(source)
-                        && let Ok(target) = s.resolve(&d, source)
-                    {
-                        pending.push(target);
-                    }
+                if is_local_source(source)
+                    && let Ok(target) = s.resolve(dir, source)
+                {
+                    calls.push(target);
                 }
             }
         }
-        Arc::new(seen.into_iter().collect())
+        Arc::new(calls)
     })
 }
 

@@ -1,15 +1,22 @@
 //! Evaluating one unit: its includes (one level, labels, `expose`, merge
 //! strategies), feature defaults, values, and the merged blocks that decide
-//! its edges and reads: `dependency`, `dependencies`, `terraform`
+//! its edges and reads (`blocks`): `dependency`, `dependencies`, `terraform`
 //! (`source`, `extra_arguments`), `exclude` and legacy `skip`.
 
+mod blocks;
+
+use super::budget::Budget;
 use super::context::{Acc, EvalError, IncludeRef, Instance, Role, Session};
-use super::reads::{self, calls_read_function};
+use super::fs::Probe;
+use super::limits::Limit;
 use super::value::Value;
 use super::{ReadSet, paths};
 use crate::problem::{Problem, ProblemKind};
+use blocks::{
+    edge_bool, eval_dependencies_paths, eval_dependency, eval_exclude, eval_extra_arguments,
+    eval_source, force_reads,
+};
 use hcl_edit::Span;
-use hcl_edit::expr::Expression;
 use hcl_edit::structure::{Attribute, Block};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -23,6 +30,8 @@ pub struct DeclaredDependency {
     pub file: String,
     pub line: Option<u32>,
     pub name: String,
+    /// Whether messages may name the target (see `Instance::shown_path`).
+    pub shown: bool,
 }
 
 /// Everything evaluating one unit produced.
@@ -38,6 +47,8 @@ pub struct Outcome {
     pub included: Vec<String>,
     /// Whether the unit's own file sets `terraform.source`.
     pub has_source: bool,
+    /// The limit the unit ran into, if any (its problem is in `problems`).
+    pub limit: Option<Limit>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -47,19 +58,42 @@ enum Merge {
     Deep,
 }
 
-/// Evaluates the unit whose `terragrunt.hcl` lives in `dir` (repo-relative).
+/// Evaluates the unit whose `terragrunt.hcl` lives in `dir` (repo-relative),
+/// within one [`Budget`]: a unit that runs into a limit (or finishes after the
+/// deadline) is unresolved with one problem saying which.
 pub fn evaluate(s: &Session, dir: &str) -> Outcome {
-    let mut out = Outcome::default();
+    let budget = Budget::new(s.deadline);
     let path = paths::join(dir, "terragrunt.hcl");
-    let file = match s.parse(&path) {
+    let mut out = match budget.check() {
+        Ok(()) => evaluate_within(s, dir, &path, &budget),
+        Err(_) => Outcome::default(),
+    };
+    // A unit finished after the deadline may have used work cut short by it.
+    let _ = budget.check();
+    if let Some(tripped) = budget.tripped() {
+        out.problems.retain(|p| p.kind != ProblemKind::Unresolved);
+        out.problems.push(match tripped.at {
+            Some((file, line)) => {
+                Problem::new(ProblemKind::Unresolved, tripped.limit.message()).at(file, line, None)
+            }
+            None => {
+                Problem::new(ProblemKind::Unresolved, tripped.limit.message()).at(path, None, None)
+            }
+        });
+        out.unresolved = true;
+        out.excluded = None;
+        out.limit = Some(tripped.limit);
+    }
+    out
+}
+
+fn evaluate_within(s: &Session, dir: &str, path: &str, budget: &Budget) -> Outcome {
+    let mut out = Outcome::default();
+    let file = match s.parse(path) {
         Ok(f) => f,
         Err(e) => {
             out.problems
-                .push(Problem::new(ProblemKind::Parse, e.message).at(
-                    path,
-                    Some(e.line),
-                    Some(e.column),
-                ));
+                .push(Problem::new(ProblemKind::Parse, e.message).at(path, e.line, e.column));
             out.unresolved = true;
             return out;
         }
@@ -68,7 +102,7 @@ pub fn evaluate(s: &Session, dir: &str) -> Outcome {
         .body
         .get_blocks("terraform")
         .any(|b| b.body.has_attribute("source"));
-    let acc = Acc::default();
+    let acc = Acc::new(budget);
     let mut unit = Instance::new(
         s,
         &acc,
@@ -95,7 +129,11 @@ pub fn evaluate(s: &Session, dir: &str) -> Outcome {
                 strategies.push(merge);
             }
             Ok(None) => {}
-            Err(problem) => out.problems.push(problem),
+            Err(problem) => {
+                // Without its include the unit's edges and reads are incomplete.
+                out.unresolved = true;
+                out.problems.push(problem);
+            }
         }
     }
 
@@ -154,11 +192,11 @@ pub fn evaluate(s: &Session, dir: &str) -> Outcome {
     out
 }
 
-fn line(inst: &Instance<'_>, span: Option<std::ops::Range<usize>>) -> u32 {
+pub(super) fn line(inst: &Instance<'_>, span: Option<std::ops::Range<usize>>) -> u32 {
     inst.file.line_of(span).unwrap_or(0)
 }
 
-fn unresolved(
+pub(super) fn unresolved(
     inst: &Instance<'_>,
     span: Option<std::ops::Range<usize>>,
     out: &mut Outcome,
@@ -173,8 +211,12 @@ fn unresolved(
         ));
 }
 
-fn eval_error(out: &mut Outcome, what: &str, e: EvalError) {
+pub(super) fn eval_error(out: &mut Outcome, what: &str, e: EvalError) {
     out.unresolved = true;
+    if e.limit.is_some() {
+        // `evaluate` reports the unit's limit once, where it was first hit.
+        return;
+    }
     out.problems.push(
         Problem::new(ProblemKind::Unresolved, format!("{what}: {}", e.message))
             .at(e.file, e.line, None),
@@ -182,7 +224,12 @@ fn eval_error(out: &mut Outcome, what: &str, e: EvalError) {
 }
 
 /// `terragrunt.values.hcl` next to the unit: the `values.*` namespace.
-fn load_values(s: &Session, acc: &Acc, dir: &str, out: &mut Outcome) -> BTreeMap<String, Value> {
+fn load_values(
+    s: &Session,
+    acc: &Acc<'_>,
+    dir: &str,
+    out: &mut Outcome,
+) -> BTreeMap<String, Value> {
     let path = paths::join(dir, "terragrunt.values.hcl");
     if !s.fs.is_file(&path) {
         return BTreeMap::new();
@@ -191,11 +238,7 @@ fn load_values(s: &Session, acc: &Acc, dir: &str, out: &mut Outcome) -> BTreeMap
         Ok(f) => f,
         Err(e) => {
             out.problems
-                .push(Problem::new(ProblemKind::Parse, e.message).at(
-                    path,
-                    Some(e.line),
-                    Some(e.column),
-                ));
+                .push(Problem::new(ProblemKind::Parse, e.message).at(path, e.line, e.column));
             return BTreeMap::new();
         }
     };
@@ -221,7 +264,7 @@ fn load_values(s: &Session, acc: &Acc, dir: &str, out: &mut Outcome) -> BTreeMap
 
 fn open_include<'a>(
     s: &'a Session,
-    acc: &'a Acc,
+    acc: &'a Acc<'a>,
     unit: &Instance<'a>,
     block: &Block,
     label: &str,
@@ -254,11 +297,16 @@ fn open_include<'a>(
             .at(f, l, None));
         }
         Err(e) => {
-            return Err(Problem::new(
+            let problem = Problem::new(
                 ProblemKind::Unresolved,
                 format!("include path: {}", e.message),
             )
-            .at(e.file, e.line, None));
+            .at(e.file, e.line, None);
+            return match e.limit {
+                // `evaluate` reports the unit's limit once.
+                Some(_) => Ok(None),
+                None => Err(problem),
+            };
         }
     };
     let target = s.resolve(&unit.tg_dir, &path).map_err(|m| {
@@ -266,16 +314,27 @@ fn open_include<'a>(
         Problem::new(ProblemKind::Unresolved, format!("include path {m}")).at(f, l, None)
     })?;
     acc.read_file(target.clone());
-    if !s.fs.is_file(&target) {
-        let (f, l) = at(path_attr.span());
-        return Err(Problem::new(
-            ProblemKind::Parse,
-            format!("included file {target} does not exist"),
-        )
-        .at(f, l, None));
+    match s.fs.probe(&target) {
+        Probe::File => {}
+        Probe::Escapes => {
+            let (f, l) = at(path_attr.span());
+            return Err(Problem::new(
+                ProblemKind::Unresolved,
+                "the included file is a symbolic link (or lies under one) that leads outside the repository; cascade reads nothing outside the repository, so include a file inside it",
+            )
+            .at(f, l, None));
+        }
+        _ => {
+            let (f, l) = at(path_attr.span());
+            return Err(Problem::new(
+                ProblemKind::Parse,
+                format!("included file {} does not exist", unit.shown_path(&target)),
+            )
+            .at(f, l, None));
+        }
     }
     let file = s.parse(&target).map_err(|e| {
-        Problem::new(ProblemKind::Parse, e.message).at(target.clone(), Some(e.line), Some(e.column))
+        Problem::new(ProblemKind::Parse, e.message).at(target.clone(), e.line, e.column)
     })?;
     if let Some(nested) = file.body.get_blocks("include").next() {
         return Err(Problem::new(
@@ -419,327 +478,5 @@ impl<'i, 'a> Merged<'i, 'a> {
             }
         }
         m
-    }
-}
-
-/// Evaluates an edge-deciding boolean; unknown makes the unit unresolved.
-fn edge_bool(
-    inst: &Instance<'_>,
-    expr: &Expression,
-    what: &str,
-    out: &mut Outcome,
-) -> Option<bool> {
-    match inst.eval(expr, None) {
-        Ok(Value::Unknown(why)) => {
-            unresolved(inst, expr.span(), out, format!("{what} is unknown ({why})"));
-            None
-        }
-        Ok(v) => match v.as_bool() {
-            Ok(b) => Some(b),
-            Err(m) => {
-                unresolved(inst, expr.span(), out, format!("{what}: {m}"));
-                None
-            }
-        },
-        Err(e) => {
-            eval_error(out, what, e);
-            None
-        }
-    }
-}
-
-fn eval_dependency(
-    inst: &Instance<'_>,
-    block: &Block,
-    out: &mut Outcome,
-) -> Option<DeclaredDependency> {
-    let name = block
-        .labels
-        .first()
-        .map(|l| l.as_str().to_string())
-        .unwrap_or_default();
-    let what = format!("dependency.{name}");
-    if let Some(enabled) = block.body.get_attribute("enabled") {
-        // A disabled dependency is no edge, and its target is never looked at.
-        if edge_bool(inst, &enabled.value, &format!("{what}.enabled"), out) != Some(true) {
-            return None;
-        }
-    }
-    let Some(attr) = block.body.get_attribute("config_path") else {
-        unresolved(
-            inst,
-            block.span(),
-            out,
-            format!("{what} has no config_path"),
-        );
-        return None;
-    };
-    let target = edge_path(inst, &attr.value, &format!("{what}.config_path"), out)?;
-    Some(DeclaredDependency {
-        target,
-        file: inst.file.path.clone(),
-        line: inst.file.line_of(attr.span()),
-        name,
-    })
-}
-
-fn eval_dependencies_paths(inst: &Instance<'_>, attr: &Attribute, out: &mut Outcome) {
-    let value = match inst.eval(&attr.value, None) {
-        Ok(v) => v,
-        Err(e) => return eval_error(out, "dependencies.paths", e),
-    };
-    let items = match value {
-        Value::Unknown(why) => {
-            return unresolved(
-                inst,
-                attr.span(),
-                out,
-                format!("dependencies.paths is unknown ({why})"),
-            );
-        }
-        Value::List(items) => items,
-        other => {
-            return unresolved(
-                inst,
-                attr.span(),
-                out,
-                format!(
-                    "dependencies.paths must be a list, found {}",
-                    other.type_name()
-                ),
-            );
-        }
-    };
-    for item in items {
-        match item {
-            Value::String(p) => match inst.s.resolve(&inst.tg_dir, &p) {
-                Ok(target) => out.dependencies.push(DeclaredDependency {
-                    target,
-                    file: inst.file.path.clone(),
-                    line: inst.file.line_of(attr.span()),
-                    name: "dependencies".into(),
-                }),
-                Err(m) => unresolved(inst, attr.span(), out, format!("dependencies.paths: {m}")),
-            },
-            Value::Unknown(why) => unresolved(
-                inst,
-                attr.span(),
-                out,
-                format!("an entry of dependencies.paths is unknown ({why})"),
-            ),
-            other => unresolved(
-                inst,
-                attr.span(),
-                out,
-                format!(
-                    "dependencies.paths entries must be strings, found {}",
-                    other.type_name()
-                ),
-            ),
-        }
-    }
-}
-
-/// A path that decides an edge, resolved against the unit directory.
-fn edge_path(
-    inst: &Instance<'_>,
-    expr: &Expression,
-    what: &str,
-    out: &mut Outcome,
-) -> Option<String> {
-    match inst.eval(expr, None) {
-        Ok(Value::String(p)) => match inst.s.resolve(&inst.tg_dir, &p) {
-            Ok(target) => Some(target),
-            Err(m) => {
-                unresolved(inst, expr.span(), out, format!("{what}: {m}"));
-                None
-            }
-        },
-        Ok(Value::Unknown(why)) => {
-            unresolved(inst, expr.span(), out, format!("{what} is unknown ({why})"));
-            None
-        }
-        Ok(other) => {
-            unresolved(
-                inst,
-                expr.span(),
-                out,
-                format!("{what} must be a string, found {}", other.type_name()),
-            );
-            None
-        }
-        Err(e) => {
-            eval_error(out, &format!("{what} cannot be evaluated"), e);
-            None
-        }
-    }
-}
-
-/// `terraform.source`: a local source joins the read set (the whole root
-/// Terragrunt copies, and every local module it calls); a remote one adds
-/// nothing. Without a source the unit directory is the root module, whose
-/// module calls are followed the same way.
-fn eval_source(
-    s: &Session,
-    acc: &Acc,
-    dir: &str,
-    source: Option<(&Instance<'_>, &Attribute)>,
-    out: &mut Outcome,
-) {
-    let module_dir = match source {
-        None => dir.to_string(),
-        Some((inst, attr)) => match inst.eval(&attr.value, None) {
-            Ok(Value::String(src)) => match reads::local_source_dirs(s, dir, &src) {
-                None => dir.to_string(),
-                Some(Ok((root, module))) => {
-                    acc.read_dir(root);
-                    module
-                }
-                Some(Err(m)) => {
-                    return unresolved(inst, attr.span(), out, format!("terraform.source: {m}"));
-                }
-            },
-            Ok(Value::Unknown(why)) => {
-                return unresolved(
-                    inst,
-                    attr.span(),
-                    out,
-                    format!("terraform.source is unknown ({why})"),
-                );
-            }
-            Ok(other) => {
-                return unresolved(
-                    inst,
-                    attr.span(),
-                    out,
-                    format!(
-                        "terraform.source must be a string, found {}",
-                        other.type_name()
-                    ),
-                );
-            }
-            Err(e) => return eval_error(out, "terraform.source cannot be evaluated", e),
-        },
-    };
-    for read in reads::module_dirs(s, &module_dir).iter() {
-        if read != dir {
-            acc.read_dir(read.clone());
-        }
-    }
-}
-
-/// Var files named by `extra_arguments`: required, optional and `-var-file=` arguments.
-fn eval_extra_arguments(inst: &Instance<'_>, block: &Block, out: &mut Outcome) {
-    let mut files = Vec::new();
-    for key in ["required_var_files", "optional_var_files", "arguments"] {
-        let Some(attr) = block.body.get_attribute(key) else {
-            continue;
-        };
-        match inst.eval(&attr.value, None) {
-            Ok(Value::List(items)) => {
-                let mut next_is_file = false;
-                for item in items {
-                    match item {
-                        Value::String(text) if key == "arguments" => {
-                            if next_is_file {
-                                files.push((text, attr));
-                                next_is_file = false;
-                            } else if let Some(f) = text.strip_prefix("-var-file=") {
-                                files.push((f.to_string(), attr));
-                            } else {
-                                next_is_file = text == "-var-file";
-                            }
-                        }
-                        Value::String(file) => files.push((file, attr)),
-                        Value::Unknown(why) => unresolved(
-                            inst,
-                            attr.span(),
-                            out,
-                            format!("extra_arguments.{key} is unknown ({why})"),
-                        ),
-                        _ => {}
-                    }
-                }
-            }
-            Ok(Value::Unknown(why)) => unresolved(
-                inst,
-                attr.span(),
-                out,
-                format!("extra_arguments.{key} is unknown ({why})"),
-            ),
-            Ok(_) => {}
-            Err(e) => eval_error(out, &format!("extra_arguments.{key}"), e),
-        }
-    }
-    for (file, _) in files {
-        // A var file outside the repository cannot change in a pull request.
-        if let Ok(path) = inst.s.resolve(&inst.tg_dir, &file) {
-            inst.acc.read_file(path);
-        }
-    }
-}
-
-fn eval_exclude(inst: &Instance<'_>, block: &Block, out: &mut Outcome) {
-    let Some(cond) = block.body.get_attribute("if") else {
-        return;
-    };
-    let Some(true) = edge_bool(inst, &cond.value, "exclude.if", out) else {
-        return;
-    };
-    let actions = match block
-        .body
-        .get_attribute("actions")
-        .map(|a| (a, inst.eval(&a.value, None)))
-    {
-        Some((_, Ok(Value::List(items)))) => items,
-        Some((a, Ok(Value::Unknown(why)))) => {
-            return unresolved(
-                inst,
-                a.span(),
-                out,
-                format!("exclude.actions is unknown ({why})"),
-            );
-        }
-        Some((_, Err(e))) => return eval_error(out, "exclude.actions", e),
-        _ => Vec::new(),
-    };
-    // cascade plans and applies; an exclude that names either keeps the unit out.
-    let applies = actions.iter().any(|a| {
-        matches!(a, Value::String(s) if ["all", "all_except_output", "plan", "apply"].contains(&s.to_lowercase().as_str()))
-    });
-    if applies {
-        out.excluded = Some(format!(
-            "exclude block ({}:{})",
-            inst.file.path,
-            line(inst, block.span())
-        ));
-        if let Some(attr) = block.body.get_attribute("exclude_dependencies") {
-            out.exclude_dependencies =
-                edge_bool(inst, &attr.value, "exclude.exclude_dependencies", out) == Some(true);
-        }
-    }
-}
-
-/// Evaluates what Terragrunt evaluates on every parse (every local) as far as
-/// reads are concerned: each local and each attribute that calls a read
-/// function, so their arguments join the read set.
-fn force_reads(inst: &Instance<'_>, out: &mut Outcome) {
-    if !reads::file_reads(&inst.file) {
-        return;
-    }
-    let names: Vec<(String, bool)> = inst
-        .local_attributes()
-        .map(|a| (a.key.as_str().to_string(), calls_read_function(&a.value)))
-        .collect();
-    for (name, reads) in names {
-        if reads && let Err(e) = inst.local(&name, None) {
-            {
-                eval_error(out, &format!("local.{name} cannot be evaluated"), e);
-            }
-        }
-    }
-    for attr in reads::read_bearing_attributes(&inst.file.body) {
-        // Inputs and generated files may use dependency outputs; only the reads matter here.
-        let _ = inst.eval(&attr.value, None);
     }
 }

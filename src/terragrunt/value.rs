@@ -3,9 +3,11 @@
 //! AWS lookups, dependency outputs, unset environment variables). Unknowns
 //! propagate through every operation, so an edge that depends on one is
 //! reported instead of guessed.
+//!
+//! A value never appears in a message (it may hold a file's contents): errors
+//! name its kind ([`Value::type_name`]), so there is no rendering for messages.
 
 use std::collections::BTreeMap;
-use std::fmt::Write;
 use std::sync::Arc;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -77,10 +79,11 @@ impl Value {
     pub fn as_number(&self) -> Result<f64, String> {
         match self {
             Value::Number(n) => Ok(*n),
+            // Never quote the string: it may be a file's contents.
             Value::String(s) => s
                 .trim()
                 .parse::<f64>()
-                .map_err(|_| format!("`{s}` is not a number")),
+                .map_err(|_| "expected a number, found a string".to_string()),
             other => Err(format!("expected a number, found {}", other.type_name())),
         }
     }
@@ -131,46 +134,6 @@ impl Value {
                     .map(|(k, v)| (k.clone(), Value::from_json(v)))
                     .collect(),
             ),
-        }
-    }
-
-    /// Canonical HCL-ish rendering for messages (`"a"`, `[1, 2]`, `{ k = "v" }`).
-    pub fn describe(&self) -> String {
-        let mut out = String::new();
-        self.describe_into(&mut out);
-        out
-    }
-
-    fn describe_into(&self, out: &mut String) {
-        match self {
-            Value::Null => out.push_str("null"),
-            Value::Bool(b) => {
-                let _ = write!(out, "{b}");
-            }
-            Value::Number(n) => out.push_str(&format_number(*n)),
-            Value::String(s) => {
-                let _ = write!(out, "{s:?}");
-            }
-            Value::List(items) => {
-                out.push('[');
-                for (i, item) in items.iter().enumerate() {
-                    if i > 0 {
-                        out.push_str(", ");
-                    }
-                    item.describe_into(out);
-                }
-                out.push(']');
-            }
-            Value::Map(map) => {
-                out.push('{');
-                for (i, (k, v)) in map.iter().enumerate() {
-                    out.push_str(if i > 0 { ", " } else { " " });
-                    let _ = write!(out, "{k} = ");
-                    v.describe_into(out);
-                }
-                out.push_str(" }");
-            }
-            Value::Unknown(_) => out.push_str("(unknown)"),
         }
     }
 }

@@ -1,0 +1,343 @@
+//! The merged blocks that decide a unit's edges and reads, evaluated for one
+//! unit: `dependency`, `dependencies`, `terraform` (`source`,
+//! `extra_arguments`), `exclude`, and every local or attribute that calls a
+//! read function. An expression that stays unknown or fails makes the unit
+//! unresolved, located at its file and line.
+
+use super::{DeclaredDependency, Outcome, eval_error, line, unresolved};
+use crate::terragrunt::context::{Acc, Instance, Session};
+use crate::terragrunt::fs::Probe;
+use crate::terragrunt::reads;
+use crate::terragrunt::value::Value;
+use hcl_edit::Span;
+use hcl_edit::expr::Expression;
+use hcl_edit::structure::{Attribute, Block};
+
+/// Evaluates an edge-deciding boolean; unknown makes the unit unresolved.
+pub(super) fn edge_bool(
+    inst: &Instance<'_>,
+    expr: &Expression,
+    what: &str,
+    out: &mut Outcome,
+) -> Option<bool> {
+    match inst.eval(expr, None) {
+        Ok(Value::Unknown(why)) => {
+            unresolved(inst, expr.span(), out, format!("{what} is unknown ({why})"));
+            None
+        }
+        Ok(v) => match v.as_bool() {
+            Ok(b) => Some(b),
+            Err(m) => {
+                unresolved(inst, expr.span(), out, format!("{what}: {m}"));
+                None
+            }
+        },
+        Err(e) => {
+            eval_error(out, what, e);
+            None
+        }
+    }
+}
+
+pub(super) fn eval_dependency(
+    inst: &Instance<'_>,
+    block: &Block,
+    out: &mut Outcome,
+) -> Option<DeclaredDependency> {
+    let name = block
+        .labels
+        .first()
+        .map(|l| l.as_str().to_string())
+        .unwrap_or_default();
+    let what = format!("dependency.{name}");
+    if let Some(enabled) = block.body.get_attribute("enabled") {
+        // A disabled dependency is no edge, and its target is never looked at.
+        if edge_bool(inst, &enabled.value, &format!("{what}.enabled"), out) != Some(true) {
+            return None;
+        }
+    }
+    let Some(attr) = block.body.get_attribute("config_path") else {
+        unresolved(
+            inst,
+            block.span(),
+            out,
+            format!("{what} has no config_path"),
+        );
+        return None;
+    };
+    let target = edge_path(inst, &attr.value, &format!("{what}.config_path"), out)?;
+    Some(DeclaredDependency {
+        shown: inst.shown_path(&target) == target,
+        target,
+        file: inst.file.path.clone(),
+        line: inst.file.line_of(attr.span()),
+        name,
+    })
+}
+
+pub(super) fn eval_dependencies_paths(inst: &Instance<'_>, attr: &Attribute, out: &mut Outcome) {
+    let value = match inst.eval(&attr.value, None) {
+        Ok(v) => v,
+        Err(e) => return eval_error(out, "dependencies.paths", e),
+    };
+    let items = match value {
+        Value::Unknown(why) => {
+            return unresolved(
+                inst,
+                attr.span(),
+                out,
+                format!("dependencies.paths is unknown ({why})"),
+            );
+        }
+        Value::List(items) => items,
+        other => {
+            return unresolved(
+                inst,
+                attr.span(),
+                out,
+                format!(
+                    "dependencies.paths must be a list, found {}",
+                    other.type_name()
+                ),
+            );
+        }
+    };
+    for item in items {
+        match item {
+            Value::String(p) => match inst.s.resolve(&inst.tg_dir, &p) {
+                Ok(target) => out.dependencies.push(DeclaredDependency {
+                    shown: inst.shown_path(&target) == target,
+                    target,
+                    file: inst.file.path.clone(),
+                    line: inst.file.line_of(attr.span()),
+                    name: "dependencies".into(),
+                }),
+                Err(m) => unresolved(inst, attr.span(), out, format!("dependencies.paths: {m}")),
+            },
+            Value::Unknown(why) => unresolved(
+                inst,
+                attr.span(),
+                out,
+                format!("an entry of dependencies.paths is unknown ({why})"),
+            ),
+            other => unresolved(
+                inst,
+                attr.span(),
+                out,
+                format!(
+                    "dependencies.paths entries must be strings, found {}",
+                    other.type_name()
+                ),
+            ),
+        }
+    }
+}
+
+/// A path that decides an edge, resolved against the unit directory.
+fn edge_path(
+    inst: &Instance<'_>,
+    expr: &Expression,
+    what: &str,
+    out: &mut Outcome,
+) -> Option<String> {
+    match inst.eval(expr, None) {
+        Ok(Value::String(p)) => match inst.s.resolve(&inst.tg_dir, &p) {
+            Ok(target) => Some(target),
+            Err(m) => {
+                unresolved(inst, expr.span(), out, format!("{what}: {m}"));
+                None
+            }
+        },
+        Ok(Value::Unknown(why)) => {
+            unresolved(inst, expr.span(), out, format!("{what} is unknown ({why})"));
+            None
+        }
+        Ok(other) => {
+            unresolved(
+                inst,
+                expr.span(),
+                out,
+                format!("{what} must be a string, found {}", other.type_name()),
+            );
+            None
+        }
+        Err(e) => {
+            eval_error(out, &format!("{what} cannot be evaluated"), e);
+            None
+        }
+    }
+}
+
+/// `terraform.source`: a local source joins the read set (the whole root
+/// Terragrunt copies, and every local module it calls); a remote one adds
+/// nothing. Without a source the unit directory is the root module, whose
+/// module calls are followed the same way.
+pub(super) fn eval_source(
+    s: &Session,
+    acc: &Acc<'_>,
+    dir: &str,
+    source: Option<(&Instance<'_>, &Attribute)>,
+    out: &mut Outcome,
+) {
+    let module_dir = match source {
+        None => dir.to_string(),
+        Some((inst, attr)) => match inst.eval(&attr.value, None) {
+            Ok(Value::String(src)) => match reads::local_source_dirs(s, dir, &src) {
+                None => dir.to_string(),
+                Some(Ok((root, module))) => {
+                    if s.fs.probe(&root) == Probe::Escapes {
+                        return unresolved(
+                            inst,
+                            attr.span(),
+                            out,
+                            "terraform.source leads through a symbolic link outside the repository; cascade reads nothing outside the repository, so keep local modules inside it".to_string(),
+                        );
+                    }
+                    acc.read_dir(root);
+                    module
+                }
+                Some(Err(m)) => {
+                    return unresolved(inst, attr.span(), out, format!("terraform.source: {m}"));
+                }
+            },
+            Ok(Value::Unknown(why)) => {
+                return unresolved(
+                    inst,
+                    attr.span(),
+                    out,
+                    format!("terraform.source is unknown ({why})"),
+                );
+            }
+            Ok(other) => {
+                return unresolved(
+                    inst,
+                    attr.span(),
+                    out,
+                    format!(
+                        "terraform.source must be a string, found {}",
+                        other.type_name()
+                    ),
+                );
+            }
+            Err(e) => return eval_error(out, "terraform.source cannot be evaluated", e),
+        },
+    };
+    for read in reads::module_dirs(s, &module_dir).iter() {
+        if read != dir {
+            acc.read_dir(read.clone());
+        }
+    }
+}
+
+/// Var files named by `extra_arguments`: required, optional and `-var-file=` arguments.
+pub(super) fn eval_extra_arguments(inst: &Instance<'_>, block: &Block, out: &mut Outcome) {
+    let mut files = Vec::new();
+    for key in ["required_var_files", "optional_var_files", "arguments"] {
+        let Some(attr) = block.body.get_attribute(key) else {
+            continue;
+        };
+        match inst.eval(&attr.value, None) {
+            Ok(Value::List(items)) => {
+                let mut next_is_file = false;
+                for item in items {
+                    match item {
+                        Value::String(text) if key == "arguments" => {
+                            if next_is_file {
+                                files.push((text, attr));
+                                next_is_file = false;
+                            } else if let Some(f) = text.strip_prefix("-var-file=") {
+                                files.push((f.to_string(), attr));
+                            } else {
+                                next_is_file = text == "-var-file";
+                            }
+                        }
+                        Value::String(file) => files.push((file, attr)),
+                        Value::Unknown(why) => unresolved(
+                            inst,
+                            attr.span(),
+                            out,
+                            format!("extra_arguments.{key} is unknown ({why})"),
+                        ),
+                        _ => {}
+                    }
+                }
+            }
+            Ok(Value::Unknown(why)) => unresolved(
+                inst,
+                attr.span(),
+                out,
+                format!("extra_arguments.{key} is unknown ({why})"),
+            ),
+            Ok(_) => {}
+            Err(e) => eval_error(out, &format!("extra_arguments.{key}"), e),
+        }
+    }
+    for (file, _) in files {
+        // A var file outside the repository cannot change in a pull request.
+        if let Ok(path) = inst.s.resolve(&inst.tg_dir, &file) {
+            inst.acc.read_file(path);
+        }
+    }
+}
+
+pub(super) fn eval_exclude(inst: &Instance<'_>, block: &Block, out: &mut Outcome) {
+    let Some(cond) = block.body.get_attribute("if") else {
+        return;
+    };
+    let Some(true) = edge_bool(inst, &cond.value, "exclude.if", out) else {
+        return;
+    };
+    let actions = match block
+        .body
+        .get_attribute("actions")
+        .map(|a| (a, inst.eval(&a.value, None)))
+    {
+        Some((_, Ok(Value::List(items)))) => items,
+        Some((a, Ok(Value::Unknown(why)))) => {
+            return unresolved(
+                inst,
+                a.span(),
+                out,
+                format!("exclude.actions is unknown ({why})"),
+            );
+        }
+        Some((_, Err(e))) => return eval_error(out, "exclude.actions", e),
+        _ => Vec::new(),
+    };
+    // cascade plans and applies; an exclude that names either keeps the unit out.
+    let applies = actions.iter().any(|a| {
+        matches!(a, Value::String(s) if ["all", "all_except_output", "plan", "apply"].contains(&s.to_lowercase().as_str()))
+    });
+    if applies {
+        out.excluded = Some(format!(
+            "exclude block ({}:{})",
+            inst.file.path,
+            line(inst, block.span())
+        ));
+        if let Some(attr) = block.body.get_attribute("exclude_dependencies") {
+            out.exclude_dependencies =
+                edge_bool(inst, &attr.value, "exclude.exclude_dependencies", out) == Some(true);
+        }
+    }
+}
+
+/// Evaluates what Terragrunt evaluates on every parse (every local) as far as
+/// reads are concerned: each local and each attribute that calls a read
+/// function, so their arguments join the read set.
+pub(super) fn force_reads(inst: &Instance<'_>, out: &mut Outcome) {
+    if !reads::file_reads(&inst.file) {
+        return;
+    }
+    let plan = reads::read_plan(&inst.file);
+    for name in &plan.locals {
+        if let Err(e) = inst.local(name, None) {
+            eval_error(out, &format!("local.{name} cannot be evaluated"), e);
+        }
+    }
+    for path in &plan.attributes {
+        // Inputs and generated files may use dependency outputs; only the reads matter here.
+        if let Some(attr) = reads::attribute_at(&inst.file.body, path) {
+            let _ = inst.eval(&attr.value, None);
+        }
+    }
+}
