@@ -8,7 +8,7 @@ mod bot_world;
 mod fake_github;
 mod support;
 
-use bot_world::{REPO, push_change, serve_process, wait_listening, world, world_with};
+use bot_world::{REPO, push_change, serve_binary, serve_process, world, world_with};
 use fake_github::{FileChange, PrSpec};
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
@@ -52,13 +52,7 @@ async fn a_push_updates_the_same_comment_and_the_old_id_is_refused() {
         .await;
     let old = w.plan_id(n);
     let new_head = push_change(&w, "feature", "global/dns/main.tf", "a second change");
-    w.fake.push(
-        REPO,
-        n,
-        &new_head,
-        vec![FileChange::modified("global/dns/main.tf")],
-    );
-    assert_eq!(w.send_pr(n, "synchronize").await, 202);
+    w.synchronize(n, &new_head, "global/dns/main.tf").await;
     w.until("the second plan", |w| w.checks_done(&new_head))
         .await;
     let comments = w.fake.bot_comments(REPO, n);
@@ -393,17 +387,8 @@ async fn killing_the_server_mid_plan_then_restarting_finishes_the_plan_without_r
             ..PrSpec::default()
         },
     );
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let mut server = serve_process(
-        &w,
-        port,
-        &[OsStr::new("--terraform-bin"), terraform.as_os_str()],
-    );
-    wait_listening(port).await;
+    let (mut server, port) =
+        serve_binary(&w, &[OsStr::new("--terraform-bin"), terraform.as_os_str()]).await;
     let hook = format!("http://127.0.0.1:{port}/webhooks/github");
     assert_eq!(
         w.fake

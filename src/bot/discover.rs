@@ -30,7 +30,7 @@ use tokio_util::sync::CancellationToken;
 #[derive(Debug, thiserror::Error)]
 pub enum Interrupted {
     /// Past the deadline: a user error (the configuration is too costly to evaluate).
-    #[error("discovery took longer than {} s", .0.as_secs())]
+    #[error("discovery took longer than {} s", .0.as_secs_f64())]
     TimedOut(Duration),
     /// A newer push made the result pointless.
     #[error("superseded by a newer push")]
@@ -233,4 +233,68 @@ pub fn discover(input: DiscoveryInput, deadline: Instant) -> anyhow::Result<Disc
         unresolved: head.unresolved(),
         merge_base: changes.base,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn slots(timeout_ms: u64) -> DiscoverySlots {
+        DiscoverySlots::new(Duration::from_millis(timeout_ms))
+    }
+
+    #[tokio::test]
+    async fn work_within_the_deadline_returns_its_result() {
+        let s = slots(5_000);
+        let got = s.run(&CancellationToken::new(), |_| 42).await;
+        assert_eq!(got.unwrap(), 42);
+        assert_eq!(s.running(), 0);
+    }
+
+    #[tokio::test]
+    async fn a_panic_is_an_interruption_and_frees_the_slot() {
+        let s = slots(5_000);
+        let got = s
+            .run(&CancellationToken::new(), |_| -> u32 {
+                panic!("evaluator bug")
+            })
+            .await;
+        assert!(matches!(got, Err(Interrupted::Panicked(m)) if m.contains("panicked")));
+        assert_eq!(s.running(), 0);
+    }
+
+    #[tokio::test]
+    async fn overrunning_work_times_out_and_keeps_its_slot_until_it_ends() {
+        let s = slots(100);
+        let (release, wait) = std::sync::mpsc::channel::<()>();
+        let got = s
+            .run(&CancellationToken::new(), move |_| wait.recv().is_ok())
+            .await;
+        assert!(
+            matches!(got, Err(Interrupted::TimedOut(limit)) if limit == Duration::from_millis(100))
+        );
+        assert_eq!(s.running(), 1, "the runaway work still holds its slot");
+        release.send(()).unwrap();
+        for _ in 0..100 {
+            if s.running() == 0 {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("the slot was not given back when the work ended");
+    }
+
+    #[tokio::test]
+    async fn work_gets_its_deadline_and_a_newer_push_stops_the_wait() {
+        let s = slots(60_000);
+        let before = Instant::now();
+        let deadline = s.run(&CancellationToken::new(), |d| d).await.unwrap();
+        assert!(deadline > before + Duration::from_secs(59));
+        let cancel = CancellationToken::new();
+        cancel.cancel();
+        let got = s
+            .run(&cancel, |_| std::thread::sleep(Duration::from_millis(50)))
+            .await;
+        assert!(matches!(got, Err(Interrupted::Superseded)));
+    }
 }

@@ -237,8 +237,9 @@ async fn interrupted(
         }
         Interrupted::Panicked(_) => Err(stop.into()),
         Interrupted::TimedOut(limit) => {
-            tracing::warn!(pr = %key, limit_secs = limit.as_secs(), "discovery timed out");
-            let secs = limit.as_secs();
+            // Whole seconds from the flag print as `60`; shorter limits as `0.5`.
+            let secs = limit.as_secs_f64();
+            tracing::warn!(pr = %key, limit_secs = secs, "discovery timed out");
             let body = format!(
                 "Discovering this pull request's units took longer than {secs} s, so nothing was planned. \
                  Simplify the Terragrunt configuration it changes (large `for` expressions or `range()`s, \

@@ -38,6 +38,12 @@ pub fn push_change(w: &World, branch: &str, file: &str, line: &str) -> String {
     let text = std::fs::read_to_string(&path).unwrap();
     std::fs::write(&path, format!("{text}\n# {line}\n")).unwrap();
     git_out(dir, &["commit", "-qam", line]);
+    push(w, branch)
+}
+
+/// Force-pushes `branch` of the work repo to the origin; returns its head.
+pub fn push(w: &World, branch: &str) -> String {
+    let dir = w.work.path();
     git_out(
         dir,
         &[
@@ -169,6 +175,13 @@ impl World {
             .as_u16()
     }
 
+    /// A new head on pull request `number`, touching `file`, announced with `synchronize`.
+    pub async fn synchronize(&self, number: u64, head: &str, file: &str) {
+        self.fake
+            .push(REPO, number, head, vec![FileChange::modified(file)]);
+        assert_eq!(self.send_pr(number, "synchronize").await, 202);
+    }
+
     pub async fn comment(&self, number: u64, user: &str, body: &str) -> u16 {
         let c = self.fake.user_comment(REPO, number, user, body);
         self.fake
@@ -250,6 +263,18 @@ pub fn serve_process(w: &World, port: u16, extra: &[&std::ffi::OsStr]) -> std::p
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap()
+}
+
+/// The real `cascade serve` binary on a free port, listening: the process and its port.
+pub async fn serve_binary(w: &World, extra: &[&std::ffi::OsStr]) -> (std::process::Child, u16) {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = serve_process(w, port, extra);
+    wait_listening(port).await;
+    (child, port)
 }
 
 /// Waits until something listens on `port` of 127.0.0.1.
