@@ -7,9 +7,9 @@
 //! Isolation: each job runs in its own task, so a panic fails that job (one
 //! generic comment) and the pull request's actor takes the next one.
 //! Discovery runs off the async runtime within a deadline (`discover`). Every
-//! attempt at a delivery is counted in the store before the work starts, so a
-//! delivery that kills the process is given up after [`MAX_DELIVERY_ATTEMPTS`]
-//! instead of crash-looping the server.
+//! attempt at a pull request's delivery is counted in the store before the work
+//! starts, so a delivery that kills the process is given up after
+//! [`MAX_DELIVERY_ATTEMPTS`] instead of crash-looping the server.
 //!
 //! Owns the pull request flows (plan on open/push, `/apply` with its checks in
 //! order, `/plan`, `/unlock`, `/help`, close) and what they post. Never talks
@@ -136,8 +136,9 @@ impl Bot {
             jobs::Routed::Pr(key, job) => self.send(key, Some(delivery), job),
             jobs::Routed::Installation(change) => {
                 let bot = self.clone();
+                // No attempt is counted: recording an installation runs nothing a
+                // pull request wrote, and every write slows the acknowledgements.
                 self.tasks.spawn(async move {
-                    let _ = bot.store.start_delivery_attempt(&delivery).await;
                     let status = match jobs::apply_installation(&bot.store, change).await {
                         Ok(()) => DeliveryStatus::Processed,
                         Err(e) => {
