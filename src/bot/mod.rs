@@ -22,7 +22,6 @@ mod jobs;
 mod plan;
 mod publish;
 
-pub use discover::Interrupted;
 pub use jobs::{PrJob, PrKey};
 
 use crate::engine::Engine;
