@@ -4,9 +4,9 @@
 //! This module owns the comment's view model ([`PlanView`], [`ApplyView`]), the built-in
 //! Handlebars templates (`templates/plan.md.hbs`, `templates/apply.md.hbs`, compiled into the
 //! binary), a repo's overrides of them, the hidden marker that lets cascade find its own
-//! comments again, and the splitter. It never talks to a forge, never reads a plan file, and
-//! never sees an attribute value: the view model holds addresses, action labels and counts
-//! only.
+//! comments again, the splitter, and the cap on the number of comments. It never talks to a
+//! forge, never reads a plan file or plan JSON: the only values it shows are in each unit's
+//! rendered plan, which `plan::render` masked and redacted before it got here.
 //!
 //! Templates run in strict mode (a misspelt field is an error, not an empty string) with HTML
 //! escaping off: the render context escapes user-controlled text itself, for the place it
@@ -17,8 +17,11 @@
 //! here rather than by the template so an override cannot lose it. A body longer than the
 //! limit is cut into parts at top-level block boundaries, never inside a code fence or a
 //! `<details>` block (the rules are in `split.rs`); continuation parts carry
-//! `<!-- cascade:plan part k/n -->` and say "(continued, part k of n)".
+//! `<!-- cascade:plan part k/n -->` and say "(continued, part k of n)". At most
+//! [`MAX_COMMENTS`] parts are posted: past that, rendered plans are left out, largest first,
+//! each with a line saying so (`fit.rs`).
 
+mod fit;
 mod split;
 mod view;
 
@@ -26,12 +29,16 @@ pub use view::{
     ApplyOutcome, ApplyStatus, ApplyUnitView, ApplyView, PlanView, Problem, UnitView, WaveView,
 };
 
+use fit::{Layout, fit};
 use handlebars::{Handlebars, RenderErrorReason};
 use std::path::Path;
 use view::{ApplyContext, PlanContext};
 
 /// GitHub's limit on a comment body, in characters.
 pub const GITHUB_LIMIT: usize = 65_536;
+
+/// The most comments one plan or apply result takes: the first and at most ten more.
+pub const MAX_COMMENTS: usize = 11;
 
 /// First line of the plan comment; continuation parts use `<!-- cascade:plan part k/n -->`.
 pub const PLAN_MARKER: &str = "<!-- cascade:plan -->";
@@ -222,21 +229,60 @@ impl Comments {
     }
 
     /// The plan comment: one body, or several when it is longer than `limit` characters
-    /// (each then at most `limit`). Every body starts with the plan marker.
+    /// (each then at most `limit`), at most [`MAX_COMMENTS`]. Every body starts with the plan
+    /// marker.
     pub fn plan_comment(&self, view: &PlanView, limit: usize) -> Result<Vec<String>, CommentError> {
-        let body = self.render("plan", &PlanContext::new(view))?;
-        paginate(&body, limit, CommentKind::Plan)
+        self.plan_comment_within(view, limit, MAX_COMMENTS)
     }
 
-    /// The apply result comment, split like [`Comments::plan_comment`]. When the plan changed
-    /// since approval, the new plan (with its new id) is part of it.
+    /// [`Comments::plan_comment`] in at most `max_comments` bodies (`usize::MAX`: as many as
+    /// it takes, as `cascade plan` prints it). Past the cap, units' rendered plans are left
+    /// out, largest first, each with a line saying so.
+    pub fn plan_comment_within(
+        &self,
+        view: &PlanView,
+        limit: usize,
+        max_comments: usize,
+    ) -> Result<Vec<String>, CommentError> {
+        let layout = Layout {
+            limit,
+            kind: CommentKind::Plan,
+            max_comments,
+        };
+        let render = |context: &PlanContext| self.render("plan", context);
+        fit(&mut PlanContext::new(view), |c| Some(c), &render, &layout)
+    }
+
+    /// The apply result comment, split and capped like [`Comments::plan_comment`]. When the
+    /// plan changed since approval, the new plan (with its new id) is part of it.
     pub fn apply_comment(
         &self,
         view: &ApplyView,
         limit: usize,
     ) -> Result<Vec<String>, CommentError> {
-        let body = self.render("apply", &ApplyContext::new(view))?;
-        paginate(&body, limit, CommentKind::Apply)
+        self.apply_comment_within(view, limit, MAX_COMMENTS)
+    }
+
+    /// [`Comments::apply_comment`] in at most `max_comments` bodies, as
+    /// [`Comments::plan_comment_within`].
+    pub fn apply_comment_within(
+        &self,
+        view: &ApplyView,
+        limit: usize,
+        max_comments: usize,
+    ) -> Result<Vec<String>, CommentError> {
+        let layout = Layout {
+            limit,
+            kind: CommentKind::Apply,
+            max_comments,
+        };
+        let render = |context: &ApplyContext| self.render("apply", context);
+        fit(
+            &mut ApplyContext::new(view),
+            ApplyContext::new_plan_mut,
+            &render,
+            &layout,
+        )
     }
 
     fn render<T: serde::Serialize>(&self, name: &str, context: &T) -> Result<String, CommentError> {
@@ -326,27 +372,28 @@ fn frame_overhead(kind: CommentKind, max_parts: usize) -> usize {
     chars(&frame(kind, n - 1, n, ""))
 }
 
-fn paginate(body: &str, limit: usize, kind: CommentKind) -> Result<Vec<String>, CommentError> {
+/// `body` tidied and cut into the contents of parts: one when it fits `limit` with its
+/// marker, else several that each fit `limit` with their marker, part notes and `reserve`
+/// more characters (the note a capped comment may append to its last part).
+fn pieces(
+    body: &str,
+    limit: usize,
+    kind: CommentKind,
+    reserve: usize,
+) -> Result<Vec<String>, CommentError> {
     let body = split::tidy(body);
-    let whole = frame(kind, 1, 1, &body);
-    if chars(&whole) <= limit {
-        return Ok(vec![whole]);
+    if chars(&frame(kind, 1, 1, &body)) <= limit {
+        return Ok(vec![body]);
     }
-    let overhead = frame_overhead(kind, chars(&body).max(2));
+    let overhead = frame_overhead(kind, chars(&body).max(2)) + reserve;
     let minimum = overhead + MIN_CONTENT;
     if limit < minimum {
         return Err(CommentError::LimitTooSmall { limit, minimum });
     }
-    let pieces = split::split(&body, limit - overhead).map_err(|e| CommentError::Unsplittable {
+    split::split(&body, limit - overhead).map_err(|e| CommentError::Unsplittable {
         limit,
         reason: e.to_string(),
-    })?;
-    let parts = pieces.len();
-    Ok(pieces
-        .iter()
-        .enumerate()
-        .map(|(i, piece)| frame(kind, i + 1, parts, piece))
-        .collect())
+    })
 }
 
 #[cfg(test)]
@@ -375,15 +422,15 @@ mod tests {
     }
 
     #[test]
-    fn a_body_that_fits_is_one_part_with_the_marker_first() {
-        let parts = paginate("hello\n\n\n\nworld\n", 100, CommentKind::Plan).unwrap();
-        assert_eq!(parts, ["<!-- cascade:plan -->\nhello\n\nworld"]);
+    fn a_body_that_fits_is_one_part() {
+        let parts = pieces("hello\n\n\n\nworld\n", 100, CommentKind::Plan, 50).unwrap();
+        assert_eq!(parts, ["hello\n\nworld"]);
     }
 
     #[test]
     fn a_limit_too_small_for_the_frame_is_an_error() {
         let body = "word ".repeat(100);
-        let err = paginate(&body, 120, CommentKind::Plan).unwrap_err();
+        let err = pieces(&body, 120, CommentKind::Plan, 0).unwrap_err();
         assert!(matches!(
             err,
             CommentError::LimitTooSmall { limit: 120, .. }

@@ -21,6 +21,7 @@ pub mod git;
 pub mod graph;
 pub mod plan;
 pub mod problem;
+pub mod redact;
 pub mod scan;
 pub mod server;
 pub mod store;

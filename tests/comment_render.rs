@@ -54,6 +54,7 @@ fn unit(path: &str, fingerprint: &str, resources: Vec<ResourceChange>) -> UnitVi
         resources,
         outputs: Vec::new(),
         provisional: false,
+        rendered: None,
     }
 }
 
@@ -452,7 +453,10 @@ fn huge_plan() -> PlanView {
 #[test]
 fn a_huge_plan_is_split_into_parts_that_github_accepts() {
     let view = huge_plan();
-    let parts = Comments::new().plan_comment(&view, GITHUB_LIMIT).unwrap();
+    // As many parts as it takes (what `cascade plan` prints); the bot's cap is tested below.
+    let parts = Comments::new()
+        .plan_comment_within(&view, GITHUB_LIMIT, usize::MAX)
+        .unwrap();
     let n = parts.len();
     assert!(n > 10, "only {n} parts");
     for (i, part) in parts.iter().enumerate() {
@@ -516,11 +520,41 @@ fn a_huge_plan_is_split_into_parts_that_github_accepts() {
 }
 
 #[test]
+fn past_the_cap_with_nothing_to_leave_out_the_last_part_says_what_is_not_shown() {
+    // No unit has a rendered plan here (plans stored before cascade kept them): the
+    // resource lists and tables alone need more than eleven comments.
+    let view = huge_plan();
+    let parts = Comments::new().plan_comment(&view, GITHUB_LIMIT).unwrap();
+    assert_eq!(parts.len(), cascade::comment::MAX_COMMENTS);
+    for (i, part) in parts.iter().enumerate() {
+        assert!(chars(part) <= GITHUB_LIMIT, "part {} is too long", i + 1);
+        assert_balanced(part);
+        let marker = parse_marker(part).unwrap();
+        assert_eq!(marker.part, i + 1);
+        if i > 0 {
+            assert_eq!(marker.parts, Some(cascade::comment::MAX_COMMENTS));
+        }
+    }
+    let last = parts.last().unwrap();
+    assert!(
+        last.ends_with(
+            "comments' worth of this is not shown: cascade posts at most 11 comments. \
+             Run `cascade plan --format markdown` locally to see all of it."
+        ),
+        "{}",
+        &last[last.len() - 300..]
+    );
+    assert!(!last.contains("Continued in the next comment"));
+}
+
+#[test]
 fn a_plan_that_fits_is_not_split_and_a_small_limit_splits_it_cleanly() {
     let view = realistic_plan();
     let whole = Comments::new().plan_comment(&view, GITHUB_LIMIT).unwrap();
     assert_eq!(whole.len(), 1);
-    let parts = Comments::new().plan_comment(&view, 1200).unwrap();
+    let parts = Comments::new()
+        .plan_comment_within(&view, 1200, usize::MAX)
+        .unwrap();
     assert!(parts.len() > 2);
     for part in &parts {
         assert!(chars(part) <= 1200, "{part}");

@@ -3,9 +3,9 @@
 
 use cascade::config::Executor as Tool;
 use cascade::engine::{ApplyError, Engine, PlanTarget};
-use cascade::exec::{ExecError, Executor, UnitJob};
+use cascade::exec::{ExecError, Executor, Resumed, UnitJob};
 use cascade::plan::PlanId;
-use cascade::store::{PlanStatus, SqliteStore, Store, SystemClock, UnitStatus};
+use cascade::store::{ApplyClaim, Clock, PlanStatus, SqliteStore, Store, SystemClock, UnitStatus};
 use cascade::unit::UnitPath;
 use std::collections::{BTreeMap, VecDeque};
 use std::path::PathBuf;
@@ -22,14 +22,31 @@ enum Plan {
     Fails,
 }
 
-/// A scripted executor: per unit, a queue of plan results (the last repeats)
-/// and whether applies fail. Counts every apply.
+/// What re-attaching to a unit's earlier apply finds.
+#[derive(Clone, Copy, Debug)]
+enum Resume {
+    Succeeded,
+    Failed,
+    StillRunning,
+    Unknown,
+}
+
+/// A scripted executor: per unit, a queue of plan results (the last repeats),
+/// whether applies fail or never end, and what re-attaching finds. Counts
+/// every plan and apply.
 #[derive(Default)]
 struct Scripted {
     plans: Mutex<BTreeMap<String, VecDeque<Plan>>>,
     failing_applies: Mutex<Vec<String>>,
+    /// Applies that never end (the process "dies" while they run).
+    hanging_applies: Mutex<Vec<String>>,
+    resumes: Mutex<BTreeMap<String, Resume>>,
     applies: Mutex<Vec<String>>,
     planned: Mutex<Vec<String>>,
+    /// Failure excerpts of plans that fail.
+    excerpt: Mutex<String>,
+    /// What the children's environment would hold as secrets (`TF_VAR_*` values).
+    child_secrets: Mutex<Vec<String>>,
 }
 
 impl Scripted {
@@ -38,6 +55,10 @@ impl Scripted {
             .lock()
             .unwrap()
             .insert(unit.into(), plans.iter().cloned().collect());
+    }
+
+    fn on_resume(&self, unit: &str, found: Resume) {
+        self.resumes.lock().unwrap().insert(unit.into(), found);
     }
 
     fn applied(&self) -> Vec<String> {
@@ -64,6 +85,11 @@ fn show_json(plan: &Plan) -> Vec<u8> {
 }
 
 impl Executor for Scripted {
+    fn redactor(&self) -> cascade::redact::Redactor {
+        let secrets = self.child_secrets.lock().unwrap();
+        cascade::redact::Redactor::with_secrets(secrets.iter().map(String::as_str))
+    }
+
     async fn plan(&self, job: &UnitJob, _cancel: &CancellationToken) -> Result<Vec<u8>, ExecError> {
         tokio::time::sleep(Duration::from_millis(5)).await;
         self.planned.lock().unwrap().push(job.unit.to_string());
@@ -80,7 +106,10 @@ impl Executor for Scripted {
             Plan::Fails => Err(ExecError::Failed {
                 command: "terraform plan".into(),
                 code: 1,
-                excerpt: "Error: boom".into(),
+                excerpt: match self.excerpt.lock().unwrap().as_str() {
+                    "" => "Error: boom".into(),
+                    text => text.to_string(),
+                },
             }),
             plan => Ok(show_json(&plan)),
         }
@@ -88,6 +117,14 @@ impl Executor for Scripted {
 
     async fn apply(&self, job: &UnitJob, _shutdown: &CancellationToken) -> Result<(), ExecError> {
         self.applies.lock().unwrap().push(job.unit.to_string());
+        if self
+            .hanging_applies
+            .lock()
+            .unwrap()
+            .contains(&job.unit.to_string())
+        {
+            std::future::pending::<()>().await;
+        }
         if self
             .failing_applies
             .lock()
@@ -101,6 +138,25 @@ impl Executor for Scripted {
             });
         }
         Ok(())
+    }
+
+    async fn resume_apply(
+        &self,
+        job: &UnitJob,
+        _stop: &CancellationToken,
+    ) -> Result<Resumed, ExecError> {
+        let found = self.resumes.lock().unwrap().get(job.unit.as_str()).copied();
+        Ok(match found {
+            None => Resumed::Nothing,
+            Some(Resume::Succeeded) => Resumed::Finished(Ok(())),
+            Some(Resume::Failed) => Resumed::Finished(Err(ExecError::Failed {
+                command: "terraform apply".into(),
+                code: 1,
+                excerpt: "Error: half applied".into(),
+            })),
+            Some(Resume::StillRunning) => Resumed::Running,
+            Some(Resume::Unknown) => Resumed::Unknown,
+        })
     }
 }
 
@@ -272,6 +328,12 @@ async fn a_plan_that_changed_since_approval_is_not_applied_nor_its_dependents() 
     let left: Vec<&str> = new_plan.units.iter().map(|u| u.path.as_str()).collect();
     assert_eq!(left, ["db", "app"]);
     assert_eq!(
+        rendered(&new_plan, "db"),
+        "  # terraform_data.r0 will be created\n  + resource \"terraform_data\" \"r0\" {\n      + id    = (known after apply)\n      + input = \"v2\"\n    }",
+        "the new plan shows the fresh plan, as the apply re-planned it"
+    );
+    assert!(rendered(&new_plan, "app").contains(r#"+ input = "v1""#));
+    assert_eq!(
         new_plan.units[0].deps,
         Vec::<UnitPath>::new(),
         "vpc is applied: no longer a dependency"
@@ -393,4 +455,332 @@ async fn an_interrupted_plan_resumes_without_planning_finished_units_again() {
         );
     }
     assert_eq!(second.plan.run_id, first.plan.run_id);
+    for unit in ["vpc", "db", "app", "dns"] {
+        assert!(
+            rendered(&second.plan, unit).contains(r#"+ input = "v1""#),
+            "{unit}'s rendering survives the resume"
+        );
+    }
+}
+
+/// A unit's rendered plan text in `plan` (panics when it has none).
+fn rendered(plan: &cascade::store::PlanRecord, unit: &str) -> String {
+    let unit = plan.units.iter().find(|u| u.path.as_str() == unit).unwrap();
+    unit.rendered
+        .as_ref()
+        .unwrap_or_else(|| panic!("{} has no rendering", unit.path))
+        .text()
+        .to_string()
+}
+
+#[tokio::test]
+async fn each_unit_is_rendered_with_the_executors_redaction_and_stored_with_its_result() {
+    let exec = Scripted::default();
+    exec.script("vpc", &[Plan::Creates(2, "vpc-input-from-a-tf-var")]);
+    exec.script("dns", &[Plan::Creates(1, "t3.2xlarge")]);
+    exec.child_secrets
+        .lock()
+        .unwrap()
+        .push("vpc-input-from-a-tf-var".into());
+    let f = fixture(exec).await;
+    let outcome = plan(&f, "h1").await;
+    let vpc = rendered(&outcome.plan, "vpc");
+    assert!(!vpc.contains("vpc-input-from-a-tf-var"), "{vpc}");
+    assert_eq!(vpc.matches(r#"+ input = "[redacted]""#).count(), 2, "{vpc}");
+    assert!(rendered(&outcome.plan, "dns").contains(r#"+ input = "t3.2xlarge""#));
+    assert_eq!(
+        rendered(&outcome.plan, "db"),
+        "",
+        "an empty plan draws nothing"
+    );
+    // The same text is in the unit results (a resumed run) and the stored plan (a restart).
+    let stored = f
+        .engine
+        .store
+        .unit_records(&outcome.plan.run_id)
+        .await
+        .unwrap();
+    for record in &stored {
+        let unit = outcome
+            .plan
+            .units
+            .iter()
+            .find(|u| u.path == record.unit)
+            .unwrap();
+        assert_eq!(record.rendered, unit.rendered, "{}", record.unit);
+    }
+    let current = f.engine.store.current_plan(REPO).await.unwrap().unwrap();
+    assert_eq!(current, outcome.plan);
+}
+
+/// Plans vpc <- db <- app (and dns) to apply, then "kills" an apply while db's
+/// terraform runs: its future is dropped with db recorded `applying`.
+async fn apply_killed_while_db_applies(f: &Fixture) -> PlanId {
+    for unit in ["vpc", "db", "app", "dns"] {
+        f.engine.executor.script(unit, &[Plan::Creates(1, "v1")]);
+    }
+    let planned = plan(f, "h1").await;
+    f.engine
+        .executor
+        .hanging_applies
+        .lock()
+        .unwrap()
+        .push("db".into());
+    let killed =
+        tokio::time::timeout(Duration::from_millis(500), apply(f, &planned.plan.id, "h1")).await;
+    assert!(killed.is_err(), "the apply was still running");
+    f.engine.executor.hanging_applies.lock().unwrap().clear();
+    planned.plan.id
+}
+
+async fn db_status(f: &Fixture) -> UnitStatus {
+    let plan = f.engine.store.current_plan(REPO).await.unwrap().unwrap();
+    let run = f
+        .engine
+        .store
+        .latest_run(REPO, cascade::store::RunKind::Apply, plan.id.as_str())
+        .await
+        .unwrap()
+        .unwrap();
+    f.engine
+        .store
+        .unit_records(&run.id)
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|r| r.unit.as_str() == "db")
+        .unwrap()
+        .status
+}
+
+fn count(list: &[String], unit: &str) -> usize {
+    list.iter().filter(|u| *u == unit).count()
+}
+
+#[tokio::test]
+async fn a_unit_left_applying_is_re_attached_before_anything_else_and_never_applied_twice() {
+    let f = fixture(Scripted::default()).await;
+    let id = apply_killed_while_db_applies(&f).await;
+    assert_eq!(db_status(&f).await, UnitStatus::Applying);
+    let plans_before = count(&f.engine.executor.planned.lock().unwrap(), "db");
+    // The terraform the dead process started finished applying db.
+    f.engine.executor.on_resume("db", Resume::Succeeded);
+    let outcome = apply(&f, &id, "h1").await.unwrap();
+    assert!(outcome.complete(), "{:?}", statuses(&outcome));
+    let db = outcome
+        .units
+        .iter()
+        .find(|u| u.path.as_str() == "db")
+        .unwrap();
+    assert_eq!(db.status, UnitStatus::Applied);
+    assert!(
+        db.detail.contains("earlier cascade process"),
+        "{}",
+        db.detail
+    );
+    // Re-attached, not re-planned over the running apply's plan file, not applied again.
+    assert_eq!(
+        count(&f.engine.executor.planned.lock().unwrap(), "db"),
+        plans_before
+    );
+    let applies = f.engine.executor.applied();
+    assert_eq!(count(&applies, "db"), 1, "{applies:?}");
+    assert_eq!(count(&applies, "app"), 1, "{applies:?}");
+}
+
+#[tokio::test]
+async fn a_unit_whose_apply_still_runs_is_left_alone_and_one_that_failed_fails() {
+    let f = fixture(Scripted::default()).await;
+    let id = apply_killed_while_db_applies(&f).await;
+    let plans_before = count(&f.engine.executor.planned.lock().unwrap(), "db");
+    f.engine.executor.on_resume("db", Resume::StillRunning);
+    let outcome = apply(&f, &id, "h1").await.unwrap();
+    let s = statuses(&outcome);
+    assert!(s.contains(&("db".into(), UnitStatus::Applying)), "{s:?}");
+    assert!(s.contains(&("app".into(), UnitStatus::Skipped)), "{s:?}");
+    assert_eq!(
+        count(&f.engine.executor.planned.lock().unwrap(), "db"),
+        plans_before,
+        "never re-planned while its apply may run"
+    );
+    // It ended in failure: recorded failed, its dependents skipped, nothing re-applied.
+    f.engine.executor.on_resume("db", Resume::Failed);
+    let outcome = apply(&f, &id, "h1").await.unwrap();
+    let s = statuses(&outcome);
+    assert!(s.contains(&("db".into(), UnitStatus::Failed)), "{s:?}");
+    assert!(s.contains(&("app".into(), UnitStatus::Skipped)), "{s:?}");
+    assert_eq!(count(&f.engine.executor.applied(), "db"), 1);
+}
+
+#[tokio::test]
+async fn an_apply_whose_end_is_unknown_is_judged_by_a_fresh_plan() {
+    let f = fixture(Scripted::default()).await;
+    let id = apply_killed_while_db_applies(&f).await;
+    f.engine.executor.on_resume("db", Resume::Unknown);
+    // It did apply before it was killed: its fresh plan is empty.
+    f.engine.executor.script("db", &[Plan::Empty]);
+    let outcome = apply(&f, &id, "h1").await.unwrap();
+    assert!(outcome.complete(), "{:?}", statuses(&outcome));
+    assert_eq!(count(&f.engine.executor.applied(), "db"), 1);
+}
+
+#[tokio::test]
+async fn recovery_at_start_records_finished_applies_without_waiting_for_running_ones() {
+    let f = fixture(Scripted::default()).await;
+    let id = apply_killed_while_db_applies(&f).await;
+    f.engine.executor.on_resume("db", Resume::StillRunning);
+    match f.engine.recover_apply(REPO, &id).await.unwrap() {
+        cascade::engine::ApplyRecovery::Recovered { running } => {
+            assert_eq!(running, [p("db")])
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(db_status(&f).await, UnitStatus::Applying);
+    f.engine.executor.on_resume("db", Resume::Succeeded);
+    let found = f.engine.recover_apply(REPO, &id).await.unwrap();
+    assert!(
+        matches!(found, cascade::engine::ApplyRecovery::Recovered { ref running } if running.is_empty()),
+        "{found:?}"
+    );
+    assert_eq!(db_status(&f).await, UnitStatus::Applied);
+    // Recovery released its claim: the apply goes on, and db is not applied again.
+    let outcome = apply(&f, &id, "h1").await.unwrap();
+    assert!(outcome.complete(), "{:?}", statuses(&outcome));
+    assert_eq!(count(&f.engine.executor.applied(), "db"), 1);
+}
+
+#[tokio::test]
+async fn one_plan_id_is_applied_by_one_apply_at_a_time() {
+    let f = fixture(Scripted::default()).await;
+    for unit in ["vpc", "db", "app", "dns"] {
+        f.engine.executor.script(unit, &[Plan::Creates(1, "v1")]);
+    }
+    let planned = plan(&f, "h1").await;
+    let id = planned.plan.id.clone();
+    f.engine
+        .executor
+        .hanging_applies
+        .lock()
+        .unwrap()
+        .push("vpc".into());
+    let first = tokio::time::timeout(Duration::from_millis(800), apply(&f, &id, "h1"));
+    let second = async {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        apply(&f, &id, "h1").await.unwrap_err()
+    };
+    let (first, refused) = tokio::join!(first, second);
+    // The hanging apply never returns by itself: it was still running when refused.
+    assert!(first.is_err());
+    match &refused {
+        ApplyError::Busy { pid, host, .. } => {
+            assert_eq!(*pid, std::process::id());
+            assert_eq!(host, &cascade::engine::this_host());
+        }
+        other => panic!("{other}"),
+    }
+    assert!(
+        refused.to_string().contains(&format!(
+            "is being applied by pid {} on",
+            std::process::id()
+        )),
+        "{refused}"
+    );
+}
+
+#[tokio::test]
+async fn a_dead_owners_claim_is_taken_over_and_a_live_ones_is_not() {
+    let exec = Scripted::default();
+    exec.script("vpc", &[Plan::Creates(1, "v1")]);
+    let f = fixture(exec).await;
+    let planned = plan(&f, "h1").await;
+    let id = planned.plan.id.clone();
+    let now = SystemClock.now();
+    let claim = |pid: u32, host: &str, heartbeat_at: i64| ApplyClaim {
+        repo: REPO.into(),
+        plan_id: id.clone(),
+        owner: format!("owner-{pid}-{host}-{heartbeat_at}"),
+        pid,
+        host: host.into(),
+        heartbeat_at,
+    };
+    // A live process on another host, heartbeating: refused, naming it.
+    let live = claim(4242, "build-7", now);
+    assert!(
+        f.engine
+            .store
+            .insert_apply_claim(&live)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    let refused = apply(&f, &id, "h1").await.unwrap_err();
+    assert!(
+        refused
+            .to_string()
+            .contains("is being applied by pid 4242 on build-7; wait for it"),
+        "{refused}"
+    );
+    // The same owner, silent for longer than the lease: taken over.
+    let stale = claim(4242, "build-7", now - cascade::engine::LEASE_SECS - 5);
+    f.engine
+        .store
+        .release_apply_claim(REPO, &id, &live.owner)
+        .await
+        .unwrap();
+    f.engine.store.insert_apply_claim(&stale).await.unwrap();
+    assert!(apply(&f, &id, "h1").await.unwrap().complete());
+    assert!(
+        f.engine
+            .store
+            .apply_claim(REPO, &id)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    // On this host, a process that is gone: taken over at once.
+    let gone = std::process::Command::new("true").spawn().unwrap();
+    let gone_pid = gone.id();
+    let mut gone = gone;
+    gone.wait().unwrap();
+    let dead = claim(gone_pid, &cascade::engine::this_host(), now);
+    assert!(!cascade::engine::owner_alive(&dead, now));
+    // And one still running on this host is alive.
+    let me = claim(1, &cascade::engine::this_host(), now);
+    assert!(cascade::engine::owner_alive(&me, now));
+}
+
+#[tokio::test]
+async fn a_failure_stored_for_a_unit_is_redacted() {
+    let exec = Scripted::default();
+    exec.script("vpc", &[Plan::Fails]);
+    cascade::redact::register_secret("engine-rules-webhook-secret");
+    *exec.excerpt.lock().unwrap() = "Error: dial postgres://app:db-pass-4711@db:5432 with engine-rules-webhook-secret\n-----BEGIN RSA PRIVATE KEY-----\nMIIEkeymaterial\n-----END RSA PRIVATE KEY-----".into();
+    let f = fixture(exec).await;
+    let outcome = plan(&f, "h1").await;
+    let run = outcome.plan.run_id.clone();
+    let stored = f.engine.store.unit_records(&run).await.unwrap();
+    let view = cascade::engine::views::plan_view(&outcome.plan, &[]);
+    let texts = [
+        stored
+            .iter()
+            .find(|r| r.unit.as_str() == "vpc")
+            .unwrap()
+            .detail
+            .clone(),
+        outcome
+            .plan
+            .units
+            .iter()
+            .find(|u| u.path.as_str() == "vpc")
+            .unwrap()
+            .detail
+            .clone(),
+        serde_json::to_string(&view).unwrap(),
+    ];
+    for text in texts {
+        for secret in ["db-pass-4711", "engine-rules-webhook-secret", "keymaterial"] {
+            assert!(!text.contains(secret), "{secret} in {text}");
+        }
+        assert!(text.contains("postgres://[redacted]@db:5432"), "{text}");
+    }
 }

@@ -1,10 +1,13 @@
-//! The SQLite store, for real: plans and runs survive a reopen, deliveries
-//! are deduplicated by id, locks are exclusive, pull request state round-trips.
+//! The SQLite store, for real: plans and runs survive a reopen (with each
+//! unit's rendered plan; records stored before it still load), deliveries
+//! are deduplicated by id, locks are exclusive, pull request state round-trips,
+//! apply claims are taken by one process and taken over by one.
 
 use cascade::config::Executor as Tool;
+use cascade::plan::render::{RenderOptions, RenderedPlan};
 use cascade::plan::{Counts, Fingerprint, PlanId, PlanSummary};
 use cascade::store::{
-    DeliveryRecord, DeliveryStatus, Lock, PlanRecord, PlanStatus, PlannedUnit, PrState,
+    ApplyClaim, DeliveryRecord, DeliveryStatus, Lock, PlanRecord, PlanStatus, PlannedUnit, PrState,
     PullRequestRecord, RunKind, RunRecord, SqliteStore, Store, UnitRecord, UnitStatus,
 };
 use cascade::unit::UnitPath;
@@ -27,6 +30,29 @@ fn summary(fp: &str) -> PlanSummary {
     }
 }
 
+/// A real rendering: one `terraform_data` created.
+fn rendered() -> RenderedPlan {
+    let doc = serde_json::json!({
+        "format_version": "1.2",
+        "planned_values": {"root_module": {}},
+        "resource_changes": [{
+            "address": "terraform_data.a", "mode": "managed", "type": "terraform_data",
+            "name": "a", "provider_name": "terraform.io/builtin/terraform",
+            "change": {"actions": ["create"], "before": null, "after": {"input": "x"},
+                       "after_unknown": {"id": true}, "before_sensitive": false,
+                       "after_sensitive": {}},
+        }],
+        "output_changes": {},
+    });
+    let r = RenderedPlan::from_show_json(
+        &serde_json::to_vec(&doc).unwrap(),
+        &RenderOptions::default(),
+    )
+    .unwrap();
+    assert!(r.text().contains("+ input = \"x\""), "{}", r.text());
+    r
+}
+
 #[tokio::test]
 async fn plans_and_runs_survive_a_reopen() {
     let dir = tempfile::tempdir().unwrap();
@@ -47,6 +73,7 @@ async fn plans_and_runs_survive_a_reopen() {
             status: UnitStatus::Applying,
             detail: String::new(),
             summary: Some(summary("f1")),
+            rendered: Some(rendered()),
         };
         store.record_unit("r1", &record).await.unwrap();
         let unit = PlannedUnit {
@@ -59,6 +86,7 @@ async fn plans_and_runs_survive_a_reopen() {
             status: UnitStatus::Planned,
             detail: String::new(),
             summary: Some(summary("f1")),
+            rendered: Some(rendered()),
         };
         let plan = |id: &str| PlanRecord {
             id: PlanId(id.into()),
@@ -87,6 +115,7 @@ async fn plans_and_runs_survive_a_reopen() {
     let current = store.current_plan("acme/infra").await.unwrap().unwrap();
     assert_eq!(current.id, PlanId("bbbbbbbbbbbb".into()));
     assert_eq!(current.units[0].summary, Some(summary("f1")));
+    assert_eq!(current.units[0].rendered, Some(rendered()));
     let run = store
         .latest_run("acme/infra", RunKind::Apply, "k")
         .await
@@ -95,6 +124,51 @@ async fn plans_and_runs_survive_a_reopen() {
     assert!(!run.finished);
     let records = store.unit_records(&run.id).await.unwrap();
     assert_eq!(records[0].status, UnitStatus::Applying);
+    assert_eq!(
+        records[0].rendered,
+        Some(rendered()),
+        "a resumed run keeps it"
+    );
+}
+
+#[tokio::test]
+async fn plans_and_results_stored_before_renderings_were_kept_still_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(&dir).await;
+    // Rows as cascade wrote them before: plan units without `rendered`, results without it.
+    let pool = sqlx::SqlitePool::connect(&format!(
+        "sqlite://{}",
+        dir.path().join("db/cascade.db").display()
+    ))
+    .await
+    .unwrap();
+    let old_units = serde_json::json!([{
+        "path": "a", "wave": 1, "destroy": false, "deps": [], "tool": "terraform",
+        "status": "planned", "detail": "",
+        "summary": {"counts": {"add": 1, "change": 0, "destroy": 0, "replace": 0, "import": 0,
+                               "move": 0, "forget": 0, "read": 0},
+                    "resources": [], "outputs": [], "fingerprint": "f1"},
+    }]);
+    sqlx::query("INSERT INTO plans (id, repo, head, base, status, run_id, units, created_at) VALUES ('cccccccccccc', 'r', 'h', 'b', 'current', 'r0', ?, 1)")
+        .bind(old_units.to_string())
+        .execute(&pool)
+        .await
+        .unwrap();
+    sqlx::query("INSERT INTO runs (id, repo, kind, key, dir, status, created_at) VALUES ('r0', 'r', 'plan', 'k', '/d', 'running', 1)")
+        .execute(&pool)
+        .await
+        .unwrap();
+    sqlx::query("INSERT INTO unit_results (run_id, unit, status, detail, summary, updated_at) VALUES ('r0', 'a', 'planned', '', ?, 1)")
+        .bind(old_units[0]["summary"].to_string())
+        .execute(&pool)
+        .await
+        .unwrap();
+    let plan = store.current_plan("r").await.unwrap().unwrap();
+    assert_eq!(plan.units[0].summary, Some(summary("f1")));
+    assert_eq!(plan.units[0].rendered, None);
+    let records = store.unit_records("r0").await.unwrap();
+    assert_eq!(records[0].summary, Some(summary("f1")));
+    assert_eq!(records[0].rendered, None);
 }
 
 #[tokio::test]
@@ -211,4 +285,77 @@ async fn pull_request_state_and_installations_round_trip() {
     assert_eq!(store.installation_repos(77).await.unwrap(), ["acme/infra"]);
     store.upsert_installation(77, "acme", false).await.unwrap();
     assert!(store.installation_repos(77).await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn an_apply_claim_has_one_holder_and_one_taker_over() {
+    let dir = tempfile::tempdir().unwrap();
+    let id = PlanId("abcdefabcdef".into());
+    let claim = |owner: &str, pid: u32, heartbeat_at: i64| ApplyClaim {
+        repo: "acme/infra#7".into(),
+        plan_id: id.clone(),
+        owner: owner.into(),
+        pid,
+        host: "host-a".into(),
+        heartbeat_at,
+    };
+    let first = claim("first", 100, 10);
+    {
+        let store = open(&dir).await;
+        assert_eq!(store.insert_apply_claim(&first).await.unwrap(), None);
+    }
+    // It survives a restart; a second owner is told who holds it and changes nothing.
+    let store = open(&dir).await;
+    let second = claim("second", 200, 20);
+    assert_eq!(
+        store.insert_apply_claim(&second).await.unwrap(),
+        Some(first.clone())
+    );
+    // Only the owner heartbeats it.
+    assert!(
+        store
+            .heartbeat_apply_claim("acme/infra#7", &id, "first", 15)
+            .await
+            .unwrap()
+    );
+    assert!(
+        !store
+            .heartbeat_apply_claim("acme/infra#7", &id, "second", 15)
+            .await
+            .unwrap()
+    );
+    let beaten = ApplyClaim {
+        heartbeat_at: 15,
+        ..first.clone()
+    };
+    // Two takers-over of the claim as read: one wins.
+    assert!(
+        !store.take_over_apply_claim(&first, &second).await.unwrap(),
+        "stale read"
+    );
+    assert!(store.take_over_apply_claim(&beaten, &second).await.unwrap());
+    let third = claim("third", 300, 30);
+    assert!(!store.take_over_apply_claim(&beaten, &third).await.unwrap());
+    assert_eq!(
+        store.apply_claim("acme/infra#7", &id).await.unwrap(),
+        Some(second.clone())
+    );
+    // Releasing someone else's claim does nothing; the owner's release frees it.
+    store
+        .release_apply_claim("acme/infra#7", &id, "first")
+        .await
+        .unwrap();
+    assert!(
+        store
+            .apply_claim("acme/infra#7", &id)
+            .await
+            .unwrap()
+            .is_some()
+    );
+    store
+        .release_apply_claim("acme/infra#7", &id, "second")
+        .await
+        .unwrap();
+    assert_eq!(store.apply_claim("acme/infra#7", &id).await.unwrap(), None);
+    assert_eq!(store.insert_apply_claim(&third).await.unwrap(), None);
 }

@@ -24,11 +24,11 @@ mod publish;
 
 pub use jobs::{PrJob, PrKey};
 
-use crate::engine::Engine;
+use crate::engine::{ApplyRecovery, Engine};
 use crate::event::Event;
 use crate::exec::ProcessExecutor;
 use crate::forge::github::GitHubApp;
-use crate::store::{Clock, DeliveryStatus, SqliteStore, Store, SystemClock};
+use crate::store::{Clock, DeliveryStatus, PrState, SqliteStore, Store, SystemClock};
 use crate::workspace::Workspaces;
 use discover::DiscoverySlots;
 use std::collections::HashMap;
@@ -104,6 +104,26 @@ impl Bot {
             tasks: TaskTracker::new(),
             kill: CancellationToken::new(),
         });
+        // A pull request a dead process left `applying`: record what its applies did and
+        // put it back, so the re-processed `/apply` resumes the run (re-attaching to any
+        // terraform still running) instead of answering that an apply is running.
+        for mut pr in bot.store.unfinished_pull_requests().await? {
+            if pr.state != PrState::Applying {
+                continue;
+            }
+            let key = PrKey {
+                repo: pr.repo.clone(),
+                number: pr.number,
+            };
+            if let Some(id) = &pr.plan_id
+                && let ApplyRecovery::Busy(_) =
+                    bot.engine.recover_apply(&key.plan_key(), id).await?
+            {
+                continue;
+            }
+            pr.state = PrState::Commented;
+            bot.store.save_pull_request(&pr).await?;
+        }
         for delivery in bot.store.pending_deliveries().await? {
             if bot.store.delivery_attempts(&delivery.id).await? >= MAX_DELIVERY_ATTEMPTS {
                 bot.give_up(&delivery).await?;

@@ -66,6 +66,8 @@ struct PlanArgs {
     /// Where plans, runs and logs are kept (default: <repo>/.cascade).
     #[arg(long, env = "CASCADE_DATA_DIR")]
     data_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pass: PassEnv,
 }
 
 #[derive(clap::Args, Debug)]
@@ -82,6 +84,23 @@ struct ApplyArgs {
     format: RunFormat,
     #[arg(long, env = "CASCADE_DATA_DIR")]
     data_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pass: PassEnv,
+}
+
+/// `--pass-env`, shared by the commands that run terraform.
+#[derive(clap::Args, Debug, Default)]
+pub struct PassEnv {
+    /// Also pass this environment variable to terraform/tofu/terragrunt (repeatable,
+    /// or comma-separated in the environment; see README for what they get anyway).
+    /// `CASCADE_*` variables are never passed.
+    #[arg(
+        long = "pass-env",
+        value_name = "NAME",
+        env = "CASCADE_PASS_ENV",
+        value_delimiter = ','
+    )]
+    pub names: Vec<String>,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -133,6 +152,30 @@ struct AffectedArgs {
     features: Vec<(String, String)>,
 }
 
+impl Command {
+    /// `--repo` and `--data-dir` of the commands that run terraform, made absolute
+    /// against the current directory (without resolving symlinks).
+    fn make_paths_absolute(&mut self) -> std::io::Result<()> {
+        let absolute = |p: &mut PathBuf| -> std::io::Result<()> {
+            *p = std::path::absolute(&*p)?;
+            Ok(())
+        };
+        match self {
+            Command::Plan(args) => {
+                absolute(&mut args.repo)?;
+                args.data_dir.as_mut().map(absolute).transpose()?;
+            }
+            Command::Apply(args) => {
+                absolute(&mut args.repo)?;
+                args.data_dir.as_mut().map(absolute).transpose()?;
+            }
+            Command::Serve(args) => args.make_paths_absolute()?,
+            Command::Graph(_) | Command::Affected(_) | Command::Schema => {}
+        }
+        Ok(())
+    }
+}
+
 fn parse_feature(text: &str) -> Result<(String, String), String> {
     text.split_once('=')
         .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -147,8 +190,16 @@ enum TextOrJson {
 
 /// Runs the command line and returns the process exit code.
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let mut cli = Cli::parse();
     init_tracing(matches!(cli.command, Command::Serve(_)));
+    // Once, before anything runs: terraform runs in each unit's directory, so a
+    // relative path given on the command line would point somewhere else there.
+    if let Err(err) = cli.command.make_paths_absolute() {
+        eprintln!(
+            "cascade: cannot resolve the paths given on the command line ({err}); run cascade from an existing directory"
+        );
+        return ExitCode::from(2);
+    }
     let result = match cli.command {
         Command::Graph(args) => graph_cmd::run(&args),
         Command::Affected(args) => affected_cmd::run(&args),

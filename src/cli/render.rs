@@ -1,5 +1,6 @@
 //! Output of `cascade plan` and `cascade apply`: JSON for programs, and for
-//! people exactly the comment the bot would post.
+//! people the comment the bot would post, every part of it: the bot posts at
+//! most `MAX_COMMENTS` and leaves rendered plans out past that, pointing here.
 
 use crate::comment::{Comments, GITHUB_LIMIT};
 use crate::engine::ApplyOutcome;
@@ -21,6 +22,7 @@ pub fn plan_json(plan: &PlanRecord) -> Value {
             "counts": u.summary.as_ref().map(|s| s.counts).unwrap_or_default(),
             "fingerprint": u.summary.as_ref().map(|s| s.fingerprint.0.clone()),
             "detail": u.detail,
+            "diff": u.rendered.as_ref().map(|r| r.text()),
         })).collect::<Vec<_>>(),
         "totals": totals(plan),
     })
@@ -44,7 +46,11 @@ pub fn plan_markdown(
     plan: &PlanRecord,
     unresolved: &[(UnitPath, String)],
 ) -> anyhow::Result<String> {
-    let parts = Comments::new().plan_comment(&plan_view(plan, unresolved), GITHUB_LIMIT)?;
+    let parts = Comments::new().plan_comment_within(
+        &plan_view(plan, unresolved),
+        GITHUB_LIMIT,
+        usize::MAX,
+    )?;
     Ok(parts.join("\n\n---\n\n") + "\n")
 }
 
@@ -52,6 +58,10 @@ pub fn apply_markdown(
     outcome: &ApplyOutcome,
     unresolved: &[(UnitPath, String)],
 ) -> anyhow::Result<String> {
-    let parts = Comments::new().apply_comment(&apply_view(outcome, unresolved), GITHUB_LIMIT)?;
+    let parts = Comments::new().apply_comment_within(
+        &apply_view(outcome, unresolved),
+        GITHUB_LIMIT,
+        usize::MAX,
+    )?;
     Ok(parts.join("\n\n---\n\n") + "\n")
 }

@@ -1,5 +1,7 @@
 //! `cascade plan` and `cascade apply`: the plan engine on a local repository,
 //! with a SQLite store in the data directory (default `<repo>/.cascade`).
+//! `--repo` and `--data-dir` are absolute by the time they get here (see
+//! `Command::make_paths_absolute`).
 
 use super::repo::{locate, scan};
 use super::{ApplyArgs, PlanArgs, RunFormat};
@@ -27,10 +29,13 @@ async fn engine(
     data: &Path,
     parallelism: usize,
     timeout: u64,
+    pass_env: &[String],
 ) -> anyhow::Result<Engine<ProcessExecutor, SqliteStore>> {
     let store = SqliteStore::open(&data.join("cascade.db")).await?;
+    let executor = ProcessExecutor::new(data.join("plugin-cache"))
+        .with_environment(std::env::vars_os(), pass_env);
     Ok(Engine {
-        executor: Arc::new(ProcessExecutor::new(data.join("plugin-cache"))),
+        executor: Arc::new(executor),
         store: Arc::new(store),
         clock: Arc::new(SystemClock),
         data_dir: data.to_path_buf(),
@@ -158,7 +163,7 @@ async fn plan_async(args: &PlanArgs) -> anyhow::Result<ExitCode> {
             .as_ref()
             .map(|(b, d)| (&b.discovery, &b.graph, d.as_path())),
     );
-    let engine = engine(&data, args.parallelism, args.timeout).await?;
+    let engine = engine(&data, args.parallelism, args.timeout, &args.pass.names).await?;
     let repo_key = dir.display().to_string();
     let observe = progress(plan_targets.len());
     let cancel = CancellationToken::new();
@@ -200,7 +205,7 @@ async fn apply_async(args: &ApplyArgs) -> anyhow::Result<ExitCode> {
     let prefix = if prefix == "." { String::new() } else { prefix };
     let data = data_dir(&dir, &args.data_dir);
     let head = crate::git::worktree_identity(&dir)?;
-    let engine = engine(&data, args.parallelism, args.timeout).await?;
+    let engine = engine(&data, args.parallelism, args.timeout, &args.pass.names).await?;
     let repo_key = dir.display().to_string();
     let plan = engine.store.plan(&repo_key, &id).await.ok().flatten();
     // Destroys run in the base revision's tree, as they were planned.

@@ -71,6 +71,16 @@ pub struct ServeArgs {
     #[arg(long, env = "CASCADE_MAX_REQUESTS", default_value_t = HttpLimits::default().max_requests,
           value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
     max_requests: usize,
+    #[command(flatten)]
+    pass: super::PassEnv,
+}
+
+impl ServeArgs {
+    /// `--data-dir` made absolute: terraform runs elsewhere and must find the plugin cache and runs.
+    pub fn make_paths_absolute(&mut self) -> std::io::Result<()> {
+        self.data_dir = std::path::absolute(&self.data_dir)?;
+        Ok(())
+    }
 }
 
 pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
@@ -80,6 +90,12 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             args.github_private_key_file.display()
         )
     })?;
+    // Whatever a command prints, these never reach a log, a stored detail or a comment.
+    for secret in &args.github_webhook_secret {
+        crate::redact::register_secret(secret);
+    }
+    crate::redact::register_secret(&String::from_utf8_lossy(&key));
+    crate::exec::set_default_pass_env(args.pass.names.clone());
     let config = ServeConfig {
         listen: args.listen,
         data_dir: args.data_dir,

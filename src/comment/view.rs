@@ -2,13 +2,15 @@
 //! the render context the templates actually see.
 //!
 //! The view model is plain data in the engine's terms. The render context adds what a
-//! Handlebars template cannot compute itself (a unit's change count, its resource lines, a
-//! fence long enough for an error excerpt) and makes every piece of user-controlled text safe
-//! for the place it lands in: no newline in a table cell or list item, no `<` that GitHub could
-//! read as HTML, no line that could open or close a code fence or a `<details>` block. The
-//! context's field names are the contract for repo template overrides; they are listed in the
-//! header comment of each built-in template.
+//! Handlebars template cannot compute itself (a unit's change count, its resource lines, its
+//! rendered plan ready for a ```` ```diff ```` block, fences long enough for an error excerpt
+//! or a plan) and makes every piece of user-controlled text safe for the place it lands in: no
+//! newline in a table cell or list item, no `<` that GitHub could read as HTML, no line that
+//! could open or close a code fence or a `<details>` block. The context's field names are the
+//! contract for repo template overrides; they are listed in the header comment of each
+//! built-in template.
 
+use crate::plan::render::RenderedPlan;
 use crate::plan::{Counts, OutputChange, ResourceChange};
 use serde::Serialize;
 
@@ -66,6 +68,9 @@ pub struct UnitView {
     pub no_changes: bool,
     /// Planned against outputs that an upstream apply in this plan may change.
     pub provisional: bool,
+    /// The plan as `terraform plan` draws it (masked, redacted, bounded), shown in place of
+    /// the resource list; `None` for plans stored before cascade kept it.
+    pub rendered: Option<RenderedPlan>,
 }
 
 /// A unit that was not planned or applied, and why.
@@ -154,8 +159,12 @@ pub(super) struct PlanContext {
     /// True when some unit is provisional: the template then explains the word.
     has_provisional: bool,
     /// Units that change something, in wave order then destroyed units: the ones that get a
-    /// collapsible resource list.
+    /// collapsible block with their rendered plan (or resource list). Only these carry `diff`.
     changed_units: Vec<UnitContext>,
+    /// How many of `changed_units` had their rendered plan left out to keep the comment
+    /// within its number of comments (see `fit.rs`), and the sentence saying so.
+    pub(super) diffs_cut: usize,
+    pub(super) diffs_cut_text: String,
     failed: Vec<ProblemContext>,
     skipped: Vec<ProblemContext>,
     unresolved: Vec<ProblemContext>,
@@ -169,7 +178,7 @@ struct WaveContext {
 }
 
 #[derive(Clone, Serialize)]
-struct UnitContext {
+pub(super) struct UnitContext {
     path: String,
     counts: Counts,
     fingerprint: String,
@@ -183,6 +192,15 @@ struct UnitContext {
     resource_lines: Vec<String>,
     /// The same for outputs.
     output_lines: Vec<String>,
+    /// The rendered plan, for a ```` ```diff ```` block (`+` and `-` moved to the first
+    /// column, where GitHub colours them); empty when there is none or it was cut.
+    diff: String,
+    /// A backtick fence longer than any backtick run in `diff`.
+    diff_fence: String,
+    /// How many lines the rendered plan has (also once cut).
+    diff_lines: usize,
+    /// True when the rendered plan was left out so that the comment fits its comments.
+    diff_cut: bool,
 }
 
 #[derive(Serialize)]
@@ -237,10 +255,13 @@ impl PlanContext {
             .collect();
         let destroys: Vec<UnitContext> = view.destroys.iter().map(UnitContext::new).collect();
         let planned = || waves.iter().flat_map(|w| w.units.iter());
-        let changed_units = planned()
-            .chain(destroys.iter())
-            .filter(|u| !u.no_changes && u.changes > 0)
-            .cloned()
+        let changed_units = view
+            .waves
+            .iter()
+            .flat_map(|w| w.units.iter())
+            .chain(view.destroys.iter())
+            .filter(|u| !u.no_changes && u.resources.len() + u.outputs.len() > 0)
+            .map(UnitContext::with_diff)
             .collect();
         PlanContext {
             plan_id: inline_text(&view.plan_id),
@@ -253,6 +274,8 @@ impl PlanContext {
             wave_count: waves.len(),
             has_provisional: planned().chain(destroys.iter()).any(|u| u.provisional),
             changed_units,
+            diffs_cut: 0,
+            diffs_cut_text: String::new(),
             waves,
             destroys,
             failed: view.failed.iter().map(ProblemContext::new).collect(),
@@ -280,7 +303,48 @@ impl UnitContext {
                 .iter()
                 .map(|o| change_line(&o.action, &o.name, &[]))
                 .collect(),
+            diff: String::new(),
+            diff_fence: String::new(),
+            diff_lines: 0,
+            diff_cut: false,
         }
+    }
+
+    /// The unit with its rendered plan ready for its block.
+    fn with_diff(unit: &UnitView) -> UnitContext {
+        let mut context = UnitContext::new(unit);
+        if let Some(rendered) = unit.rendered.as_ref().filter(|r| !r.is_empty()) {
+            context.diff = diff_text(rendered.text());
+            context.diff_fence = fence_for(&context.diff);
+            context.diff_lines = context.diff.lines().count();
+        }
+        context
+    }
+
+    /// Characters its rendered plan takes in the comment (0 when it has none).
+    pub(super) fn diff_chars(&self) -> usize {
+        self.diff.chars().count()
+    }
+
+    /// Leaves its rendered plan out; the template then says so.
+    pub(super) fn cut_diff(&mut self) {
+        self.diff = String::new();
+        self.diff_fence = String::new();
+        self.diff_cut = true;
+    }
+}
+
+impl ApplyContext {
+    /// The new plan shown inside the result, if any.
+    pub(super) fn new_plan_mut(&mut self) -> Option<&mut PlanContext> {
+        self.new_plan.as_mut()
+    }
+}
+
+impl PlanContext {
+    /// The units with a rendered plan in the comment.
+    pub(super) fn changed_units_mut(&mut self) -> &mut [UnitContext] {
+        &mut self.changed_units
     }
 }
 
@@ -440,6 +504,38 @@ fn code_text(text: &str) -> String {
         .collect()
 }
 
+/// A unit's rendered plan for a ```` ```diff ```` block: on lines that start with white space
+/// and then `+` or `-` and a space, the symbol trades places with the white space, so GitHub
+/// colours additions and removals while every column stays where it was. `~`, `-/+` and the
+/// rest stay as terraform draws them. Control characters (the renderer escapes them
+/// already) become U+FFFD, so nothing but `\n` ends a line.
+fn diff_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for (i, line) in text.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        let body = line.trim_start_matches(' ');
+        let indent = line.len() - body.len();
+        let line = match body.as_bytes() {
+            [symbol @ (b'+' | b'-'), b' ', ..] if indent > 0 => {
+                out.push(char::from(*symbol));
+                out.push_str(&line[..indent]);
+                &body[1..]
+            }
+            _ => line,
+        };
+        out.extend(line.chars().map(|c| {
+            if c.is_control() && c != '\t' {
+                '\u{FFFD}'
+            } else {
+                c
+            }
+        }));
+    }
+    out
+}
+
 /// Text for a fenced block: `\r\n` normalised, control characters other than tab removed,
 /// trailing blank lines dropped.
 fn block_text(text: &str) -> String {
@@ -516,6 +612,15 @@ mod tests {
         assert_eq!(line.chars().count(), ONE_LINE_MAX + 1);
         assert!(line.ends_with('…'));
         assert_eq!(detail, long);
+    }
+
+    #[test]
+    fn diff_lines_put_plus_and_minus_first_and_keep_the_columns() {
+        let text = "  # terraform_data.a will be updated in-place\n  ~ resource \"terraform_data\" \"a\" {\n      + id    = (known after apply)\n      - gone  = \"x\" -> null\n      ~ input = <<-EOT\n          - old\n          + new\n            -unchanged\n        EOT\n    }\n-/+ resource \"x\" \"y\" {\n+ bare\n  ctl = \"a\u{7}b\"";
+        assert_eq!(
+            diff_text(text),
+            "  # terraform_data.a will be updated in-place\n  ~ resource \"terraform_data\" \"a\" {\n+       id    = (known after apply)\n-       gone  = \"x\" -> null\n      ~ input = <<-EOT\n-           old\n+           new\n            -unchanged\n        EOT\n    }\n-/+ resource \"x\" \"y\" {\n+ bare\n  ctl = \"a\u{FFFD}b\""
+        );
     }
 
     #[test]

@@ -2,15 +2,24 @@
 //! is re-planned (with refresh) and fingerprinted; only a plan equal to the
 //! approved one is applied. A unit whose plan changed is not applied and holds
 //! back its dependents; what is left becomes a new plan with a new id.
+//!
+//! An apply holds the plan id's claim from start to end. Before anything else
+//! runs, units an earlier process left `applying` are re-attached: a live
+//! terraform is waited for, a finished one's exit status and output recorded;
+//! only when nothing tells how it ended is the unit re-planned (an empty plan
+//! then means it was applied).
 
-use super::plan_run::{RunCtx, plan_id, record_unrun};
+use super::plan_run::{RunCtx, UnitPlan, plan_id, record_unrun};
 use super::{Engine, PlanTarget};
-use crate::exec::Executor;
+use crate::exec::{Executor, Resumed};
 use crate::plan::PlanId;
-use crate::store::{PlanRecord, PlanStatus, PlannedUnit, RunKind, Store, UnitRecord, UnitStatus};
+use crate::store::{
+    ApplyClaim, PlanRecord, PlanStatus, PlannedUnit, RunKind, RunRecord, Store, UnitRecord,
+    UnitStatus,
+};
 use crate::unit::UnitPath;
 use crate::walk::{Outcome, Walk, WalkEvent, WalkUnit};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
@@ -34,6 +43,19 @@ pub enum ApplyError {
     },
     #[error("plan {id} cannot be applied: {units} did not plan; fix the failure and plan again")]
     Incomplete { id: PlanId, units: String },
+    #[error("plan {id} is being applied by pid {pid} on {host}; wait for it")]
+    Busy { id: PlanId, pid: u32, host: String },
+}
+
+/// What [`Engine::recover_apply`] found for a plan left being applied.
+#[derive(Debug)]
+pub enum ApplyRecovery {
+    /// A live process is applying it (this server or another): leave it alone.
+    Busy(ApplyClaim),
+    /// Nobody is applying it any more. The results of applies that ended were
+    /// recorded; `running` lists units whose terraform still runs (the next
+    /// apply of the plan waits for them before doing anything else).
+    Recovered { running: Vec<UnitPath> },
 }
 
 fn current_hint(current: &Option<PlanId>) -> String {
@@ -76,7 +98,88 @@ impl<E: Executor, S: Store> Engine<E, S> {
     /// Applies plan `id` of `repo`, whose working tree is now at `head`.
     /// `dir_for` says where each planned unit's tool runs: its directory in
     /// the working tree, or for a destroy, in a tree of the base revision.
+    /// Refused with [`ApplyError::Busy`] while another live process applies `id`.
     pub async fn apply(
+        &self,
+        repo: &str,
+        id: &PlanId,
+        head: &str,
+        dir_for: &(dyn Fn(&PlannedUnit) -> PathBuf + Sync),
+        observe: impl FnMut(WalkEvent<'_>),
+    ) -> anyhow::Result<Result<ApplyOutcome, ApplyError>> {
+        let held = match self.take_claim(repo, id).await? {
+            Ok(held) => held,
+            Err(holder) => {
+                return Ok(Err(ApplyError::Busy {
+                    id: id.clone(),
+                    pid: holder.pid,
+                    host: holder.host,
+                }));
+            }
+        };
+        let result = self.apply_claimed(repo, id, head, dir_for, observe).await;
+        self.release_claim(held).await;
+        result
+    }
+
+    /// For a plan a dead process was applying (the server's start-up, for a
+    /// pull request left `applying`): takes its claim unless a live process
+    /// holds it, records the result of every apply that ended meanwhile,
+    /// and releases the claim. Never waits for a running terraform and never
+    /// starts one.
+    pub async fn recover_apply(&self, repo: &str, id: &PlanId) -> anyhow::Result<ApplyRecovery> {
+        let held = match self.take_claim(repo, id).await? {
+            Ok(held) => held,
+            Err(holder) => return Ok(ApplyRecovery::Busy(holder)),
+        };
+        let result = self.recover_claimed(repo, id).await;
+        self.release_claim(held).await;
+        result
+    }
+
+    async fn recover_claimed(&self, repo: &str, id: &PlanId) -> anyhow::Result<ApplyRecovery> {
+        let (Some(plan), Some(run)) = (
+            self.store.plan(repo, id).await?,
+            self.store
+                .latest_run(repo, RunKind::Apply, id.as_str())
+                .await?,
+        ) else {
+            return Ok(ApplyRecovery::Recovered { running: vec![] });
+        };
+        // Re-attaching reads the unit's working files only; it runs nothing in its directory.
+        let ctx = self.apply_ctx(&run, &plan, &|_| PathBuf::new()).await?;
+        let now = CancellationToken::new();
+        now.cancel();
+        let found = reattach(&ctx, &now).await;
+        Ok(ApplyRecovery::Recovered {
+            running: found.running.into_iter().collect(),
+        })
+    }
+
+    async fn apply_ctx(
+        &self,
+        run: &RunRecord,
+        plan: &PlanRecord,
+        dir_for: &(dyn Fn(&PlannedUnit) -> PathBuf + Sync),
+    ) -> anyhow::Result<RunCtx<E, S>> {
+        Ok(RunCtx {
+            executor: self.executor.clone(),
+            store: self.store.clone(),
+            run_id: run.id.clone(),
+            run_dir: PathBuf::from(&run.dir),
+            timeout: self.timeout,
+            cancel: CancellationToken::new(),
+            shutdown: self.shutdown.clone(),
+            targets: plan
+                .units
+                .iter()
+                .map(|u| (u.path.clone(), target_of(u, dir_for(u))))
+                .collect(),
+            previous: self.unit_results(&run.id).await?,
+        })
+    }
+
+    async fn apply_claimed(
         &self,
         repo: &str,
         id: &PlanId,
@@ -136,27 +239,16 @@ impl<E: Executor, S: Store> Engine<E, S> {
                     .await?
             }
         };
-        let previous = self.unit_results(&run.id).await?;
         let approved: BTreeMap<UnitPath, PlannedUnit> = plan
             .units
             .iter()
             .map(|u| (u.path.clone(), u.clone()))
             .collect();
-        let ctx = Arc::new(RunCtx {
-            executor: self.executor.clone(),
-            store: self.store.clone(),
-            run_id: run.id.clone(),
-            run_dir: PathBuf::from(&run.dir),
-            timeout: self.timeout,
-            cancel: CancellationToken::new(),
-            shutdown: self.shutdown.clone(),
-            targets: plan
-                .units
-                .iter()
-                .map(|u| (u.path.clone(), target_of(u, dir_for(u))))
-                .collect(),
-            previous,
-        });
+        let mut ctx = self.apply_ctx(&run, &plan, dir_for).await?;
+        // Before anything else: applies an earlier process left running.
+        let found = reattach(&ctx, &self.shutdown).await;
+        ctx.previous = self.unit_results(&run.id).await?;
+        let ctx = Arc::new(ctx);
         let walk = Walk::new(
             plan.units
                 .iter()
@@ -169,13 +261,15 @@ impl<E: Executor, S: Store> Engine<E, S> {
         );
         let worker = ctx.clone();
         let approved = Arc::new(approved);
+        let found = Arc::new(found);
         let states = walk
             .run(
                 CancellationToken::new(),
                 move |unit| {
                     let ctx = worker.clone();
                     let approved = approved.clone();
-                    async move { apply_one(&ctx, &approved[&unit], &unit).await }
+                    let found = found.clone();
+                    async move { apply_one(&ctx, &approved[&unit], &found, &unit).await }
                 },
                 observe,
             )
@@ -241,6 +335,7 @@ impl<E: Executor, S: Store> Engine<E, S> {
                     .filter(|r| r.status == UnitStatus::ChangedSinceApproval)
                 {
                     u.summary = r.summary.clone();
+                    u.rendered = r.rendered.clone();
                 }
                 u.deps.retain(|d| !done(d));
                 u.status = UnitStatus::Planned;
@@ -263,14 +358,77 @@ impl<E: Executor, S: Store> Engine<E, S> {
     }
 }
 
+/// What re-attaching found, for the walk.
+#[derive(Default)]
+struct Reattached {
+    /// Units whose terraform still runs (the wait was stopped): not touched.
+    running: BTreeSet<UnitPath>,
+    /// Units whose re-attached apply failed: failed in this run too.
+    failed: BTreeMap<UnitPath, String>,
+}
+
+/// Re-attaches to every unit recorded `applying` and records how its apply
+/// ended. `stop` ends the waits (the units stay `applying`).
+async fn reattach<E: Executor, S: Store>(
+    ctx: &RunCtx<E, S>,
+    stop: &CancellationToken,
+) -> Reattached {
+    let mut found = Reattached::default();
+    for (unit, record) in ctx
+        .previous
+        .iter()
+        .filter(|(_, r)| r.status == UnitStatus::Applying)
+    {
+        let Some(target) = ctx.targets.get(unit) else {
+            continue;
+        };
+        let plan = UnitPlan::of_record(record);
+        match ctx.executor.resume_apply(&ctx.job(target), stop).await {
+            Ok(Resumed::Finished(Ok(()))) => {
+                let detail =
+                    "applied by a terraform that an earlier cascade process started".into();
+                ctx.record(unit, UnitStatus::Applied, detail, plan).await;
+            }
+            Ok(Resumed::Finished(Err(e))) => {
+                let why = e.to_string();
+                ctx.record(unit, UnitStatus::Failed, why.clone(), plan)
+                    .await;
+                found.failed.insert(unit.clone(), why);
+            }
+            Ok(Resumed::Running) => {
+                found.running.insert(unit.clone());
+            }
+            // Nothing tells how it ended: the unit is re-planned, and its plan tells.
+            Ok(Resumed::Nothing | Resumed::Unknown) => {}
+            Err(e) => {
+                tracing::error!(unit = %unit, error = %e, "cannot re-attach to an apply; leaving the unit as it is");
+                found.running.insert(unit.clone());
+            }
+        }
+    }
+    found
+}
+
 async fn apply_one<E: Executor, S: Store>(
     ctx: &RunCtx<E, S>,
     approved: &PlannedUnit,
+    found: &Reattached,
     unit: &UnitPath,
 ) -> Outcome {
     let previous = ctx.previous.get(unit).map(|r| r.status);
     if matches!(previous, Some(UnitStatus::Applied | UnitStatus::Unchanged)) {
         return Outcome::Done;
+    }
+    if found.running.contains(unit) {
+        // Its plan file is in use and its outcome unknown: neither re-plan nor apply.
+        let why = "still being applied by a terraform an earlier cascade process started; apply again to record its result".to_string();
+        let plan = ctx.previous.get(unit).and_then(UnitPlan::of_record);
+        ctx.record(unit, UnitStatus::Applying, why.clone(), plan)
+            .await;
+        return Outcome::Failed(why);
+    }
+    if let Some(why) = found.failed.get(unit) {
+        return Outcome::Failed(why.clone());
     }
     let target = &ctx.targets[unit];
     let Some(expected) = approved.summary.as_ref() else {
@@ -279,15 +437,15 @@ async fn apply_one<E: Executor, S: Store>(
     ctx.record(unit, UnitStatus::Planning, String::new(), None)
         .await;
     let fresh = match ctx.plan_unit(target).await {
-        Ok(summary) => summary,
+        Ok(plan) => plan,
         Err(why) => {
             ctx.record(unit, UnitStatus::Failed, why.clone(), None)
                 .await;
             return Outcome::Failed(why);
         }
     };
-    if fresh.fingerprint != expected.fingerprint {
-        if previous == Some(UnitStatus::Applying) && fresh.is_empty() {
+    if fresh.summary.fingerprint != expected.fingerprint {
+        if previous == Some(UnitStatus::Applying) && fresh.summary.is_empty() {
             // Killed after terraform applied it but before cascade recorded that.
             ctx.record(
                 unit,
@@ -301,7 +459,7 @@ async fn apply_one<E: Executor, S: Store>(
         let detail = format!(
             "plan changed since approval (approved {}, now {})",
             expected.fingerprint.short(),
-            fresh.fingerprint.short()
+            fresh.summary.fingerprint.short()
         );
         ctx.record(
             unit,
@@ -312,7 +470,7 @@ async fn apply_one<E: Executor, S: Store>(
         .await;
         return Outcome::Blocked(detail);
     }
-    if fresh.is_empty() {
+    if fresh.summary.is_empty() {
         ctx.record(unit, UnitStatus::Unchanged, String::new(), Some(fresh))
             .await;
         return Outcome::Done;

@@ -2,23 +2,30 @@
 //! result to one plan id, and applies exactly that plan — re-planning each
 //! unit first and refusing any unit whose plan changed since approval.
 //!
-//! Owns the run lifecycle (run directories, resume after a crash, the plan
-//! record a reviewer approves). Knows terraform only through the `Executor`
-//! seam and persistence only through the `Store` seam.
+//! Owns the run lifecycle (run directories, resume after a crash, re-attaching
+//! to applies a dead process left running, the plan record a reviewer
+//! approves, the claim that lets one process at a time apply a plan id).
+//! Knows terraform only through the `Executor` seam and persistence only
+//! through the `Store` seam. Never applies a unit recorded `applied` again,
+//! and never re-plans a unit whose apply may still be running.
 
 mod apply_run;
+mod claim;
 mod plan_run;
 mod targets;
 pub mod views;
 
-pub use apply_run::{ApplyError, ApplyOutcome, UnitApply};
+pub use apply_run::{ApplyError, ApplyOutcome, ApplyRecovery, UnitApply};
+pub use claim::{LEASE_SECS, owner_alive, this_host};
 pub use plan_run::PlanOutcome;
 pub use targets::{PlanTarget, targets};
 
 use crate::exec::Executor;
 use crate::store::{Clock, RunKind, RunRecord, Store, UnitRecord};
 use crate::unit::UnitPath;
+use anyhow::Context;
 use std::collections::BTreeMap;
+use std::os::unix::fs::DirBuilderExt;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -39,13 +46,38 @@ pub struct Engine<E: Executor, S: Store> {
     pub shutdown: CancellationToken,
 }
 
-/// A unit's name as a file name: `/` becomes `--`, `.` (the root) becomes `root`.
-pub fn slug(unit: &UnitPath) -> String {
+/// How many bytes of a unit's readable name a file name keeps.
+const READABLE_NAME_BYTES: usize = 100;
+
+/// A unit's name as a file name, for its plan file, log and private working
+/// directory: a readable part (`/` becomes `--`, anything but ASCII letters,
+/// digits, `.`, `_` and `-` becomes `_`, cut at 100 bytes; the root is `root`)
+/// and 16 hex digits of the SHA-256 of the whole path, so `a/b` and `a--b` (or
+/// two long paths with one prefix) never share a file. At most 117 bytes.
+pub fn unit_file_stem(unit: &UnitPath) -> String {
+    use sha2::{Digest, Sha256};
+    let mut readable = String::new();
     if unit.as_str() == "." {
-        "root".into()
+        readable.push_str("root");
     } else {
-        unit.as_str().replace('/', "--").replace("..", "up")
+        for c in unit.as_str().chars() {
+            if readable.len() >= READABLE_NAME_BYTES {
+                break;
+            }
+            match c {
+                '/' => readable.push_str("--"),
+                c if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') => readable.push(c),
+                _ => readable.push('_'),
+            }
+        }
     }
+    readable.truncate(READABLE_NAME_BYTES);
+    // A leading dot would hide the file.
+    if readable.starts_with('.') {
+        readable.replace_range(0..1, "_");
+    }
+    let digest = hex::encode(Sha256::digest(unit.as_str().as_bytes()));
+    format!("{readable}-{}", &digest[..16])
 }
 
 impl<E: Executor, S: Store> Engine<E, S> {
@@ -53,6 +85,12 @@ impl<E: Executor, S: Store> Engine<E, S> {
     async fn new_run(&self, repo: &str, kind: RunKind, key: String) -> anyhow::Result<RunRecord> {
         let id = uuid::Uuid::new_v4().simple().to_string();
         let dir = self.data_dir.join("runs").join(&id);
+        // Private: it holds plan files and, while a command runs, its raw output.
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&dir)
+            .with_context(|| format!("cannot create the run directory {}", dir.display()))?;
         let run = RunRecord {
             id,
             repo: repo.to_string(),

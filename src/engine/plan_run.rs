@@ -1,8 +1,9 @@
 //! A plan run: every target planned in dependency order, each result
 //! persisted as it lands, the whole bound to a plan id.
 
-use super::{Engine, PlanTarget, slug};
+use super::{Engine, PlanTarget, unit_file_stem};
 use crate::exec::{Executor, UnitJob};
+use crate::plan::render::{RenderOptions, RenderedPlan};
 use crate::plan::{PlanId, PlanSummary};
 use crate::store::{PlanRecord, PlanStatus, PlannedUnit, RunKind, Store, UnitRecord, UnitStatus};
 use crate::unit::UnitPath;
@@ -24,6 +25,47 @@ pub struct PlanOutcome {
     pub failed: bool,
 }
 
+/// One unit's plan as cascade keeps it: what it does, and how the comment shows it.
+/// Made from the `show -json` bytes, which are dropped once both are made.
+#[derive(Clone, Debug)]
+pub(super) struct UnitPlan {
+    pub summary: PlanSummary,
+    /// `None` when the plan could not be drawn; the comment then lists its resources.
+    pub rendered: Option<RenderedPlan>,
+}
+
+impl UnitPlan {
+    /// Summarises and draws `json`, redacted by `redactor`.
+    fn of_show_json(
+        unit: &UnitPath,
+        json: &[u8],
+        redactor: &crate::redact::Redactor,
+    ) -> Result<UnitPlan, String> {
+        let summary = PlanSummary::from_show_json(json).map_err(|e| e.to_string())?;
+        let rendered = match RenderedPlan::from_show_json_redacted(
+            json,
+            &RenderOptions::default(),
+            redactor,
+        ) {
+            Ok(rendered) => Some(rendered),
+            Err(e) => {
+                // Not reached: the renderer refuses only what the summary refuses.
+                tracing::warn!(unit = %unit, error = %e, "cannot draw a unit's plan; the comment lists its resources");
+                None
+            }
+        };
+        Ok(UnitPlan { summary, rendered })
+    }
+
+    /// What `record` holds of a unit's plan, if it has one.
+    pub fn of_record(record: &UnitRecord) -> Option<UnitPlan> {
+        record.summary.clone().map(|summary| UnitPlan {
+            summary,
+            rendered: record.rendered.clone(),
+        })
+    }
+}
+
 /// What a worker needs, shared by every unit of a run.
 pub(super) struct RunCtx<E, S> {
     pub executor: Arc<E>,
@@ -40,13 +82,14 @@ pub(super) struct RunCtx<E, S> {
 
 impl<E: Executor, S: Store> RunCtx<E, S> {
     pub fn job(&self, target: &PlanTarget) -> UnitJob {
-        let slug = slug(&target.path);
+        let slug = unit_file_stem(&target.path);
         UnitJob {
             unit: target.path.clone(),
             dir: target.dir.clone(),
             tool: target.tool,
             plan_file: self.run_dir.join("plans").join(format!("{slug}.tfplan")),
             log: self.run_dir.join(format!("{:03}_{slug}.log", target.wave)),
+            work: self.run_dir.join("work").join(&slug),
             destroy: target.destroy,
             init_args: target.init_args.clone(),
             timeout: self.timeout,
@@ -58,28 +101,36 @@ impl<E: Executor, S: Store> RunCtx<E, S> {
         unit: &UnitPath,
         status: UnitStatus,
         detail: String,
-        summary: Option<PlanSummary>,
+        plan: Option<UnitPlan>,
     ) {
+        let (summary, rendered) = plan.map_or((None, None), |p| (Some(p.summary), p.rendered));
         let record = UnitRecord {
             unit: unit.clone(),
             status,
-            detail,
+            // Error excerpts come redacted from the executor; this catches what else may quote.
+            detail: crate::redact::redact(&detail),
             summary,
+            rendered,
         };
         if let Err(e) = self.store.record_unit(&self.run_id, &record).await {
             tracing::error!(unit = %unit, error = %e, "cannot record a unit's result");
         }
     }
 
-    /// Plans one unit: the saved plan file and its summary.
-    pub async fn plan_unit(&self, target: &PlanTarget) -> Result<PlanSummary, String> {
+    /// Plans one unit: the saved plan file, its summary and its rendering. The plan JSON
+    /// is read, summarised and drawn here, once, off the async workers, and dropped.
+    pub async fn plan_unit(&self, target: &PlanTarget) -> Result<UnitPlan, String> {
         let job = self.job(target);
         let json = self
             .executor
             .plan(&job, &self.cancel)
             .await
             .map_err(|e| e.to_string())?;
-        PlanSummary::from_show_json(&json).map_err(|e| e.to_string())
+        let redactor = self.executor.redactor();
+        let unit = target.path.clone();
+        tokio::task::spawn_blocking(move || UnitPlan::of_show_json(&unit, &json, &redactor))
+            .await
+            .map_err(|e| format!("reading the plan stopped: {e}"))?
     }
 }
 
@@ -198,6 +249,7 @@ impl<E: Executor, S: Store> Engine<E, S> {
                     status: record.map(|r| r.status).unwrap_or(UnitStatus::Cancelled),
                     detail: record.map(|r| r.detail.clone()).unwrap_or_default(),
                     summary: record.and_then(|r| r.summary.clone()),
+                    rendered: record.and_then(|r| r.rendered.clone()),
                 }
             })
             .collect();
@@ -250,8 +302,8 @@ async fn plan_one<E: Executor, S: Store>(ctx: &RunCtx<E, S>, unit: &UnitPath) ->
     ctx.record(unit, UnitStatus::Planning, String::new(), None)
         .await;
     match ctx.plan_unit(target).await {
-        Ok(summary) => {
-            ctx.record(unit, UnitStatus::Planned, String::new(), Some(summary))
+        Ok(plan) => {
+            ctx.record(unit, UnitStatus::Planned, String::new(), Some(plan))
                 .await;
             Outcome::Done
         }

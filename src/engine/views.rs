@@ -1,11 +1,14 @@
 //! From plan records and apply outcomes to the comment's view model: what a
-//! reviewer sees on the pull request (and `cascade plan` prints).
+//! reviewer sees on the pull request (and `cascade plan` prints). Every
+//! failure or skip reason is redacted once more here, whatever stored it;
+//! each unit's rendered plan was redacted when the engine drew it.
 
 use super::ApplyOutcome as Applied;
 use crate::comment::{
     ApplyOutcome, ApplyStatus, ApplyUnitView, ApplyView, PlanView, Problem, UnitView, WaveView,
 };
 use crate::plan::{Counts, PlanId};
+use crate::redact::redact;
 use crate::store::{PlanRecord, PlannedUnit, UnitStatus};
 use crate::unit::UnitPath;
 use std::collections::{BTreeMap, BTreeSet};
@@ -28,7 +31,7 @@ pub fn plan_view(plan: &PlanRecord, unresolved: &[(UnitPath, String)]) -> PlanVi
         match unit.status {
             UnitStatus::Failed => failed.push(Problem {
                 unit: unit.path.to_string(),
-                reason: unit.detail.clone(),
+                reason: redact(&unit.detail),
             }),
             UnitStatus::Planned => {
                 let view = unit_view(unit, provisional(unit, &by_path, &changing));
@@ -40,7 +43,7 @@ pub fn plan_view(plan: &PlanRecord, unresolved: &[(UnitPath, String)]) -> PlanVi
             }
             _ => skipped.push(Problem {
                 unit: unit.path.to_string(),
-                reason: unit.detail.clone(),
+                reason: redact(&unit.detail),
             }),
         }
     }
@@ -71,7 +74,7 @@ pub fn plan_view(plan: &PlanRecord, unresolved: &[(UnitPath, String)]) -> PlanVi
             .iter()
             .map(|(u, why)| Problem {
                 unit: u.to_string(),
-                reason: why.clone(),
+                reason: redact(why),
             })
             .collect(),
         locked: Vec::new(),
@@ -92,7 +95,7 @@ pub fn apply_view(outcome: &Applied, unresolved: &[(UnitPath, String)]) -> Apply
                 UnitStatus::Failed => ApplyStatus::Failed,
                 _ => ApplyStatus::Skipped,
             },
-            detail: u.detail.clone(),
+            detail: redact(&u.detail),
         })
         .collect();
     let applied = units.iter().any(|u| u.status == ApplyStatus::Applied);
@@ -151,6 +154,9 @@ fn unit_view(unit: &PlannedUnit, provisional: bool) -> UnitView {
         outputs: summary.map(|s| s.outputs.clone()).unwrap_or_default(),
         no_changes: summary.is_none_or(|s| s.is_empty()),
         provisional,
+        // Redacted when it was drawn; redacting again would take cascade's own
+        // `password = (sensitive value)` for a password.
+        rendered: unit.rendered.clone(),
     }
 }
 

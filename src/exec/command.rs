@@ -17,11 +17,7 @@ pub enum Step {
 pub fn command_line(tool: Tool, step: Step, job: &UnitJob) -> (&'static str, Vec<String>) {
     let plan_file = job.plan_file.to_string_lossy().to_string();
     let mut args: Vec<String> = Vec::new();
-    let program = match tool {
-        Tool::Terraform => "terraform",
-        Tool::Tofu => "tofu",
-        Tool::Terragrunt => "terragrunt",
-    };
+    let program = tool_name(tool);
     match step {
         Step::Init => {
             args.extend(["init", "-input=false", "-no-color"].map(String::from));
@@ -71,16 +67,30 @@ pub fn command_line(tool: Tool, step: Step, job: &UnitJob) -> (&'static str, Vec
     (program, args)
 }
 
-/// Environment every command gets.
-pub fn environment() -> Vec<(&'static str, &'static str)> {
-    vec![
-        ("TF_IN_AUTOMATION", "1"),
-        ("CHECKPOINT_DISABLE", "1"),
-        ("TF_INPUT", "0"),
-        ("TG_NON_INTERACTIVE", "true"),
-        ("TERRAGRUNT_NON_INTERACTIVE", "true"),
-        ("NO_COLOR", "1"),
-    ]
+/// The tool's name (as on PATH, whatever binary is configured) and the step's
+/// subcommand, for messages: `terraform plan`. Never a path.
+pub fn command_name(tool: Tool, step: Step) -> String {
+    format!("{} {}", tool_name(tool), step.name())
+}
+
+fn tool_name(tool: Tool) -> &'static str {
+    match tool {
+        Tool::Terraform => "terraform",
+        Tool::Tofu => "tofu",
+        Tool::Terragrunt => "terragrunt",
+    }
+}
+
+impl Step {
+    /// The subcommand, which also names the step's working files.
+    pub fn name(self) -> &'static str {
+        match self {
+            Step::Init => "init",
+            Step::Plan => "plan",
+            Step::Show => "show",
+            Step::Apply => "apply",
+        }
+    }
 }
 
 #[cfg(test)]
@@ -97,6 +107,7 @@ mod tests {
             tool: Tool::Terragrunt,
             plan_file: PathBuf::from("/data/runs/r1/plans/live--vpc.tfplan"),
             log: PathBuf::from("/data/runs/r1/001_live--vpc.log"),
+            work: PathBuf::from("/data/runs/r1/work/live--vpc"),
             destroy,
             init_args: vec![],
             timeout: Duration::from_secs(60),

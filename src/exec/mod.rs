@@ -1,19 +1,30 @@
 //! Running terraform, tofu or terragrunt in a unit: the process seam.
 //!
-//! Owns the command lines, the environment (non-interactive, no colour, no
-//! checkpoint calls, one shared plugin cache), timeouts and signals, and the
-//! per-unit logs. The plan JSON from `show -json` is read through a pipe into
-//! memory and handed back: it is never written to disk or to a log. An apply
-//! that has started is never killed on cancel; only a shutdown, after its
-//! grace period, stops it.
+//! Owns the command lines, the environment (an allow-list of the server's
+//! variables, non-interactive, no colour, no checkpoint calls, one shared
+//! plugin cache), timeouts and signals, and the per-unit logs. The plan JSON
+//! from `show -json` is read through a pipe into memory and handed back: it is
+//! never written to disk or to a log.
+//!
+//! Every command runs in its own process group with its output going to a
+//! file in the run's private directory (mode 0700), so an apply outlives a
+//! crash of cascade and a restarted cascade re-attaches to it
+//! ([`Executor::resume_apply`]). The raw output stays there only until it has
+//! been redacted into the unit's log; nothing unredacted is kept afterwards.
+//! An apply that has started is never stopped on cancel; only a shutdown,
+//! after its grace period, stops it. Stopping signals the whole group:
+//! SIGTERM, then SIGKILL after the grace period.
 
 mod command;
+mod env;
+mod log;
 mod process;
-mod redact;
+mod step_process;
 
+pub use crate::redact::redact;
 pub use command::{Step, command_line};
+pub use env::{ChildEnv, set_default_pass_env};
 pub use process::ProcessExecutor;
-pub use redact::redact;
 
 use crate::config::Executor as Tool;
 use crate::unit::UnitPath;
@@ -31,8 +42,12 @@ pub struct UnitJob {
     pub tool: Tool,
     /// The saved plan file, inside the run's private directory.
     pub plan_file: PathBuf,
-    /// The unit's log file: `<run>/<wave>_<unit with / as -->.log`.
+    /// The unit's log file: `<run>/<wave>_<unit file stem>.log`.
     pub log: PathBuf,
+    /// The unit's private working directory inside the run's directory: the
+    /// running command's raw output, its exit status and its lock, until they
+    /// are consumed.
+    pub work: PathBuf,
     /// Plan a destroy (a unit the change deletes).
     pub destroy: bool,
     /// Extra `init` arguments (a deleted unit's local state, for instance).
@@ -41,13 +56,16 @@ pub struct UnitJob {
     pub timeout: Duration,
 }
 
-/// Why a command did not succeed.
+/// Why a command did not succeed. No variant quotes the server's paths: the
+/// text reaches the pull request.
 #[derive(Debug, thiserror::Error)]
 pub enum ExecError {
     #[error("`{command}` failed (exit code {code}): {excerpt}")]
     Failed {
+        /// The tool and its subcommand (`terraform plan`).
         command: String,
         code: i32,
+        /// The last lines of the output, redacted.
         excerpt: String,
     },
     #[error("`{command}` timed out after {seconds} s")]
@@ -59,11 +77,26 @@ pub enum ExecError {
         command: String,
         source: std::io::Error,
     },
-    #[error("cannot write the log {path}: {source}")]
-    Log {
-        path: String,
-        source: std::io::Error,
-    },
+    #[error(
+        "cannot write the unit's log or working files: {source}; check that the data directory is writable and has free space"
+    )]
+    Log { source: std::io::Error },
+    #[error("the plan's JSON is larger than {limit_mib} MiB; split the unit into smaller ones")]
+    PlanTooLarge { limit_mib: u64 },
+}
+
+/// What became of an apply an earlier cascade process started.
+#[derive(Debug)]
+pub enum Resumed {
+    /// No apply of this job was started, or its result was already consumed.
+    Nothing,
+    /// It is still running (the wait was stopped); it was left running.
+    Running,
+    /// It ran to the end, with this result (its output is now in the unit's log).
+    Finished(Result<(), ExecError>),
+    /// It started, but how it ended is unknown (it was killed before it could
+    /// record an exit status): only a fresh plan can tell what it did.
+    Unknown,
 }
 
 /// The process seam. The real implementation runs binaries; tests script outcomes.
@@ -84,4 +117,24 @@ pub trait Executor: Send + Sync + 'static {
         job: &UnitJob,
         shutdown: &CancellationToken,
     ) -> impl Future<Output = Result<(), ExecError>> + Send;
+
+    /// Finds the apply of `job` that an earlier cascade process started and
+    /// did not see finish: waits for it while it runs, then reads its exit
+    /// status and output. When `stop` fires (or has fired) while it still
+    /// runs, answers [`Resumed::Running`] and leaves it running.
+    fn resume_apply(
+        &self,
+        job: &UnitJob,
+        stop: &CancellationToken,
+    ) -> impl Future<Output = Result<Resumed, ExecError>> + Send {
+        let _ = (job, stop);
+        async { Ok(Resumed::Nothing) }
+    }
+
+    /// The redaction applied to the children's output: the registered secrets and, for a
+    /// real executor, the secrets in the children's environment (`TF_VAR_*` values…).
+    /// Whatever cascade shows of a plan goes through it too.
+    fn redactor(&self) -> crate::redact::Redactor {
+        crate::redact::Redactor::default()
+    }
 }

@@ -1,17 +1,19 @@
-//! The real executor: child processes with piped output, timeouts, and
-//! SIGTERM-then-SIGKILL stopping.
+//! The real executor: each command a detached process (see `step_process`)
+//! with its output redacted into the unit's log once it ends, timeouts, and
+//! SIGTERM-then-SIGKILL stopping of the whole process group.
 
-use super::command::{Step, command_line, environment};
-use super::{ExecError, Executor, UnitJob, redact};
+use super::command::{Step, command_line, command_name};
+use super::env::{ChildEnv, FIXED, default_pass_env};
+use super::log::LogSink;
+use super::step_process::{self, Launch, StepFiles, StopOnDrop, private_dir};
+use super::{ExecError, Executor, Resumed, UnitJob};
 use crate::config::Executor as Tool;
-use std::collections::VecDeque;
-use std::io::Write;
+use crate::redact::Redactor;
+use nix::sys::signal::Signal;
+use std::ffi::OsString;
 use std::path::PathBuf;
-use std::process::Stdio;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, BufReader};
-use tokio::process::{Child, Command};
+use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio_util::sync::CancellationToken;
 
 /// What `show -json` says of a plan that changes nothing, returned when
@@ -19,8 +21,12 @@ use tokio_util::sync::CancellationToken;
 const EMPTY_PLAN_JSON: &[u8] =
     br#"{"format_version":"1.2","planned_values":{"root_module":{}},"resource_changes":[],"output_changes":{}}"#;
 
-/// How many output lines a failure message quotes.
-const EXCERPT_LINES: usize = 12;
+/// The largest plan JSON read into memory.
+const MAX_PLAN_JSON_MIB: u64 = 512;
+
+/// The exit code of a shell that could not find or run the command.
+const NOT_FOUND: i32 = 127;
+const NOT_EXECUTABLE: i32 = 126;
 
 /// Runs terraform, tofu and terragrunt binaries.
 pub struct ProcessExecutor {
@@ -29,6 +35,9 @@ pub struct ProcessExecutor {
     terragrunt: String,
     plugin_cache: PathBuf,
     grace: Duration,
+    /// What children get of this process's environment, and the redaction of their output.
+    env: ChildEnv,
+    redactor: Redactor,
     /// Terraform's plugin cache is not safe under concurrent writes, so
     /// `init`s of one cascade process take turns.
     init_lock: tokio::sync::Mutex<()>,
@@ -38,17 +47,34 @@ pub struct ProcessExecutor {
 }
 
 impl ProcessExecutor {
-    /// An executor whose `init`s share the provider cache in `plugin_cache`.
+    /// An executor whose `init`s share the provider cache in `plugin_cache`,
+    /// passing children the allowed part of this process's environment (and
+    /// the names given to [`super::set_default_pass_env`]).
     pub fn new(plugin_cache: PathBuf) -> ProcessExecutor {
+        let env = ChildEnv::from_parent(std::env::vars_os(), &default_pass_env());
         ProcessExecutor {
             terraform: "terraform".into(),
             tofu: "tofu".into(),
             terragrunt: "terragrunt".into(),
             plugin_cache,
             grace: Duration::from_secs(30),
+            redactor: env.redactor(),
+            env,
             init_lock: tokio::sync::Mutex::new(()),
             limit: None,
         }
+    }
+
+    /// Children get the allowed part of `parent` plus the variables named in `pass`
+    /// (`--pass-env`), instead of this process's environment.
+    pub fn with_environment(
+        mut self,
+        parent: impl IntoIterator<Item = (OsString, OsString)>,
+        pass: &[String],
+    ) -> ProcessExecutor {
+        self.env = ChildEnv::from_parent(parent, pass);
+        self.redactor = self.env.redactor();
+        self
     }
 
     /// At most `units` units plan or apply at once through this executor, whichever run they belong to.
@@ -92,6 +118,20 @@ impl ProcessExecutor {
         }
     }
 
+    fn child_env(&self) -> Vec<(OsString, OsString)> {
+        let mut vars: Vec<(OsString, OsString)> = self
+            .env
+            .vars()
+            .map(|(k, v)| (k.to_os_string(), v.to_os_string()))
+            .collect();
+        vars.extend(FIXED.iter().map(|(k, v)| (k.into(), v.into())));
+        vars.push((
+            "TF_PLUGIN_CACHE_DIR".into(),
+            self.plugin_cache.clone().into(),
+        ));
+        vars
+    }
+
     async fn init(&self, job: &UnitJob, cancel: &CancellationToken) -> Result<(), ExecError> {
         let _turn = self.init_lock.lock().await;
         std::fs::create_dir_all(&self.plugin_cache).ok();
@@ -100,112 +140,135 @@ impl ProcessExecutor {
             .map(|_| ())
     }
 
-    /// Runs one step. Output goes to the unit's log, redacted; for `show` the
-    /// standard output is captured into memory instead and returned.
-    /// Returns the captured output and the exit code (0, or 2 for a plan with changes).
+    /// Runs one step. Its output goes to the unit's log, redacted, once it
+    /// ends; for `show` the standard output is captured into memory instead
+    /// and returned. Returns the captured output and the exit code (0, or 2
+    /// for a plan with changes).
     async fn run(
         &self,
         job: &UnitJob,
         step: Step,
         stop: Stop<'_>,
     ) -> Result<(Vec<u8>, i32), ExecError> {
+        if let Stop::Cancel(cancel) = stop
+            && cancel.is_cancelled()
+        {
+            return Err(ExecError::Cancelled);
+        }
         let (_, args) = command_line(job.tool, step, job);
         let program = self.binary(job.tool);
-        let shown = format!("{program} {}", args.join(" "));
-        let log = Arc::new(Mutex::new(LogSink::open(job)?));
-        log.lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .line(&format!("$ {shown}"));
-        let mut child = Command::new(program)
-            .args(&args)
-            .current_dir(&job.dir)
-            .envs(environment())
-            .env("TF_PLUGIN_CACHE_DIR", &self.plugin_cache)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .map_err(|source| ExecError::Spawn {
-                command: shown.clone(),
+        let name = command_name(job.tool, step);
+        let files = StepFiles::new(&job.work, step.name());
+        private_dir(&job.work)?;
+        let mut log = LogSink::open(&job.log)?;
+        log.note(&format!("$ {program} {}", args.join(" ")));
+        let (cancel, deadline) = match stop {
+            Stop::Cancel(cancel) => (
+                Some(cancel),
+                Some(tokio::time::Instant::now() + job.timeout),
+            ),
+            Stop::Shutdown(shutdown) => (Some(shutdown), None),
+        };
+        let lock = step_process::lock_after_earlier(&files, cancel, deadline, self.grace).await?;
+        let launch = Launch {
+            program,
+            args: &args,
+            dir: &job.dir,
+            env: self.child_env(),
+            capture_stdout: step == Step::Show,
+        };
+        let mut started =
+            step_process::start(launch, &files, lock).map_err(|source| ExecError::Spawn {
+                command: name.clone(),
                 source,
             })?;
-        let stdout = child.stdout.take().expect("piped");
-        let stderr = child.stderr.take().expect("piped");
-        let capture = step == Step::Show;
-        let out_task = if capture {
-            tokio::spawn(read_all(stdout))
-        } else {
-            let log = log.clone();
-            tokio::spawn(async move {
-                copy_lines(stdout, &log).await;
-                Vec::new()
-            })
+        let mut stop_on_drop = StopOnDrop::new(&started, &files, self.grace, step != Step::Apply);
+        let capture = started
+            .child
+            .stdout
+            .take()
+            .map(|out| tokio::spawn(read_capped(out, MAX_PLAN_JSON_MIB << 20)));
+        let status = self.wait(&mut started, job, &name, stop).await;
+        stop_on_drop.disarm();
+        let captured = match capture {
+            Some(task) => task.await.unwrap_or(Ok(Vec::new())),
+            None => Ok(Vec::new()),
         };
-        let err_log = log.clone();
-        let err_task = tokio::spawn(async move { copy_lines(stderr, &err_log).await });
-
-        let status = self.wait(&mut child, job, &shown, stop).await;
-        let captured = out_task.await.unwrap_or_default();
-        let _ = err_task.await;
-        let status = status?;
-        let sink = log.lock().unwrap_or_else(|p| p.into_inner());
-        let code = status.code().unwrap_or(-1);
+        log.output(&files.out, &self.redactor)?;
+        files.remove();
+        let code = status?.code().unwrap_or(-1);
+        let captured = captured?;
         if code == 0 || (step == Step::Plan && code == 2) {
             return Ok((captured, code));
         }
-        Err(ExecError::Failed {
-            command: shown,
-            code: status.code().unwrap_or(-1),
-            excerpt: sink.excerpt(),
-        })
+        Err(failure(name, code, log.excerpt()))
     }
 
     async fn wait(
         &self,
-        child: &mut Child,
+        started: &mut step_process::Started,
         job: &UnitJob,
-        shown: &str,
+        name: &str,
         stop: Stop<'_>,
     ) -> Result<std::process::ExitStatus, ExecError> {
-        let timed_out = || ExecError::TimedOut {
-            command: shown.to_string(),
-            seconds: job.timeout.as_secs(),
+        let child = &mut started.child;
+        let group = started.group;
+        let gone = |e| ExecError::Spawn {
+            command: name.into(),
+            source: e,
         };
         match stop {
             Stop::Cancel(cancel) => {
                 tokio::select! {
-                    status = child.wait() => status.map_err(|e| ExecError::Spawn { command: shown.into(), source: e }),
-                    _ = tokio::time::sleep(job.timeout) => { self.terminate(child).await; Err(timed_out()) }
-                    _ = cancel.cancelled() => { self.terminate(child).await; Err(ExecError::Cancelled) }
+                    status = child.wait() => status.map_err(gone),
+                    _ = tokio::time::sleep(job.timeout) => {
+                        self.terminate(child, group).await;
+                        Err(ExecError::TimedOut { command: name.to_string(), seconds: job.timeout.as_secs() })
+                    }
+                    _ = cancel.cancelled() => { self.terminate(child, group).await; Err(ExecError::Cancelled) }
                 }
             }
             Stop::Shutdown(shutdown) => {
                 // An apply runs to the end: only a shutdown, after its grace, stops it.
                 tokio::select! {
-                    status = child.wait() => return status.map_err(|e| ExecError::Spawn { command: shown.into(), source: e }),
+                    status = child.wait() => return status.map_err(gone),
                     _ = shutdown.cancelled() => {}
                 }
                 tokio::select! {
-                    status = child.wait() => status.map_err(|e| ExecError::Spawn { command: shown.into(), source: e }),
-                    _ = tokio::time::sleep(self.grace) => { self.terminate(child).await; Err(ExecError::Cancelled) }
+                    status = child.wait() => status.map_err(gone),
+                    _ = tokio::time::sleep(self.grace) => { self.terminate(child, group).await; Err(ExecError::Cancelled) }
                 }
             }
         }
     }
 
-    /// SIGTERM, then SIGKILL if the process is still there after the grace period.
-    async fn terminate(&self, child: &mut Child) {
-        if let Some(pid) = child.id() {
-            let _ = nix::sys::signal::kill(
-                nix::unistd::Pid::from_raw(pid as i32),
-                nix::sys::signal::Signal::SIGTERM,
-            );
-            if tokio::time::timeout(self.grace, child.wait()).await.is_ok() {
-                return;
-            }
+    /// SIGTERM to the process group, then SIGKILL if the wrapper is still
+    /// there after the grace period.
+    async fn terminate(&self, child: &mut tokio::process::Child, group: Option<nix::unistd::Pid>) {
+        step_process::signal(group, Signal::SIGTERM);
+        if tokio::time::timeout(self.grace, child.wait()).await.is_ok() {
+            return;
         }
-        let _ = child.kill().await;
+        step_process::signal(group, Signal::SIGKILL);
+        let _ = child.wait().await;
+    }
+}
+
+/// The error for a command that exited with `code`.
+fn failure(command: String, code: i32, excerpt: String) -> ExecError {
+    match code {
+        NOT_FOUND | NOT_EXECUTABLE => ExecError::Spawn {
+            command,
+            source: std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                "the shell could not find or execute it",
+            ),
+        },
+        _ => ExecError::Failed {
+            command,
+            code,
+            excerpt,
+        },
     }
 }
 
@@ -231,6 +294,10 @@ fn needs_init(err: &ExecError) -> bool {
 }
 
 impl Executor for ProcessExecutor {
+    fn redactor(&self) -> Redactor {
+        self.redactor.clone()
+    }
+
     async fn plan(&self, job: &UnitJob, cancel: &CancellationToken) -> Result<Vec<u8>, ExecError> {
         let _slot = self.slot().await;
         let started = std::time::Instant::now();
@@ -251,6 +318,31 @@ impl Executor for ProcessExecutor {
             .record(started.elapsed().as_secs_f64());
         result
     }
+
+    async fn resume_apply(
+        &self,
+        job: &UnitJob,
+        stop: &CancellationToken,
+    ) -> Result<Resumed, ExecError> {
+        let files = StepFiles::new(&job.work, Step::Apply.name());
+        if !files.started() {
+            return Ok(Resumed::Nothing);
+        }
+        if !step_process::wait_unlocked(&files, stop).await? {
+            return Ok(Resumed::Running);
+        }
+        let mut log = LogSink::open(&job.log)?;
+        log.note("(the output of the apply started by an earlier cascade process, which it did not see end)");
+        log.output(&files.out, &self.redactor)?;
+        let code = files.exit_status();
+        files.remove();
+        let name = command_name(job.tool, Step::Apply);
+        Ok(match code {
+            None => Resumed::Unknown,
+            Some(0) => Resumed::Finished(Ok(())),
+            Some(code) => Resumed::Finished(Err(failure(name, code, log.excerpt()))),
+        })
+    }
 }
 
 impl ProcessExecutor {
@@ -260,10 +352,7 @@ impl ProcessExecutor {
         cancel: &CancellationToken,
     ) -> Result<Vec<u8>, ExecError> {
         if let Some(dir) = job.plan_file.parent() {
-            std::fs::create_dir_all(dir).map_err(|source| ExecError::Log {
-                path: dir.display().to_string(),
-                source,
-            })?;
+            private_dir(dir)?;
         }
         let initialised = job.dir.join(".terraform").is_dir();
         if job.tool != Tool::Terragrunt && !initialised {
@@ -286,57 +375,15 @@ impl ProcessExecutor {
     }
 }
 
-/// A unit's log: every line redacted, the last few kept for error messages.
-struct LogSink {
-    file: std::fs::File,
-    tail: VecDeque<String>,
-}
-
-impl LogSink {
-    fn open(job: &UnitJob) -> Result<LogSink, ExecError> {
-        let err = |source| ExecError::Log {
-            path: job.log.display().to_string(),
-            source,
-        };
-        if let Some(dir) = job.log.parent() {
-            std::fs::create_dir_all(dir).map_err(err)?;
-        }
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&job.log)
-            .map_err(err)?;
-        Ok(LogSink {
-            file,
-            tail: VecDeque::new(),
-        })
-    }
-
-    fn line(&mut self, line: &str) {
-        let clean = redact(line);
-        let _ = writeln!(self.file, "{clean}");
-        if !clean.trim().is_empty() {
-            if self.tail.len() == EXCERPT_LINES {
-                self.tail.pop_front();
-            }
-            self.tail.push_back(clean);
-        }
-    }
-
-    fn excerpt(&self) -> String {
-        self.tail.iter().cloned().collect::<Vec<_>>().join("\n")
-    }
-}
-
-async fn copy_lines(stream: impl AsyncRead + Unpin, log: &Mutex<LogSink>) {
-    let mut lines = BufReader::new(stream).lines();
-    while let Ok(Some(line)) = lines.next_line().await {
-        log.lock().unwrap_or_else(|p| p.into_inner()).line(&line);
-    }
-}
-
-async fn read_all(mut stream: impl AsyncRead + Unpin) -> Vec<u8> {
+/// Reads a stream to its end into memory, refusing more than `limit` bytes.
+async fn read_capped(stream: impl AsyncRead + Unpin, limit: u64) -> Result<Vec<u8>, ExecError> {
     let mut buf = Vec::new();
-    let _ = stream.read_to_end(&mut buf).await;
-    buf
+    let mut limited = stream.take(limit + 1);
+    let _ = limited.read_to_end(&mut buf).await;
+    if buf.len() as u64 > limit {
+        return Err(ExecError::PlanTooLarge {
+            limit_mib: limit >> 20,
+        });
+    }
+    Ok(buf)
 }

@@ -4,11 +4,13 @@
 //! (or `tofu show -json`) prints — and reducing it to a [`PlanSummary`]: counts, the changed
 //! resources with their action labels, the changed outputs, and the plan's [`Fingerprint`].
 //! Over all the units of a pull request it computes the [`PlanId`], the hash a reviewer types
-//! after `/apply`.
+//! after `/apply`. The [`render`] submodule draws the same JSON as `terraform plan` draws it,
+//! for reviewers.
 //!
-//! It must never let a value out. Attribute and output values, sensitive or not, go into the
-//! fingerprint's hash input and nowhere else: not into the summary, not into an error message,
-//! not into a log. The plan JSON is only ever held in memory.
+//! Outside [`render`] it must never let a value out. Attribute and output values, sensitive or
+//! not, go into the fingerprint's hash input and nowhere else: not into the summary, not into
+//! an error message, not into a log. [`render`] shows values that are not sensitive, and only
+//! in the text it returns (which the engine stores with the plan and the comment shows). The plan JSON is only ever held in memory.
 //!
 //! # Counting
 //!
@@ -68,6 +70,7 @@
 //! Numbers are hashed as `serde_json` reads them: integers within 64 bits exactly, others as
 //! the nearest double.
 
+pub mod render;
 mod show_json;
 
 use crate::unit::UnitPath;

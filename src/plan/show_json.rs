@@ -39,14 +39,18 @@ const OUTPUT_FIELDS: [&str; 6] = [
     "after_sensitive",
 ];
 
-/// What a resource change's `actions` list means.
+/// What a resource change's `actions` list means; shared with the renderer, which draws
+/// the two orders of a replacement differently (`-/+` and `+/-`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Action {
+pub(super) enum Action {
     NoOp,
     Create,
     Update,
     Delete,
-    Replace,
+    /// `["delete","create"]`: the default replacement.
+    DeleteThenCreate,
+    /// `["create","delete"]`: `create_before_destroy`.
+    CreateThenDelete,
     Read,
     Forget,
     /// `["create","forget"]`: a replacement whose old object is forgotten, not destroyed.
@@ -54,13 +58,14 @@ enum Action {
 }
 
 impl Action {
-    fn of(actions: &[&str]) -> Option<Action> {
+    pub(super) fn of(actions: &[&str]) -> Option<Action> {
         Some(match actions {
             ["no-op"] => Action::NoOp,
             ["create"] => Action::Create,
             ["update"] => Action::Update,
             ["delete"] => Action::Delete,
-            ["delete", "create"] | ["create", "delete"] => Action::Replace,
+            ["delete", "create"] => Action::DeleteThenCreate,
+            ["create", "delete"] => Action::CreateThenDelete,
             ["read"] => Action::Read,
             ["forget"] => Action::Forget,
             ["create", "forget"] => Action::CreateThenForget,
@@ -74,7 +79,7 @@ impl Action {
             Action::Create => &["create"],
             Action::Update => &["update"],
             Action::Delete => &["delete"],
-            Action::Replace => &["replace"],
+            Action::DeleteThenCreate | Action::CreateThenDelete => &["replace"],
             Action::Read => &["read"],
             Action::Forget => &["forget"],
             Action::CreateThenForget => &["create", "forget"],
@@ -87,7 +92,7 @@ impl Action {
             Action::Create => counts.add += 1,
             Action::Update => counts.change += 1,
             Action::Delete => counts.destroy += 1,
-            Action::Replace => counts.replace += 1,
+            Action::DeleteThenCreate | Action::CreateThenDelete => counts.replace += 1,
             Action::Read => counts.read += 1,
             Action::Forget => counts.forget += 1,
             Action::CreateThenForget => {
@@ -107,6 +112,42 @@ struct Resource {
 }
 
 pub(super) fn summarise(json: &[u8]) -> Result<PlanSummary, PlanError> {
+    let doc = plan_document(json)?;
+    let top = plan_fields(&doc);
+
+    let mut counts = Counts::default();
+    let mut resources = Vec::new();
+    for (i, change) in list(top, "resource_changes")?.iter().enumerate() {
+        if let Some(resource) = resource(change, i, &mut counts)? {
+            resources.push(resource);
+        }
+    }
+    resources.sort_by(|a, b| (&a.address, &a.deposed).cmp(&(&b.address, &b.deposed)));
+
+    let mut outputs = Vec::new();
+    for (name, change) in output_changes(top)? {
+        if let Some(output) = output(name, change)? {
+            outputs.push(output);
+        }
+    }
+    outputs.sort_by(|a: &(OutputChange, Value), b| a.0.name.cmp(&b.0.name));
+
+    let (resources, hashed_resources): (Vec<_>, Vec<_>) =
+        resources.into_iter().map(|r| (r.summary, r.hashed)).unzip();
+    let (outputs, hashed_outputs): (Vec<_>, Vec<_>) = outputs.into_iter().unzip();
+    let fingerprint = fingerprint_of(&document(hashed_resources, hashed_outputs))
+        .map_err(PlanError::Canonical)?;
+    Ok(PlanSummary {
+        counts,
+        resources,
+        outputs,
+        fingerprint,
+    })
+}
+
+/// Parses `show -json` output and refuses what is not a finished 1.x plan; the summary and
+/// the renderer read the same documents.
+pub(super) fn plan_document(json: &[u8]) -> Result<Value, PlanError> {
     // Parsing into a `Value` can only fail on syntax, whose messages quote no input.
     let doc: Value = serde_json::from_slice(json).map_err(PlanError::NotJson)?;
     let Value::Object(top) = &doc else {
@@ -132,41 +173,24 @@ pub(super) fn summarise(json: &[u8]) -> Result<PlanSummary, PlanError> {
     if top.get("errored") == Some(&Value::Bool(true)) {
         return Err(PlanError::Errored);
     }
+    Ok(doc)
+}
 
-    let mut counts = Counts::default();
-    let mut resources = Vec::new();
-    for (i, change) in list(top, "resource_changes")?.iter().enumerate() {
-        if let Some(resource) = resource(change, i, &mut counts)? {
-            resources.push(resource);
-        }
-    }
-    resources.sort_by(|a, b| (&a.address, &a.deposed).cmp(&(&b.address, &b.deposed)));
+/// The top-level fields of a document [`plan_document`] accepted.
+pub(super) fn plan_fields(doc: &Value) -> &Map<String, Value> {
+    doc.as_object()
+        .expect("plan_document accepts JSON objects only")
+}
 
-    let mut outputs = Vec::new();
+/// The plan's `output_changes`, by name; none when the field is missing or null.
+pub(super) fn output_changes(
+    top: &Map<String, Value>,
+) -> Result<impl Iterator<Item = (&String, &Value)>, PlanError> {
     match top.get("output_changes") {
-        None | Some(Value::Null) => {}
-        Some(Value::Object(map)) => {
-            for (name, change) in map {
-                if let Some(output) = output(name, change)? {
-                    outputs.push(output);
-                }
-            }
-        }
-        Some(_) => return Err(unexpected("output_changes".into(), "an object")),
+        None | Some(Value::Null) => Ok(None.into_iter().flatten()),
+        Some(Value::Object(map)) => Ok(Some(map.iter()).into_iter().flatten()),
+        Some(_) => Err(unexpected("output_changes".into(), "an object")),
     }
-    outputs.sort_by(|a: &(OutputChange, Value), b| a.0.name.cmp(&b.0.name));
-
-    let (resources, hashed_resources): (Vec<_>, Vec<_>) =
-        resources.into_iter().map(|r| (r.summary, r.hashed)).unzip();
-    let (outputs, hashed_outputs): (Vec<_>, Vec<_>) = outputs.into_iter().unzip();
-    let fingerprint = fingerprint_of(&document(hashed_resources, hashed_outputs))
-        .map_err(PlanError::Canonical)?;
-    Ok(PlanSummary {
-        counts,
-        resources,
-        outputs,
-        fingerprint,
-    })
 }
 
 /// The document whose canonical form is hashed; see the module docs.
@@ -187,8 +211,17 @@ pub(super) fn fingerprint_of(document: &Value) -> Result<Fingerprint, serde_json
     Ok(Fingerprint(hex::encode(Sha256::digest(&canonical))))
 }
 
-/// Reads one `resource_changes` entry; `None` for a plain no-op.
-fn resource(value: &Value, i: usize, counts: &mut Counts) -> Result<Option<Resource>, PlanError> {
+/// One `resource_changes` entry with the fields every reader needs checked.
+pub(super) struct ResourceEntry<'a> {
+    pub entry: &'a Map<String, Value>,
+    pub address: &'a str,
+    pub change: &'a Map<String, Value>,
+    pub action: Action,
+}
+
+/// Checks the `i`th `resource_changes` entry: an object with an address, a `change` object
+/// and actions cascade knows.
+pub(super) fn resource_entry(value: &Value, i: usize) -> Result<ResourceEntry<'_>, PlanError> {
     let path = format!("resource_changes[{i}]");
     let entry = object(value, &path)?;
     let address = string(entry, &path, "address")?;
@@ -201,6 +234,22 @@ fn resource(value: &Value, i: usize, counts: &mut Counts) -> Result<Option<Resou
         address: address.to_string(),
         actions: actions.iter().map(|a| printable(a)).collect(),
     })?;
+    Ok(ResourceEntry {
+        entry,
+        address,
+        change,
+        action,
+    })
+}
+
+/// Reads one `resource_changes` entry; `None` for a plain no-op.
+fn resource(value: &Value, i: usize, counts: &mut Counts) -> Result<Option<Resource>, PlanError> {
+    let ResourceEntry {
+        entry,
+        address,
+        change,
+        action,
+    } = resource_entry(value, i)?;
     let importing = present(change.get("importing"));
     let moved = present(entry.get("previous_address"));
 
@@ -273,11 +322,11 @@ fn pick(from: &Map<String, Value>, fields: &[&str]) -> Map<String, Value> {
         .collect()
 }
 
-fn present(value: Option<&Value>) -> bool {
+pub(super) fn present(value: Option<&Value>) -> bool {
     !matches!(value, None | Some(Value::Null))
 }
 
-fn list<'a>(top: &'a Map<String, Value>, key: &str) -> Result<&'a [Value], PlanError> {
+pub(super) fn list<'a>(top: &'a Map<String, Value>, key: &str) -> Result<&'a [Value], PlanError> {
     match top.get(key) {
         None | Some(Value::Null) => Ok(&[]),
         Some(Value::Array(items)) => Ok(items),

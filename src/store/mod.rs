@@ -3,15 +3,20 @@
 //! applying a finished unit again.
 //!
 //! `Store` is one of the three seams (with `Executor` and `Clock`): SQLite
-//! today, PostgreSQL for scale-out. Records hold plan summaries, never plan
-//! JSON or attribute values.
+//! today, PostgreSQL for scale-out. Records hold plan summaries and each
+//! unit's rendered plan (the masked, redacted text the pull request shows
+//! anyway), never plan JSON. Apply claims make one plan id applied by at
+//! most one process at a time.
 
 mod bot;
+mod claims;
 mod sqlite;
 
 pub use bot::{DeliveryRecord, DeliveryStatus, Lock, PrState, PullRequestRecord};
+pub use claims::ApplyClaim;
 pub use sqlite::SqliteStore;
 
+use crate::plan::render::RenderedPlan;
 use crate::plan::{Fingerprint, PlanId, PlanSummary};
 use crate::unit::UnitPath;
 use serde::{Deserialize, Serialize};
@@ -96,6 +101,9 @@ pub struct UnitRecord {
     /// An error excerpt, a skip reason, or empty.
     pub detail: String,
     pub summary: Option<PlanSummary>,
+    /// The unit's plan as the comment shows it; `None` before it planned, or when it
+    /// could not be drawn (the comment then lists the resources).
+    pub rendered: Option<RenderedPlan>,
 }
 
 /// One unit of an approvable plan.
@@ -116,6 +124,10 @@ pub struct PlannedUnit {
     pub status: UnitStatus,
     pub detail: String,
     pub summary: Option<PlanSummary>,
+    /// The plan as the comment shows it (masked text, never the JSON). Plans stored
+    /// before cascade kept it have none; the comment then lists the resources.
+    #[serde(default)]
+    pub rendered: Option<RenderedPlan>,
 }
 
 impl PlannedUnit {
@@ -284,6 +296,40 @@ pub trait Store: Send + Sync + 'static {
         pr: u64,
     ) -> impl Future<Output = anyhow::Result<u64>> + Send;
     fn locks(&self, repo: &str) -> impl Future<Output = anyhow::Result<Vec<Lock>>> + Send;
+
+    /// Takes the claim to apply `claim.plan_id` when nobody holds it; answers
+    /// the holder's claim otherwise (nothing is changed then).
+    fn insert_apply_claim(
+        &self,
+        claim: &ApplyClaim,
+    ) -> impl Future<Output = anyhow::Result<Option<ApplyClaim>>> + Send;
+    /// Replaces a dead owner's claim `old` by `new`, only if `old` is still
+    /// exactly what is stored (two processes taking over at once: one wins).
+    fn take_over_apply_claim(
+        &self,
+        old: &ApplyClaim,
+        new: &ApplyClaim,
+    ) -> impl Future<Output = anyhow::Result<bool>> + Send;
+    /// Refreshes the heartbeat of `owner`'s claim; false when it is no longer `owner`'s.
+    fn heartbeat_apply_claim(
+        &self,
+        repo: &str,
+        plan_id: &PlanId,
+        owner: &str,
+        now: i64,
+    ) -> impl Future<Output = anyhow::Result<bool>> + Send;
+    /// Deletes `owner`'s claim (nothing when someone else holds it now).
+    fn release_apply_claim(
+        &self,
+        repo: &str,
+        plan_id: &PlanId,
+        owner: &str,
+    ) -> impl Future<Output = anyhow::Result<()>> + Send;
+    fn apply_claim(
+        &self,
+        repo: &str,
+        plan_id: &PlanId,
+    ) -> impl Future<Output = anyhow::Result<Option<ApplyClaim>>> + Send;
 }
 
 /// The time seam: seconds since the epoch.

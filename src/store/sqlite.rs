@@ -1,8 +1,8 @@
 //! The SQLite store: one file, WAL mode, migrations embedded in the binary.
 
 use super::{
-    DeliveryRecord, DeliveryStatus, Lock, PlanRecord, PlanStatus, PrState, PullRequestRecord,
-    RunKind, RunRecord, Store, UnitRecord, UnitStatus,
+    ApplyClaim, DeliveryRecord, DeliveryStatus, Lock, PlanRecord, PlanStatus, PrState,
+    PullRequestRecord, RunKind, RunRecord, Store, UnitRecord, UnitStatus,
 };
 use crate::plan::PlanId;
 use crate::unit::UnitPath;
@@ -31,9 +31,19 @@ fn migrator() -> Migrator {
         migration(1, "runs", include_str!("../../migrations/0001_runs.sql")),
         migration(2, "bot", include_str!("../../migrations/0002_bot.sql")),
         migration(
+            3,
+            "apply_claims",
+            include_str!("../../migrations/0003_apply_claims.sql"),
+        ),
+        migration(
             4,
             "delivery_attempts",
             include_str!("../../migrations/0004_delivery_attempts.sql"),
+        ),
+        migration(
+            5,
+            "unit_rendered",
+            include_str!("../../migrations/0005_unit_rendered.sql"),
         ),
     ])
 }
@@ -172,15 +182,21 @@ impl Store for SqliteStore {
             .as_ref()
             .map(serde_json::to_string)
             .transpose()?;
+        let rendered = unit
+            .rendered
+            .as_ref()
+            .map(serde_json::to_string)
+            .transpose()?;
         sqlx::query(
-            "INSERT INTO unit_results (run_id, unit, status, detail, summary, updated_at) VALUES (?, ?, ?, ?, ?, strftime('%s','now'))
-             ON CONFLICT (run_id, unit) DO UPDATE SET status = excluded.status, detail = excluded.detail, summary = excluded.summary, updated_at = excluded.updated_at",
+            "INSERT INTO unit_results (run_id, unit, status, detail, summary, rendered, updated_at) VALUES (?, ?, ?, ?, ?, ?, strftime('%s','now'))
+             ON CONFLICT (run_id, unit) DO UPDATE SET status = excluded.status, detail = excluded.detail, summary = excluded.summary, rendered = excluded.rendered, updated_at = excluded.updated_at",
         )
         .bind(run_id)
         .bind(unit.unit.as_str())
         .bind(unit.status.as_str())
         .bind(&unit.detail)
         .bind(summary)
+        .bind(rendered)
         .execute(&self.pool)
         .await?;
         Ok(())
@@ -188,7 +204,7 @@ impl Store for SqliteStore {
 
     async fn unit_records(&self, run_id: &str) -> anyhow::Result<Vec<UnitRecord>> {
         let rows = sqlx::query(
-            "SELECT unit, status, detail, summary FROM unit_results WHERE run_id = ? ORDER BY unit",
+            "SELECT unit, status, detail, summary, rendered FROM unit_results WHERE run_id = ? ORDER BY unit",
         )
         .bind(run_id)
         .fetch_all(&self.pool)
@@ -197,12 +213,14 @@ impl Store for SqliteStore {
             .map(|r| {
                 let status: String = r.try_get("status")?;
                 let summary: Option<String> = r.try_get("summary")?;
+                let rendered: Option<String> = r.try_get("rendered")?;
                 Ok(UnitRecord {
                     unit: UnitPath::new(r.try_get::<String, _>("unit")?),
                     status: UnitStatus::parse(&status)
                         .with_context(|| format!("unknown unit status {status}"))?,
                     detail: r.try_get("detail")?,
                     summary: summary.map(|s| serde_json::from_str(&s)).transpose()?,
+                    rendered: rendered.map(|s| serde_json::from_str(&s)).transpose()?,
                 })
             })
             .collect()
@@ -504,6 +522,45 @@ impl Store for SqliteStore {
                 })
             })
             .collect()
+    }
+
+    async fn insert_apply_claim(&self, claim: &ApplyClaim) -> anyhow::Result<Option<ApplyClaim>> {
+        super::claims::insert(&self.pool, claim).await
+    }
+
+    async fn take_over_apply_claim(
+        &self,
+        old: &ApplyClaim,
+        new: &ApplyClaim,
+    ) -> anyhow::Result<bool> {
+        super::claims::take_over(&self.pool, old, new).await
+    }
+
+    async fn heartbeat_apply_claim(
+        &self,
+        repo: &str,
+        plan_id: &PlanId,
+        owner: &str,
+        now: i64,
+    ) -> anyhow::Result<bool> {
+        super::claims::heartbeat(&self.pool, repo, plan_id, owner, now).await
+    }
+
+    async fn release_apply_claim(
+        &self,
+        repo: &str,
+        plan_id: &PlanId,
+        owner: &str,
+    ) -> anyhow::Result<()> {
+        super::claims::release(&self.pool, repo, plan_id, owner).await
+    }
+
+    async fn apply_claim(
+        &self,
+        repo: &str,
+        plan_id: &PlanId,
+    ) -> anyhow::Result<Option<ApplyClaim>> {
+        super::claims::get(&self.pool, repo, plan_id).await
     }
 }
 

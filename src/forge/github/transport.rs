@@ -277,6 +277,8 @@ impl Transport {
             .with_context(|| format!("could not get a token for GitHub App installation {id}"))?
             .json(call.kind)?;
         metrics::counter!("cascade_github_token_mints_total").increment(1);
+        // Builds can print it (a git URL, a provider's debug output): never let it through.
+        crate::redact::register_secret(&minted.token);
         // GitHub's tokens live one hour; assume so if the expiry is unreadable.
         let expires_at = minted
             .expires_at

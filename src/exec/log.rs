@@ -1,0 +1,104 @@
+//! A unit's log: each command line, then the command's output read back from
+//! the raw output file, redacted as one stream (so a PEM block spanning lines
+//! goes whole) before anything is written. The last lines are kept for the
+//! failure excerpt. Bounded: lines are cut at 64 KiB and a log stops growing
+//! at 64 MiB per command.
+
+use super::ExecError;
+use crate::redact::Redactor;
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::Path;
+
+/// How many output lines a failure message quotes.
+const EXCERPT_LINES: usize = 12;
+/// The longest line kept whole; longer ones are split.
+const MAX_LINE: u64 = 64 * 1024;
+/// How much of one command's output reaches the log.
+const MAX_LOG_BYTES: u64 = 64 * 1024 * 1024;
+
+/// The open log of one unit.
+pub(super) struct LogSink {
+    file: std::fs::File,
+    tail: VecDeque<String>,
+}
+
+impl LogSink {
+    /// Opens (appending) the log at `path`, creating its directory.
+    pub fn open(path: &Path) -> Result<LogSink, ExecError> {
+        if let Some(dir) = path.parent() {
+            super::step_process::private_dir(dir)?;
+        }
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(|source| ExecError::Log { source })?;
+        Ok(LogSink {
+            file,
+            tail: VecDeque::new(),
+        })
+    }
+
+    /// A line of cascade's own (the command line, a note), redacted too.
+    pub fn note(&mut self, line: &str) {
+        let clean = crate::redact::redact(line);
+        let _ = writeln!(self.file, "{clean}");
+    }
+
+    /// Appends the raw output in `raw`, redacted, and remembers its last lines.
+    pub fn output(&mut self, raw: &Path, redactor: &Redactor) -> Result<(), ExecError> {
+        let file = match std::fs::File::open(raw) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(source) => return Err(ExecError::Log { source }),
+        };
+        let mut reader = BufReader::new(file);
+        let mut stream = redactor.stream();
+        let mut written = 0u64;
+        let mut buf = Vec::new();
+        loop {
+            buf.clear();
+            let n = (&mut reader)
+                .take(MAX_LINE)
+                .read_until(b'\n', &mut buf)
+                .map_err(|source| ExecError::Log { source })?;
+            if n == 0 {
+                break;
+            }
+            let text = String::from_utf8_lossy(&buf);
+            let line = text.strip_suffix('\n').unwrap_or(&text);
+            let line = line.strip_suffix('\r').unwrap_or(line);
+            let Some(clean) = stream.line(line) else {
+                continue;
+            };
+            written += clean.len() as u64 + 1;
+            if written <= MAX_LOG_BYTES {
+                let _ = writeln!(self.file, "{clean}");
+            } else if written - (clean.len() as u64 + 1) <= MAX_LOG_BYTES {
+                let _ = writeln!(self.file, "[output cut at {} MiB]", MAX_LOG_BYTES >> 20);
+            }
+            self.remember(clean);
+        }
+        if let Some(note) = stream.finish() {
+            let _ = writeln!(self.file, "{note}");
+            self.remember(note);
+        }
+        Ok(())
+    }
+
+    fn remember(&mut self, line: String) {
+        if line.trim().is_empty() {
+            return;
+        }
+        if self.tail.len() == EXCERPT_LINES {
+            self.tail.pop_front();
+        }
+        self.tail.push_back(line);
+    }
+
+    /// The last lines of output, for a failure message.
+    pub fn excerpt(&self) -> String {
+        self.tail.iter().cloned().collect::<Vec<_>>().join("\n")
+    }
+}

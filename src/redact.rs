@@ -1,0 +1,338 @@
+//! Keeping secrets out of everything cascade writes down or posts: per-unit
+//! logs, failure excerpts, the details stored with each unit's result, and
+//! what the engine hands to the comment.
+//!
+//! Owns the rules (values of secret-named keys, well-known token shapes, whole
+//! PEM blocks over any number of lines, URL user-info) and the process-wide
+//! registry of configured secrets (webhook secrets, the App's private key,
+//! installation tokens: [`register_secret`]). Never logs, stores or returns a
+//! secret it was given, and never lets a short value (under
+//! [`MIN_SECRET_LEN`] bytes) turn every occurrence of a common word into
+//! `[redacted]`.
+//!
+//! PEM blocks need the whole stream, not a line: terraform prints keys as
+//! heredocs, wraps diagnostics at word boundaries (so even the `BEGIN` label
+//! can be split), or keeps `\n` escapes on one line. [`RedactStream`] therefore
+//! carries state from line to line: from `-----BEGIN` to the dashes closing the
+//! `-----END …-----` label everything is dropped. It holds no text while it
+//! does so (memory is bounded by one line), and a block that never ends
+//! redacts the rest of the stream: it fails closed.
+
+use aho_corasick::{AhoCorasick, MatchKind};
+use regex::Regex;
+use std::collections::VecDeque;
+use std::sync::{Arc, LazyLock, Mutex, RwLock};
+
+/// Secrets shorter than this are not redacted by value: they would match
+/// ordinary words. (Patterns still catch them next to a secret-named key.)
+pub const MIN_SECRET_LEN: usize = 8;
+
+/// The registry keeps the newest secrets (installation tokens are minted
+/// hourly per installation; old ones have expired).
+const MAX_REGISTERED: usize = 1024;
+
+/// What a removed PEM block leaves in the text.
+pub const PEM_MARK: &str = "[redacted PEM block]";
+/// What a removed value leaves in the text.
+pub const MARK: &str = "[redacted]";
+
+static PATTERNS: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
+    [
+        // scheme://user:password@host (and scheme://token@host): the user-info goes.
+        (
+            r#"(?i)\b([a-z][a-z0-9+.-]*://)[^\s/?#@"'<>]+@"#,
+            "${1}[redacted]@",
+        ),
+        // key = value / key: value / "key": "value" where the key names a secret.
+        (
+            r#"(?i)("?[a-z0-9_.-]*(?:password|passwd|secret|token|api[_-]?key|private[_-]?key|access[_-]?key|credentials?)[a-z0-9_.-]*"?\s*[:=]\s*)("[^"]*"|'[^']*'|\S+)"#,
+            "${1}[redacted]",
+        ),
+        (r"\bAKIA[0-9A-Z]{16}\b", "[redacted]"),
+        (r"\bgh[pousr]_[A-Za-z0-9]{20,}\b", "[redacted]"),
+        (r"\bgithub_pat_[A-Za-z0-9_]{20,}\b", "[redacted]"),
+        (r"\bxox[abpr]-[A-Za-z0-9-]{10,}\b", "[redacted]"),
+    ]
+    .into_iter()
+    .map(|(re, with)| (Regex::new(re).expect("valid pattern"), with))
+    .collect()
+});
+
+/// The configured secrets, newest last, and a matcher over them rebuilt when they change.
+struct Registry {
+    secrets: VecDeque<String>,
+    matcher: Option<Arc<AhoCorasick>>,
+}
+
+static REGISTRY: LazyLock<RwLock<Registry>> = LazyLock::new(|| {
+    RwLock::new(Registry {
+        secrets: VecDeque::new(),
+        matcher: None,
+    })
+});
+
+/// Serialises rebuilding the registry's matcher.
+static REBUILD: Mutex<()> = Mutex::new(());
+
+/// Adds a secret every redaction in this process removes from then on: a
+/// webhook secret, the App's private key, an installation token. A value with
+/// several lines (a PEM key) is also registered line by line. Values shorter
+/// than [`MIN_SECRET_LEN`] bytes are ignored.
+pub fn register_secret(value: &str) {
+    let mut new: Vec<&str> = secret_parts(value).collect();
+    if new.is_empty() {
+        return;
+    }
+    let mut registry = REGISTRY.write().unwrap_or_else(|p| p.into_inner());
+    new.retain(|s| !registry.secrets.iter().any(|known| known == s));
+    if new.is_empty() {
+        return;
+    }
+    for s in new {
+        if registry.secrets.len() == MAX_REGISTERED {
+            registry.secrets.pop_front();
+        }
+        registry.secrets.push_back(s.to_string());
+    }
+    registry.matcher = None;
+}
+
+/// `value` and, for a multi-line value, each of its lines: whatever is long enough to redact.
+fn secret_parts(value: &str) -> impl Iterator<Item = &str> {
+    let lines = value.contains('\n').then(|| value.lines()).into_iter();
+    std::iter::once(value.trim())
+        .chain(lines.flatten().map(str::trim))
+        .filter(|s| s.len() >= MIN_SECRET_LEN)
+}
+
+fn registry_matcher() -> Option<Arc<AhoCorasick>> {
+    if let Some(m) = &REGISTRY.read().unwrap_or_else(|p| p.into_inner()).matcher {
+        return Some(m.clone());
+    }
+    let _turn = REBUILD.lock().unwrap_or_else(|p| p.into_inner());
+    let mut registry = REGISTRY.write().unwrap_or_else(|p| p.into_inner());
+    if registry.secrets.is_empty() {
+        return None;
+    }
+    if registry.matcher.is_none() {
+        registry.matcher = matcher(registry.secrets.iter().map(String::as_str));
+    }
+    registry.matcher.clone()
+}
+
+fn matcher<'a>(secrets: impl Iterator<Item = &'a str>) -> Option<Arc<AhoCorasick>> {
+    let secrets: Vec<&str> = secrets.filter(|s| s.len() >= MIN_SECRET_LEN).collect();
+    if secrets.is_empty() {
+        return None;
+    }
+    AhoCorasick::builder()
+        .match_kind(MatchKind::LeftmostLongest)
+        .build(secrets)
+        .ok()
+        .map(Arc::new)
+}
+
+/// `text` (one line or many) with every secret cascade knows of removed: the
+/// patterns, whole PEM blocks and the registered secrets.
+pub fn redact(text: &str) -> String {
+    Redactor::default().redact(text)
+}
+
+/// Redaction with secrets of its own (a child process's `TF_VAR_*` values,
+/// for instance) on top of the registered ones.
+#[derive(Clone, Debug, Default)]
+pub struct Redactor {
+    own: Option<Arc<AhoCorasick>>,
+}
+
+impl Redactor {
+    /// A redactor that also removes each of `secrets` (those long enough).
+    pub fn with_secrets<'a>(secrets: impl IntoIterator<Item = &'a str>) -> Redactor {
+        let parts: Vec<&str> = secrets.into_iter().flat_map(secret_parts).collect();
+        Redactor {
+            own: matcher(parts.into_iter()),
+        }
+    }
+
+    /// `text` redacted as a whole: PEM blocks may span its lines.
+    pub fn redact(&self, text: &str) -> String {
+        let mut stream = self.stream();
+        let mut out: Vec<String> = text.split('\n').filter_map(|l| stream.line(l)).collect();
+        out.extend(stream.finish());
+        out.join("\n")
+    }
+
+    /// A stream of lines redacted in order, for output too large to hold.
+    pub fn stream(&self) -> RedactStream {
+        RedactStream {
+            own: self.own.clone(),
+            registered: registry_matcher(),
+            pem: Pem::Outside,
+        }
+    }
+}
+
+/// `text` without the values the matchers find, then without what the patterns find.
+fn redact_values(text: &str, matchers: [&Option<Arc<AhoCorasick>>; 2]) -> String {
+    let mut out = text.to_string();
+    for m in matchers.into_iter().flatten() {
+        if m.is_match(&out) {
+            out = m.replace_all(&out, &vec![MARK; m.patterns_len()]);
+        }
+    }
+    for (re, with) in PATTERNS.iter() {
+        if re.is_match(&out) {
+            out = re.replace_all(&out, *with).into_owned();
+        }
+    }
+    out
+}
+
+/// Where a stream stands with respect to a PEM block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Pem {
+    Outside,
+    /// After `-----BEGIN`: dropping everything until `-----END`.
+    Inside,
+    /// After `-----END`: dropping the label until its closing dashes (which
+    /// wrapping may have moved to a later line; at most this many more lines).
+    Closing(u8),
+}
+
+/// Lines of one output stream, redacted in order (see the module header).
+pub struct RedactStream {
+    own: Option<Arc<AhoCorasick>>,
+    registered: Option<Arc<AhoCorasick>>,
+    pem: Pem,
+}
+
+impl RedactStream {
+    /// The line as it may be shown, or `None` when all of it lies inside a PEM block.
+    pub fn line(&mut self, line: &str) -> Option<String> {
+        let mut visible = String::new();
+        // A line that starts inside a block shows only what follows its end.
+        let started_outside = self.pem == Pem::Outside;
+        let mut rest = line;
+        loop {
+            match self.pem {
+                Pem::Outside => match rest.find("-----BEGIN") {
+                    None => {
+                        visible.push_str(rest);
+                        break;
+                    }
+                    Some(i) => {
+                        visible.push_str(&rest[..i]);
+                        visible.push_str(PEM_MARK);
+                        rest = &rest[i + "-----BEGIN".len()..];
+                        self.pem = Pem::Inside;
+                    }
+                },
+                Pem::Inside => match rest.find("-----END") {
+                    None => break,
+                    Some(i) => {
+                        rest = &rest[i + "-----END".len()..];
+                        self.pem = Pem::Closing(2);
+                    }
+                },
+                Pem::Closing(lines_left) => match rest.find("-----") {
+                    None => {
+                        self.pem = if lines_left == 0 {
+                            Pem::Outside
+                        } else {
+                            Pem::Closing(lines_left - 1)
+                        };
+                        break;
+                    }
+                    Some(i) => {
+                        rest = &rest[i + "-----".len()..];
+                        self.pem = Pem::Outside;
+                    }
+                },
+            }
+        }
+        (started_outside || !visible.trim().is_empty())
+            .then(|| redact_values(&visible, [&self.registered, &self.own]))
+    }
+
+    /// What the end of the stream adds: a note when a PEM block never ended.
+    pub fn finish(self) -> Option<String> {
+        (self.pem == Pem::Inside).then(|| format!("{PEM_MARK} (no END line: the rest is hidden)"))
+    }
+
+    /// True while the stream is inside a PEM block.
+    pub fn in_pem_block(&self) -> bool {
+        self.pem != Pem::Outside
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redacts_secret_looking_values() {
+        assert_eq!(
+            redact("  + db_password = \"hunter2\""),
+            "  + db_password = [redacted]"
+        );
+        assert_eq!(redact("token: abc.def"), "token: [redacted]");
+        assert_eq!(
+            redact("key AKIAABCDEFGHIJKLMNOP here"),
+            "key [redacted] here"
+        );
+        assert_eq!(
+            redact("Plan: 1 to add, 0 to change"),
+            "Plan: 1 to add, 0 to change"
+        );
+    }
+
+    #[test]
+    fn url_user_info_goes() {
+        assert_eq!(
+            redact("dial postgres://admin:s3cret-pw@db.internal:5432/app failed"),
+            "dial postgres://[redacted]@db.internal:5432/app failed"
+        );
+        assert_eq!(
+            redact("https://x-access-token:ghs_abc@github.com/acme/infra.git"),
+            "https://[redacted]@github.com/acme/infra.git"
+        );
+        assert_eq!(
+            redact("see https://example.com/a@b"),
+            "see https://example.com/a@b"
+        );
+    }
+
+    #[test]
+    fn a_pem_block_goes_whole_however_it_is_wrapped() {
+        let heredoc = "  + private_key_pem = <<-EOT\n      -----BEGIN RSA PRIVATE KEY-----\n      MIIEpAIBAAKCAQEA1\n      abcdefgh\n      -----END RSA PRIVATE KEY-----\n  EOT\nPlan: 1 to add";
+        assert_eq!(
+            redact(heredoc),
+            format!("  + private_key_pem = [redacted]\n      {PEM_MARK}\n  EOT\nPlan: 1 to add")
+        );
+        let escaped = r#"key = "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBg\n-----END PRIVATE KEY-----\n" # tail"#;
+        assert_eq!(redact(escaped), format!(r#"key = "{PEM_MARK}\n" # tail"#));
+        // Word-wrapped inside a diagnostic box: the labels themselves are split.
+        let wrapped = "│ value \"-----BEGIN OPENSSH\n│ PRIVATE KEY-----\n│ b3BlbnNzaC1rZXktdjEAAAAA\n│ -----END OPENSSH PRIVATE\n│ KEY-----\" is invalid\n│ next";
+        assert_eq!(
+            redact(wrapped),
+            format!("│ value \"{PEM_MARK}\n\" is invalid\n│ next")
+        );
+        // A block that never ends hides the rest: fail closed.
+        assert_eq!(
+            redact("a\n-----BEGIN CERTIFICATE-----\nMIIB\nmore"),
+            format!("a\n{PEM_MARK}\n{PEM_MARK} (no END line: the rest is hidden)")
+        );
+    }
+
+    #[test]
+    fn registered_and_own_secrets_go_but_short_ones_do_not() {
+        register_secret("reg1st3red-webhook-secret");
+        register_secret("short");
+        let r = Redactor::with_secrets(["tfvar-value-123", "us"]);
+        assert_eq!(
+            r.redact("a reg1st3red-webhook-secret b tfvar-value-123 c short us"),
+            "a [redacted] b [redacted] c short us"
+        );
+        assert_eq!(redact("tfvar-value-123"), "tfvar-value-123");
+    }
+}
