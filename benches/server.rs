@@ -1,69 +1,73 @@
 //! The GitHub App server's own costs:
 //! - webhook acknowledgement latency (p50 / p99 / max) under 200 signed deliveries a second
 //!   on loopback, each verified, parsed and stored before the answer;
-//! - resident memory of an idle `cascade serve`;
+//! - resident memory of an idle `cascade serve`, and before, during and after 10,000
+//!   deliveries of each kind (ping, pull_request, issue_comment, installation, an unknown
+//!   event, a bad signature) at 200 a second;
 //! - GitHub write calls for one plan event and one apply event.
 //!
 //! `cargo bench --bench server` (needs terraform on PATH for the write-call figures).
 
+#[path = "../tests/support/bot_world.rs"]
+mod bot_world;
 #[path = "../tests/support/fake_github.rs"]
 mod fake_github;
+#[path = "../tests/support/mod.rs"]
+mod support;
 
-use cascade::server::{ServeConfig, start};
-use fake_github::{APP_ID, FakeGitHub, FileChange, PrSpec, app_key};
+use bot_world::serve_config;
+use cascade::server::start;
+use fake_github::{APP_ID, Delivery, FakeGitHub, FileChange, PrSpec, app_key};
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
+use support::git;
 
 const RATE: u32 = 200;
 const SECONDS: u32 = 10;
-
-fn config(fake: &FakeGitHub, data: &Path) -> ServeConfig {
-    ServeConfig {
-        listen: "127.0.0.1:0".parse().unwrap(),
-        data_dir: data.to_path_buf(),
-        database_url: None,
-        github_app_id: APP_ID,
-        github_private_key: app_key(),
-        webhook_secrets: vec![fake.webhook_secret().into_bytes()],
-        github_api_url: fake.url(),
-        parallelism: 4,
-        allow_forks: false,
-        terraform_bin: "terraform".into(),
-        tofu_bin: "tofu".into(),
-        terragrunt_bin: "terragrunt".into(),
-        shutdown_grace: Duration::from_secs(30),
-        unit_timeout: Duration::from_secs(300),
-    }
-}
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
 }
 
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args([
-            "-c",
-            "user.name=b",
-            "-c",
-            "user.email=b@example.com",
-            "-c",
-            "init.defaultBranch=main",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}");
-    String::from_utf8(out.stdout).unwrap().trim().to_string()
+/// Commits what is in `work` as `main`, appends a line to `changed` on a
+/// `feature` branch, serves both from a bare origin as `acme/infra`, and opens
+/// a pull request for it: its number and head.
+fn pull_request_on(fake: &FakeGitHub, work: &Path, changed: &str) -> (u64, String) {
+    git(work, &["init", "-q"]);
+    git(work, &["add", "-A"]);
+    git(work, &["commit", "-qm", "start"]);
+    let base = git(work, &["rev-parse", "HEAD"]);
+    git(work, &["checkout", "-qb", "feature"]);
+    let file = work.join(changed);
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, text + "\n# a change\n").unwrap();
+    git(work, &["commit", "-qam", "change"]);
+    let head = git(work, &["rev-parse", "HEAD"]);
+    let origin = work.join("origin.git");
+    git(
+        work,
+        &["clone", "-q", "--bare", ".", origin.to_str().unwrap()],
+    );
+    fake.add_repo("acme/infra", origin.to_str().unwrap());
+    let n = fake.open_pull_request(
+        "acme/infra",
+        PrSpec {
+            head_ref: "feature".into(),
+            head_sha: head.clone(),
+            base_sha: base,
+            files: vec![FileChange::modified(changed)],
+            ..PrSpec::default()
+        },
+    );
+    (n, head)
 }
 
 async fn ack_latency() {
     let fake = FakeGitHub::start().await;
     fake.add_installation(77, "acme");
     let data = tempfile::tempdir().unwrap();
-    let server = start(config(&fake, data.path())).await.unwrap();
+    let server = start(serve_config(&fake, data.path())).await.unwrap();
     let url = format!("http://{}/webhooks/github", server.addr);
     let total = (RATE * SECONDS) as usize;
     let deliveries: Vec<_> = (0..total)
@@ -105,52 +109,190 @@ async fn ack_latency() {
     server.shutdown().await.unwrap();
 }
 
+/// A `cascade serve` process (the real binary) on a free port of 127.0.0.1.
+struct Served {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl Served {
+    fn start(fake: &FakeGitHub, data: &Path) -> Served {
+        let key = data.join("key.pem");
+        std::fs::write(&key, app_key()).unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = Command::new(env!("CARGO_BIN_EXE_cascade"))
+            .args([
+                "serve",
+                "--listen",
+                &format!("127.0.0.1:{port}"),
+                "--github-app-id",
+                &APP_ID.to_string(),
+                "--github-api-url",
+                &fake.url(),
+            ])
+            .arg("--data-dir")
+            .arg(data.join("served"))
+            .arg("--github-private-key-file")
+            .arg(&key)
+            .env("CASCADE_GITHUB_WEBHOOK_SECRET", fake.webhook_secret())
+            .env("RUST_LOG", "warn")
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        for _ in 0..200 {
+            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Served { child, port }
+    }
+
+    /// (VmRSS, VmHWM) in MiB, from /proc/<pid>/status.
+    fn memory(&self) -> (f64, f64) {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
+        let kib = |field: &str| -> f64 {
+            let line = status.lines().find(|l| l.starts_with(field)).unwrap();
+            line[field.len()..]
+                .trim()
+                .trim_end_matches("kB")
+                .trim()
+                .parse::<f64>()
+                .unwrap()
+        };
+        (kib("VmRSS:") / 1024.0, kib("VmHWM:") / 1024.0)
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 async fn idle_memory() {
     let fake = FakeGitHub::start().await;
     let data = tempfile::tempdir().unwrap();
-    let key = data.path().join("key.pem");
-    std::fs::write(&key, app_key()).unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_cascade"))
-        .args([
-            "serve",
-            "--listen",
-            &format!("127.0.0.1:{port}"),
-            "--github-app-id",
-            &APP_ID.to_string(),
-            "--github-api-url",
-            &fake.url(),
-        ])
-        .arg("--data-dir")
-        .arg(data.path().join("served"))
-        .arg("--github-private-key-file")
-        .arg(&key)
-        .env("CASCADE_GITHUB_WEBHOOK_SECRET", fake.webhook_secret())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    for _ in 0..200 {
-        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let served = Served::start(&fake, data.path());
     std::thread::sleep(Duration::from_secs(3));
-    let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap();
-    let rss = status
-        .lines()
-        .find(|l| l.starts_with("VmRSS:"))
-        .unwrap()
-        .to_string();
-    child.kill().unwrap();
-    child.wait().unwrap();
     println!(
-        "idle `cascade serve` resident memory: {}",
-        rss.trim_start_matches("VmRSS:").trim()
+        "idle `cascade serve` resident memory: {:.1} MiB",
+        served.memory().0
+    );
+}
+
+const FLOOD: usize = 10_000;
+
+/// Sends `FLOOD` deliveries made by `next` at `RATE` a second to the served
+/// binary, printing its resident memory before, during and after, the
+/// answers' statuses and their p99 latency.
+async fn flood(served: &Served, kind: &str, expected: u16, next: impl Fn(usize) -> Delivery) {
+    let client = reqwest::Client::new();
+    let url = served.url("/webhooks/github");
+    let (before, _) = served.memory();
+    let mut during = Vec::new();
+    let started = Instant::now();
+    let mut tasks = Vec::with_capacity(FLOOD);
+    for i in 0..FLOOD {
+        let due = started + Duration::from_secs_f64(i as f64 / RATE as f64);
+        tokio::time::sleep_until(due.into()).await;
+        if i > 0 && i % (FLOOD / 4) == 0 {
+            during.push(served.memory().0);
+        }
+        let d = next(i);
+        let mut request = client.post(&url).body(d.body.clone());
+        for (name, value) in d.headers() {
+            request = request.header(name, value);
+        }
+        tasks.push(tokio::spawn(async move {
+            let sent = Instant::now();
+            let status = request.send().await.map(|r| r.status().as_u16());
+            (sent.elapsed(), status)
+        }));
+    }
+    let mut latencies = Vec::with_capacity(FLOOD);
+    let mut statuses: std::collections::BTreeMap<String, usize> = Default::default();
+    for t in tasks {
+        let (latency, status) = t.await.unwrap();
+        let status = status.map_or_else(|e| format!("error ({e})"), |s| s.to_string());
+        *statuses.entry(status).or_default() += 1;
+        latencies.push(latency);
+    }
+    let (end, _) = served.memory();
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let (settled, peak) = served.memory();
+    latencies.sort();
+    let during: Vec<String> = during.iter().map(|m| format!("{m:.1}")).collect();
+    println!(
+        "  {kind:<26} RSS MiB: before {before:.1} | during {} | end {end:.1} | +5 s {settled:.1} | peak so far {peak:.1}   ack p99 {:.2} ms   answers {statuses:?}",
+        during.join(" / "),
+        percentile(&latencies, 0.99).as_secs_f64() * 1e3,
+    );
+    assert_eq!(
+        statuses.get(&expected.to_string()),
+        Some(&FLOOD),
+        "{kind}: every delivery answered {expected}"
+    );
+}
+
+/// Resident memory of the real `cascade serve` under `FLOOD` deliveries of each kind.
+async fn flood_memory() {
+    let fake = FakeGitHub::start().await;
+    fake.add_installation(77, "acme");
+    // A repository without units: planning it is cheap, the flood is about the server.
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(work.path().join("README.md"), "infrastructure\n").unwrap();
+    let (n, _) = pull_request_on(&fake, work.path(), "README.md");
+    let data = tempfile::tempdir().unwrap();
+    let served = Served::start(&fake, data.path());
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    println!(
+        "`cascade serve` (the binary cargo bench built) under {FLOOD} deliveries of each kind at {RATE}/s, one kind after another:"
+    );
+    let ping = fake.ping_event();
+    flood(&served, "ping", 200, |_| ping.renewed()).await;
+    let push = fake.pull_request_event("acme/infra", n, "synchronize");
+    flood(&served, "pull_request (one PR)", 202, |_| push.renewed()).await;
+    let said = fake.user_comment("acme/infra", n, "bob", "Looks good to me.");
+    let comment = fake.issue_comment_event(&said);
+    flood(&served, "issue_comment", 202, |_| comment.renewed()).await;
+    let installed = fake.installation_event(77, "created");
+    flood(&served, "installation", 202, |_| installed.renewed()).await;
+    flood(&served, "unknown event (random name)", 200, |i| {
+        fake.event(
+            &format!("made_up_{i}"),
+            &serde_json::json!({ "action": "done" }),
+        )
+    })
+    .await;
+    let forged = fake.pull_request_event("acme/infra", n, "opened");
+    flood(&served, "bad signature (random name)", 401, |i| Delivery {
+        event: format!("forged_{i}"),
+        ..forged.renewed().signed_with("not the secret")
+    })
+    .await;
+    let metrics = reqwest::get(served.url("/metrics"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    println!(
+        "  /metrics after the floods: {} bytes, {} delivery series",
+        metrics.len(),
+        metrics
+            .lines()
+            .filter(|l| l.starts_with("cascade_deliveries_total{"))
+            .count()
     );
 }
 
@@ -168,36 +310,9 @@ async fn write_calls() {
             .unwrap()
             .success()
     );
-    git(work.path(), &["init", "-q"]);
-    git(work.path(), &["add", "-A"]);
-    git(work.path(), &["commit", "-qm", "example"]);
-    let base = git(work.path(), &["rev-parse", "HEAD"]);
-    git(work.path(), &["checkout", "-qb", "feature"]);
-    std::fs::write(
-        work.path().join("root.hcl"),
-        std::fs::read_to_string(work.path().join("root.hcl")).unwrap() + "\n# every unit\n",
-    )
-    .unwrap();
-    git(work.path(), &["commit", "-qam", "change"]);
-    let head = git(work.path(), &["rev-parse", "HEAD"]);
-    let origin = work.path().join("origin.git");
-    git(
-        work.path(),
-        &["clone", "-q", "--bare", ".", origin.to_str().unwrap()],
-    );
-    fake.add_repo("acme/infra", origin.to_str().unwrap());
-    let n = fake.open_pull_request(
-        "acme/infra",
-        PrSpec {
-            head_ref: "feature".into(),
-            head_sha: head.clone(),
-            base_sha: base,
-            files: vec![FileChange::modified("root.hcl")],
-            ..PrSpec::default()
-        },
-    );
+    let (n, head) = pull_request_on(&fake, work.path(), "root.hcl");
     let data = tempfile::tempdir().unwrap();
-    let server = start(config(&fake, data.path())).await.unwrap();
+    let server = start(serve_config(&fake, data.path())).await.unwrap();
     let url = format!("http://{}/webhooks/github", server.addr);
     let before = fake.write_calls();
     fake.pull_request_event("acme/infra", n, "opened")
@@ -251,6 +366,7 @@ fn main() {
     runtime.block_on(async {
         ack_latency().await;
         idle_memory().await;
+        flood_memory().await;
         write_calls().await;
     });
 }

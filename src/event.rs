@@ -100,10 +100,12 @@ pub fn verify_signature(
 pub struct DeliveryId(String);
 
 impl DeliveryId {
-    /// Accepts 1 to 128 printable ASCII characters without spaces (GitHub
-    /// sends a GUID), so the id is safe in a log line and a store key.
+    /// Accepts 1 to 64 ASCII letters, digits and `-` (GitHub sends a GUID),
+    /// so the id is safe in a log line, a metric-free store key and a file name.
     pub fn new(id: &str) -> Option<DeliveryId> {
-        let ok = !id.is_empty() && id.len() <= 128 && id.bytes().all(|b| b.is_ascii_graphic());
+        let ok = !id.is_empty()
+            && id.len() <= 64
+            && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
         ok.then(|| DeliveryId(id.to_owned()))
     }
 
@@ -177,13 +179,29 @@ impl Delivery {
         }
         let id = DeliveryId::new(id).ok_or(HeaderError::Invalid {
             header: DELIVERY_HEADER,
-            expected: "1 to 128 printable ASCII characters",
+            expected: "a GUID (1 to 64 letters, digits and `-`)",
         })?;
         Ok(Delivery {
             id,
             event: event.to_owned(),
         })
     }
+}
+
+/// The `X-GitHub-Event` names cascade parses (every other event is
+/// [`Event::Ignored`]): a fixed set, so that counting deliveries per event can
+/// never grow with what a sender writes in the header.
+pub const KNOWN_EVENTS: [&str; 5] = [
+    "pull_request",
+    "issue_comment",
+    "installation",
+    "installation_repositories",
+    "ping",
+];
+
+/// `name` as one of [`KNOWN_EVENTS`] (a `'static` string), or `None`.
+pub fn known_event(name: &str) -> Option<&'static str> {
+    KNOWN_EVENTS.into_iter().find(|known| *known == name)
 }
 
 /// The first value of header `name` (case-insensitive) among `(name, value)` pairs.

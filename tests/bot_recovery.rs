@@ -79,6 +79,7 @@ async fn a_pull_request_left_applying_by_a_dead_process_is_put_back_and_a_live_o
         parallelism: 1,
         allow_forks: false,
         unit_timeout: Duration::from_secs(60),
+        discovery_timeout: Duration::from_secs(60),
         shutdown: CancellationToken::new(),
     })
     .await

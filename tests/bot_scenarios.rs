@@ -2,227 +2,17 @@
 //! remotes, the real server driven with signed webhooks, and the real
 //! terraform on the bundled example.
 
+#[path = "support/bot_world.rs"]
+mod bot_world;
 #[path = "support/fake_github.rs"]
 mod fake_github;
 mod support;
 
-use cascade::server::{RunningServer, ServeConfig, start};
-use fake_github::{APP_ID, FakeGitHub, FileChange, PrSpec, app_key};
+use bot_world::{REPO, push_change, serve_binary, serve_process, world, world_with};
+use fake_github::{FileChange, PrSpec};
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-
-const REPO: &str = "acme/infra";
-
-struct World {
-    fake: FakeGitHub,
-    server: Option<RunningServer>,
-    data: tempfile::TempDir,
-    work: tempfile::TempDir,
-    _origin: tempfile::TempDir,
-    origin: PathBuf,
-    base_sha: String,
-    head_sha: String,
-}
-
-fn git_out(dir: &Path, args: &[&str]) -> String {
-    let out = std::process::Command::new("git")
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@example.com",
-            "-c",
-            "init.defaultBranch=main",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap().trim().to_string()
-}
-
-/// Commits a change on a new branch of the work repo and pushes it to the origin.
-fn push_change(w: &World, branch: &str, file: &str, line: &str) -> String {
-    let dir = w.work.path();
-    let _ = git_out(dir, &["checkout", "-q", "-B", branch]);
-    let path = dir.join(file);
-    let text = std::fs::read_to_string(&path).unwrap();
-    std::fs::write(&path, format!("{text}\n# {line}\n")).unwrap();
-    git_out(dir, &["commit", "-qam", line]);
-    git_out(
-        dir,
-        &[
-            "push",
-            "-q",
-            "--force",
-            w.origin.to_str().unwrap(),
-            &format!("{branch}:{branch}"),
-        ],
-    );
-    git_out(dir, &["rev-parse", "HEAD"])
-}
-
-fn config(w: &World) -> ServeConfig {
-    ServeConfig {
-        listen: "127.0.0.1:0".parse().unwrap(),
-        data_dir: w.data.path().to_path_buf(),
-        database_url: None,
-        github_app_id: APP_ID,
-        github_private_key: app_key(),
-        webhook_secrets: vec![w.fake.webhook_secret().into_bytes()],
-        github_api_url: w.fake.url(),
-        parallelism: 4,
-        allow_forks: false,
-        terraform_bin: "terraform".into(),
-        tofu_bin: "tofu".into(),
-        terragrunt_bin: "terragrunt".into(),
-        shutdown_grace: Duration::from_secs(30),
-        unit_timeout: Duration::from_secs(300),
-    }
-}
-
-async fn world() -> World {
-    world_with("").await
-}
-
-/// A world whose base branch's `.cascade.yaml` has `extra` appended.
-async fn world_with(extra: &str) -> World {
-    assert!(
-        std::process::Command::new("terraform")
-            .arg("version")
-            .output()
-            .is_ok(),
-        "terraform must be on PATH"
-    );
-    let fake = FakeGitHub::start().await;
-    fake.add_installation(77, "acme");
-    let work = tempfile::tempdir().unwrap();
-    support::copy_dir(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/live"),
-        work.path(),
-    );
-    let config_file = work.path().join(".cascade.yaml");
-    let text = std::fs::read_to_string(&config_file).unwrap();
-    std::fs::write(&config_file, text + extra).unwrap();
-    git_out(work.path(), &["init", "-q"]);
-    git_out(work.path(), &["add", "-A"]);
-    git_out(work.path(), &["commit", "-qm", "example"]);
-    let base_sha = git_out(work.path(), &["rev-parse", "HEAD"]);
-    let origin_dir = tempfile::tempdir().unwrap();
-    let origin = origin_dir.path().join("infra.git");
-    git_out(
-        work.path(),
-        &["clone", "-q", "--bare", ".", origin.to_str().unwrap()],
-    );
-    fake.add_repo(REPO, origin.to_str().unwrap());
-    let mut w = World {
-        fake,
-        server: None,
-        data: tempfile::tempdir().unwrap(),
-        work,
-        _origin: origin_dir,
-        origin,
-        base_sha,
-        head_sha: String::new(),
-    };
-    w.head_sha = push_change(&w, "feature", "global/dns/main.tf", "a change under review");
-    let server = start(config(&w)).await.unwrap();
-    w.server = Some(server);
-    w
-}
-
-impl World {
-    fn hook(&self) -> String {
-        format!(
-            "http://{}/webhooks/github",
-            self.server.as_ref().unwrap().addr
-        )
-    }
-
-    fn open_pr(&self, author: &str, head_ref: &str, head_sha: &str, fork: bool) -> u64 {
-        self.fake.open_pull_request(
-            REPO,
-            PrSpec {
-                author: author.into(),
-                head_ref: head_ref.into(),
-                head_sha: head_sha.into(),
-                base_ref: "main".into(),
-                base_sha: self.base_sha.clone(),
-                fork,
-                files: vec![FileChange::modified("global/dns/main.tf")],
-                ..PrSpec::default()
-            },
-        )
-    }
-
-    async fn send_pr(&self, number: u64, action: &str) -> u16 {
-        self.fake
-            .pull_request_event(REPO, number, action)
-            .post(&self.hook())
-            .await
-            .status()
-            .as_u16()
-    }
-
-    async fn comment(&self, number: u64, user: &str, body: &str) -> u16 {
-        let c = self.fake.user_comment(REPO, number, user, body);
-        self.fake
-            .issue_comment_event(&c)
-            .post(&self.hook())
-            .await
-            .status()
-            .as_u16()
-    }
-
-    fn bot_texts(&self, number: u64) -> Vec<String> {
-        self.fake
-            .bot_comments(REPO, number)
-            .into_iter()
-            .map(|c| c.body)
-            .collect()
-    }
-
-    /// Waits until `cond` holds (the bot works after answering the webhook).
-    async fn until(&self, what: &str, cond: impl Fn(&World) -> bool) {
-        for _ in 0..600 {
-            if cond(self) {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        panic!(
-            "timed out waiting for {what}; bot comments: {:#?}",
-            self.fake.bot_comments(REPO, 1)
-        );
-    }
-
-    fn plan_id(&self, number: u64) -> String {
-        let texts = self.bot_texts(number);
-        let plan = texts
-            .iter()
-            .find(|t| t.starts_with("<!-- cascade:plan"))
-            .expect("a plan comment");
-        let at = plan.find("/apply ").expect("an /apply line");
-        plan[at + 7..]
-            .chars()
-            .take_while(char::is_ascii_hexdigit)
-            .collect()
-    }
-
-    fn checks_done(&self, sha: &str) -> bool {
-        self.fake
-            .check_runs(REPO, sha)
-            .iter()
-            .any(|c| c.current().status == "completed")
-    }
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn opening_a_pull_request_posts_one_plan_comment_and_a_check_run() {
@@ -262,13 +52,7 @@ async fn a_push_updates_the_same_comment_and_the_old_id_is_refused() {
         .await;
     let old = w.plan_id(n);
     let new_head = push_change(&w, "feature", "global/dns/main.tf", "a second change");
-    w.fake.push(
-        REPO,
-        n,
-        &new_head,
-        vec![FileChange::modified("global/dns/main.tf")],
-    );
-    assert_eq!(w.send_pr(n, "synchronize").await, 202);
+    w.synchronize(n, &new_head, "global/dns/main.tf").await;
     w.until("the second plan", |w| w.checks_done(&new_head))
         .await;
     let comments = w.fake.bot_comments(REPO, n);
@@ -586,49 +370,6 @@ fn slow_terraform(dir: &Path) -> (PathBuf, PathBuf) {
     (script, log)
 }
 
-fn serve_process(w: &World, port: u16, terraform: &Path) -> std::process::Child {
-    let key = w.data.path().join("app-key.pem");
-    std::fs::write(&key, app_key()).unwrap();
-    std::process::Command::new(env!("CARGO_BIN_EXE_cascade"))
-        .args([
-            "serve",
-            "--listen",
-            &format!("127.0.0.1:{port}"),
-            "--parallelism",
-            "1",
-        ])
-        .arg("--data-dir")
-        .arg(w.data.path().join("served"))
-        .args([
-            "--github-app-id",
-            &APP_ID.to_string(),
-            "--github-api-url",
-            &w.fake.url(),
-        ])
-        .arg("--github-private-key-file")
-        .arg(&key)
-        .arg("--terraform-bin")
-        .arg(terraform)
-        .env("CASCADE_GITHUB_WEBHOOK_SECRET", w.fake.webhook_secret())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap()
-}
-
-async fn wait_listening(port: u16) {
-    for _ in 0..200 {
-        if tokio::net::TcpStream::connect(("127.0.0.1", port))
-            .await
-            .is_ok()
-        {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("cascade serve did not listen on {port}");
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn killing_the_server_mid_plan_then_restarting_finishes_the_plan_without_redoing_units() {
     let w = world().await;
@@ -646,13 +387,8 @@ async fn killing_the_server_mid_plan_then_restarting_finishes_the_plan_without_r
             ..PrSpec::default()
         },
     );
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let mut server = serve_process(&w, port, &terraform);
-    wait_listening(port).await;
+    let (mut server, port) =
+        serve_binary(&w, &[OsStr::new("--terraform-bin"), terraform.as_os_str()]).await;
     let hook = format!("http://127.0.0.1:{port}/webhooks/github");
     assert_eq!(
         w.fake
@@ -678,7 +414,11 @@ async fn killing_the_server_mid_plan_then_restarting_finishes_the_plan_without_r
     let before = std::fs::read_to_string(&log).unwrap().lines().count();
     assert!(before < 11, "killed mid-plan ({before} of 11 units)");
     tokio::time::sleep(Duration::from_millis(1500)).await; // an orphaned terraform finishes
-    let mut server = serve_process(&w, port, &terraform);
+    let mut server = serve_process(
+        &w,
+        port,
+        &[OsStr::new("--terraform-bin"), terraform.as_os_str()],
+    );
     w.until("the plan after the restart", |w| w.checks_done(&head))
         .await;
     server.kill().unwrap();

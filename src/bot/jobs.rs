@@ -62,6 +62,14 @@ impl PrJob {
     pub fn is_new_head(&self) -> bool {
         matches!(self, PrJob::Update(_))
     }
+
+    /// The installation the event came through (whose token answers on the pull request).
+    pub fn installation(&self) -> u64 {
+        match self {
+            PrJob::Update(pr) | PrJob::Closed(pr) => pr.installation,
+            PrJob::Comment(comment) => comment.installation,
+        }
+    }
 }
 
 /// An installation change to record.

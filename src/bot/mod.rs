@@ -1,7 +1,15 @@
 //! The bot: what cascade does with each webhook. Work is serialised per pull
-//! request (one actor each) and bounded globally by the executor pool; a new
-//! push supersedes a plan in progress; on restart, deliveries that were not
-//! processed are processed again and runs resume from the store.
+//! request (one actor each, alive while it has work) and bounded globally by
+//! the executor pool; a new push supersedes a plan in progress; on restart,
+//! deliveries that were not processed are processed again and runs resume
+//! from the store.
+//!
+//! Isolation: each job runs in its own task, so a panic fails that job (one
+//! generic comment) and the pull request's actor takes the next one.
+//! Discovery runs off the async runtime within a deadline (`discover`). Every
+//! attempt at a pull request's delivery is counted in the store before the work
+//! starts, so a delivery that kills the process is given up after
+//! [`MAX_DELIVERY_ATTEMPTS`] instead of crash-looping the server.
 //!
 //! Owns the pull request flows (plan on open/push, `/apply` with its checks in
 //! order, `/plan`, `/unlock`, `/help`, close) and what they post. Never talks
@@ -9,6 +17,7 @@
 
 mod adapt;
 mod apply;
+mod discover;
 mod jobs;
 mod plan;
 mod publish;
@@ -21,6 +30,7 @@ use crate::exec::ProcessExecutor;
 use crate::forge::github::GitHubApp;
 use crate::store::{Clock, DeliveryStatus, PrState, SqliteStore, Store, SystemClock};
 use crate::workspace::Workspaces;
+use discover::DiscoverySlots;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -28,9 +38,14 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
+use tracing::Instrument;
 
 /// A job for a pull request's actor, with the delivery it came from (none for resumed work).
 type Queued = (Option<String>, PrJob);
+
+/// Attempts at processing one delivery, counting those a dead process started:
+/// a delivery still unprocessed after this many is marked failed at start.
+pub const MAX_DELIVERY_ATTEMPTS: u32 = 3;
 
 /// What the bot is built from.
 pub struct BotConfig {
@@ -41,6 +56,8 @@ pub struct BotConfig {
     pub parallelism: usize,
     pub allow_forks: bool,
     pub unit_timeout: Duration,
+    /// How long discovering one pull request may take.
+    pub discovery_timeout: Duration,
     /// Fired when the server shuts down.
     pub shutdown: CancellationToken,
 }
@@ -52,6 +69,7 @@ pub struct Bot {
     pub(crate) engine: Engine<ProcessExecutor, SqliteStore>,
     pub(crate) workspaces: Workspaces,
     pub(crate) allow_forks: bool,
+    pub(crate) discovery: DiscoverySlots,
     clock: Arc<dyn Clock>,
     actors: Mutex<HashMap<PrKey, mpsc::UnboundedSender<Queued>>>,
     /// The cancel token of the plan each pull request is running, for a new push to supersede it.
@@ -79,6 +97,7 @@ impl Bot {
             engine,
             workspaces: Workspaces::new(config.data_dir.join("workspaces")),
             allow_forks: config.allow_forks,
+            discovery: DiscoverySlots::new(config.discovery_timeout),
             clock: Arc::new(SystemClock),
             actors: Mutex::new(HashMap::new()),
             planning: Mutex::new(HashMap::new()),
@@ -106,6 +125,10 @@ impl Bot {
             bot.store.save_pull_request(&pr).await?;
         }
         for delivery in bot.store.pending_deliveries().await? {
+            if bot.store.delivery_attempts(&delivery.id).await? >= MAX_DELIVERY_ATTEMPTS {
+                bot.give_up(&delivery).await?;
+                continue;
+            }
             match crate::event::parse_event(&delivery.event, &delivery.body) {
                 Ok(event) => {
                     tracing::info!(delivery = %delivery.id, "resuming a delivery left unprocessed");
@@ -132,6 +155,8 @@ impl Bot {
             jobs::Routed::Pr(key, job) => self.send(key, Some(delivery), job),
             jobs::Routed::Installation(change) => {
                 let bot = self.clone();
+                // No attempt is counted: recording an installation runs nothing a
+                // pull request wrote, and every write slows the acknowledgements.
                 self.tasks.spawn(async move {
                     let status = match jobs::apply_installation(&bot.store, change).await {
                         Ok(()) => DeliveryStatus::Processed,
@@ -167,6 +192,8 @@ impl Bot {
         {
             running.cancel();
         }
+        // The map stays locked until the job is queued: an idle actor removes
+        // itself only under this lock, after seeing its queue empty.
         let mut actors = self.actors.lock().unwrap_or_else(|p| p.into_inner());
         let sender = actors.entry(key.clone()).or_insert_with(|| {
             let (tx, rx) = mpsc::unbounded_channel();
@@ -176,14 +203,41 @@ impl Bot {
             tx
         });
         metrics::gauge!("cascade_queue_depth").increment(1.0);
-        if sender.send((delivery, job)).is_err() {
-            tracing::error!(pr = %key, "a pull request's worker stopped");
+        if let Err(mpsc::error::SendError(queued)) = sender.send((delivery, job)) {
+            // Only after a kill (tests): start a fresh actor rather than drop the job.
+            tracing::error!(pr = %key, "a pull request's worker had stopped; starting another");
+            let (tx, rx) = mpsc::unbounded_channel();
+            let bot = self.clone();
+            let k = key.clone();
+            self.tasks.spawn(async move { bot.actor(k, rx).await });
+            let _ = tx.send(queued);
+            actors.insert(key, tx);
         }
     }
 
-    /// One pull request's worker: jobs run one at a time, in order.
+    /// The next job of an actor's queue, or `None` when the actor should end:
+    /// its queue is empty (it leaves the map, so memory does not grow with
+    /// every pull request ever seen) or closed.
+    fn next_job(&self, key: &PrKey, rx: &mut mpsc::UnboundedReceiver<Queued>) -> Option<Queued> {
+        loop {
+            match rx.try_recv() {
+                Ok(queued) => return Some(queued),
+                Err(mpsc::error::TryRecvError::Disconnected) => return None,
+                Err(mpsc::error::TryRecvError::Empty) => {
+                    let mut actors = self.actors.lock().unwrap_or_else(|p| p.into_inner());
+                    if rx.is_empty() {
+                        actors.remove(key);
+                        return None;
+                    }
+                }
+            }
+        }
+    }
+
+    /// One pull request's worker: jobs run one at a time, in order, each in
+    /// its own task (a panic fails the job, not the worker).
     async fn actor(self: Arc<Self>, key: PrKey, mut rx: mpsc::UnboundedReceiver<Queued>) {
-        while let Some((delivery, job)) = rx.recv().await {
+        while let Some((delivery, job)) = self.next_job(&key, &mut rx) {
             metrics::gauge!("cascade_queue_depth").decrement(1.0);
             // A later push makes an earlier queued plan pointless.
             if job.is_new_head() && !rx.is_empty() {
@@ -195,16 +249,34 @@ impl Bot {
                 }
                 continue;
             }
+            if let Some(d) = &delivery {
+                // Counted before the work: a process that dies in it still counts.
+                if let Err(e) = self.store.start_delivery_attempt(d).await {
+                    tracing::error!(pr = %key, error = %format!("{e:#}"), "cannot count a delivery attempt");
+                }
+            }
             let span = tracing::info_span!("pr", pr = %key);
-            let _ = span.enter();
+            let mut running = tokio::spawn({
+                let (bot, key) = (self.clone(), key.clone());
+                async move { bot.run_job(&key, job).await }.instrument(span)
+            });
             let result = tokio::select! {
-                r = self.run_job(&key, job) => r,
-                _ = self.kill.cancelled() => return,
+                r = &mut running => r,
+                _ = self.kill.cancelled() => {
+                    running.abort();
+                    return;
+                }
             };
             let status = match result {
-                Ok(()) => DeliveryStatus::Processed,
-                Err(e) => {
+                Ok(Ok(())) => DeliveryStatus::Processed,
+                Ok(Err(e)) => {
                     tracing::error!(pr = %key, error = %format!("{e:#}"), "internal error");
+                    let _ = publish::internal_error(&self, &key).await;
+                    DeliveryStatus::Failed
+                }
+                Err(e) => {
+                    // A panic (the task is never aborted while the actor waits for it).
+                    tracing::error!(pr = %key, error = %e, "a job panicked");
                     let _ = publish::internal_error(&self, &key).await;
                     DeliveryStatus::Failed
                 }
@@ -236,6 +308,36 @@ impl Bot {
         }
     }
 
+    /// A delivery whose attempts are used up: marked failed first (so the
+    /// pull request is told at most once, whatever happens next), then the
+    /// pull request it concerns is told it was dropped.
+    async fn give_up(
+        self: &Arc<Self>,
+        delivery: &crate::store::DeliveryRecord,
+    ) -> anyhow::Result<()> {
+        tracing::error!(
+            delivery = %delivery.id,
+            attempts = MAX_DELIVERY_ATTEMPTS,
+            "giving up a delivery: the server stopped every time it handled it"
+        );
+        self.store
+            .set_delivery_status(&delivery.id, DeliveryStatus::Failed)
+            .await?;
+        let Ok(event) = crate::event::parse_event(&delivery.event, &delivery.body) else {
+            return Ok(());
+        };
+        if let jobs::Routed::Pr(key, job) = jobs::route(event) {
+            let bot = self.clone();
+            // Not awaited: start-up must not wait for GitHub.
+            self.tasks.spawn(async move {
+                if let Err(e) = publish::delivery_dropped(&bot, &key, job.installation()).await {
+                    tracing::error!(pr = %key, error = %format!("{e:#}"), "cannot say a delivery was dropped");
+                }
+            });
+        }
+        Ok(())
+    }
+
     /// Waits for running work to finish (applies first of all), at most `grace`.
     pub async fn drain(&self, grace: Duration) {
         self.tasks.close();
@@ -246,6 +348,12 @@ impl Bot {
             tracing::warn!("shutdown grace period over; stopping what is still running");
             self.kill.cancel();
         }
+    }
+
+    /// Discoveries running now (a gauge too: `cascade_discoveries_running`),
+    /// counting any still evaluating past their deadline.
+    pub fn discoveries_running(&self) -> usize {
+        self.discovery.running()
     }
 
     /// Stops everything now, without draining.

@@ -1,16 +1,13 @@
 //! Planning a pull request's head, and forgetting a closed one.
 
+use super::discover::{self, Discovered, Interrupted};
 use super::jobs::PrUpdate;
 use super::publish::{check, reply, upsert_comment};
 use super::{Bot, PrKey};
-use crate::affected::{ReadIndex, affected, deleted_units};
 use crate::comment::{Comments, GITHUB_LIMIT, Problem};
 use crate::config::RepoConfig;
-use crate::engine::targets;
 use crate::engine::views::plan_view;
-use crate::forge::github::CheckStatus;
-use crate::problem::ProblemKind;
-use crate::scan::scan_with;
+use crate::forge::github::{CheckStatus, Installation};
 use crate::store::{PlanStatus, PrState, PullRequestRecord, Store};
 use crate::unit::UnitPath;
 use std::collections::BTreeSet;
@@ -78,30 +75,29 @@ pub async fn plan_pull_request(
         .workspaces
         .checkout(&key.repo, key.number, &pr.head_sha)
         .await?;
+    // From here on the work reads what the pull request wrote: off the runtime, within a deadline.
     // The base branch's configuration: a pull request cannot change its own.
-    let config = match bot.workspaces.config_at(&key.repo, &pr.base_sha)? {
-        None => RepoConfig::default(),
-        Some(text) => match RepoConfig::parse(&text) {
-            Ok(c) => c,
+    let (workspaces, repo, base_sha) = (
+        bot.workspaces.clone(),
+        key.repo.clone(),
+        pr.base_sha.clone(),
+    );
+    let read_config = move |_| -> anyhow::Result<Result<RepoConfig, String>> {
+        Ok(match workspaces.config_at(&repo, &base_sha)? {
+            None => Ok(RepoConfig::default()),
+            Some(text) => RepoConfig::parse(&text).map_err(|problem| problem.to_string()),
+        })
+    };
+    let config = match bot.discovery.run(&cancel, read_config).await {
+        Err(stop) => return interrupted(bot, &inst, key, &mut record, stop).await,
+        Ok(read) => match read? {
+            Ok(config) => config,
             Err(problem) => {
-                record.state = PrState::Failed;
-                check(
-                    &inst,
-                    key,
-                    &mut record,
-                    CheckStatus::Failure,
-                    "cascade: .cascade.yaml is invalid",
-                    &problem.to_string(),
-                )
-                .await?;
-                bot.store.save_pull_request(&record).await?;
                 let body = format!(
-                    "{}\n`.cascade.yaml` on the base branch is invalid, so nothing was planned:\n\n```\n{problem}\n```\nFix it on the base branch, then comment `/plan`.",
-                    crate::comment::PLAN_MARKER
+                    "`.cascade.yaml` on the base branch is invalid, so nothing was planned:\n\n```\n{problem}\n```\nFix it on the base branch, then comment `/plan`."
                 );
-                return upsert_comment(&inst, key, &mut record, &[body])
-                    .await
-                    .and(bot.store.save_pull_request(&record).await);
+                let title = "cascade: .cascade.yaml is invalid";
+                return nothing_planned(bot, &inst, key, &mut record, title, &problem, &body).await;
             }
         },
     };
@@ -112,68 +108,29 @@ pub async fn plan_pull_request(
     }
     record.state = PrState::Discovering;
     bot.store.save_pull_request(&record).await?;
-    let head = scan_with(&checkout, &checkout, config.clone(), &[]);
-    if let Some(cycle) = head.problems.iter().find(|p| p.kind == ProblemKind::Cycle) {
-        record.state = PrState::Failed;
-        check(
-            &inst,
-            key,
-            &mut record,
-            CheckStatus::Failure,
-            "cascade: dependency cycle",
-            &cycle.to_string(),
-        )
-        .await?;
-        let body = format!(
-            "{}\nThe unit graph has a cycle, so nothing was planned:\n\n```\n{cycle}\n```",
-            crate::comment::PLAN_MARKER
-        );
-        upsert_comment(&inst, key, &mut record, &[body]).await?;
-        return bot.store.save_pull_request(&record).await;
-    }
-    let changes = bot
-        .workspaces
-        .changes(&key.repo, &pr.base_sha, &pr.head_sha)?;
-    let changed: Vec<String> = changes
-        .paths()
-        .into_iter()
-        .filter(|f| !config.is_ignored(f))
-        .collect();
-    let deletes = changes.changes.iter().any(|c| {
-        matches!(c, crate::git::Change::Deleted(p) | crate::git::Change::Renamed { from: p, .. } if p.ends_with("terragrunt.hcl"))
-    });
-    let base = if deletes {
-        let tree = bot.workspaces.tree(&key.repo, &changes.base)?;
-        Some((scan_with(&tree, &tree, config.clone(), &[]), tree))
-    } else {
-        None
+    let input = discover::input(bot, key, pr, checkout.clone(), config, only);
+    let (mut plan_targets, unresolved, merge_base) = match bot
+        .discovery
+        .run(&cancel, move |deadline| discover::discover(input, deadline))
+        .await
+    {
+        Err(stop) => return interrupted(bot, &inst, key, &mut record, stop).await,
+        Ok(found) => match found? {
+            Discovered::Cycle(cycle) => {
+                let body = format!(
+                    "The unit graph has a cycle, so nothing was planned:\n\n```\n{cycle}\n```"
+                );
+                let title = "cascade: dependency cycle";
+                let summary = cycle.to_string();
+                return nothing_planned(bot, &inst, key, &mut record, title, &summary, &body).await;
+            }
+            Discovered::Targets {
+                targets,
+                unresolved,
+                merge_base,
+            } => (targets, unresolved, merge_base),
+        },
     };
-    let deleted = base
-        .as_ref()
-        .map(|(b, _)| deleted_units(&b.discovery.units, &head.discovery.units))
-        .unwrap_or_default();
-    let index = ReadIndex::new(&head.discovery.units);
-    let mut result = affected(
-        &index,
-        &head.discovery.units,
-        &head.graph,
-        &changed,
-        &deleted,
-        base.as_ref().map(|(b, _)| &b.graph),
-    );
-    if let Some(only) = only.filter(|o| !o.is_empty()) {
-        let mut keep: BTreeSet<UnitPath> = only.iter().cloned().collect();
-        keep.extend(head.graph.dependents_closure(only.iter()).into_keys());
-        result.units.retain(|u| keep.contains(&u.path));
-    }
-    let mut plan_targets = targets(
-        &head.discovery,
-        &head.graph,
-        &checkout,
-        &result,
-        base.as_ref()
-            .map(|(b, t)| (&b.discovery, &b.graph, t.as_path())),
-    );
     // Units another pull request holds are not planned here; the comment names the holder.
     let wanted: Vec<UnitPath> = plan_targets.iter().map(|t| t.path.clone()).collect();
     let held = bot.store.take_locks(&key.repo, key.number, &wanted).await?;
@@ -199,7 +156,7 @@ pub async fn plan_pull_request(
         .plan(
             &key.plan_key(),
             &pr.head_sha,
-            &changes.base,
+            &merge_base,
             plan_targets,
             cancel.clone(),
             |_| {},
@@ -209,7 +166,7 @@ pub async fn plan_pull_request(
         tracing::info!(pr = %key, "plan superseded by a newer push");
         return Ok(());
     }
-    let mut view = plan_view(&outcome.plan, &head.unresolved());
+    let mut view = plan_view(&outcome.plan, &unresolved);
     view.locked = held
         .iter()
         .map(|l| Problem {
@@ -244,6 +201,58 @@ pub async fn plan_pull_request(
     record.state = PrState::Commented;
     record.plan_id = Some(outcome.plan.id.clone());
     bot.store.save_pull_request(&record).await
+}
+
+/// Nothing could be planned, for a reason the pull request's authors can fix:
+/// a failed check and the cascade comment saying why and what to do.
+async fn nothing_planned(
+    bot: &Bot,
+    inst: &Installation,
+    key: &PrKey,
+    record: &mut PullRequestRecord,
+    title: &str,
+    summary: &str,
+    body: &str,
+) -> anyhow::Result<()> {
+    record.state = PrState::Failed;
+    check(inst, key, record, CheckStatus::Failure, title, summary).await?;
+    let body = format!("{}\n{body}", crate::comment::PLAN_MARKER);
+    upsert_comment(inst, key, record, &[body]).await?;
+    bot.store.save_pull_request(record).await
+}
+
+/// Discovery gave no result: past its deadline (the pull request is told),
+/// superseded (nothing to say), or panicked (an internal error).
+async fn interrupted(
+    bot: &Bot,
+    inst: &Installation,
+    key: &PrKey,
+    record: &mut PullRequestRecord,
+    stop: Interrupted,
+) -> anyhow::Result<()> {
+    match stop {
+        Interrupted::Superseded => {
+            tracing::info!(pr = %key, "discovery superseded by a newer push");
+            Ok(())
+        }
+        Interrupted::Panicked(_) => Err(stop.into()),
+        Interrupted::TimedOut(limit) => {
+            // Whole seconds from the flag print as `60`; shorter limits as `0.5`.
+            let secs = limit.as_secs_f64();
+            tracing::warn!(pr = %key, limit_secs = secs, "discovery timed out");
+            let body = format!(
+                "Discovering this pull request's units took longer than {secs} s, so nothing was planned. \
+                 Simplify the Terragrunt configuration it changes (large `for` expressions or `range()`s, \
+                 long chains of `read_terragrunt_config` or includes), or ask whoever runs cascade to raise \
+                 `--discovery-timeout`; then push again or comment `/plan`."
+            );
+            let title = format!("cascade: discovery took longer than {secs} s");
+            let summary = format!(
+                "Discovery took longer than {secs} s; simplify the configuration or raise --discovery-timeout."
+            );
+            nothing_planned(bot, inst, key, record, &title, &summary, &body).await
+        }
+    }
 }
 
 /// Merged or closed: locks released, workspace forgotten, plan dead.

@@ -68,6 +68,23 @@ pub async fn internal_error(bot: &Bot, key: &PrKey) -> anyhow::Result<()> {
     .await
 }
 
+/// Says, once, that an event for this pull request was dropped after the
+/// server stopped every time it handled it (see `super::MAX_DELIVERY_ATTEMPTS`).
+pub async fn delivery_dropped(bot: &Bot, key: &PrKey, installation: u64) -> anyhow::Result<()> {
+    let inst = bot.github.installation(installation).await?;
+    reply(
+        &inst,
+        key,
+        &format!(
+            "cascade dropped an event for this pull request: the server stopped {} times while handling it, \
+             so it will not try again. Push a new commit or comment `/plan` to try again; if that fails too, \
+             ask whoever runs cascade (the server's log names the delivery).",
+            super::MAX_DELIVERY_ATTEMPTS
+        ),
+    )
+    .await
+}
+
 /// Starts the `cascade` check run for a head, or updates the one already there.
 pub async fn check(
     inst: &Installation,

@@ -1,7 +1,8 @@
 //! `cascade serve`: flags (each with a `CASCADE_*` environment twin) to the server.
 
-use crate::server::{ServeConfig, serve};
+use crate::server::{HttpLimits, ServeConfig, serve};
 use anyhow::Context;
+use clap::builder::RangedU64ValueParser;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -58,6 +59,18 @@ pub struct ServeArgs {
     /// Seconds one terraform command may run.
     #[arg(long, env = "CASCADE_UNIT_TIMEOUT", default_value_t = 1800)]
     unit_timeout: u64,
+    /// Seconds discovering one pull request may take; past it the pull request gets a failed check.
+    #[arg(long, env = "CASCADE_DISCOVERY_TIMEOUT", default_value_t = 60,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    discovery_timeout: u64,
+    /// HTTP connections open at once; more wait until one closes.
+    #[arg(long, env = "CASCADE_MAX_CONNECTIONS", default_value_t = HttpLimits::default().max_connections,
+          value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
+    max_connections: usize,
+    /// Webhook requests handled at once; more wait (up to the 10 s request timeout).
+    #[arg(long, env = "CASCADE_MAX_REQUESTS", default_value_t = HttpLimits::default().max_requests,
+          value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
+    max_requests: usize,
     #[command(flatten)]
     pass: super::PassEnv,
 }
@@ -103,6 +116,12 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         terragrunt_bin: args.terragrunt_bin,
         shutdown_grace: Duration::from_secs(args.shutdown_grace),
         unit_timeout: Duration::from_secs(args.unit_timeout),
+        discovery_timeout: Duration::from_secs(args.discovery_timeout),
+        http: HttpLimits {
+            max_connections: args.max_connections,
+            max_requests: args.max_requests,
+            ..HttpLimits::default()
+        },
     };
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(serve(config))?;

@@ -96,8 +96,17 @@ fn delivery_headers_missing_repeated_or_invalid() {
             })
         ));
     }
-    let long = "a".repeat(129);
-    for bad in ["", "a b", "id\r\nX-Injected: 1", long.as_str()] {
+    let long = "a".repeat(65);
+    for bad in [
+        "",
+        "a b",
+        "id\r\nX-Injected: 1",
+        long.as_str(),
+        "../../etc/passwd",
+        "<script>",
+        "id'--",
+        "72d3162e_cc78",
+    ] {
         assert!(matches!(
             Delivery::from_headers([event, ("X-GitHub-Delivery", bad)]),
             Err(HeaderError::Invalid {

@@ -2,8 +2,16 @@
 //! receiver, answers health and readiness probes, exposes Prometheus metrics,
 //! and shuts down gracefully: it stops taking work and lets running applies
 //! finish within a grace period.
+//!
+//! Every request is bounded ([`HttpLimits`]): connections, header and body
+//! time, body size, whole-request time, webhook requests in flight. The server
+//! never runs a pull request's work on its own tasks: that is the bot's, which
+//! keeps discovery off the async runtime.
 
+mod listen;
 mod webhook;
+
+pub use listen::HttpLimits;
 
 use crate::bot::{Bot, BotConfig};
 use crate::exec::ProcessExecutor;
@@ -11,7 +19,7 @@ use crate::forge::github::GitHubApp;
 use crate::store::{SqliteStore, Store};
 use anyhow::{Context, bail};
 use axum::Router;
-use axum::extract::State;
+use axum::extract::{DefaultBodyLimit, State};
 use axum::http::StatusCode;
 use axum::routing::{get, post};
 use metrics_exporter_prometheus::PrometheusHandle;
@@ -20,6 +28,9 @@ use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
+use tower::limit::ConcurrencyLimitLayer;
+use tower_http::limit::RequestBodyLimitLayer;
+use tower_http::timeout::{RequestBodyTimeoutLayer, TimeoutLayer};
 
 /// Everything `cascade serve` is configured with.
 #[derive(Clone, Debug)]
@@ -41,6 +52,9 @@ pub struct ServeConfig {
     /// How long running applies may take to finish once a shutdown starts.
     pub shutdown_grace: Duration,
     pub unit_timeout: Duration,
+    /// How long discovering one pull request (head and base) may take.
+    pub discovery_timeout: Duration,
+    pub http: HttpLimits,
 }
 
 /// What the HTTP handlers share.
@@ -141,6 +155,7 @@ pub async fn start(config: ServeConfig) -> anyhow::Result<RunningServer> {
         parallelism: config.parallelism.max(1),
         allow_forks: config.allow_forks,
         unit_timeout: config.unit_timeout,
+        discovery_timeout: config.discovery_timeout,
         shutdown: shutdown.clone(),
     })
     .await?;
@@ -154,14 +169,13 @@ pub async fn start(config: ServeConfig) -> anyhow::Result<RunningServer> {
         .await
         .with_context(|| format!("cannot listen on {}", config.listen))?;
     let addr = listener.local_addr()?;
-    let app = router(state);
+    let app = router(state, &config.http);
     let stop = shutdown.clone();
     let drain_bot = bot.clone();
     let grace = config.shutdown_grace;
+    let limits = config.http.clone();
     let task = tokio::spawn(async move {
-        axum::serve(listener, app)
-            .with_graceful_shutdown(async move { stop.cancelled().await })
-            .await?;
+        listen::serve(listener, app, limits, stop).await;
         drain_bot.drain(grace).await;
         Ok(())
     });
@@ -174,23 +188,33 @@ pub async fn start(config: ServeConfig) -> anyhow::Result<RunningServer> {
     })
 }
 
-/// The HTTP routes.
-pub fn router(state: Arc<AppState>) -> Router {
+/// The HTTP routes, with the per-request limits (the listener enforces the rest).
+pub fn router(state: Arc<AppState>, limits: &HttpLimits) -> Router {
+    // Only webhooks do work worth queueing for; probes must answer under load.
+    let webhook = post(webhook::receive).layer(ConcurrencyLimitLayer::new(limits.max_requests));
     Router::new()
-        .route("/webhooks/github", post(webhook::receive))
+        .route("/webhooks/github", webhook)
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(readyz))
         .route(
             "/metrics",
             get(|State(s): State<Arc<AppState>>| async move { s.metrics.render() }),
         )
-        .layer(axum::extract::DefaultBodyLimit::max(webhook::MAX_BODY))
+        .layer(DefaultBodyLimit::max(limits.max_body))
+        // Outermost last: the whole-request timeout covers everything inside,
+        // and an oversized Content-Length is refused before the body is touched.
+        .layer(RequestBodyTimeoutLayer::new(limits.body_timeout))
+        .layer(RequestBodyLimitLayer::new(limits.max_body))
+        .layer(TimeoutLayer::with_status_code(
+            StatusCode::REQUEST_TIMEOUT,
+            limits.request_timeout,
+        ))
         .with_state(state)
 }
 
 /// Ready when the store answers (the App's key was loaded at start-up, or the server would not run).
 async fn readyz(State(state): State<Arc<AppState>>) -> (StatusCode, &'static str) {
-    match state.store.pending_deliveries().await {
+    match state.store.pending_delivery_count().await {
         Ok(_) => (StatusCode::OK, "ready"),
         Err(_) => (
             StatusCode::SERVICE_UNAVAILABLE,

@@ -1,24 +1,38 @@
-//! The webhook receiver: authenticate, parse, persist, acknowledge. Nothing is
-//! acted on here: a verified delivery is written to the store before the
-//! response, then handed to the bot.
+//! The webhook receiver: authenticate, read the delivery's identity, parse,
+//! persist, acknowledge. Nothing is acted on here: a verified delivery is
+//! written to the store before the response, then handed to the bot.
+//!
+//! Nothing a sender controls reaches a metric label or a log field before the
+//! signature is verified: unauthenticated requests are counted under one fixed
+//! label, and authenticated ones under a fixed set of event names (or `other`).
 
 use super::AppState;
-use crate::event::{Event, parse_event, verify_signature};
+use crate::event::{
+    Delivery, Event, SIGNATURE_HEADER, header, known_event, parse_event, verify_signature,
+};
 use crate::store::{DeliveryRecord, DeliveryStatus, Store};
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use std::sync::Arc;
+use tracing::Instrument;
 
-/// GitHub never sends more than 25 MB.
-pub const MAX_BODY: usize = 25 * 1024 * 1024;
+/// The metric label of every request whose signature did not verify.
+const UNAUTHENTICATED: &str = "unauthenticated";
+/// The metric label of authenticated events cascade does not parse.
+const OTHER_EVENT: &str = "other";
 
-fn header<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
-    headers.get(name).and_then(|v| v.to_str().ok())
+/// Counts a delivery: `event` is one of [`crate::event::KNOWN_EVENTS`],
+/// [`OTHER_EVENT`] or [`UNAUTHENTICATED`], never a header's text.
+fn count(event: &'static str, outcome: &'static str) {
+    metrics::counter!("cascade_deliveries_total", "event" => event, "outcome" => outcome)
+        .increment(1);
 }
 
-fn outcome(event: &str, outcome: &'static str) {
-    metrics::counter!("cascade_deliveries_total", "event" => event.to_string(), "outcome" => outcome).increment(1);
+fn header_pairs(headers: &HeaderMap) -> impl Iterator<Item = (&str, &str)> {
+    headers
+        .iter()
+        .filter_map(|(name, value)| Some((name.as_str(), value.to_str().ok()?)))
 }
 
 pub async fn receive(
@@ -26,50 +40,59 @@ pub async fn receive(
     headers: HeaderMap,
     body: Bytes,
 ) -> (StatusCode, String) {
-    let event_name = header(&headers, "x-github-event").unwrap_or("").to_string();
     if let Err(why) = verify_signature(
         &state.secrets,
-        header(&headers, "x-hub-signature-256"),
+        header(header_pairs(&headers), SIGNATURE_HEADER),
         &body,
     ) {
-        tracing::warn!(event = %event_name, reason = %why, "refused a delivery with a bad signature");
-        outcome(&event_name, "unauthorized");
+        // The reason only: the sender's headers are not worth a log line.
+        tracing::warn!(reason = %why, "refused a delivery with a bad signature");
+        count(UNAUTHENTICATED, "unauthorized");
         return (
             StatusCode::UNAUTHORIZED,
             "bad or missing X-Hub-Signature-256\n".into(),
         );
     }
-    let Some(delivery) = header(&headers, "x-github-delivery")
-        .filter(|d| !d.is_empty())
-        .map(str::to_string)
-    else {
-        outcome(&event_name, "malformed");
-        return (
-            StatusCode::BAD_REQUEST,
-            "missing X-GitHub-Delivery\n".into(),
-        );
-    };
-    if event_name.is_empty() {
-        outcome("", "malformed");
-        return (StatusCode::BAD_REQUEST, "missing X-GitHub-Event\n".into());
-    }
-    let span = tracing::info_span!("delivery", id = %delivery, event = %event_name);
-    let _enter = span.enter();
-    let event = match parse_event(&event_name, &body) {
-        Ok(event) => event,
+    let delivery = match Delivery::from_headers(header_pairs(&headers)) {
+        Ok(delivery) => delivery,
         Err(e) => {
-            tracing::warn!(error = %e, "malformed delivery");
-            outcome(&event_name, "malformed");
+            tracing::warn!(error = %e, "refused a signed delivery with bad headers");
+            count(OTHER_EVENT, "malformed");
             return (StatusCode::BAD_REQUEST, format!("{e}\n"));
         }
     };
-    if let Event::Ignored { .. } = event {
-        outcome(&event_name, "ignored");
+    let label = known_event(&delivery.event).unwrap_or(OTHER_EVENT);
+    // `instrument`, not `enter`: a span entered across an await stays entered on
+    // the worker thread, and every later delivery on it nests inside (and keeps)
+    // the spans before it.
+    let span = tracing::info_span!("delivery", id = %delivery.id, event = label);
+    accept(state, delivery, label, body).instrument(span).await
+}
+
+/// Parses, stores and hands over an authenticated delivery.
+async fn accept(
+    state: Arc<AppState>,
+    delivery: Delivery,
+    label: &'static str,
+    body: Bytes,
+) -> (StatusCode, String) {
+    let event = match parse_event(&delivery.event, &body) {
+        Ok(event) => event,
+        Err(e) => {
+            tracing::warn!(error = %e, "malformed delivery");
+            count(label, "malformed");
+            return (StatusCode::BAD_REQUEST, format!("{e}\n"));
+        }
+    };
+    // Nothing to do for these, so nothing to store (GitHub sends a ping when the
+    // hook is created; redelivering one changes nothing).
+    if let Event::Ignored { .. } | Event::Ping { .. } = event {
+        count(label, "ignored");
         return (StatusCode::OK, "ignored\n".into());
     }
     let record = DeliveryRecord {
-        id: delivery.clone(),
-        event: event_name.clone(),
+        id: delivery.id.to_string(),
+        event: delivery.event,
         body: body.to_vec(),
         status: DeliveryStatus::Received,
         received_at: state.bot.now(),
@@ -77,19 +100,20 @@ pub async fn receive(
     match state.store.insert_delivery(&record).await {
         Ok(true) => {}
         Ok(false) => {
-            outcome(&event_name, "duplicate");
+            count(label, "duplicate");
             return (StatusCode::OK, "already received\n".into());
         }
         Err(e) => {
             tracing::error!(error = %e, "cannot store a delivery");
-            outcome(&event_name, "error");
+            count(label, "error");
             return (
                 StatusCode::SERVICE_UNAVAILABLE,
-                "cannot store the delivery; GitHub will redeliver\n".into(),
+                "cannot store the delivery; redeliver it from the GitHub App's advanced settings once /readyz answers 200\n"
+                    .into(),
             );
         }
     }
-    state.bot.enqueue(delivery, event);
-    outcome(&event_name, "accepted");
+    state.bot.enqueue(record.id, event);
+    count(label, "accepted");
     (StatusCode::ACCEPTED, "accepted\n".into())
 }

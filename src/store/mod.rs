@@ -233,6 +233,8 @@ pub trait Store: Send + Sync + 'static {
         &self,
         delivery: &DeliveryRecord,
     ) -> impl Future<Output = anyhow::Result<bool>> + Send;
+    /// Records where a delivery stands. Once it is no longer `Received`, its
+    /// body is dropped (only the id is needed, to refuse redeliveries).
     fn set_delivery_status(
         &self,
         id: &str,
@@ -242,6 +244,13 @@ pub trait Store: Send + Sync + 'static {
     fn pending_deliveries(
         &self,
     ) -> impl Future<Output = anyhow::Result<Vec<DeliveryRecord>>> + Send;
+    /// How many deliveries wait to be processed (cheap: no bodies are read).
+    fn pending_delivery_count(&self) -> impl Future<Output = anyhow::Result<u64>> + Send;
+    /// Counts one more attempt at processing a delivery, before the work starts
+    /// (so a process that dies during it still counts), and returns the count.
+    fn start_delivery_attempt(&self, id: &str) -> impl Future<Output = anyhow::Result<u32>> + Send;
+    /// How many attempts at processing a delivery were started (0 if none or unknown).
+    fn delivery_attempts(&self, id: &str) -> impl Future<Output = anyhow::Result<u32>> + Send;
     fn upsert_installation(
         &self,
         id: u64,

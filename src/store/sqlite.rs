@@ -36,6 +36,11 @@ fn migrator() -> Migrator {
             include_str!("../../migrations/0003_apply_claims.sql"),
         ),
         migration(
+            4,
+            "delivery_attempts",
+            include_str!("../../migrations/0004_delivery_attempts.sql"),
+        ),
+        migration(
             5,
             "unit_rendered",
             include_str!("../../migrations/0005_unit_rendered.sql"),
@@ -294,12 +299,42 @@ impl Store for SqliteStore {
     }
 
     async fn set_delivery_status(&self, id: &str, status: DeliveryStatus) -> anyhow::Result<()> {
-        sqlx::query("UPDATE deliveries SET status = ? WHERE id = ?")
-            .bind(status.as_str())
-            .bind(id)
-            .execute(&self.pool)
-            .await?;
+        // A handled delivery's body is never read again: keeping it would grow
+        // the database with every delivery GitHub ever sent.
+        sqlx::query(
+            "UPDATE deliveries SET status = ?1, body = CASE WHEN ?1 = 'received' THEN body ELSE x'' END WHERE id = ?2",
+        )
+        .bind(status.as_str())
+        .bind(id)
+        .execute(&self.pool)
+        .await?;
         Ok(())
+    }
+
+    async fn pending_delivery_count(&self) -> anyhow::Result<u64> {
+        let n: i64 =
+            sqlx::query_scalar("SELECT count(*) FROM deliveries WHERE status = 'received'")
+                .fetch_one(&self.pool)
+                .await?;
+        Ok(n.max(0) as u64)
+    }
+
+    async fn start_delivery_attempt(&self, id: &str) -> anyhow::Result<u32> {
+        let n: Option<i64> = sqlx::query_scalar(
+            "UPDATE deliveries SET attempts = attempts + 1 WHERE id = ? RETURNING attempts",
+        )
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(n.unwrap_or(0).clamp(0, i64::from(u32::MAX)) as u32)
+    }
+
+    async fn delivery_attempts(&self, id: &str) -> anyhow::Result<u32> {
+        let n: Option<i64> = sqlx::query_scalar("SELECT attempts FROM deliveries WHERE id = ?")
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(n.unwrap_or(0).clamp(0, i64::from(u32::MAX)) as u32)
     }
 
     async fn pending_deliveries(&self) -> anyhow::Result<Vec<DeliveryRecord>> {

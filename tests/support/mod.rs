@@ -36,7 +36,8 @@ pub fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-pub fn git(dir: &Path, args: &[&str]) {
+/// Runs git in `dir` (fails the test if git does) and returns its output, trimmed.
+pub fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
         .args([
             "-c",
@@ -57,6 +58,7 @@ pub fn git(dir: &Path, args: &[&str]) {
         "git {args:?}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
 /// A temporary git repository holding a copy of `tg-fixtures/<name>` (committed).

@@ -32,6 +32,15 @@ impl Delivery {
         }
     }
 
+    /// The same delivery under a new `X-GitHub-Delivery` (a new event with
+    /// the same body, as a flood would send).
+    pub fn renewed(&self) -> Delivery {
+        Delivery {
+            id: uuid::Uuid::new_v4().to_string(),
+            ..self.clone()
+        }
+    }
+
     /// The same delivery signed with another secret (to test rejection).
     pub fn signed_with(mut self, secret: &str) -> Delivery {
         self.signature = signature(secret, &self.body);
@@ -81,6 +90,33 @@ fn installation_stub(id: u64) -> Value {
 }
 
 impl FakeGitHub {
+    /// `ping`, as GitHub sends it to an App's hook when the App is registered.
+    pub fn ping_event(&self) -> Delivery {
+        let model = self.model();
+        let payload = json!({
+            "zen": "Anything added dilutes everything else.",
+            "hook_id": 292430182,
+            "hook": {
+                "type": "App",
+                "id": 292430182,
+                "name": "web",
+                "active": true,
+                "app_id": APP_ID,
+                "events": ["issue_comment", "pull_request"],
+                "config": { "content_type": "json", "insecure_ssl": "0", "url": "https://cascade.example/webhooks/github" },
+                "updated_at": "2026-01-05T09:00:00Z",
+                "created_at": "2026-01-05T09:00:00Z",
+            },
+        });
+        Delivery::new("ping", &payload, &model.webhook_secret)
+    }
+
+    /// Any event under any name, signed with the hook's secret (events
+    /// cascade does not handle, and names GitHub never sends).
+    pub fn event(&self, name: &str, payload: &Value) -> Delivery {
+        Delivery::new(name, payload, &self.model().webhook_secret)
+    }
+
     /// `pull_request` with `action` (`opened`, `synchronize`, `reopened`,
     /// `ready_for_review`, `converted_to_draft`, `closed`, `edited`) for the
     /// pull request as it is now; `synchronize` carries `before`/`after`.

@@ -1,0 +1,300 @@
+//! Discovering a pull request: its configuration (from the base branch), the
+//! head's graph (and the base's, when units were deleted), the changed files,
+//! the affected units and what to plan.
+//!
+//! This is the work whose cost a pull request's files decide, so it never
+//! runs on the async runtime, where it would stall webhook acknowledgements
+//! and probes. It runs on a blocking thread, at most [`DiscoverySlots`] at a
+//! time over every pull request, within a deadline; past the deadline the
+//! caller is told and goes on (the pull request gets a user error). A panic in
+//! it fails the job, never the worker. Never posts anything or touches the
+//! store.
+
+use super::jobs::PrUpdate;
+use super::{Bot, PrKey};
+use crate::affected::{ReadIndex, affected, deleted_units};
+use crate::config::RepoConfig;
+use crate::engine::PlanTarget;
+use crate::problem::{Problem, ProblemKind};
+use crate::scan::{Scan, scan_with};
+use crate::unit::UnitPath;
+use crate::workspace::Workspaces;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+
+/// Why bounded work gave no result.
+#[derive(Debug, thiserror::Error)]
+pub enum Interrupted {
+    /// Past the deadline: a user error (the configuration is too costly to evaluate).
+    #[error("discovery took longer than {} s", .0.as_secs_f64())]
+    TimedOut(Duration),
+    /// A newer push made the result pointless.
+    #[error("superseded by a newer push")]
+    Superseded,
+    /// The work panicked (an internal error: the details are in the log).
+    #[error("discovery failed: {0}")]
+    Panicked(String),
+}
+
+/// The blocking threads discovery may use at once, over every pull request,
+/// and the time one discovery may take once it has a thread.
+pub struct DiscoverySlots {
+    slots: Arc<Semaphore>,
+    size: usize,
+    timeout: Duration,
+}
+
+/// Marks a slot busy for as long as it lives (so a panic frees it too).
+struct Busy(#[allow(dead_code)] tokio::sync::OwnedSemaphorePermit);
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        metrics::gauge!("cascade_discoveries_running").decrement(1.0);
+    }
+}
+
+impl DiscoverySlots {
+    /// One slot per core: discovery is CPU-bound, more would only queue for
+    /// the same cores and hold more memory.
+    pub fn new(timeout: Duration) -> DiscoverySlots {
+        let size = std::thread::available_parallelism().map_or(2, |n| n.get());
+        DiscoverySlots {
+            slots: Arc::new(Semaphore::new(size)),
+            size,
+            timeout,
+        }
+    }
+
+    /// Discoveries running now, including any still evaluating past their
+    /// deadline after the pull request was told it timed out.
+    pub fn running(&self) -> usize {
+        self.size - self.slots.available_permits()
+    }
+
+    /// Runs `work` on a blocking thread once a slot is free, and waits for it
+    /// until its deadline (the timeout from when the slot was taken: waiting
+    /// for other pull requests is not this one's fault), or until `cancel`
+    /// fires. `work` gets the deadline, to stop by itself. Work that overruns
+    /// keeps its slot until it really ends, so runaway evaluations cannot pile
+    /// up threads; the caller stops waiting for it at the deadline.
+    pub async fn run<T: Send + 'static>(
+        &self,
+        cancel: &CancellationToken,
+        work: impl FnOnce(Instant) -> T + Send + 'static,
+    ) -> Result<T, Interrupted> {
+        let slot = tokio::select! {
+            slot = self.slots.clone().acquire_owned() => slot,
+            _ = cancel.cancelled() => return Err(Interrupted::Superseded),
+        };
+        let Ok(slot) = slot else {
+            return Err(Interrupted::Panicked(
+                "the discovery slots were closed".into(),
+            ));
+        };
+        metrics::gauge!("cascade_discoveries_running").increment(1.0);
+        let busy = Busy(slot);
+        let deadline = Instant::now() + self.timeout;
+        let task = tokio::task::spawn_blocking(move || {
+            let _busy = busy;
+            work(deadline)
+        });
+        tokio::select! {
+            done = tokio::time::timeout_at(deadline.into(), task) => match done {
+                // A result that arrives late may be cut short (`discover` stops
+                // at the deadline): it is never used.
+                Ok(Ok(result)) if Instant::now() < deadline => Ok(result),
+                Ok(Err(e)) => Err(Interrupted::Panicked(e.to_string())),
+                _ => Err(Interrupted::TimedOut(self.timeout)),
+            },
+            _ = cancel.cancelled() => Err(Interrupted::Superseded),
+        }
+    }
+}
+
+/// Discovers one checkout, stopping at `deadline`. The one place discovery is
+/// called from the server: when `crate::scan::scan_with_deadline` exists,
+/// this becomes `scan_with_deadline(dir, dir, config, &[], deadline)` and the
+/// evaluation itself stops at the deadline; until then the caller stops
+/// waiting for it ([`DiscoverySlots::run`]).
+fn scan_checkout(dir: &Path, config: RepoConfig, deadline: Instant) -> Scan {
+    let _ = deadline;
+    scan_with(dir, dir, config, &[])
+}
+
+/// What discovery decided for a pull request's head.
+pub enum Discovered {
+    /// The graph has a cycle: nothing can be planned.
+    Cycle(Problem),
+    Targets {
+        targets: Vec<PlanTarget>,
+        /// Units cascade could not read fully, with the first reason each.
+        unresolved: Vec<(UnitPath, String)>,
+        /// The merge base the head was compared with.
+        merge_base: String,
+    },
+}
+
+/// Everything discovery of one pull request needs, owned, so it can move to a
+/// blocking thread.
+pub struct DiscoveryInput {
+    pub workspaces: Workspaces,
+    pub repo: String,
+    pub checkout: PathBuf,
+    pub config: RepoConfig,
+    pub base_sha: String,
+    pub head_sha: String,
+    /// `/plan unit…`: only these and their dependents.
+    pub only: Option<Vec<UnitPath>>,
+}
+
+/// The input for `pr`, checked out at `checkout`.
+pub fn input(
+    bot: &Bot,
+    key: &PrKey,
+    pr: &PrUpdate,
+    checkout: PathBuf,
+    config: RepoConfig,
+    only: Option<&[UnitPath]>,
+) -> DiscoveryInput {
+    DiscoveryInput {
+        workspaces: bot.workspaces.clone(),
+        repo: key.repo.clone(),
+        checkout,
+        config,
+        base_sha: pr.base_sha.clone(),
+        head_sha: pr.head_sha.clone(),
+        only: only.map(<[UnitPath]>::to_vec),
+    }
+}
+
+/// Discovery proper: blocking, CPU-bound, and as costly as the pull request
+/// makes it. Stops early once the deadline has passed (the caller has stopped
+/// waiting by then, and discards a late result).
+pub fn discover(input: DiscoveryInput, deadline: Instant) -> anyhow::Result<Discovered> {
+    let late = || Instant::now() >= deadline;
+    let head = scan_checkout(&input.checkout, input.config.clone(), deadline);
+    if let Some(cycle) = head.problems.iter().find(|p| p.kind == ProblemKind::Cycle) {
+        return Ok(Discovered::Cycle(cycle.clone()));
+    }
+    let changes = input
+        .workspaces
+        .changes(&input.repo, &input.base_sha, &input.head_sha)?;
+    let changed: Vec<String> = changes
+        .paths()
+        .into_iter()
+        .filter(|f| !input.config.is_ignored(f))
+        .collect();
+    let deletes = changes.changes.iter().any(|c| {
+        matches!(c, crate::git::Change::Deleted(p) | crate::git::Change::Renamed { from: p, .. } if p.ends_with("terragrunt.hcl"))
+    });
+    let base = if deletes && !late() {
+        let tree = input.workspaces.tree(&input.repo, &changes.base)?;
+        let scan = scan_checkout(&tree, input.config.clone(), deadline);
+        Some((scan, tree))
+    } else {
+        None
+    };
+    if late() {
+        // `DiscoverySlots::run` throws away whatever arrives past the deadline.
+        anyhow::bail!("discovery stopped at its deadline");
+    }
+    let deleted = base
+        .as_ref()
+        .map(|(b, _)| deleted_units(&b.discovery.units, &head.discovery.units))
+        .unwrap_or_default();
+    let index = ReadIndex::new(&head.discovery.units);
+    let mut result = affected(
+        &index,
+        &head.discovery.units,
+        &head.graph,
+        &changed,
+        &deleted,
+        base.as_ref().map(|(b, _)| &b.graph),
+    );
+    if let Some(only) = input.only.as_deref().filter(|o| !o.is_empty()) {
+        let mut keep: BTreeSet<UnitPath> = only.iter().cloned().collect();
+        keep.extend(head.graph.dependents_closure(only.iter()).into_keys());
+        result.units.retain(|u| keep.contains(&u.path));
+    }
+    let targets = crate::engine::targets(
+        &head.discovery,
+        &head.graph,
+        &input.checkout,
+        &result,
+        base.as_ref()
+            .map(|(b, t)| (&b.discovery, &b.graph, t.as_path())),
+    );
+    Ok(Discovered::Targets {
+        targets,
+        unresolved: head.unresolved(),
+        merge_base: changes.base,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn slots(timeout_ms: u64) -> DiscoverySlots {
+        DiscoverySlots::new(Duration::from_millis(timeout_ms))
+    }
+
+    #[tokio::test]
+    async fn work_within_the_deadline_returns_its_result() {
+        let s = slots(5_000);
+        let got = s.run(&CancellationToken::new(), |_| 42).await;
+        assert_eq!(got.unwrap(), 42);
+        assert_eq!(s.running(), 0);
+    }
+
+    #[tokio::test]
+    async fn a_panic_is_an_interruption_and_frees_the_slot() {
+        let s = slots(5_000);
+        let got = s
+            .run(&CancellationToken::new(), |_| -> u32 {
+                panic!("evaluator bug")
+            })
+            .await;
+        assert!(matches!(got, Err(Interrupted::Panicked(m)) if m.contains("panicked")));
+        assert_eq!(s.running(), 0);
+    }
+
+    #[tokio::test]
+    async fn overrunning_work_times_out_and_keeps_its_slot_until_it_ends() {
+        let s = slots(100);
+        let (release, wait) = std::sync::mpsc::channel::<()>();
+        let got = s
+            .run(&CancellationToken::new(), move |_| wait.recv().is_ok())
+            .await;
+        assert!(
+            matches!(got, Err(Interrupted::TimedOut(limit)) if limit == Duration::from_millis(100))
+        );
+        assert_eq!(s.running(), 1, "the runaway work still holds its slot");
+        release.send(()).unwrap();
+        for _ in 0..100 {
+            if s.running() == 0 {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("the slot was not given back when the work ended");
+    }
+
+    #[tokio::test]
+    async fn work_gets_its_deadline_and_a_newer_push_stops_the_wait() {
+        let s = slots(60_000);
+        let before = Instant::now();
+        let deadline = s.run(&CancellationToken::new(), |d| d).await.unwrap();
+        assert!(deadline > before + Duration::from_secs(59));
+        let cancel = CancellationToken::new();
+        cancel.cancel();
+        let got = s
+            .run(&cancel, |_| std::thread::sleep(Duration::from_millis(50)))
+            .await;
+        assert!(matches!(got, Err(Interrupted::Superseded)));
+    }
+}

@@ -1,0 +1,292 @@
+//! The world the GitHub App's end-to-end tests run in: a stateful fake GitHub
+//! over HTTP, a copy of the bundled example in a local git origin, and the
+//! real server (in process, or the real binary). Shared by
+//! `tests/bot_scenarios.rs` and `tests/server_hostile.rs`, which declare
+//! `mod fake_github` at their root.
+#![allow(dead_code)]
+
+use crate::fake_github::{APP_ID, FakeGitHub, FileChange, PrSpec, app_key};
+use cascade::server::{HttpLimits, RunningServer, ServeConfig, start};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+pub const REPO: &str = "acme/infra";
+
+/// A fake GitHub with one installation (77, `acme`) and one repository
+/// (`acme/infra`, a copy of the bundled example with a local bare origin),
+/// a `feature` branch with one change, and a running server.
+pub struct World {
+    pub fake: FakeGitHub,
+    pub server: Option<RunningServer>,
+    pub data: tempfile::TempDir,
+    pub work: tempfile::TempDir,
+    _origin: tempfile::TempDir,
+    pub origin: PathBuf,
+    pub base_sha: String,
+    pub head_sha: String,
+}
+
+pub fn git_out(dir: &Path, args: &[&str]) -> String {
+    crate::support::git(dir, args)
+}
+
+/// Commits a change on a new branch of the work repo and pushes it to the origin.
+pub fn push_change(w: &World, branch: &str, file: &str, line: &str) -> String {
+    let dir = w.work.path();
+    let _ = git_out(dir, &["checkout", "-q", "-B", branch]);
+    let path = dir.join(file);
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, format!("{text}\n# {line}\n")).unwrap();
+    git_out(dir, &["commit", "-qam", line]);
+    push(w, branch)
+}
+
+/// Force-pushes `branch` of the work repo to the origin; returns its head.
+pub fn push(w: &World, branch: &str) -> String {
+    let dir = w.work.path();
+    git_out(
+        dir,
+        &[
+            "push",
+            "-q",
+            "--force",
+            w.origin.to_str().unwrap(),
+            &format!("{branch}:{branch}"),
+        ],
+    );
+    git_out(dir, &["rev-parse", "HEAD"])
+}
+
+/// The server configuration the tests use (the real terraform, four units at once).
+pub fn config(w: &World) -> ServeConfig {
+    serve_config(&w.fake, w.data.path())
+}
+
+/// The server configuration the tests use, against `fake`, keeping its data in `data`.
+pub fn serve_config(fake: &FakeGitHub, data: &Path) -> ServeConfig {
+    ServeConfig {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        data_dir: data.to_path_buf(),
+        database_url: None,
+        github_app_id: APP_ID,
+        github_private_key: app_key(),
+        webhook_secrets: vec![fake.webhook_secret().into_bytes()],
+        github_api_url: fake.url(),
+        parallelism: 4,
+        allow_forks: false,
+        terraform_bin: "terraform".into(),
+        tofu_bin: "tofu".into(),
+        terragrunt_bin: "terragrunt".into(),
+        shutdown_grace: Duration::from_secs(30),
+        unit_timeout: Duration::from_secs(300),
+        discovery_timeout: Duration::from_secs(60),
+        http: HttpLimits::default(),
+    }
+}
+
+pub async fn world() -> World {
+    world_with("").await
+}
+
+/// A world whose base branch's `.cascade.yaml` has `extra` appended.
+pub async fn world_with(extra: &str) -> World {
+    world_configured(extra, |_| {}).await
+}
+
+/// A world whose base branch's `.cascade.yaml` has `extra` appended, and whose
+/// server configuration `tweak` changes.
+pub async fn world_configured(extra: &str, tweak: impl FnOnce(&mut ServeConfig)) -> World {
+    assert!(
+        std::process::Command::new("terraform")
+            .arg("version")
+            .output()
+            .is_ok(),
+        "terraform must be on PATH"
+    );
+    let fake = FakeGitHub::start().await;
+    fake.add_installation(77, "acme");
+    let work = tempfile::tempdir().unwrap();
+    crate::support::copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/live"),
+        work.path(),
+    );
+    let config_file = work.path().join(".cascade.yaml");
+    let text = std::fs::read_to_string(&config_file).unwrap();
+    std::fs::write(&config_file, text + extra).unwrap();
+    git_out(work.path(), &["init", "-q"]);
+    git_out(work.path(), &["add", "-A"]);
+    git_out(work.path(), &["commit", "-qm", "example"]);
+    let base_sha = git_out(work.path(), &["rev-parse", "HEAD"]);
+    let origin_dir = tempfile::tempdir().unwrap();
+    let origin = origin_dir.path().join("infra.git");
+    git_out(
+        work.path(),
+        &["clone", "-q", "--bare", ".", origin.to_str().unwrap()],
+    );
+    fake.add_repo(REPO, origin.to_str().unwrap());
+    let mut w = World {
+        fake,
+        server: None,
+        data: tempfile::tempdir().unwrap(),
+        work,
+        _origin: origin_dir,
+        origin,
+        base_sha,
+        head_sha: String::new(),
+    };
+    w.head_sha = push_change(&w, "feature", "global/dns/main.tf", "a change under review");
+    let mut config = config(&w);
+    tweak(&mut config);
+    let server = start(config).await.unwrap();
+    w.server = Some(server);
+    w
+}
+
+impl World {
+    pub fn hook(&self) -> String {
+        format!(
+            "http://{}/webhooks/github",
+            self.server.as_ref().unwrap().addr
+        )
+    }
+
+    pub fn open_pr(&self, author: &str, head_ref: &str, head_sha: &str, fork: bool) -> u64 {
+        self.fake.open_pull_request(
+            REPO,
+            PrSpec {
+                author: author.into(),
+                head_ref: head_ref.into(),
+                head_sha: head_sha.into(),
+                base_ref: "main".into(),
+                base_sha: self.base_sha.clone(),
+                fork,
+                files: vec![FileChange::modified("global/dns/main.tf")],
+                ..PrSpec::default()
+            },
+        )
+    }
+
+    pub async fn send_pr(&self, number: u64, action: &str) -> u16 {
+        self.fake
+            .pull_request_event(REPO, number, action)
+            .post(&self.hook())
+            .await
+            .status()
+            .as_u16()
+    }
+
+    /// A new head on pull request `number`, touching `file`, announced with `synchronize`.
+    pub async fn synchronize(&self, number: u64, head: &str, file: &str) {
+        self.fake
+            .push(REPO, number, head, vec![FileChange::modified(file)]);
+        assert_eq!(self.send_pr(number, "synchronize").await, 202);
+    }
+
+    pub async fn comment(&self, number: u64, user: &str, body: &str) -> u16 {
+        let c = self.fake.user_comment(REPO, number, user, body);
+        self.fake
+            .issue_comment_event(&c)
+            .post(&self.hook())
+            .await
+            .status()
+            .as_u16()
+    }
+
+    pub fn bot_texts(&self, number: u64) -> Vec<String> {
+        self.fake
+            .bot_comments(REPO, number)
+            .into_iter()
+            .map(|c| c.body)
+            .collect()
+    }
+
+    /// Waits until `cond` holds (the bot works after answering the webhook).
+    pub async fn until(&self, what: &str, cond: impl Fn(&World) -> bool) {
+        for _ in 0..600 {
+            if cond(self) {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!(
+            "timed out waiting for {what}; bot comments: {:#?}",
+            self.fake.bot_comments(REPO, 1)
+        );
+    }
+
+    pub fn plan_id(&self, number: u64) -> String {
+        let texts = self.bot_texts(number);
+        let plan = texts
+            .iter()
+            .find(|t| t.starts_with("<!-- cascade:plan"))
+            .expect("a plan comment");
+        let at = plan.find("/apply ").expect("an /apply line");
+        plan[at + 7..]
+            .chars()
+            .take_while(char::is_ascii_hexdigit)
+            .collect()
+    }
+
+    pub fn checks_done(&self, sha: &str) -> bool {
+        self.fake
+            .check_runs(REPO, sha)
+            .iter()
+            .any(|c| c.current().status == "completed")
+    }
+}
+
+/// The real `cascade serve` binary for this world, on `port`, with `extra` arguments.
+pub fn serve_process(w: &World, port: u16, extra: &[&std::ffi::OsStr]) -> std::process::Child {
+    let key = w.data.path().join("app-key.pem");
+    std::fs::write(&key, app_key()).unwrap();
+    std::process::Command::new(env!("CARGO_BIN_EXE_cascade"))
+        .args([
+            "serve",
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+            "--parallelism",
+            "1",
+        ])
+        .arg("--data-dir")
+        .arg(w.data.path().join("served"))
+        .args([
+            "--github-app-id",
+            &APP_ID.to_string(),
+            "--github-api-url",
+            &w.fake.url(),
+        ])
+        .arg("--github-private-key-file")
+        .arg(&key)
+        .args(extra)
+        .env("CASCADE_GITHUB_WEBHOOK_SECRET", w.fake.webhook_secret())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+/// The real `cascade serve` binary on a free port, listening: the process and its port.
+pub async fn serve_binary(w: &World, extra: &[&std::ffi::OsStr]) -> (std::process::Child, u16) {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = serve_process(w, port, extra);
+    wait_listening(port).await;
+    (child, port)
+}
+
+/// Waits until something listens on `port` of 127.0.0.1.
+pub async fn wait_listening(port: u16) {
+    for _ in 0..200 {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_ok()
+        {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("cascade serve did not listen on {port}");
+}
