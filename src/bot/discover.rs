@@ -16,7 +16,7 @@ use crate::affected::{ReadIndex, affected, deleted_units};
 use crate::config::RepoConfig;
 use crate::engine::PlanTarget;
 use crate::problem::{Problem, ProblemKind};
-use crate::scan::{Scan, scan_with};
+use crate::scan::{Scan, scan_with_deadline};
 use crate::unit::UnitPath;
 use crate::workspace::Workspaces;
 use std::collections::BTreeSet;
@@ -116,13 +116,11 @@ impl DiscoverySlots {
 }
 
 /// Discovers one checkout, stopping at `deadline`. The one place discovery is
-/// called from the server: when `crate::scan::scan_with_deadline` exists,
-/// this becomes `scan_with_deadline(dir, dir, config, &[], deadline)` and the
-/// evaluation itself stops at the deadline; until then the caller stops
-/// waiting for it ([`DiscoverySlots::run`]).
+/// called from the server: the evaluation itself stops at the deadline (its
+/// step budget checks the clock), and the caller stops waiting for it too
+/// ([`DiscoverySlots::run`]).
 fn scan_checkout(dir: &Path, config: RepoConfig, deadline: Instant) -> Scan {
-    let _ = deadline;
-    scan_with(dir, dir, config, &[])
+    scan_with_deadline(dir, dir, config, &[], deadline)
 }
 
 /// What discovery decided for a pull request's head.
