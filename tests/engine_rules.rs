@@ -196,6 +196,7 @@ fn targets() -> Vec<PlanTarget> {
         tool: Tool::Terraform,
         dir: PathBuf::from("/nowhere").join(path),
         init_args: vec![],
+        stack: None,
     };
     vec![
         t("dns", 1, &[]),

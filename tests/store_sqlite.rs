@@ -83,6 +83,7 @@ async fn plans_and_runs_survive_a_reopen() {
             deps: vec![],
             tool: Tool::Terraform,
             init_args: vec![],
+            stack: None,
             status: UnitStatus::Planned,
             detail: String::new(),
             summary: Some(summary("f1")),
