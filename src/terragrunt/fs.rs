@@ -29,7 +29,7 @@
 //! resolved, open a special file, or put an absolute path or a file's
 //! contents into an error.
 
-use super::limits::{MAX_LINKED_DIRS, MAX_WALK_DEPTH, MAX_WALK_ENTRIES};
+use super::limits::{MAX_LINKED_DIRS, MAX_STACK_DEPTH, MAX_WALK_DEPTH, MAX_WALK_ENTRIES};
 use super::paths;
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -239,11 +239,27 @@ impl FsIndex {
     }
 
     /// The path `rel` is really read from: itself, or its place in the
-    /// source of the generated directory it lies in (the nearest one).
+    /// source of the generated directory it lies in (the nearest one). A
+    /// source may itself lie in a generated directory (a nested stack whose
+    /// source is relative to where it is generated), so this follows the
+    /// chain, at most one step per stack level.
     pub fn physical<'r>(&self, rel: &'r str) -> Cow<'r, str> {
         if !self.has_generated.load(Ordering::Acquire) {
             return Cow::Borrowed(rel);
         }
+        let mut path = Cow::Borrowed(rel);
+        for _ in 0..=MAX_STACK_DEPTH + 1 {
+            match self.physical_step(&path) {
+                Some(next) => path = Cow::Owned(next),
+                None => break,
+            }
+        }
+        path
+    }
+
+    /// One step of [`Self::physical`]: `None` when `rel` lies in no generated
+    /// directory (or is served from the directory itself).
+    fn physical_step(&self, rel: &str) -> Option<String> {
         let generated = self.generated.read().unwrap_or_else(|p| p.into_inner());
         let mut found = None;
         for dir in prefixes(rel) {
@@ -252,17 +268,15 @@ impl FsIndex {
             }
         }
         drop(generated);
-        let Some((len, g)) = found else {
-            return Cow::Borrowed(rel);
-        };
+        let (len, g) = found?;
         let rest = &rel[len..];
         let from_source = format!("{}{rest}", g.source);
         let from_source = paths::clean(&from_source).unwrap_or(from_source);
         if g.merged && !rest.is_empty() && self.probe_physical(&from_source) == Probe::Missing {
             // Generation copies over what the directory already holds.
-            return Cow::Borrowed(rel);
+            return None;
         }
-        Cow::Owned(from_source)
+        Some(from_source)
     }
 
     /// Links the walk refused, by repo-relative path.

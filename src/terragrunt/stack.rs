@@ -437,10 +437,8 @@ fn source_dir(inst: &Instance<'_>, c: &Component<'_>) -> Result<Option<String>, 
                 c.name
             ),
         )),
-        Some(dir) => {
-            inst.acc.read_dir(dir.clone());
-            Ok(Some(dir))
-        }
+        // Not read by the stack: only the units generated from it read it.
+        Some(dir) => Ok(Some(dir)),
         None if local && super::reads::is_local_source(&source) => Err(located(
             attr.span(),
             ProblemKind::Parse,
