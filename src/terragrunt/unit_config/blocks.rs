@@ -348,6 +348,19 @@ pub(super) fn eval_exclude(inst: &Instance<'_>, block: &Block, out: &mut Outcome
         Some((_, Err(e))) => return eval_error(out, "exclude.actions", e),
         _ => Vec::new(),
     };
+    // One unknown action may be `plan`: whether the unit is planned is unknown.
+    if let Some(why) = actions.iter().find_map(|a| match a {
+        Value::Unknown(why) => Some(why),
+        _ => None,
+    }) {
+        let span = block.body.get_attribute("actions").and_then(|a| a.span());
+        return unresolved(
+            inst,
+            span,
+            out,
+            format!("an action of exclude.actions is unknown ({why})"),
+        );
+    }
     // cascade plans and applies; an exclude that names either keeps the unit out.
     let applies = actions.iter().any(|a| {
         matches!(a, Value::String(s) if ["all", "all_except_output", "plan", "apply"].contains(&s.to_lowercase().as_str()))
