@@ -6,57 +6,14 @@
 mod support;
 
 use cascade::affected::{ReadIndex, affected};
-use cascade::config::RepoConfig;
 use cascade::problem::{Problem, ProblemKind};
-use cascade::terragrunt::{DiscoverOptions, Discovery, Unit, discover};
+use cascade::terragrunt::{Discovery, Unit};
 use cascade::unit::UnitPath;
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use support::fixture_tree::FixtureTree;
 
-/// A copy of `tests/fixtures/discovery/<name>` in a temporary directory.
-struct Fixture {
-    tmp: tempfile::TempDir,
-}
-
-impl Fixture {
-    fn new(name: &str) -> Fixture {
-        let tmp = tempfile::tempdir().unwrap();
-        let from = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/discovery")
-            .join(name);
-        support::copy_dir(&from, &tmp.path().join("repo"));
-        std::fs::create_dir_all(tmp.path().join("outside")).unwrap();
-        Fixture { tmp }
-    }
-
-    fn root(&self) -> PathBuf {
-        self.tmp.path().join("repo")
-    }
-
-    fn link(&self, link: &str, target: &str) {
-        std::os::unix::fs::symlink(target, self.root().join(link)).unwrap();
-    }
-
-    fn write(&self, path: &str, text: &str) {
-        let p = self.tmp.path().join(path);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    }
-
-    fn discover(&self) -> Discovery {
-        self.discover_with("")
-    }
-
-    fn discover_with(&self, config: &str) -> Discovery {
-        discover(&DiscoverOptions {
-            dir: self.root(),
-            repo_root: self.root(),
-            config: RepoConfig::parse(config).unwrap(),
-            env: BTreeMap::new(),
-            features: BTreeMap::new(),
-            deadline: None,
-        })
-    }
+/// A copy of `tests/fixtures/discovery/<name>`.
+fn fixture(name: &str) -> FixtureTree {
+    FixtureTree::new("discovery", name)
 }
 
 fn paths(d: &Discovery) -> Vec<&str> {
@@ -107,8 +64,8 @@ fn no_problems(d: &Discovery) {
 
 #[test]
 fn units_in_hidden_directories_are_discovered_and_caches_are_not() {
-    let f = Fixture::new("hidden-dirs");
-    let d = f.discover();
+    let f = fixture("hidden-dirs");
+    let d = f.discover("");
     no_problems(&d);
     assert_eq!(paths(&d), [".hide/app", "app", "vpc"]);
     assert_eq!(deps(&d, ".hide/app"), ["vpc"]);
@@ -121,8 +78,8 @@ fn units_in_hidden_directories_are_discovered_and_caches_are_not() {
 
 #[test]
 fn ignore_globs_keep_hidden_directories_out() {
-    let f = Fixture::new("hidden-dirs");
-    let d = f.discover_with("ignore:\n  - \".hide/**\"\n");
+    let f = fixture("hidden-dirs");
+    let d = f.discover("ignore:\n  - \".hide/**\"\n");
     assert_eq!(paths(&d), ["app", "vpc"]);
     // The dependency on an ignored directory is reported, not silently dropped.
     assert_eq!(problems_of(&d, "app").len(), 1, "{:#?}", d.problems);
@@ -132,8 +89,8 @@ fn ignore_globs_keep_hidden_directories_out() {
 
 #[test]
 fn hcl_json_units_includes_and_reads_are_discovered() {
-    let f = Fixture::new("hcl-json");
-    let d = f.discover();
+    let f = fixture("hcl-json");
+    let d = f.discover("");
     no_problems(&d);
     // live/terragrunt.hcl is the legacy root the JSON units include: not a unit.
     assert_eq!(paths(&d), ["live/app", "live/both", "live/db", "live/vpc"]);
@@ -184,8 +141,8 @@ fn hcl_json_problems_are_located_in_the_json_file() {
 
 #[test]
 fn an_include_that_cannot_be_resolved_makes_the_unit_unresolved() {
-    let f = Fixture::new("include-failures");
-    let d = f.discover();
+    let f = fixture("include-failures");
+    let d = f.discover("");
     assert_eq!(deps(&d, "fine"), ["vpc"]);
     assert!(!unit(&d, "fine").unresolved);
     assert!(problems_of(&d, "fine").is_empty());
@@ -225,8 +182,8 @@ fn an_include_that_cannot_be_resolved_makes_the_unit_unresolved() {
 
 #[test]
 fn an_empty_config_path_is_invalid_not_a_cycle() {
-    let f = Fixture::new("empty-config-path");
-    let d = f.discover();
+    let f = fixture("empty-config-path");
+    let d = f.discover("");
     let (_, cycles) = d.graph();
     assert!(cycles.is_empty(), "{cycles:#?}");
     assert_eq!(deps(&d, "app"), ["vpc"]);
@@ -247,8 +204,8 @@ fn an_empty_config_path_is_invalid_not_a_cycle() {
 
 #[test]
 fn a_source_or_local_using_dependency_outputs_is_terragrunts_error() {
-    let f = Fixture::new("source-from-dependency");
-    let d = f.discover();
+    let f = fixture("source-from-dependency");
+    let d = f.discover("");
     let app = problems_of(&d, "app");
     assert_eq!(app.len(), 1, "{app:#?}");
     assert_eq!(app[0].kind, ProblemKind::Parse);
@@ -278,8 +235,8 @@ fn a_source_or_local_using_dependency_outputs_is_terragrunts_error() {
 
 #[test]
 fn read_terragrunt_config_merges_the_includes_of_the_file_it_reads() {
-    let f = Fixture::new("read-config-includes");
-    let d = f.discover();
+    let f = fixture("read-config-includes");
+    let d = f.discover("");
     no_problems(&d);
     assert_eq!(deps(&d, "app"), ["db", "vpc"]);
     let r = reads(&d, "app");
@@ -293,8 +250,8 @@ fn read_terragrunt_config_merges_the_includes_of_the_file_it_reads() {
 
 #[test]
 fn mark_glob_as_read_returns_the_files_and_records_the_glob() {
-    let f = Fixture::new("glob-reads");
-    let d = f.discover();
+    let f = fixture("glob-reads");
+    let d = f.discover("");
     no_problems(&d);
     assert_eq!(deps(&d, "app"), ["db", "vpc"]);
     let app = unit(&d, "app");
@@ -311,12 +268,12 @@ fn mark_glob_as_read_returns_the_files_and_records_the_glob() {
 
 #[test]
 fn dependency_paths_resolve_links_and_links_out_are_errors() {
-    let f = Fixture::new("symlinks");
+    let f = fixture("symlinks");
     f.link("vpc-link", "vpc");
     f.link("modules/outside", "../../outside");
     f.write("outside/secret.tfvars", "token = \"hunter2\"\n");
     f.link("var-file/secret.tfvars", "../../outside/secret.tfvars");
-    let d = f.discover();
+    let d = f.discover("");
     // Terragrunt compares dependency paths with links resolved.
     assert_eq!(deps(&d, "app"), ["vpc"]);
     assert!(problems_of(&d, "app").is_empty(), "{:#?}", d.problems);
@@ -340,8 +297,8 @@ fn dependency_paths_resolve_links_and_links_out_are_errors() {
 
 #[test]
 fn a_source_of_dot_reads_real_files_only() {
-    let f = Fixture::new("source-dot");
-    let d = f.discover();
+    let f = fixture("source-dot");
+    let d = f.discover("");
     no_problems(&d);
     assert_eq!(reads(&d, "."), ["main.tf", "terragrunt.hcl"]);
     assert_eq!(
@@ -354,8 +311,8 @@ fn a_source_of_dot_reads_real_files_only() {
 
 #[test]
 fn relative_paths_in_an_included_file_follow_terragrunt_function_by_function() {
-    let f = Fixture::new("include-relative");
-    let d = f.discover();
+    let f = fixture("include-relative");
+    let d = f.discover("");
     no_problems(&d);
     for env in ["dev", "prod"] {
         let app = format!("live/{env}/app");
@@ -391,8 +348,8 @@ fn relative_paths_in_an_included_file_follow_terragrunt_function_by_function() {
 
 #[test]
 fn only_relative_and_absolute_module_sources_are_local() {
-    let f = Fixture::new("module-sources");
-    let d = f.discover();
+    let f = fixture("module-sources");
+    let d = f.discover("");
     no_problems(&d);
     let app = unit(&d, "app");
     let dirs: Vec<&str> = app.reads.dirs.iter().map(String::as_str).collect();

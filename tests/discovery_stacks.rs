@@ -2,55 +2,51 @@
 //! `terragrunt.stack.hcl` becomes the unit `terragrunt stack generate` would
 //! write, evaluated where it would sit, with the edges and reads Terragrunt
 //! gives it. Also `terragrunt.autoinclude.hcl` and `.terragrunt-excludes`.
+//! And planning those units: the engine runs `terragrunt stack generate` once
+//! per stack and run, in the checkout it plans (never in the repository the
+//! pull request is read from), before the first of the stack's units plans;
+//! no terragrunt binary is installable here, so a scripted executor stands in
+//! for it and records what it is asked.
 //! Fixtures: `tests/fixtures/stacks/` (see its README).
 
 mod support;
 
 use cascade::affected::{ReadIndex, affected};
-use cascade::config::RepoConfig;
+use cascade::config::{Executor as Tool, RepoConfig};
+use cascade::engine::Engine;
+use cascade::exec::{ExecError, Executor, Resumed, UnitJob};
 use cascade::problem::ProblemKind;
-use cascade::terragrunt::{DiscoverOptions, Discovery, Unit, UnitKind, discover, discover_files};
+use cascade::store::{SqliteStore, SystemClock, UnitStatus};
+use cascade::terragrunt::{Discovery, Unit, UnitKind, discover_files};
 use cascade::unit::UnitPath;
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
 
 const LIVE_ONLY: &str = "environments:\n  live: live\n  other: other\n";
 
-struct Repo {
-    tmp: tempfile::TempDir,
+use support::fixture_tree::FixtureTree;
+
+/// A copy of `tests/fixtures/stacks/<name>`.
+fn fixture(name: &str) -> FixtureTree {
+    FixtureTree::new("stacks", name)
 }
 
-impl Repo {
-    fn fixture(name: &str) -> Repo {
-        let tmp = tempfile::tempdir().unwrap();
-        let from = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/stacks")
-            .join(name);
-        support::copy_dir(&from, &tmp.path().join("repo"));
-        std::fs::create_dir_all(tmp.path().join("outside")).unwrap();
-        Repo { tmp }
-    }
-
-    fn root(&self) -> PathBuf {
-        self.tmp.path().join("repo")
-    }
-
-    fn write(&self, path: &str, text: &str) {
-        let p = self.root().join(path);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    }
-
-    fn discover(&self, config: &str) -> Discovery {
-        discover(&DiscoverOptions {
-            dir: self.root(),
-            repo_root: self.root(),
-            config: RepoConfig::parse(config).unwrap(),
-            env: BTreeMap::new(),
-            features: BTreeMap::new(),
-            deadline: None,
-        })
-    }
+/// The plan targets, in `head_dir`, of a change to db's unit source in the
+/// `basic` fixture at `repo`.
+fn db_change_targets(repo: &Path, head_dir: &Path) -> Vec<cascade::engine::PlanTarget> {
+    let scan = cascade::scan::scan_with(repo, repo, RepoConfig::parse(LIVE_ONLY).unwrap(), &[]);
+    let index = ReadIndex::new(&scan.discovery.units);
+    let result = affected(
+        &index,
+        &scan.discovery.units,
+        &scan.graph,
+        &["catalog/units/db/terragrunt.hcl".to_string()],
+        &[],
+        None,
+    );
+    cascade::engine::targets(&scan.discovery, &scan.graph, head_dir, &result, None)
 }
 
 const VPC: &str = "live/.terragrunt-stack/vpc";
@@ -91,7 +87,7 @@ fn affected_by(d: &Discovery, files: &[&str]) -> Vec<String> {
 
 #[test]
 fn a_stack_expands_into_the_units_stack_generate_writes() {
-    let repo = Repo::fixture("basic");
+    let repo = fixture("basic");
     let d = repo.discover(LIVE_ONLY);
     let listed: Vec<(&str, UnitKind)> = d.units.iter().map(|u| (u.path.as_str(), u.kind)).collect();
     assert_eq!(
@@ -145,7 +141,7 @@ fn a_stack_expands_into_the_units_stack_generate_writes() {
 
 #[test]
 fn changes_to_what_a_stack_reads_plan_its_units() {
-    let repo = Repo::fixture("basic");
+    let repo = fixture("basic");
     let d = repo.discover(LIVE_ONLY);
     // queue (a remote source) is unresolved: planned on every change.
     let all = [APP, DB, QUEUE, API, VPC, RDS, "other"];
@@ -192,13 +188,13 @@ fn changes_to_what_a_stack_reads_plan_its_units() {
 
 #[test]
 fn generated_copies_on_disk_are_not_units() {
-    let repo = Repo::fixture("basic");
+    let repo = fixture("basic");
     // A stale generated copy, committed by mistake, says something else.
     repo.write(
-        "live/.terragrunt-stack/db/terragrunt.hcl",
+        "repo/live/.terragrunt-stack/db/terragrunt.hcl",
         "dependency \"x\" {\n  config_path = \"../nowhere\"\n}\n",
     );
-    repo.write("live/.terragrunt-stack/stale/terragrunt.hcl", "");
+    repo.write("repo/live/.terragrunt-stack/stale/terragrunt.hcl", "");
     let d = repo.discover(LIVE_ONLY);
     assert_eq!(deps(&d, DB), [VPC]);
     assert!(
@@ -209,24 +205,8 @@ fn generated_copies_on_disk_are_not_units() {
 
 #[test]
 fn plan_targets_name_the_stack_to_generate() {
-    let repo = Repo::fixture("basic");
-    let scan = cascade::scan::scan_with(
-        &repo.root(),
-        &repo.root(),
-        RepoConfig::parse(LIVE_ONLY).unwrap(),
-        &[],
-    );
-    let index = ReadIndex::new(&scan.discovery.units);
-    let result = affected(
-        &index,
-        &scan.discovery.units,
-        &scan.graph,
-        &["catalog/units/db/terragrunt.hcl".to_string()],
-        &[],
-        None,
-    );
-    let targets =
-        cascade::engine::targets(&scan.discovery, &scan.graph, &repo.root(), &result, None);
+    let repo = fixture("basic");
+    let targets = db_change_targets(&repo.root(), &repo.root());
     let got: Vec<(&str, Option<PathBuf>)> = targets
         .iter()
         .map(|t| (t.path.as_str(), t.stack.clone()))
@@ -342,4 +322,205 @@ fn terragrunt_excludes_keeps_units_out_of_plans() {
     // Editing the file can bring a unit back: every unit reads it.
     let vpc = unit(&d, "vpc");
     assert!(vpc.reads.files.contains(".terragrunt-excludes"));
+}
+
+/// What the executor was asked, in order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Call {
+    Generate { dir: PathBuf, tool: Tool },
+    Plan { unit: String, dir: PathBuf },
+}
+
+#[derive(Default)]
+struct Scripted {
+    calls: Mutex<Vec<Call>>,
+    fail_generate: bool,
+}
+
+const EMPTY_PLAN: &str = r#"{"format_version":"1.2","terraform_version":"1.11.4","planned_values":{"root_module":{}},"resource_changes":[]}"#;
+
+impl Executor for Scripted {
+    async fn plan(&self, job: &UnitJob, _cancel: &CancellationToken) -> Result<Vec<u8>, ExecError> {
+        self.calls.lock().unwrap().push(Call::Plan {
+            unit: job.unit.to_string(),
+            dir: job.dir.clone(),
+        });
+        Ok(EMPTY_PLAN.as_bytes().to_vec())
+    }
+
+    async fn generate_stack(
+        &self,
+        job: &UnitJob,
+        _cancel: &CancellationToken,
+    ) -> Result<(), ExecError> {
+        // Let other units of the stack reach the engine meanwhile: they must wait.
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        self.calls.lock().unwrap().push(Call::Generate {
+            dir: job.dir.clone(),
+            tool: job.tool,
+        });
+        if self.fail_generate {
+            return Err(ExecError::Failed {
+                command: "terragrunt stack generate".into(),
+                code: 1,
+                excerpt: "Error: cannot generate".into(),
+            });
+        }
+        Ok(())
+    }
+
+    async fn apply(&self, _job: &UnitJob, _shutdown: &CancellationToken) -> Result<(), ExecError> {
+        Ok(())
+    }
+
+    async fn resume_apply(
+        &self,
+        _job: &UnitJob,
+        _stop: &CancellationToken,
+    ) -> Result<Resumed, ExecError> {
+        Ok(Resumed::Nothing)
+    }
+}
+
+async fn plan_in_checkout(
+    repo: &FixtureTree,
+    checkout: &Path,
+    exec: Scripted,
+) -> (cascade::engine::PlanOutcome, Vec<Call>) {
+    let data = repo.tmp.path().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    let store = SqliteStore::open(&data.join("cascade.db")).await.unwrap();
+    let exec = Arc::new(exec);
+    let engine = Engine {
+        executor: exec.clone(),
+        store: Arc::new(store),
+        clock: Arc::new(SystemClock),
+        data_dir: data,
+        parallelism: 4,
+        timeout: Duration::from_secs(60),
+        shutdown: CancellationToken::new(),
+    };
+    let outcome = engine
+        .plan(
+            "acme/infra",
+            "head",
+            "base",
+            db_change_targets(&repo.root(), checkout),
+            CancellationToken::new(),
+            |_| {},
+        )
+        .await
+        .unwrap();
+    let calls = exec.calls.lock().unwrap().clone();
+    (outcome, calls)
+}
+
+fn status(outcome: &cascade::engine::PlanOutcome, unit: &str) -> (UnitStatus, String) {
+    let u = outcome
+        .plan
+        .units
+        .iter()
+        .find(|u| u.path.as_str() == unit)
+        .unwrap_or_else(|| panic!("{unit} not in the plan"));
+    (u.status, u.detail.clone())
+}
+
+#[tokio::test]
+async fn the_stack_is_generated_once_in_the_checkout_before_its_units_plan() {
+    let repo = fixture("basic");
+    let checkout = repo.copy("checkout");
+    let (outcome, calls) = plan_in_checkout(&repo, &checkout, Scripted::default()).await;
+    assert!(!outcome.failed, "{:#?}", outcome.plan.units);
+
+    let generates: Vec<&Call> = calls
+        .iter()
+        .filter(|c| matches!(c, Call::Generate { .. }))
+        .collect();
+    assert_eq!(
+        generates,
+        [&Call::Generate {
+            dir: checkout.join("live"),
+            tool: Tool::Terragrunt,
+        }],
+        "{calls:#?}"
+    );
+    // Generation comes before every plan of a unit the stack generates, and
+    // each unit is planned where generation writes it, in the checkout.
+    let first_generate = calls
+        .iter()
+        .position(|c| matches!(c, Call::Generate { .. }))
+        .unwrap();
+    for unit in [DB, APP] {
+        let at = calls
+            .iter()
+            .position(|c| matches!(c, Call::Plan { unit: u, .. } if u == unit))
+            .unwrap_or_else(|| panic!("{unit} never planned: {calls:#?}"));
+        assert!(
+            at > first_generate,
+            "{unit} planned before generation: {calls:#?}"
+        );
+        assert!(calls.contains(&Call::Plan {
+            unit: unit.to_string(),
+            dir: checkout.join(unit),
+        }));
+    }
+    // Nothing runs in the repository the pull request is read from.
+    for call in &calls {
+        let (Call::Generate { dir, .. } | Call::Plan { dir, .. }) = call;
+        assert!(dir.starts_with(&checkout), "{call:?}");
+    }
+    // The plan remembers each unit's stack, relative, for the apply's re-plan.
+    let db = outcome
+        .plan
+        .units
+        .iter()
+        .find(|u| u.path.as_str() == DB)
+        .unwrap();
+    assert_eq!(db.stack.as_ref().map(|s| s.as_str()), Some("live"));
+    let other = outcome
+        .plan
+        .units
+        .iter()
+        .find(|u| u.path.as_str() == "other")
+        .unwrap();
+    assert_eq!(other.stack, None);
+}
+
+#[tokio::test]
+async fn a_failed_generation_fails_the_stacks_units_without_planning_them() {
+    let repo = fixture("basic");
+    let checkout = repo.copy("checkout");
+    let exec = Scripted {
+        fail_generate: true,
+        ..Scripted::default()
+    };
+    let (outcome, calls) = plan_in_checkout(&repo, &checkout, exec).await;
+    assert!(outcome.failed);
+    // Tried once for the run, not once per unit.
+    let generates = calls
+        .iter()
+        .filter(|c| matches!(c, Call::Generate { .. }))
+        .count();
+    assert_eq!(generates, 1, "{calls:#?}");
+    for unit in [DB, APP] {
+        assert!(
+            !calls
+                .iter()
+                .any(|c| matches!(c, Call::Plan { unit: u, .. } if u == unit)),
+            "{unit} planned although its stack was not generated: {calls:#?}"
+        );
+    }
+    let (db, why) = status(&outcome, DB);
+    assert_eq!(db, UnitStatus::Failed);
+    assert!(
+        why.contains("generating the stack this unit belongs to failed")
+            && why.contains("terragrunt stack generate"),
+        "{why}"
+    );
+    assert!(
+        !why.contains(&repo.tmp.path().display().to_string()),
+        "{why}"
+    );
+    // What depends on the stack's units is not planned either.
+    assert_ne!(status(&outcome, "other").0, UnitStatus::Planned);
 }
