@@ -5,11 +5,9 @@
 
 mod support;
 
-use cascade::affected::{ReadIndex, affected};
 use cascade::problem::{Problem, ProblemKind};
-use cascade::terragrunt::{Discovery, Unit};
-use cascade::unit::UnitPath;
-use support::fixture_tree::FixtureTree;
+use cascade::terragrunt::Discovery;
+use support::fixture_tree::{FixtureTree, affected_by, deps, unit};
 
 /// A copy of `tests/fixtures/discovery/<name>`.
 fn fixture(name: &str) -> FixtureTree {
@@ -20,19 +18,6 @@ fn paths(d: &Discovery) -> Vec<&str> {
     d.units.iter().map(|u| u.path.as_str()).collect()
 }
 
-fn unit<'d>(d: &'d Discovery, path: &str) -> &'d Unit {
-    d.unit(&UnitPath::new(path))
-        .unwrap_or_else(|| panic!("no unit {path} in {:?}", paths(d)))
-}
-
-fn deps<'d>(d: &'d Discovery, path: &str) -> Vec<&'d str> {
-    unit(d, path)
-        .dependencies
-        .iter()
-        .map(UnitPath::as_str)
-        .collect()
-}
-
 fn reads(d: &Discovery, path: &str) -> Vec<String> {
     d.reads_of(unit(d, path))
 }
@@ -41,18 +26,6 @@ fn problems_of<'d>(d: &'d Discovery, path: &str) -> Vec<&'d Problem> {
     d.problems
         .iter()
         .filter(|p| p.unit.as_ref().is_some_and(|u| u.as_str() == path))
-        .collect()
-}
-
-/// The units a change to `files` plans, dependents included.
-fn affected_by(d: &Discovery, files: &[&str]) -> Vec<String> {
-    let (graph, _) = d.graph();
-    let index = ReadIndex::new(&d.units);
-    let changed: Vec<String> = files.iter().map(|f| f.to_string()).collect();
-    affected(&index, &d.units, &graph, &changed, &[], None)
-        .units
-        .iter()
-        .map(|u| u.path.to_string())
         .collect()
 }
 

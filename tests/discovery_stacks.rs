@@ -17,7 +17,7 @@ use cascade::engine::Engine;
 use cascade::exec::{ExecError, Executor, Resumed, UnitJob};
 use cascade::problem::ProblemKind;
 use cascade::store::{SqliteStore, SystemClock, UnitStatus};
-use cascade::terragrunt::{Discovery, Unit, UnitKind, discover_files};
+use cascade::terragrunt::{UnitKind, discover_files};
 use cascade::unit::UnitPath;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -26,7 +26,7 @@ use tokio_util::sync::CancellationToken;
 
 const LIVE_ONLY: &str = "environments:\n  live: live\n  other: other\n";
 
-use support::fixture_tree::FixtureTree;
+use support::fixture_tree::{FixtureTree, affected_by, deps, unit};
 
 /// A copy of `tests/fixtures/stacks/<name>`.
 fn fixture(name: &str) -> FixtureTree {
@@ -56,34 +56,6 @@ const QUEUE: &str = "live/.terragrunt-stack/queue";
 const SERVICES: &str = "live/.terragrunt-stack/services";
 const API: &str = "live/.terragrunt-stack/services/.terragrunt-stack/api";
 const RDS: &str = "live/rds";
-
-fn unit<'d>(d: &'d Discovery, path: &str) -> &'d Unit {
-    d.unit(&UnitPath::new(path)).unwrap_or_else(|| {
-        panic!(
-            "no unit {path} in {:?}",
-            d.units.iter().map(|u| u.path.as_str()).collect::<Vec<_>>()
-        )
-    })
-}
-
-fn deps<'d>(d: &'d Discovery, path: &str) -> Vec<&'d str> {
-    unit(d, path)
-        .dependencies
-        .iter()
-        .map(UnitPath::as_str)
-        .collect()
-}
-
-fn affected_by(d: &Discovery, files: &[&str]) -> Vec<String> {
-    let (graph, _) = d.graph();
-    let index = ReadIndex::new(&d.units);
-    let changed: Vec<String> = files.iter().map(|f| f.to_string()).collect();
-    affected(&index, &d.units, &graph, &changed, &[], None)
-        .units
-        .iter()
-        .map(|u| u.path.to_string())
-        .collect()
-}
 
 #[test]
 fn a_stack_expands_into_the_units_stack_generate_writes() {

@@ -2,8 +2,10 @@
 //! in a temporary directory: the repository at `repo/`, with an `outside/`
 //! beside it for links that leave the repository.
 
+use cascade::affected::{ReadIndex, affected};
 use cascade::config::RepoConfig;
-use cascade::terragrunt::{DiscoverOptions, Discovery, discover};
+use cascade::terragrunt::{DiscoverOptions, Discovery, Unit, discover};
+use cascade::unit::UnitPath;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -59,4 +61,35 @@ impl FixtureTree {
             deadline: None,
         })
     }
+}
+
+/// The unit at `path`; fails the test naming the units there are.
+pub fn unit<'d>(d: &'d Discovery, path: &str) -> &'d Unit {
+    d.unit(&UnitPath::new(path)).unwrap_or_else(|| {
+        panic!(
+            "no unit {path} in {:?}",
+            d.units.iter().map(|u| u.path.as_str()).collect::<Vec<_>>()
+        )
+    })
+}
+
+/// The dependencies of the unit at `path`.
+pub fn deps<'d>(d: &'d Discovery, path: &str) -> Vec<&'d str> {
+    unit(d, path)
+        .dependencies
+        .iter()
+        .map(UnitPath::as_str)
+        .collect()
+}
+
+/// The units a change to `files` plans, dependents included.
+pub fn affected_by(d: &Discovery, files: &[&str]) -> Vec<String> {
+    let (graph, _) = d.graph();
+    let index = ReadIndex::new(&d.units);
+    let changed: Vec<String> = files.iter().map(|f| f.to_string()).collect();
+    affected(&index, &d.units, &graph, &changed, &[], None)
+        .units
+        .iter()
+        .map(|u| u.path.to_string())
+        .collect()
 }
