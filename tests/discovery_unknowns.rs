@@ -288,7 +288,14 @@ fn app_problems(d: &Discovery) -> Vec<String> {
 }
 
 fn slots() -> impl Strategy<Value = Vec<Slot>> {
-    proptest::sample::subsequence(SLOTS.to_vec(), 1..6)
+    proptest::sample::subsequence(SLOTS.to_vec(), 1..6).prop_map(|mut slots| {
+        // A unit has one `exclude` block: with a feature flag it is the
+        // flag's, and the other exclude slots are not written at all.
+        if slots.contains(&Slot::FeatureDefault) {
+            slots.retain(|s| !matches!(s, Slot::ExcludeIf | Slot::ExcludeActions));
+        }
+        slots
+    })
 }
 
 proptest! {
