@@ -2,9 +2,10 @@
 //! (the whole configuration, its own includes merged, memoised per file for
 //! the run) and `read_tfvars_file` (a variables file, as JSON text).
 
-use super::super::context::{Acc, EvalError, Instance, ReadConfig, Role};
+use super::super::context::{Acc, EvalError, Instance, ReadConfig, Role, Session};
 use super::super::fs::{Probe, UNIT_CONFIG_NAMES};
 use super::super::limits::{Limit, MAX_CONFIG_FILE_BYTES, MAX_READ_DEPTH};
+use super::super::parse::HclFile;
 use super::super::paths;
 use super::super::unit_config::{Merge, open_include};
 use super::super::value::Value;
@@ -76,14 +77,7 @@ impl Instance<'_> {
         let compute = || {
             READ_STACK.with(|st| st.borrow_mut().push(target.clone()));
             let acc = Acc::new(budget);
-            let inst = Instance::new(
-                self.s,
-                &acc,
-                file.clone(),
-                Role::Read,
-                paths::parent(&target).to_string(),
-                self.original_dir.clone(),
-            );
+            let inst = reading(self.s, &acc, &file, &target, &self.original_dir);
             let value = read_config_value(&inst);
             READ_STACK.with(|st| st.borrow_mut().pop());
             Arc::new(ReadConfig {
@@ -131,14 +125,7 @@ impl Instance<'_> {
         // Variable values are data: from here on computed paths are not shown.
         self.acc.data_read.set(true);
         let acc = Acc::new(self.budget());
-        let inst = Instance::new(
-            self.s,
-            &acc,
-            file.clone(),
-            Role::Read,
-            paths::parent(&target).to_string(),
-            self.original_dir.clone(),
-        );
+        let inst = reading(self.s, &acc, &file, &target, &self.original_dir);
         let mut map = BTreeMap::new();
         for attr in file.body.attributes() {
             map.insert(attr.key.as_str().to_string(), inst.eval(&attr.value, None)?);
@@ -256,4 +243,23 @@ fn merge_maps(
         earlier.insert(k, v);
     }
     earlier
+}
+
+/// The instance that evaluates `file` (at `target`) for a unit whose original
+/// directory is `original_dir`: in the file's own directory, as a read file.
+fn reading<'i>(
+    s: &'i Session,
+    acc: &'i Acc<'i>,
+    file: &Arc<HclFile>,
+    target: &str,
+    original_dir: &str,
+) -> Instance<'i> {
+    Instance::new(
+        s,
+        acc,
+        file.clone(),
+        Role::Read,
+        paths::parent(target).to_string(),
+        original_dir.to_string(),
+    )
 }
