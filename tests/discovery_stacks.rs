@@ -496,3 +496,50 @@ async fn a_failed_generation_fails_the_stacks_units_without_planning_them() {
     // What depends on the stack's units is not planned either.
     assert_ne!(status(&outcome, "other").0, UnitStatus::Planned);
 }
+
+#[test]
+fn a_stack_source_through_a_link_out_of_the_repository_is_never_read() {
+    let repo = fixture("basic");
+    repo.write(
+        "outside/unit/terragrunt.hcl",
+        "dependency \"secret\" {\n  config_path = \"../../repo/other\"\n}\ninputs = { token = \"hunter2\" }\n",
+    );
+    repo.link("catalog/units/evil", "../../../outside/unit");
+    repo.write(
+        "repo/s/terragrunt.stack.hcl",
+        "unit \"evil\" {\n  source = \"../catalog/units/evil\"\n  path   = \"evil\"\n}\n",
+    );
+    let d = repo.discover("environments:\n  live: live\n  other: other\n  s: s\n");
+    let evil = unit(&d, "s/.terragrunt-stack/evil");
+    assert!(evil.unresolved);
+    // Nothing it says outside is taken: no edge, and nothing quoted.
+    assert!(evil.dependencies.is_empty(), "{:?}", evil.dependencies);
+    let problems: Vec<_> = d
+        .problems
+        .iter()
+        .filter(|p| {
+            p.unit
+                .as_ref()
+                .is_some_and(|u| u.as_str() == "s/.terragrunt-stack/evil")
+        })
+        .collect();
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.message.contains("outside the repository")
+                && p.file.as_deref() == Some("s/terragrunt.stack.hcl")
+                && p.line == Some(2)),
+        "{:#?}",
+        d.problems
+    );
+    for p in &d.problems {
+        assert!(!p.message.contains("hunter2"), "{p}");
+        assert!(
+            !p.to_string()
+                .contains(&repo.tmp.path().display().to_string()),
+            "{p}"
+        );
+    }
+    // The rest of the repository is unaffected.
+    assert!(!unit(&d, DB).unresolved);
+}
