@@ -86,7 +86,14 @@ impl fmt::Display for Command {
         match self {
             Command::Plan { units } => {
                 f.write_str("/plan")?;
-                units.iter().try_for_each(|unit| write!(f, " {unit}"))
+                units.iter().try_for_each(|unit| {
+                    // A final period would be read as punctuation, a code span keeps it.
+                    if without_final_period(unit.as_str()) == unit.as_str() {
+                        write!(f, " {unit}")
+                    } else {
+                        write!(f, " `{unit}`")
+                    }
+                })
             }
             Command::Apply { id } => write!(f, "/apply {id}"),
             Command::Unlock => f.write_str("/unlock"),
@@ -151,12 +158,19 @@ fn parse_line(line: &str) -> Option<Parsed> {
     let mut word = &rest[..word_end];
     let mut args: Vec<&str> = rest[word_end..]
         .split(separator)
+        .filter(|arg| !arg.is_empty())
+        .collect();
+    // One period ending the line is punctuation; one inside a code span is part of the unit.
+    if let Some(last) = args.last_mut() {
+        *last = without_final_period(last);
+    }
+    args = args
+        .into_iter()
         .map(|arg| arg.trim_matches('`'))
         .filter(|arg| !arg.is_empty())
         .collect();
-    match args.last_mut() {
-        Some(last) => *last = without_final_period(last),
-        None => word = without_final_period(word),
+    if args.is_empty() {
+        word = without_final_period(word);
     }
     let spec = COMMANDS
         .iter()

@@ -418,6 +418,25 @@ fn plan_trailing_period() {
 }
 
 #[test]
+fn plan_period_inside_code_span_is_kept() {
+    insta::assert_snapshot!(show("/plan `live/dev/vpc.`"), @"/plan `live/dev/vpc.`");
+}
+
+#[test]
+fn plan_period_before_code_span_end_and_after_it() {
+    insta::assert_snapshot!(show("/plan `live/dev/vpc.`."), @"/plan `live/dev/vpc.`");
+}
+
+/// Found by the `command` fuzz target: the unit `dev/app.` was shown as `/plan dev/app.`,
+/// which reads back as `dev/app`.
+#[test]
+fn plan_unit_ending_in_period_reads_back_as_shown() {
+    insta::assert_snapshot!(show("/plan dev/app./"), @"/plan `dev/app.`");
+    let shown = show("/plan dev/app./");
+    assert_eq!(show(&shown), shown);
+}
+
+#[test]
 fn plan_alone_with_period() {
     insta::assert_snapshot!(show("/plan."), @"/plan");
 }
