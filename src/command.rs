@@ -279,6 +279,11 @@ fn check_unit_path(arg: &str) -> Result<(), Mistake> {
     if let Some(ch) = arg.chars().find(|c| PATTERN_CHARS.contains(c)) {
         return bad(PathProblem::Pattern(ch));
     }
+    // Only a code span around the whole path is dropped; a backtick left inside is a typo,
+    // and a unit named with one could not be shown back as it was read.
+    if arg.contains('`') {
+        return bad(PathProblem::Backtick);
+    }
     Ok(())
 }
 
@@ -320,6 +325,7 @@ enum PathProblem {
     Absolute,
     ParentDirectory,
     Pattern(char),
+    Backtick,
 }
 
 impl Mistake {
@@ -368,6 +374,9 @@ impl Mistake {
                         "units are named exactly, and {} makes it a pattern",
                         code(&ch.to_string())
                     ),
+                    PathProblem::Backtick => "a backtick is not part of a unit path (put the \
+                                              whole path in one code span, like `live/dev/vpc`)"
+                        .to_string(),
                 };
                 format!(
                     "`/plan` cannot use {}: {why}. {}.",

@@ -436,6 +436,13 @@ fn plan_unit_ending_in_period_reads_back_as_shown() {
     assert_eq!(show(&shown), shown);
 }
 
+/// Found by the `command` fuzz target: `a`/`` became the unit ``a` `` (code span dropped,
+/// then the trailing slash), shown as `/plan a``, which reads back as `a`.
+#[test]
+fn plan_backtick_inside_a_unit() {
+    insta::assert_snapshot!(show("/plan a`/`"), @"error on `/plan a`/``: `/plan` cannot use `` a`/ ``: a backtick is not part of a unit path (put the whole path in one code span, like `live/dev/vpc`). Post `/plan` to re-plan every unit this PR affects, or name units by their path from the repository root, like `/plan live/dev/vpc live/dev/app`, in a new comment.");
+}
+
 #[test]
 fn plan_alone_with_period() {
     insta::assert_snapshot!(show("/plan."), @"/plan");
