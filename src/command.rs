@@ -87,11 +87,13 @@ impl fmt::Display for Command {
             Command::Plan { units } => {
                 f.write_str("/plan")?;
                 units.iter().try_for_each(|unit| {
-                    // A final period would be read as punctuation, a code span keeps it.
-                    if without_final_period(unit.as_str()) == unit.as_str() {
-                        write!(f, " {unit}")
-                    } else {
+                    // Written plain, a final period would be read as punctuation and `<!--`
+                    // would start a comment; in a code span both are part of the unit.
+                    let unit = unit.as_str();
+                    if without_final_period(unit) != unit || unit.contains("<!--") {
                         write!(f, " `{unit}`")
+                    } else {
+                        write!(f, " {unit}")
                     }
                 })
             }
@@ -166,7 +168,7 @@ fn parse_line(line: &str) -> Option<Parsed> {
     }
     args = args
         .into_iter()
-        .map(|arg| arg.trim_matches('`'))
+        .map(without_code_span)
         .filter(|arg| !arg.is_empty())
         .collect();
     if args.is_empty() {
@@ -192,6 +194,17 @@ fn parse_line(line: &str) -> Option<Parsed> {
             message: mistake.message(),
         }),
     })
+}
+
+/// `` `abc` `` and ``` ``abc`` ``` → `abc`: a code span around a whole argument. A backtick
+/// anywhere else stays, and is refused where it matters.
+fn without_code_span(arg: &str) -> &str {
+    let ticks = arg.len() - arg.trim_start_matches('`').len();
+    let fence = &arg[..ticks];
+    match arg[ticks..].strip_suffix(fence) {
+        Some(inner) if ticks > 0 && !inner.ends_with('`') => inner,
+        _ => arg,
+    }
 }
 
 /// `abc.` → `abc`; `.` (the root unit) and `..` stay as they are.

@@ -436,11 +436,32 @@ fn plan_unit_ending_in_period_reads_back_as_shown() {
     assert_eq!(show(&shown), shown);
 }
 
-/// Found by the `command` fuzz target: `a`/`` became the unit ``a` `` (code span dropped,
+/// Found by the `command` fuzz target: `a`/`` became the unit ``a` `` (backticks trimmed,
 /// then the trailing slash), shown as `/plan a``, which reads back as `a`.
 #[test]
 fn plan_backtick_inside_a_unit() {
-    insta::assert_snapshot!(show("/plan a`/`"), @"error on `/plan a`/``: `/plan` cannot use `` a`/ ``: a backtick is not part of a unit path (put the whole path in one code span, like `live/dev/vpc`). Post `/plan` to re-plan every unit this PR affects, or name units by their path from the repository root, like `/plan live/dev/vpc live/dev/app`, in a new comment.");
+    insta::assert_snapshot!(show("/plan a`/`"), @"error on `/plan a`/``: `/plan` cannot use `` a`/` ``: a backtick is not part of a unit path (put the whole path in one code span, like `live/dev/vpc`). Post `/plan` to re-plan every unit this PR affects, or name units by their path from the repository root, like `/plan live/dev/vpc live/dev/app`, in a new comment.");
+}
+
+/// Found by the `command` fuzz target: a backtick that opens a code span is not one around
+/// the argument, so it stays, and the unit is refused.
+#[test]
+fn plan_backtick_opening_a_span_across_arguments() {
+    insta::assert_snapshot!(show("/plan a` b`"), @"error on `/plan a` b``: `/plan` cannot use `` a` ``: a backtick is not part of a unit path (put the whole path in one code span, like `live/dev/vpc`). Post `/plan` to re-plan every unit this PR affects, or name units by their path from the repository root, like `/plan live/dev/vpc live/dev/app`, in a new comment.");
+}
+
+/// Found by the `command` fuzz target: `<!--` inside a code span is text, so it is shown in
+/// one, where it cannot start a comment.
+#[test]
+fn plan_comment_opener_in_a_code_span_reads_back_as_shown() {
+    insta::assert_snapshot!(show("/plan `a<!--b`"), @"/plan `a<!--b`");
+    let shown = show("/plan `a<!--b`");
+    assert_eq!(show(&shown), shown);
+}
+
+#[test]
+fn plan_double_backtick_span() {
+    insta::assert_snapshot!(show("/plan ``live/dev/vpc``"), @"/plan live/dev/vpc");
 }
 
 #[test]
