@@ -87,13 +87,15 @@ impl fmt::Display for Command {
             Command::Plan { units } => {
                 f.write_str("/plan")?;
                 units.iter().try_for_each(|unit| {
+                    let unit = unit.as_str();
+                    // `-x` would be read as an option; `./-x` names the same directory.
+                    let dot = if unit.starts_with('-') { "./" } else { "" };
                     // Written plain, a final period would be read as punctuation and `<!--`
                     // would start a comment; in a code span both are part of the unit.
-                    let unit = unit.as_str();
                     if without_final_period(unit) != unit || unit.contains("<!--") {
-                        write!(f, " `{unit}`")
+                        write!(f, " `{dot}{unit}`")
                     } else {
-                        write!(f, " {unit}")
+                        write!(f, " {dot}{unit}")
                     }
                 })
             }

@@ -459,6 +459,15 @@ fn plan_comment_opener_in_a_code_span_reads_back_as_shown() {
     assert_eq!(show(&shown), shown);
 }
 
+/// Found by the `command` fuzz target: `./-` is the unit `-`, which was shown as `/plan -`,
+/// an option.
+#[test]
+fn plan_unit_starting_with_a_dash_reads_back_as_shown() {
+    insta::assert_snapshot!(show("/plan ./-x"), @"/plan ./-x");
+    let shown = show("/plan ./-x");
+    assert_eq!(show(&shown), shown);
+}
+
 #[test]
 fn plan_double_backtick_span() {
     insta::assert_snapshot!(show("/plan ``live/dev/vpc``"), @"/plan live/dev/vpc");
