@@ -222,8 +222,7 @@ fn parse_plan(args: &[&str]) -> Result<Command, Mistake> {
     let mut units: Vec<UnitPath> = Vec::new();
     for arg in args {
         reject_flag("plan", arg)?;
-        check_unit_path(arg)?;
-        let unit = UnitPath::new(arg);
+        let unit = unit_path(arg)?;
         if !units.contains(&unit) {
             units.push(unit);
         }
@@ -274,22 +273,26 @@ fn reject_flag(command: &'static str, arg: &str) -> Result<(), Mistake> {
     Ok(())
 }
 
-/// A unit argument names a directory inside the repository, exactly.
-fn check_unit_path(arg: &str) -> Result<(), Mistake> {
+/// The unit a `/plan` argument names: a directory inside the repository, exactly.
+fn unit_path(arg: &str) -> Result<UnitPath, Mistake> {
     let bad = |problem| {
         Err(Mistake::BadUnitPath {
             path: arg.to_string(),
             problem,
         })
     };
-    let bytes = arg.as_bytes();
-    if arg.starts_with(['/', '\\'])
-        || (bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':')
-    {
-        return bad(PathProblem::Absolute);
-    }
-    if arg.split(['/', '\\']).any(|part| part == "..") {
-        return bad(PathProblem::ParentDirectory);
+    let unit = UnitPath::new(arg);
+    // Normalising can make a path absolute (`.//etc` is `/etc`), so both forms are checked.
+    for path in [arg, unit.as_str()] {
+        let bytes = path.as_bytes();
+        if path.starts_with(['/', '\\'])
+            || (bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':')
+        {
+            return bad(PathProblem::Absolute);
+        }
+        if path.split(['/', '\\']).any(|part| part == "..") {
+            return bad(PathProblem::ParentDirectory);
+        }
     }
     if let Some(ch) = arg.chars().find(|c| PATTERN_CHARS.contains(c)) {
         return bad(PathProblem::Pattern(ch));
@@ -299,7 +302,7 @@ fn check_unit_path(arg: &str) -> Result<(), Mistake> {
     if arg.contains('`') {
         return bad(PathProblem::Backtick);
     }
-    Ok(())
+    Ok(unit)
 }
 
 fn owned(args: &[&str]) -> Vec<String> {

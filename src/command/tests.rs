@@ -468,6 +468,12 @@ fn plan_unit_starting_with_a_dash_reads_back_as_shown() {
     assert_eq!(show(&shown), shown);
 }
 
+/// Found by the `command` fuzz target: `.//plan` normalises to the absolute `/plan`.
+#[test]
+fn plan_path_absolute_once_normalised() {
+    insta::assert_snapshot!(show("/plan .//etc"), @"error on `/plan .//etc`: `/plan` cannot use `.//etc`: it is an absolute path, and unit paths start at the repository root. Post `/plan` to re-plan every unit this PR affects, or name units by their path from the repository root, like `/plan live/dev/vpc live/dev/app`, in a new comment.");
+}
+
 #[test]
 fn plan_double_backtick_span() {
     insta::assert_snapshot!(show("/plan ``live/dev/vpc``"), @"/plan live/dev/vpc");
