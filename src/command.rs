@@ -86,7 +86,18 @@ impl fmt::Display for Command {
         match self {
             Command::Plan { units } => {
                 f.write_str("/plan")?;
-                units.iter().try_for_each(|unit| write!(f, " {unit}"))
+                units.iter().try_for_each(|unit| {
+                    let unit = unit.as_str();
+                    // `-x` would be read as an option; `./-x` names the same directory.
+                    let dot = if unit.starts_with('-') { "./" } else { "" };
+                    // Written plain, a final period would be read as punctuation and `<!--`
+                    // would start a comment; in a code span both are part of the unit.
+                    if without_final_period(unit) != unit || unit.contains("<!--") {
+                        write!(f, " `{dot}{unit}`")
+                    } else {
+                        write!(f, " {dot}{unit}")
+                    }
+                })
             }
             Command::Apply { id } => write!(f, "/apply {id}"),
             Command::Unlock => f.write_str("/unlock"),
@@ -151,12 +162,19 @@ fn parse_line(line: &str) -> Option<Parsed> {
     let mut word = &rest[..word_end];
     let mut args: Vec<&str> = rest[word_end..]
         .split(separator)
-        .map(|arg| arg.trim_matches('`'))
         .filter(|arg| !arg.is_empty())
         .collect();
-    match args.last_mut() {
-        Some(last) => *last = without_final_period(last),
-        None => word = without_final_period(word),
+    // One period ending the line is punctuation; one inside a code span is part of the unit.
+    if let Some(last) = args.last_mut() {
+        *last = without_final_period(last);
+    }
+    args = args
+        .into_iter()
+        .map(without_code_span)
+        .filter(|arg| !arg.is_empty())
+        .collect();
+    if args.is_empty() {
+        word = without_final_period(word);
     }
     let spec = COMMANDS
         .iter()
@@ -180,6 +198,17 @@ fn parse_line(line: &str) -> Option<Parsed> {
     })
 }
 
+/// `` `abc` `` and ``` ``abc`` ``` → `abc`: a code span around a whole argument. A backtick
+/// anywhere else stays, and is refused where it matters.
+fn without_code_span(arg: &str) -> &str {
+    let ticks = arg.len() - arg.trim_start_matches('`').len();
+    let fence = &arg[..ticks];
+    match arg[ticks..].strip_suffix(fence) {
+        Some(inner) if ticks > 0 && !inner.ends_with('`') => inner,
+        _ => arg,
+    }
+}
+
 /// `abc.` → `abc`; `.` (the root unit) and `..` stay as they are.
 fn without_final_period(arg: &str) -> &str {
     match arg.strip_suffix('.') {
@@ -193,8 +222,7 @@ fn parse_plan(args: &[&str]) -> Result<Command, Mistake> {
     let mut units: Vec<UnitPath> = Vec::new();
     for arg in args {
         reject_flag("plan", arg)?;
-        check_unit_path(arg)?;
-        let unit = UnitPath::new(arg);
+        let unit = unit_path(arg)?;
         if !units.contains(&unit) {
             units.push(unit);
         }
@@ -245,27 +273,36 @@ fn reject_flag(command: &'static str, arg: &str) -> Result<(), Mistake> {
     Ok(())
 }
 
-/// A unit argument names a directory inside the repository, exactly.
-fn check_unit_path(arg: &str) -> Result<(), Mistake> {
+/// The unit a `/plan` argument names: a directory inside the repository, exactly.
+fn unit_path(arg: &str) -> Result<UnitPath, Mistake> {
     let bad = |problem| {
         Err(Mistake::BadUnitPath {
             path: arg.to_string(),
             problem,
         })
     };
-    let bytes = arg.as_bytes();
-    if arg.starts_with(['/', '\\'])
-        || (bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':')
-    {
-        return bad(PathProblem::Absolute);
-    }
-    if arg.split(['/', '\\']).any(|part| part == "..") {
-        return bad(PathProblem::ParentDirectory);
+    let unit = UnitPath::new(arg);
+    // Normalising can make a path absolute (`.//etc` is `/etc`), so both forms are checked.
+    for path in [arg, unit.as_str()] {
+        let bytes = path.as_bytes();
+        if path.starts_with(['/', '\\'])
+            || (bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':')
+        {
+            return bad(PathProblem::Absolute);
+        }
+        if path.split(['/', '\\']).any(|part| part == "..") {
+            return bad(PathProblem::ParentDirectory);
+        }
     }
     if let Some(ch) = arg.chars().find(|c| PATTERN_CHARS.contains(c)) {
         return bad(PathProblem::Pattern(ch));
     }
-    Ok(())
+    // Only a code span around the whole path is dropped; a backtick left inside is a typo,
+    // and a unit named with one could not be shown back as it was read.
+    if arg.contains('`') {
+        return bad(PathProblem::Backtick);
+    }
+    Ok(unit)
 }
 
 fn owned(args: &[&str]) -> Vec<String> {
@@ -306,6 +343,7 @@ enum PathProblem {
     Absolute,
     ParentDirectory,
     Pattern(char),
+    Backtick,
 }
 
 impl Mistake {
@@ -354,6 +392,9 @@ impl Mistake {
                         "units are named exactly, and {} makes it a pattern",
                         code(&ch.to_string())
                     ),
+                    PathProblem::Backtick => "a backtick is not part of a unit path (put the \
+                                              whole path in one code span, like `live/dev/vpc`)"
+                        .to_string(),
                 };
                 format!(
                     "`/plan` cannot use {}: {why}. {}.",

@@ -528,3 +528,34 @@ fn bot_settings_after_other_keys() {
     assert!(c.drafts);
     assert_eq!(c.apply_requirements, [ApplyRequirement::Mergeable]);
 }
+
+/// A value of any length is quoted by its first 80 characters, so a message stays short
+/// whatever the file holds (found by the `cascade_yaml` fuzz target: messages quoted whole
+/// values, kilobytes long).
+#[test]
+fn long_values_are_shortened_in_messages() {
+    assert_rejected!(
+        "config_long_value_shortened",
+        &format!("environments:\n  dev: /{}\n", "k".repeat(120))
+    );
+    let long = "k".repeat(3000);
+    let cases = [
+        format!("{long}: 1\n"),
+        format!("environments:\n  {long}: a\n  b: a\n"),
+        format!("ignore: ['{long}[']\n"),
+        format!("ignore: ['/{long}']\n"),
+        format!("modules:\n  - path: a\n    executor: {long}\n"),
+        format!("modules:\n  - path: {long}\n  - path: {long}\n"),
+        format!("implicit_deps:\n  {long}: [{long}]\n"),
+        format!("implicit_deps:\n  a/{long}: [b]\n  a/{long}/: [c]\n"),
+        format!("implicit_deps:\n  a: [./a/{long}/../]\n"),
+        format!("apply_requirements: [{long}]\n"),
+        format!("drafts: {long}\n"),
+        format!("environments:\n  dev: \"{long}\n"),
+    ];
+    for yaml in &cases {
+        let problem = rejection(yaml);
+        let chars = problem.message.chars().count();
+        assert!(chars < 400, "{chars} characters: {problem}");
+    }
+}

@@ -418,6 +418,68 @@ fn plan_trailing_period() {
 }
 
 #[test]
+fn plan_period_inside_code_span_is_kept() {
+    insta::assert_snapshot!(show("/plan `live/dev/vpc.`"), @"/plan `live/dev/vpc.`");
+}
+
+#[test]
+fn plan_period_before_code_span_end_and_after_it() {
+    insta::assert_snapshot!(show("/plan `live/dev/vpc.`."), @"/plan `live/dev/vpc.`");
+}
+
+/// Found by the `command` fuzz target: the unit `dev/app.` was shown as `/plan dev/app.`,
+/// which reads back as `dev/app`.
+#[test]
+fn plan_unit_ending_in_period_reads_back_as_shown() {
+    insta::assert_snapshot!(show("/plan dev/app./"), @"/plan `dev/app.`");
+    let shown = show("/plan dev/app./");
+    assert_eq!(show(&shown), shown);
+}
+
+/// Found by the `command` fuzz target: `a`/`` became the unit ``a` `` (backticks trimmed,
+/// then the trailing slash), shown as `/plan a``, which reads back as `a`.
+#[test]
+fn plan_backtick_inside_a_unit() {
+    insta::assert_snapshot!(show("/plan a`/`"), @"error on `/plan a`/``: `/plan` cannot use `` a`/` ``: a backtick is not part of a unit path (put the whole path in one code span, like `live/dev/vpc`). Post `/plan` to re-plan every unit this PR affects, or name units by their path from the repository root, like `/plan live/dev/vpc live/dev/app`, in a new comment.");
+}
+
+/// Found by the `command` fuzz target: a backtick that opens a code span is not one around
+/// the argument, so it stays, and the unit is refused.
+#[test]
+fn plan_backtick_opening_a_span_across_arguments() {
+    insta::assert_snapshot!(show("/plan a` b`"), @"error on `/plan a` b``: `/plan` cannot use `` a` ``: a backtick is not part of a unit path (put the whole path in one code span, like `live/dev/vpc`). Post `/plan` to re-plan every unit this PR affects, or name units by their path from the repository root, like `/plan live/dev/vpc live/dev/app`, in a new comment.");
+}
+
+/// Found by the `command` fuzz target: `<!--` inside a code span is text, so it is shown in
+/// one, where it cannot start a comment.
+#[test]
+fn plan_comment_opener_in_a_code_span_reads_back_as_shown() {
+    insta::assert_snapshot!(show("/plan `a<!--b`"), @"/plan `a<!--b`");
+    let shown = show("/plan `a<!--b`");
+    assert_eq!(show(&shown), shown);
+}
+
+/// Found by the `command` fuzz target: `./-` is the unit `-`, which was shown as `/plan -`,
+/// an option.
+#[test]
+fn plan_unit_starting_with_a_dash_reads_back_as_shown() {
+    insta::assert_snapshot!(show("/plan ./-x"), @"/plan ./-x");
+    let shown = show("/plan ./-x");
+    assert_eq!(show(&shown), shown);
+}
+
+/// Found by the `command` fuzz target: `.//plan` normalises to the absolute `/plan`.
+#[test]
+fn plan_path_absolute_once_normalised() {
+    insta::assert_snapshot!(show("/plan .//etc"), @"error on `/plan .//etc`: `/plan` cannot use `.//etc`: it is an absolute path, and unit paths start at the repository root. Post `/plan` to re-plan every unit this PR affects, or name units by their path from the repository root, like `/plan live/dev/vpc live/dev/app`, in a new comment.");
+}
+
+#[test]
+fn plan_double_backtick_span() {
+    insta::assert_snapshot!(show("/plan ``live/dev/vpc``"), @"/plan live/dev/vpc");
+}
+
+#[test]
 fn plan_alone_with_period() {
     insta::assert_snapshot!(show("/plan."), @"/plan");
 }

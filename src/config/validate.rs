@@ -2,7 +2,7 @@
 //! repository, globs that compile, nothing listed twice. Each message points at the
 //! offending value and says what to write instead.
 
-use super::diagnose::problem_at;
+use super::diagnose::{problem_at, shortened};
 use super::file::{
     ConfigFile, DependencyEntries, EnvironmentEntries, EnvironmentEntry, ModuleEntry,
 };
@@ -50,13 +50,15 @@ fn environments(entries: EnvironmentEntries) -> Result<Vec<Environment>, Problem
             }
             EnvironmentEntry::Table(table) => (table.path, table.executor),
         };
-        let unit = unit_path(&path, &format!("environment `{}`", name.value))?;
+        let unit = unit_path(&path, &format!("environment `{}`", shortened(&name.value)))?;
         if let Some(other) = out.iter().find(|env| env.path == unit.as_str()) {
             return Err(problem_at(
                 path.referenced,
                 format!(
-                    "environments `{}` and `{}` both use `{unit}`; give each environment its own directory",
-                    other.name, name.value
+                    "environments `{}` and `{}` both use `{}`; give each environment its own directory",
+                    shortened(&other.name),
+                    shortened(&name.value),
+                    shortened(unit.as_str()),
                 ),
             ));
         }
@@ -83,8 +85,8 @@ fn implicit_deps(entries: DependencyEntries) -> Result<BTreeMap<UnitPath, Vec<Un
                     unit.referenced,
                     format!(
                         "`{}` names unit `{}`, which `implicit_deps` already lists; merge the two lists",
-                        unit.value,
-                        slot.key()
+                        shortened(&unit.value),
+                        shortened(slot.key().as_str())
                     ),
                 ));
             }
@@ -105,7 +107,10 @@ fn dependencies(
         if &path == unit {
             return Err(problem_at(
                 dep.referenced,
-                format!("`{unit}` cannot depend on itself; remove it from its own list in {key}"),
+                format!(
+                    "`{}` cannot depend on itself; remove it from its own list in {key}",
+                    shortened(unit.as_str())
+                ),
             ));
         }
         if !out.contains(&path) {
@@ -126,13 +131,14 @@ fn ignore(globs: &[Spanned<String>]) -> Result<CompiledGlobs, Problem> {
                 "empty glob in `ignore`; remove it or write a pattern like `sandbox/**`",
             ));
         }
+        let shown = shortened(pattern);
         if pattern.starts_with('/') {
             return Err(problem_at(
                 glob.referenced,
                 format!(
-                    "`ignore` glob `{pattern}` starts with `/`; globs match paths relative to \
+                    "`ignore` glob `{shown}` starts with `/`; globs match paths relative to \
                      the repository root, so write `{}`",
-                    pattern.trim_start_matches('/')
+                    shortened(pattern.trim_start_matches('/'))
                 ),
             ));
         }
@@ -144,7 +150,7 @@ fn ignore(globs: &[Spanned<String>]) -> Result<CompiledGlobs, Problem> {
                 problem_at(
                     glob.referenced,
                     format!(
-                        "`ignore` glob `{pattern}` is invalid: {}; fix the pattern \
+                        "`ignore` glob `{shown}` is invalid: {}; fix the pattern \
                      (`*`, `**`, `?`, `[abc]` and `{{a,b}}` are supported)",
                         err.kind()
                     ),
@@ -173,7 +179,8 @@ fn modules(entries: Vec<ModuleEntry>) -> Result<Vec<ModuleUnit>, Problem> {
             return Err(problem_at(
                 entry.path.referenced,
                 format!(
-                    "module `{path}` is already listed at line {}; remove one of the entries",
+                    "module `{}` is already listed at line {}; remove one of the entries",
+                    shortened(path.as_str()),
                     first_lines[i]
                 ),
             ));
@@ -192,6 +199,7 @@ fn modules(entries: Vec<ModuleEntry>) -> Result<Vec<ModuleUnit>, Problem> {
 /// A repo-relative directory, normalised; `place` says where it was written, for messages.
 fn unit_path(raw: &Spanned<String>, place: &str) -> Result<UnitPath, Problem> {
     let text = raw.value.trim();
+    let shown = shortened(text);
     let at = raw.referenced;
     if text.is_empty() {
         return Err(problem_at(
@@ -209,7 +217,7 @@ fn unit_path(raw: &Spanned<String>, place: &str) -> Result<UnitPath, Problem> {
         return Err(problem_at(
             at,
             format!(
-                "`{text}` in {place} is an absolute path; write it relative to the repository \
+                "`{shown}` in {place} is an absolute path; write it relative to the repository \
                  root, like `live/dev`"
             ),
         ));
@@ -220,7 +228,7 @@ fn unit_path(raw: &Spanned<String>, place: &str) -> Result<UnitPath, Problem> {
         return Err(problem_at(
             at,
             format!(
-                "`{text}` in {place} leaves the repository; write paths relative to the \
+                "`{shown}` in {place} leaves the repository; write paths relative to the \
                  repository root, without `..`"
             ),
         ));
@@ -237,7 +245,10 @@ fn unit_path(raw: &Spanned<String>, place: &str) -> Result<UnitPath, Problem> {
         };
         return Err(problem_at(
             at,
-            format!("`{text}` in {place} is not a plain path; write `{plain}`"),
+            format!(
+                "`{shown}` in {place} is not a plain path; write `{}`",
+                shortened(&plain)
+            ),
         ));
     }
     Ok(unit)
