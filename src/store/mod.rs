@@ -2,18 +2,28 @@
 //! unit's result, so a run killed half-way resumes without planning or
 //! applying a finished unit again.
 //!
-//! `Store` is one of the three seams (with `Executor` and `Clock`): SQLite
-//! today, PostgreSQL for scale-out. Records hold plan summaries and each
-//! unit's rendered plan (the masked, redacted text the pull request shows
-//! anyway), never plan JSON. Apply claims make one plan id applied by at
-//! most one process at a time.
+//! `Store` is one of the three seams (with `Executor` and `Clock`), with two
+//! implementations: SQLite (one server) and PostgreSQL (replicas sharing one
+//! database). [`open`] picks one from the database URL and answers an
+//! [`AnyStore`], the one type the bot, the engine and the CLI hold. Both
+//! backends give the same answers and the same atomicity: the contract tests
+//! (`tests/store_contract.rs`) run every store test against each. Records
+//! hold plan summaries and each unit's rendered plan (the masked, redacted
+//! text the pull request shows anyway), never plan JSON. Apply claims make
+//! one plan id applied by at most one process at a time.
 
+mod any;
 mod bot;
 mod claims;
+mod migrations;
+mod postgres;
+mod rows;
 mod sqlite;
 
+pub use any::{AnyStore, open};
 pub use bot::{DeliveryRecord, DeliveryStatus, Lock, PrState, PullRequestRecord};
 pub use claims::ApplyClaim;
+pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
 
 use crate::plan::render::RenderedPlan;
