@@ -1022,6 +1022,24 @@ async fn replicas_opening_a_fresh_database_at_once_migrate_it_once() {
 }
 
 #[tokio::test]
+async fn a_database_a_newer_cascade_migrated_is_refused_with_what_to_do() {
+    let backend = Backend::postgres().await;
+    backend.open().await;
+    backend
+        .execute("INSERT INTO _sqlx_migrations (version, description, success, checksum, execution_time) VALUES (9999, 'from a newer cascade', true, '\\x00'::bytea, 0)".into())
+        .await;
+    let data = tempfile::tempdir().unwrap();
+    let Err(e) = cascade::store::open(Some(&backend.url()), data.path()).await else {
+        panic!("opened a database migrated past this version");
+    };
+    let message = format!("{e:#}");
+    assert!(
+        message.contains("run that version on every replica"),
+        "{message}"
+    );
+}
+
+#[tokio::test]
 async fn open_picks_the_backend_by_the_url_scheme() {
     let data = tempfile::tempdir().unwrap();
     let store = cascade::store::open(None, data.path()).await.unwrap();
