@@ -245,6 +245,79 @@ async fn locks_are_exclusive_until_released() {
 }
 
 #[tokio::test]
+async fn who_waits_for_whose_locks_survives_a_reopen_and_is_replaced_at_each_plan() {
+    let dir = tempfile::tempdir().unwrap();
+    let units = |names: &[&str]| names.iter().map(UnitPath::new).collect::<Vec<_>>();
+    {
+        let store = open(&dir).await;
+        store
+            .take_locks("acme/infra", 1, &units(&["a"]))
+            .await
+            .unwrap();
+        store
+            .take_locks("acme/infra", 2, &units(&["b"]))
+            .await
+            .unwrap();
+        store.set_waiting("acme/infra", 3, &[1, 2]).await.unwrap();
+        store.set_waiting("acme/infra", 4, &[1]).await.unwrap();
+        store.set_waiting("acme/other", 3, &[1]).await.unwrap();
+        assert_eq!(store.waiting_for("acme/infra", 1).await.unwrap(), [3, 4]);
+        // Holders still hold their locks: nobody is to be planned again yet.
+        assert_eq!(
+            store.released_waiters().await.unwrap(),
+            [("acme/other".to_string(), 3)]
+        );
+    }
+    let store = open(&dir).await;
+    store.release_locks("acme/infra", 1).await.unwrap();
+    assert_eq!(
+        store.released_waiters().await.unwrap(),
+        [
+            ("acme/infra".to_string(), 3),
+            ("acme/infra".to_string(), 4),
+            ("acme/other".to_string(), 3)
+        ]
+    );
+    // Planned again: 3 now waits for 2 only, 4 for nobody.
+    store.set_waiting("acme/infra", 3, &[2]).await.unwrap();
+    store.set_waiting("acme/infra", 4, &[]).await.unwrap();
+    store.set_waiting("acme/other", 3, &[]).await.unwrap();
+    assert!(store.released_waiters().await.unwrap().is_empty());
+    assert_eq!(store.waiting_for("acme/infra", 2).await.unwrap(), [3]);
+}
+
+#[tokio::test]
+async fn the_plan_comments_extra_parts_are_replaced_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(&dir).await;
+    assert!(
+        store
+            .comment_parts("acme/infra", 7)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    store
+        .set_comment_parts("acme/infra", 7, &[501, 502, 503])
+        .await
+        .unwrap();
+    store
+        .set_comment_parts("acme/infra", 8, &[9])
+        .await
+        .unwrap();
+    assert_eq!(
+        store.comment_parts("acme/infra", 7).await.unwrap(),
+        [501, 502, 503]
+    );
+    store
+        .set_comment_parts("acme/infra", 7, &[501])
+        .await
+        .unwrap();
+    assert_eq!(store.comment_parts("acme/infra", 7).await.unwrap(), [501]);
+    assert_eq!(store.comment_parts("acme/infra", 8).await.unwrap(), [9]);
+}
+
+#[tokio::test]
 async fn pull_request_state_and_installations_round_trip() {
     let dir = tempfile::tempdir().unwrap();
     let store = open(&dir).await;

@@ -45,6 +45,11 @@ fn migrator() -> Migrator {
             "unit_rendered",
             include_str!("../../migrations/0005_unit_rendered.sql"),
         ),
+        migration(
+            6,
+            "waiting_and_comment_parts",
+            include_str!("../../migrations/0006_waiting_and_comment_parts.sql"),
+        ),
     ])
 }
 
@@ -522,6 +527,26 @@ impl Store for SqliteStore {
                 })
             })
             .collect()
+    }
+
+    async fn set_waiting(&self, repo: &str, pr: u64, holders: &[u64]) -> anyhow::Result<()> {
+        super::waiting::set_waiting(&self.pool, repo, pr, holders).await
+    }
+
+    async fn waiting_for(&self, repo: &str, holder: u64) -> anyhow::Result<Vec<u64>> {
+        super::waiting::waiting_for(&self.pool, repo, holder).await
+    }
+
+    async fn released_waiters(&self) -> anyhow::Result<Vec<(String, u64)>> {
+        super::waiting::released_waiters(&self.pool).await
+    }
+
+    async fn comment_parts(&self, repo: &str, number: u64) -> anyhow::Result<Vec<u64>> {
+        super::comment_parts::comment_parts(&self.pool, repo, number).await
+    }
+
+    async fn set_comment_parts(&self, repo: &str, number: u64, ids: &[u64]) -> anyhow::Result<()> {
+        super::comment_parts::set_comment_parts(&self.pool, repo, number, ids).await
     }
 
     async fn insert_apply_claim(&self, claim: &ApplyClaim) -> anyhow::Result<Option<ApplyClaim>> {
