@@ -138,6 +138,10 @@ contract!(
     eight_attempts_at_once_are_counted_one_each,
     locks_are_exclusive_until_released,
     locks_taken_through_two_stores_at_once_stay_consistent,
+    who_waits_for_whose_locks_survives_a_reopen_and_is_replaced_at_each_plan,
+    what_one_waits_for_is_replaced_whole_by_one_of_two_replicas,
+    the_plan_comments_extra_parts_are_replaced_whole,
+    the_plan_comments_parts_saved_at_once_are_one_list,
     pull_request_state_and_installations_round_trip,
     an_apply_claim_has_one_holder_and_one_taker_over,
     eight_tasks_taking_one_apply_claim_leave_one_holder,
@@ -703,6 +707,134 @@ async fn locks_taken_through_two_stores_at_once_stay_consistent(backend: Backend
         let released = a.release_locks("acme/infra", 1).await.unwrap()
             + b.release_locks("acme/infra", 2).await.unwrap();
         assert_eq!(released, 300);
+    }
+}
+
+async fn who_waits_for_whose_locks_survives_a_reopen_and_is_replaced_at_each_plan(
+    backend: Backend,
+) {
+    {
+        let store = backend.open().await;
+        store
+            .take_locks("acme/infra", 1, &units(&["a"]))
+            .await
+            .unwrap();
+        store
+            .take_locks("acme/infra", 2, &units(&["b"]))
+            .await
+            .unwrap();
+        store.set_waiting("acme/infra", 3, &[1, 2]).await.unwrap();
+        store.set_waiting("acme/infra", 4, &[1]).await.unwrap();
+        store.set_waiting("acme/other", 3, &[1]).await.unwrap();
+        assert_eq!(store.waiting_for("acme/infra", 1).await.unwrap(), [3, 4]);
+        // Holders still hold their locks: nobody is to be planned again yet.
+        assert_eq!(
+            store.released_waiters().await.unwrap(),
+            [("acme/other".to_string(), 3)]
+        );
+    }
+    let store = backend.open().await;
+    store.release_locks("acme/infra", 1).await.unwrap();
+    assert_eq!(
+        store.released_waiters().await.unwrap(),
+        [
+            ("acme/infra".to_string(), 3),
+            ("acme/infra".to_string(), 4),
+            ("acme/other".to_string(), 3)
+        ]
+    );
+    // Planned again: 3 now waits for 2 only, 4 for nobody.
+    store.set_waiting("acme/infra", 3, &[2]).await.unwrap();
+    store.set_waiting("acme/infra", 4, &[]).await.unwrap();
+    store.set_waiting("acme/other", 3, &[]).await.unwrap();
+    assert!(store.released_waiters().await.unwrap().is_empty());
+    assert_eq!(store.waiting_for("acme/infra", 2).await.unwrap(), [3]);
+    // A pull request never waits for itself.
+    store
+        .set_waiting("acme/infra", 5, &[5, 2, 2])
+        .await
+        .unwrap();
+    assert_eq!(store.waiting_for("acme/infra", 2).await.unwrap(), [3, 5]);
+    assert!(store.waiting_for("acme/infra", 5).await.unwrap().is_empty());
+}
+
+/// Eight lists of the same shape at once, each a different one: 10·i+1 … 10·i+20.
+fn lists_of_twenty(i: usize) -> Vec<u64> {
+    (1..=20).map(|n| (10 * i + n) as u64).collect()
+}
+
+async fn what_one_waits_for_is_replaced_whole_by_one_of_two_replicas(backend: Backend) {
+    let stores = two_replicas(&backend).await;
+    for round in 0..5 {
+        eight_at_once(&stores, |i, store| async move {
+            store
+                .set_waiting("acme/infra", 100, &lists_of_twenty(i))
+                .await
+                .unwrap()
+        })
+        .await;
+        let mut found = Vec::new();
+        for holder in 1..=100 {
+            if stores[0]
+                .waiting_for("acme/infra", holder)
+                .await
+                .unwrap()
+                .contains(&100)
+            {
+                found.push(holder);
+            }
+        }
+        assert!(
+            (0..8).any(|i| found == lists_of_twenty(i)),
+            "round {round}: one replacement wins whole, not a mix: {found:?}"
+        );
+    }
+}
+
+/// No comment parts, no waiting pull requests.
+const NONE: [u64; 0] = [];
+
+async fn the_plan_comments_extra_parts_are_replaced_whole(backend: Backend) {
+    let store = backend.open().await;
+    assert_eq!(store.comment_parts("acme/infra", 7).await.unwrap(), NONE);
+    store
+        .set_comment_parts("acme/infra", 7, &[501, 502, 503])
+        .await
+        .unwrap();
+    store
+        .set_comment_parts("acme/infra", 8, &[9])
+        .await
+        .unwrap();
+    assert_eq!(
+        store.comment_parts("acme/infra", 7).await.unwrap(),
+        [501, 502, 503]
+    );
+    store
+        .set_comment_parts("acme/infra", 7, &[501])
+        .await
+        .unwrap();
+    assert_eq!(store.comment_parts("acme/infra", 7).await.unwrap(), [501]);
+    assert_eq!(store.comment_parts("acme/infra", 8).await.unwrap(), [9]);
+    store.set_comment_parts("acme/infra", 7, &[]).await.unwrap();
+    assert_eq!(store.comment_parts("acme/infra", 7).await.unwrap(), NONE);
+}
+
+async fn the_plan_comments_parts_saved_at_once_are_one_list(backend: Backend) {
+    let stores = two_replicas(&backend).await;
+    for round in 0..5 {
+        let saved = eight_at_once(&stores, |i, store| async move {
+            // Part numbers collide between the lists: a mix would fail the primary key.
+            store
+                .set_comment_parts("acme/infra", 7, &lists_of_twenty(i))
+                .await
+        })
+        .await;
+        assert!(saved.iter().all(|s| s.is_ok()), "round {round}: {saved:?}");
+        let parts = stores[1].comment_parts("acme/infra", 7).await.unwrap();
+        assert!(
+            (0..8).any(|i| parts == lists_of_twenty(i)),
+            "round {round}: one list, whole: {parts:?}"
+        );
     }
 }
 

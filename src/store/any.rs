@@ -192,6 +192,26 @@ impl Store for AnyStore {
         on_backend!(self, s => s.locks(repo))
     }
 
+    async fn set_waiting(&self, repo: &str, pr: u64, holders: &[u64]) -> anyhow::Result<()> {
+        on_backend!(self, s => s.set_waiting(repo, pr, holders))
+    }
+
+    async fn waiting_for(&self, repo: &str, holder: u64) -> anyhow::Result<Vec<u64>> {
+        on_backend!(self, s => s.waiting_for(repo, holder))
+    }
+
+    async fn released_waiters(&self) -> anyhow::Result<Vec<(String, u64)>> {
+        on_backend!(self, s => s.released_waiters())
+    }
+
+    async fn comment_parts(&self, repo: &str, number: u64) -> anyhow::Result<Vec<u64>> {
+        on_backend!(self, s => s.comment_parts(repo, number))
+    }
+
+    async fn set_comment_parts(&self, repo: &str, number: u64, ids: &[u64]) -> anyhow::Result<()> {
+        on_backend!(self, s => s.set_comment_parts(repo, number, ids))
+    }
+
     async fn insert_apply_claim(&self, claim: &ApplyClaim) -> anyhow::Result<Option<ApplyClaim>> {
         on_backend!(self, s => s.insert_apply_claim(claim))
     }

@@ -31,6 +31,11 @@ pub(super) const SQLITE: &[Embedded] = &[
         "unit_rendered",
         include_str!("../../migrations/0005_unit_rendered.sql"),
     ),
+    (
+        6,
+        "waiting_and_comment_parts",
+        include_str!("../../migrations/0006_waiting_and_comment_parts.sql"),
+    ),
 ];
 
 /// The PostgreSQL schema, in order: the twins of [`SQLITE`].
@@ -59,6 +64,11 @@ pub(super) const POSTGRES: &[Embedded] = &[
         5,
         "unit_rendered",
         include_str!("../../migrations/postgres/0005_unit_rendered.sql"),
+    ),
+    (
+        6,
+        "waiting_and_comment_parts",
+        include_str!("../../migrations/postgres/0006_waiting_and_comment_parts.sql"),
     ),
 ];
 

@@ -15,10 +15,12 @@
 mod any;
 mod bot;
 mod claims;
+mod comment_parts;
 mod migrations;
 mod postgres;
 mod rows;
 mod sqlite;
+mod waiting;
 
 pub use any::{AnyStore, open};
 pub use bot::{DeliveryRecord, DeliveryStatus, Lock, PrState, PullRequestRecord};
@@ -306,6 +308,36 @@ pub trait Store: Send + Sync + 'static {
         pr: u64,
     ) -> impl Future<Output = anyhow::Result<u64>> + Send;
     fn locks(&self, repo: &str) -> impl Future<Output = anyhow::Result<Vec<Lock>>> + Send;
+    /// Records that `pr` waits for the locks of `holders` (replacing what it waited for
+    /// before; none: it waits for nothing).
+    fn set_waiting(
+        &self,
+        repo: &str,
+        pr: u64,
+        holders: &[u64],
+    ) -> impl Future<Output = anyhow::Result<()>> + Send;
+    /// The pull requests waiting for `holder`'s locks.
+    fn waiting_for(
+        &self,
+        repo: &str,
+        holder: u64,
+    ) -> impl Future<Output = anyhow::Result<Vec<u64>>> + Send;
+    /// Pull requests (`repo`, number) waiting for a holder that holds no lock any more:
+    /// the ones to plan again (after a restart, too).
+    fn released_waiters(&self) -> impl Future<Output = anyhow::Result<Vec<(String, u64)>>> + Send;
+    /// The ids of the plan comment's parts 2, 3, … in order.
+    fn comment_parts(
+        &self,
+        repo: &str,
+        number: u64,
+    ) -> impl Future<Output = anyhow::Result<Vec<u64>>> + Send;
+    /// Replaces the ids of the plan comment's parts 2, 3, ….
+    fn set_comment_parts(
+        &self,
+        repo: &str,
+        number: u64,
+        ids: &[u64],
+    ) -> impl Future<Output = anyhow::Result<()>> + Send;
 
     /// Takes the claim to apply `claim.plan_id` when nobody holds it; answers
     /// the holder's claim otherwise (nothing is changed then).

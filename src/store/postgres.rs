@@ -9,10 +9,12 @@
 //! - inserts that must happen once (a delivery, an apply claim, a lock) are
 //!   `INSERT … ON CONFLICT DO NOTHING`, which waits for a concurrent insert of
 //!   the same key and then does nothing;
-//! - the two multi-statement writes that read what they replace (superseding
-//!   a repository's current plan, taking a pull request's locks) take a
-//!   transaction-scoped advisory lock on the repository first, so they run one
-//!   at a time per repository, and lock rows are never waited for in two orders.
+//! - the multi-statement writes that read or replace several rows (superseding
+//!   a repository's current plan, taking a pull request's locks, replacing
+//!   what it waits for or its comment's parts) take a transaction-scoped
+//!   advisory lock on the repository first, so they run one at a time per
+//!   repository, a replacement is never mixed with another, and lock rows are
+//!   never waited for in two orders.
 //!
 //! PostgreSQL text cannot hold a NUL byte (SQLite's can): a unit name or an
 //! error excerpt, the strings a pull request's files reach, is stored with
@@ -493,6 +495,39 @@ impl Store for PostgresStore {
             .iter()
             .map(rows::lock)
             .collect()
+    }
+
+    async fn set_waiting(&self, repo: &str, pr: u64, holders: &[u64]) -> anyhow::Result<()> {
+        let mut tx = self.pool.begin().await?;
+        lock_repository(&mut tx, "cascade.waiting", repo).await?;
+        super::waiting::postgres::set_waiting(&mut tx, repo, pr, holders).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn waiting_for(&self, repo: &str, holder: u64) -> anyhow::Result<Vec<u64>> {
+        super::waiting::postgres::waiting_for(&mut *self.pool.acquire().await?, repo, holder).await
+    }
+
+    async fn released_waiters(&self) -> anyhow::Result<Vec<(String, u64)>> {
+        super::waiting::postgres::released_waiters(&mut *self.pool.acquire().await?).await
+    }
+
+    async fn comment_parts(&self, repo: &str, number: u64) -> anyhow::Result<Vec<u64>> {
+        super::comment_parts::postgres::comment_parts(
+            &mut *self.pool.acquire().await?,
+            repo,
+            number,
+        )
+        .await
+    }
+
+    async fn set_comment_parts(&self, repo: &str, number: u64, ids: &[u64]) -> anyhow::Result<()> {
+        let mut tx = self.pool.begin().await?;
+        lock_repository(&mut tx, "cascade.comment_parts", repo).await?;
+        super::comment_parts::postgres::set_comment_parts(&mut tx, repo, number, ids).await?;
+        tx.commit().await?;
+        Ok(())
     }
 
     async fn insert_apply_claim(&self, claim: &ApplyClaim) -> anyhow::Result<Option<ApplyClaim>> {

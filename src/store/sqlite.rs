@@ -426,6 +426,33 @@ impl Store for SqliteStore {
             .collect()
     }
 
+    async fn set_waiting(&self, repo: &str, pr: u64, holders: &[u64]) -> anyhow::Result<()> {
+        let mut tx = self.pool.begin().await?;
+        super::waiting::sqlite::set_waiting(&mut tx, repo, pr, holders).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn waiting_for(&self, repo: &str, holder: u64) -> anyhow::Result<Vec<u64>> {
+        super::waiting::sqlite::waiting_for(&mut *self.pool.acquire().await?, repo, holder).await
+    }
+
+    async fn released_waiters(&self) -> anyhow::Result<Vec<(String, u64)>> {
+        super::waiting::sqlite::released_waiters(&mut *self.pool.acquire().await?).await
+    }
+
+    async fn comment_parts(&self, repo: &str, number: u64) -> anyhow::Result<Vec<u64>> {
+        super::comment_parts::sqlite::comment_parts(&mut *self.pool.acquire().await?, repo, number)
+            .await
+    }
+
+    async fn set_comment_parts(&self, repo: &str, number: u64, ids: &[u64]) -> anyhow::Result<()> {
+        let mut tx = self.pool.begin().await?;
+        super::comment_parts::sqlite::set_comment_parts(&mut tx, repo, number, ids).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
     async fn insert_apply_claim(&self, claim: &ApplyClaim) -> anyhow::Result<Option<ApplyClaim>> {
         super::claims::sqlite::insert(&self.pool, claim).await
     }

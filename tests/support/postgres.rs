@@ -11,25 +11,27 @@
 //! asks for a database; it never skips it.
 //!
 //! Stopping: a watchdog shell, started before the cluster, waits for the end
-//! of a pipe only this process writes to. When the test binary exits (passed,
-//! failed, panicked or killed) the kernel closes the pipe, and the watchdog
-//! runs `pg_ctl stop` and deletes the directory.
+//! of a pipe only this process writes to, then runs `pg_ctl stop` and deletes
+//! the directory. When the test binary exits normally (passed or failed), an
+//! exit hook closes the pipe and waits for the watchdog, so no PostgreSQL
+//! process outlives the run; when it is killed, the kernel closes the pipe and
+//! the watchdog cleans up on its own.
 #![allow(dead_code)]
 
 use sqlx::{Connection, Executor};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
 
 /// The cluster of this test binary.
 pub struct Cluster {
     /// Holds the data directory (`data/`), the server's log and its socket.
     dir: PathBuf,
-    /// Never waited for, and its stdin never written: the closing of that
-    /// pipe, at exit, is what tells the watchdog to stop the cluster.
-    _watchdog: Child,
+    /// Its stdin is never written: the closing of that pipe, at exit, is
+    /// what tells the watchdog to stop the cluster.
+    watchdog: Mutex<Child>,
     next_database: AtomicU64,
 }
 
@@ -130,11 +132,32 @@ impl Cluster {
             .arg("-l")
             .arg(dir.join("server.log"))
             .args(["-w", "-t", "60", "start"]));
+        // SAFETY: `stop_at_exit` is a plain `extern "C" fn` that touches only
+        // this module's static; registering it has no other precondition.
+        let registered = unsafe { libc::atexit(stop_at_exit) };
+        assert_eq!(registered, 0, "register the cluster's exit hook");
         Cluster {
             dir,
-            _watchdog: watchdog,
+            watchdog: Mutex::new(watchdog),
             next_database: AtomicU64::new(0),
         }
+    }
+
+    /// Has the watchdog stop the cluster and delete its directory now, and
+    /// waits until it has: the test run ends with no PostgreSQL left running.
+    fn stop(&self) {
+        let Ok(mut watchdog) = self.watchdog.lock() else {
+            return;
+        };
+        drop(watchdog.stdin.take());
+        let _ = watchdog.wait();
+    }
+}
+
+/// Runs when the test binary exits normally (`exit` or the end of `main`).
+extern "C" fn stop_at_exit() {
+    if let Some(cluster) = CLUSTER.get() {
+        cluster.stop();
     }
 }
 
