@@ -76,9 +76,16 @@ impl Cluster {
     fn start() -> Cluster {
         let bin = bin_dir();
         let owner = cluster_user();
+        // Under root, in /tmp rather than $TMPDIR: the cluster's user must be
+        // able to reach its directory, and root's own temporary directory may
+        // be closed to others.
+        let parent = match owner {
+            Some(_) => PathBuf::from("/tmp"),
+            None => std::env::temp_dir(),
+        };
         let dir = tempfile::Builder::new()
             .prefix("cascade-pg-")
-            .tempdir()
+            .tempdir_in(&parent)
             .expect("a temporary directory for PostgreSQL")
             .keep();
         if let Some((uid, gid)) = owner {
