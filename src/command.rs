@@ -3,9 +3,10 @@
 //! one of our commands but is wrong.
 //!
 //! It owns reading: which lines count ([`parse_comment`]), what each command's arguments
-//! mean, and the wording of every parse error a user can see (all in `Mistake::message`).
-//! It never decides who may run a command, whether a plan id is the PR's latest, or what to
-//! do with several commands in one comment: the caller does.
+//! mean, what one comment asks for when it repeats a command ([`read_comment`]: each
+//! command at most once), and the wording of every parse error a user can see (all in
+//! `Mistake::message`). It never decides who may run a command or whether a plan id is the
+//! PR's latest: the caller does.
 //!
 //! Reading goes in two steps, as in rust-lang/bors: first drop what Markdown hides (code,
 //! quotes, HTML comments; see `markdown`), then hand each remaining line that starts with
@@ -65,12 +66,80 @@ pub fn parse_comment(body: &str) -> Vec<Parsed> {
         .collect()
 }
 
+/// What one comment asks for: each command at most once, in the order first written,
+/// and the distinct mistakes.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CommentCommands {
+    pub commands: Vec<Command>,
+    pub mistakes: Vec<CommandError>,
+}
+
+/// [`parse_comment`] with repeats folded, so a comment runs each command at most once
+/// however many lines repeat it: `/plan` lines merge into one (a bare `/plan`, which plans
+/// everything, wins over named units), `/unlock` and `/help` count once, an `/apply` of the
+/// same id counts once and `/apply` of two different ids is a mistake (neither runs), and a
+/// mistake made twice is reported once.
+pub fn read_comment(body: &str) -> CommentCommands {
+    let mut read = CommentCommands::default();
+    let mut conflicting: Option<(String, Vec<String>)> = None;
+    for parsed in parse_comment(body) {
+        match parsed {
+            Parsed::Error(mistake) => {
+                if !read.mistakes.iter().any(|m| m.message == mistake.message) {
+                    read.mistakes.push(mistake);
+                }
+            }
+            Parsed::Command(command) => {
+                let same_kind = read
+                    .commands
+                    .iter_mut()
+                    .find(|c| std::mem::discriminant(*c) == std::mem::discriminant(&command));
+                match (same_kind, command) {
+                    (None, command) => read.commands.push(command),
+                    (Some(Command::Plan { units }), Command::Plan { units: more }) => {
+                        if units.is_empty() || more.is_empty() {
+                            units.clear();
+                        } else {
+                            for unit in more {
+                                if !units.contains(&unit) {
+                                    units.push(unit);
+                                }
+                            }
+                        }
+                    }
+                    (Some(Command::Apply { id }), Command::Apply { id: other }) if *id != other => {
+                        let ids = &mut conflicting
+                            .get_or_insert_with(|| {
+                                (format!("/apply {other}"), vec![id.to_string()])
+                            })
+                            .1;
+                        if !ids.contains(&other.to_string()) {
+                            ids.push(other.to_string());
+                        }
+                    }
+                    (Some(_), _) => {}
+                }
+            }
+        }
+    }
+    if let Some((line, ids)) = conflicting {
+        read.commands
+            .retain(|c| !matches!(c, Command::Apply { .. }));
+        read.mistakes.push(CommandError {
+            line,
+            message: Mistake::SeveralPlanIds { ids }.message(),
+        });
+    }
+    read
+}
+
 /// The `/help` reply (Markdown).
 pub fn help_text() -> String {
     let mut text = String::from(
         "### cascade commands\n\n\
          Post a command at the start of a line in a new comment. Commands inside code, \
-         quotes or HTML comments are not read, and neither are edits to a comment.\n\n\
+         quotes or HTML comments are not read, and neither are edits to a comment; a command \
+         repeated in one comment runs once.\n\n\
          | Command | What it does |\n\
          | --- | --- |\n",
     );
@@ -126,7 +195,8 @@ const COMMANDS: &[CommandSpec] = &[
         name: "plan",
         usage: "/plan [unit …]",
         summary: "Re-plan every unit this PR affects, or only the named units (paths from the \
-                  repository root, like `live/dev/vpc`) and the units that depend on them.",
+                  repository root, like `live/dev/vpc`) and the units that depend on them. \
+                  Needs the right to apply.",
         parse: parse_plan,
     },
     CommandSpec {
@@ -140,7 +210,8 @@ const COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         name: "unlock",
         usage: "/unlock",
-        summary: "Release this PR's locks and discard its plan; `/plan` plans again.",
+        summary: "Release this PR's locks and discard its plan; `/plan` plans again. Needs \
+                  the right to apply.",
         parse: parse_unlock,
     },
     CommandSpec {
@@ -328,6 +399,10 @@ enum Mistake {
     TooManyPlanIds {
         ids: Vec<String>,
     },
+    /// Several `/apply` lines in one comment, with different ids.
+    SeveralPlanIds {
+        ids: Vec<String>,
+    },
     /// `reason` is [`PlanId::parse`]'s explanation.
     BadPlanId {
         reason: String,
@@ -374,6 +449,12 @@ impl Mistake {
             }
             Mistake::TooManyPlanIds { ids } => format!(
                 "`/apply` takes one plan id, but this line has {} ({}): {}.",
+                ids.len(),
+                code_list(ids),
+                how_to("apply"),
+            ),
+            Mistake::SeveralPlanIds { ids } => format!(
+                "This comment applies {} different plan ids ({}), so none was applied: {}.",
                 ids.len(),
                 code_list(ids),
                 how_to("apply"),

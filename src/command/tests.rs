@@ -682,15 +682,73 @@ fn help_reply() {
     insta::assert_snapshot!(help_text(), @r#"
         ### cascade commands
 
-        Post a command at the start of a line in a new comment. Commands inside code, quotes or HTML comments are not read, and neither are edits to a comment.
+        Post a command at the start of a line in a new comment. Commands inside code, quotes or HTML comments are not read, and neither are edits to a comment; a command repeated in one comment runs once.
 
         | Command | What it does |
         | --- | --- |
-        | `/plan [unit …]` | Re-plan every unit this PR affects, or only the named units (paths from the repository root, like `live/dev/vpc`) and the units that depend on them. |
+        | `/plan [unit …]` | Re-plan every unit this PR affects, or only the named units (paths from the repository root, like `live/dev/vpc`) and the units that depend on them. Needs the right to apply. |
         | `/apply <plan id>` | Apply exactly the plan with this id, as shown in the plan comment: `/apply 3f9a2c1b7d4e`. Who may apply, and when, is set by the repository; cascade says why when it refuses. |
-        | `/unlock` | Release this PR's locks and discard its plan; `/plan` plans again. |
+        | `/unlock` | Release this PR's locks and discard its plan; `/plan` plans again. Needs the right to apply. |
         | `/help` | Show this list. |
     "#);
+}
+
+// One comment, each command at most once.
+
+fn read(body: &str) -> String {
+    let read = read_comment(body);
+    let mut lines: Vec<String> = read.commands.iter().map(|c| c.to_string()).collect();
+    lines.extend(
+        read.mistakes
+            .iter()
+            .map(|m| format!("error on `{}`: {}", m.line, m.message)),
+    );
+    lines.join("\n")
+}
+
+#[test]
+fn ninety_help_lines_are_one_help() {
+    insta::assert_snapshot!(read(&"/help\n".repeat(90)), @"/help");
+}
+
+#[test]
+fn repeated_commands_run_once_in_the_order_first_written() {
+    insta::assert_snapshot!(read("/unlock\n/plan\n/unlock\n/help\n/plan\n/help"), @r"
+    /unlock
+    /plan
+    /help
+    ");
+}
+
+#[test]
+fn plan_lines_merge_their_units() {
+    insta::assert_snapshot!(read("/plan a\n/plan b a\n/plan c"), @"/plan a b c");
+}
+
+#[test]
+fn a_bare_plan_wins_over_named_units() {
+    insta::assert_snapshot!(read("/plan a\n/plan\n/plan b"), @"/plan");
+}
+
+#[test]
+fn the_same_apply_twice_is_one_apply() {
+    insta::assert_snapshot!(read("/apply 3f9a2c1b7d4e\n/apply 3f9a2c1b7d4e"), @"/apply 3f9a2c1b7d4e");
+}
+
+#[test]
+fn two_different_applies_apply_nothing() {
+    insta::assert_snapshot!(read("/apply 3f9a2c1b7d4e\n/plan\n/apply 0123456789ab\n/apply 3f9a2c1b7d4e"), @r"
+    /plan
+    error on `/apply 0123456789ab`: This comment applies 2 different plan ids (`3f9a2c1b7d4e`, `0123456789ab`), so none was applied: post `/apply` with the plan id from the latest plan comment, like `/apply 3f9a2c1b7d4e`, in a new comment.
+    ");
+}
+
+#[test]
+fn a_mistake_made_ninety_times_is_reported_once() {
+    insta::assert_snapshot!(read(&"/apply\n/unlock now\n".repeat(90)), @r"
+    error on `/apply`: `/apply` needs the plan id from the plan comment, like `/apply 3f9a2c1b7d4e`; post it in a new comment.
+    error on `/unlock now`: `/unlock` takes no arguments, but this line has `now`: post `/unlock` on a line of its own in a new comment.
+    ");
 }
 
 // Robustness.

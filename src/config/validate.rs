@@ -4,9 +4,13 @@
 
 use super::diagnose::{problem_at, shortened};
 use super::file::{
-    ConfigFile, DependencyEntries, EnvironmentEntries, EnvironmentEntry, ModuleEntry,
+    ApplyPermissionEntry, ConfigFile, DependencyEntries, EnvironmentEntries, EnvironmentEntry,
+    ModuleEntry,
 };
-use super::{CompiledGlobs, Environment, Executor, FILE_NAME, ModuleUnit, RepoConfig};
+use super::{
+    ApplyPermission, CompiledGlobs, Environment, Executor, FILE_NAME, ModuleUnit, RepoConfig,
+    TeamName,
+};
 use crate::problem::{Problem, ProblemKind};
 use crate::unit::UnitPath;
 use globset::{GlobBuilder, GlobSetBuilder};
@@ -21,6 +25,7 @@ pub(super) fn repo_config(file: ConfigFile) -> Result<RepoConfig, Problem> {
     let implicit_deps = implicit_deps(file.implicit_deps)?;
     let ignore_set = ignore(&file.ignore)?;
     let modules = modules(file.modules)?;
+    let apply_permission = file.apply_permission.map(apply_permission).transpose()?;
     let mut requirements = file.apply_requirements;
     requirements.dedup();
     Ok(RepoConfig {
@@ -31,6 +36,8 @@ pub(super) fn repo_config(file: ConfigFile) -> Result<RepoConfig, Problem> {
         drafts: file.drafts,
         autoplan: file.autoplan,
         apply_requirements: requirements,
+        apply_permission,
+        approvals: file.approvals,
         ignore_set,
     })
 }
@@ -192,6 +199,73 @@ fn modules(entries: Vec<ModuleEntry>) -> Result<Vec<ModuleUnit>, Problem> {
             depends_on,
             executor: entry.executor.unwrap_or(Executor::Terraform),
         });
+    }
+    Ok(out)
+}
+
+/// GitHub logins: letters, digits and single hyphens, at most 39 characters (bots add `[bot]`).
+fn is_login(text: &str) -> bool {
+    let name = text.strip_suffix("[bot]").unwrap_or(text);
+    !name.is_empty()
+        && name.len() <= 39
+        && !name.starts_with('-')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+}
+
+/// A team slug as GitHub makes it from the team's name.
+fn is_team_slug(text: &str) -> bool {
+    !text.is_empty()
+        && text.len() <= 100
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
+fn apply_permission(spanned: Spanned<ApplyPermissionEntry>) -> Result<ApplyPermission, Problem> {
+    let entry = spanned.value;
+    let mut out = ApplyPermission::default();
+    for user in &entry.users {
+        let login = user.value.trim().trim_start_matches('@');
+        if !is_login(login) {
+            return Err(problem_at(
+                user.referenced,
+                format!(
+                    "`{}` in `apply_permission.users` is not a GitHub login; write logins like `alice`",
+                    user.value.trim()
+                ),
+            ));
+        }
+        if !out.lists_user(login) {
+            out.users.push(login.to_string());
+        }
+    }
+    for team in &entry.teams {
+        let text = team.value.trim();
+        let parsed = text.split_once('/').and_then(|(org, slug)| {
+            (is_login(org) && !org.ends_with("[bot]") && is_team_slug(slug)).then(|| TeamName {
+                org: org.to_string(),
+                slug: slug.to_ascii_lowercase(),
+            })
+        });
+        let Some(name) = parsed else {
+            return Err(problem_at(
+                team.referenced,
+                format!(
+                    "`{text}` in `apply_permission.teams` is not a team; write it as \
+                     `organization/team-slug`, like `acme/platform`"
+                ),
+            ));
+        };
+        if !out.teams.contains(&name) {
+            out.teams.push(name);
+        }
+    }
+    if out.users.is_empty() && out.teams.is_empty() {
+        return Err(problem_at(
+            spanned.referenced,
+            "`apply_permission` lists no users and no teams, so nobody could apply; list \
+             `users` and/or `teams`, or remove the key to let everyone with write permission apply",
+        ));
     }
     Ok(out)
 }
