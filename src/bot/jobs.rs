@@ -1,7 +1,7 @@
 //! From typed events to the work each pull request's actor does.
 
 use crate::event::Event;
-use crate::store::{SqliteStore, Store};
+use crate::store::{AnyStore, Store};
 use std::fmt;
 
 /// A pull request: `owner/name#number`.
@@ -93,7 +93,7 @@ pub fn route(event: Event) -> Routed {
 }
 
 pub async fn apply_installation(
-    store: &SqliteStore,
+    store: &AnyStore,
     change: InstallationChange,
 ) -> anyhow::Result<()> {
     if let Some(active) = change.active {

@@ -28,7 +28,7 @@ use crate::engine::{ApplyRecovery, Engine};
 use crate::event::Event;
 use crate::exec::ProcessExecutor;
 use crate::forge::github::GitHubApp;
-use crate::store::{Clock, DeliveryStatus, PrState, SqliteStore, Store, SystemClock};
+use crate::store::{AnyStore, Clock, DeliveryStatus, PrState, Store, SystemClock};
 use crate::workspace::Workspaces;
 use discover::DiscoverySlots;
 use std::collections::HashMap;
@@ -50,7 +50,7 @@ pub const MAX_DELIVERY_ATTEMPTS: u32 = 3;
 /// What the bot is built from.
 pub struct BotConfig {
     pub github: Arc<GitHubApp>,
-    pub store: Arc<SqliteStore>,
+    pub store: Arc<AnyStore>,
     pub executor: Arc<ProcessExecutor>,
     pub data_dir: PathBuf,
     pub parallelism: usize,
@@ -65,8 +65,8 @@ pub struct BotConfig {
 /// The running bot.
 pub struct Bot {
     pub(crate) github: Arc<GitHubApp>,
-    pub(crate) store: Arc<SqliteStore>,
-    pub(crate) engine: Engine<ProcessExecutor, SqliteStore>,
+    pub(crate) store: Arc<AnyStore>,
+    pub(crate) engine: Engine<ProcessExecutor, AnyStore>,
     pub(crate) workspaces: Workspaces,
     pub(crate) allow_forks: bool,
     pub(crate) discovery: DiscoverySlots,
