@@ -21,64 +21,55 @@ async fn planned(w: &World) -> u64 {
     n
 }
 
+/// Whether cascade has posted an apply result on `n`.
+fn applied(w: &World, n: u64) -> bool {
+    w.bot_texts(n)
+        .iter()
+        .any(|t| t.starts_with("<!-- cascade:apply"))
+}
+
 /// The `count`-th bot comment on `n` (waits for it).
 async fn nth_reply(w: &World, n: u64, count: usize) -> String {
     w.until("a reply", |w| w.bot_texts(n).len() >= count).await;
     w.bot_texts(n)[count - 1].clone()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_stale_approval_does_not_count_unless_any_head_is_configured() {
-    let w = world().await;
-    let n = planned(&w).await;
+/// A planned pull request that bob (a writer) approved, then a new push planned, and
+/// bob's `/apply` of the new plan: the pull request, its new head and the plan id.
+async fn approved_then_pushed(w: &World) -> (u64, String, String) {
+    let n = planned(w).await;
     w.fake.set_permission(REPO, "bob", "write");
     w.fake.approve(REPO, n, "bob");
-    // A new push after the approval.
-    let head = push_change(&w, "feature", "global/dns/main.tf", "after the review");
+    let head = push_change(w, "feature", "global/dns/main.tf", "after the review");
     w.synchronize(n, &head, "global/dns/main.tf").await;
     w.until("the new plan", |w| w.checks_done(&head)).await;
     let id = w.plan_id(n);
     w.comment(n, "bob", &format!("/apply {id}")).await;
+    (n, head, id)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stale_approval_does_not_count_unless_any_head_is_configured() {
+    let w = world().await;
+    let (n, head, id) = approved_then_pushed(&w).await;
     let text = nth_reply(&w, n, 2).await;
     assert!(
         text.contains("@bob approved") && text.contains("an earlier commit"),
         "{text}"
     );
     assert!(text.contains(&head[..7]), "names the current head: {text}");
-    assert!(
-        !w.bot_texts(n)
-            .iter()
-            .any(|t| t.starts_with("<!-- cascade:apply")),
-        "nothing applied"
-    );
+    assert!(!applied(&w, n), "nothing applied");
     // Approved again on the head: applied.
     w.fake.approve(REPO, n, "bob");
     w.comment(n, "bob", &format!("/apply {id}")).await;
-    w.until("the apply", |w| {
-        w.bot_texts(n)
-            .iter()
-            .any(|t| t.starts_with("<!-- cascade:apply"))
-    })
-    .await;
+    w.until("the apply", |w| applied(w, n)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_any_head_an_earlier_approval_counts() {
     let w = world_with("approvals: any_head\n").await;
-    let n = planned(&w).await;
-    w.fake.set_permission(REPO, "bob", "write");
-    w.fake.approve(REPO, n, "bob");
-    let head = push_change(&w, "feature", "global/dns/main.tf", "after the review");
-    w.synchronize(n, &head, "global/dns/main.tf").await;
-    w.until("the new plan", |w| w.checks_done(&head)).await;
-    let id = w.plan_id(n);
-    w.comment(n, "bob", &format!("/apply {id}")).await;
-    w.until("the apply", |w| {
-        w.bot_texts(n)
-            .iter()
-            .any(|t| t.starts_with("<!-- cascade:apply"))
-    })
-    .await;
+    let (n, _, id) = approved_then_pushed(&w).await;
+    w.until("the apply", |w| applied(w, n)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -95,12 +86,7 @@ async fn an_approval_by_a_reader_does_not_count() {
         text.contains("@mallory approved without write permission"),
         "{text}"
     );
-    assert!(
-        !w.bot_texts(n)
-            .iter()
-            .any(|t| t.starts_with("<!-- cascade:apply")),
-        "nothing applied"
-    );
+    assert!(!applied(&w, n), "nothing applied");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -164,12 +150,7 @@ async fn a_team_restricted_apply_needs_an_active_member_and_says_which_permissio
     assert!(text.contains("@dave cannot run"), "{text}");
     // An active member with write permission may.
     w.comment(n, "carol", &format!("/apply {id}")).await;
-    w.until("the apply", |w| {
-        w.bot_texts(n)
-            .iter()
-            .any(|t| t.starts_with("<!-- cascade:apply"))
-    })
-    .await;
+    w.until("the apply", |w| applied(w, n)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
