@@ -68,7 +68,7 @@ async fn a_stale_approval_does_not_count_unless_any_head_is_configured() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_any_head_an_earlier_approval_counts() {
     let w = world_with("approvals: any_head\n").await;
-    let (n, _, id) = approved_then_pushed(&w).await;
+    let (n, _, _) = approved_then_pushed(&w).await;
     w.until("the apply", |w| applied(w, n)).await;
 }
 
