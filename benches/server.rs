@@ -351,6 +351,7 @@ async fn write_calls() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let plan_writes = fake.write_calls() - before;
+    let plan_comments = fake.bot_comments("acme/infra", n).len() as u64;
     let comment = fake.bot_comments("acme/infra", n)[0].body.clone();
     let id: String = comment[comment.find("/apply ").unwrap() + 7..]
         .chars()
@@ -374,8 +375,14 @@ async fn write_calls() {
     tokio::time::sleep(Duration::from_millis(500)).await;
     let apply_writes = fake.write_calls() - before;
     println!(
-        "GitHub write calls for one event on a plan of all 11 units: plan {plan_writes}, apply {apply_writes}"
+        "GitHub write calls for one event on a plan of all 11 units: plan {plan_writes} ({plan_comments} comment(s)), apply {apply_writes}"
     );
+    // Three per event; a plan in several comments one more per extra part.
+    assert!(
+        plan_writes <= 2 + plan_comments,
+        "plan: {plan_writes} writes"
+    );
+    assert!(apply_writes <= 3, "apply: {apply_writes} writes");
     server.shutdown().await.unwrap();
 }
 

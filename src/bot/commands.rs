@@ -17,6 +17,10 @@ use crate::store::Store;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
+/// Mistakes named in one reply; the rest are counted, so a comment of thousands of wrong
+/// lines still gets one reply of a size GitHub accepts.
+const MISTAKES_SHOWN: usize = 5;
+
 /// The pull request and its base branch's configuration, read once per comment.
 struct Context {
     pub pr: PrUpdate,
@@ -38,7 +42,20 @@ pub async fn handle_comment(
         return Ok(());
     }
     let inst = bot.github.installation(comment.installation).await?;
-    let mut replies: Vec<String> = read.mistakes.iter().map(|m| m.message.clone()).collect();
+    let mut replies: Vec<String> = read
+        .mistakes
+        .iter()
+        .take(MISTAKES_SHOWN)
+        .map(|m| m.message.clone())
+        .collect();
+    if let Some(more) = read.mistakes.len().checked_sub(MISTAKES_SHOWN)
+        && more > 0
+    {
+        replies.push(format!(
+            "This comment has {more} more line{} cascade could not read; fix them too.",
+            if more == 1 { "" } else { "s" }
+        ));
+    }
     if !replies.is_empty() {
         replies.push("Comment `/help` for the commands cascade knows.".to_string());
     }
