@@ -229,9 +229,9 @@ async fn second_waits(w: &World) -> (u64, u64, String) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_pull_request_whose_units_are_all_locked_is_not_green() {
+async fn a_pull_request_whose_units_are_all_locked_is_not_green_until_unlocked() {
     let w = world().await;
-    let (_, second, other) = second_waits(&w).await;
+    let (first, second, other) = second_waits(&w).await;
     let check = w.fake.check_runs(REPO, &other)[0].current().clone();
     assert_eq!(check.conclusion.as_deref(), Some("action_required"));
     assert!(check.title.contains("locked by #1"), "{}", check.title);
@@ -239,6 +239,13 @@ async fn a_pull_request_whose_units_are_all_locked_is_not_green() {
     let text = &w.bot_texts(second)[0];
     assert!(!text.contains("No changes"), "{text}");
     assert!(text.contains("Not ready to apply"), "{text}");
+    // A writer's `/unlock` on the first releases its locks: the second plans by itself.
+    w.fake.set_permission(REPO, "bob", "write");
+    w.comment(first, "bob", "/unlock").await;
+    w.until("the second planned without the lock", |w| {
+        !w.bot_texts(second)[0].contains("locked by #1")
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
