@@ -55,6 +55,10 @@ pub enum PrJob {
     Update(PrUpdate),
     Closed(PrUpdate),
     Comment(PrComment),
+    /// Plan again: the locks it waited for were released.
+    Replan {
+        installation: u64,
+    },
 }
 
 impl PrJob {
@@ -68,6 +72,7 @@ impl PrJob {
         match self {
             PrJob::Update(pr) | PrJob::Closed(pr) => pr.installation,
             PrJob::Comment(comment) => comment.installation,
+            PrJob::Replan { installation } => *installation,
         }
     }
 }
