@@ -3,7 +3,8 @@
 //!   on loopback, each verified, parsed and stored before the answer;
 //! - resident memory of an idle `cascade serve`, and before, during and after 10,000
 //!   deliveries of each kind (ping, pull_request, issue_comment, installation, an unknown
-//!   event, a bad signature) at 200 a second;
+//!   event, a bad signature, and `closed` for 10,000 different pull requests) at 200 a
+//!   second;
 //! - GitHub write calls for one plan event and one apply event.
 //!
 //! `cargo bench --bench server` (needs terraform on PATH for the write-call figures).
@@ -280,6 +281,13 @@ async fn flood_memory() {
         ..forged.renewed().signed_with("not the secret")
     })
     .await;
+    // Every delivery a different pull request: a worker per pull request must end with
+    // its queue, or memory grows with every pull request ever seen.
+    let many = many_pull_requests(&fake, FLOOD);
+    flood(&served, "pull_request closed (10,000 PRs)", 202, |i| {
+        fake.pull_request_event("acme/many", many[i], "closed")
+    })
+    .await;
     let metrics = reqwest::get(served.url("/metrics"))
         .await
         .unwrap()
@@ -294,6 +302,19 @@ async fn flood_memory() {
             .filter(|l| l.starts_with("cascade_deliveries_total{"))
             .count()
     );
+}
+
+/// `count` closed pull requests in `acme/many`, a repository the fake has no git remote
+/// for (closing one fetches nothing): their numbers.
+fn many_pull_requests(fake: &FakeGitHub, count: usize) -> Vec<u64> {
+    fake.add_repo("acme/many", "https://git.invalid/acme/many.git");
+    (0..count)
+        .map(|_| {
+            let n = fake.open_pull_request("acme/many", PrSpec::default());
+            fake.close_pull_request("acme/many", n, false);
+            n
+        })
+        .collect()
 }
 
 async fn write_calls() {
@@ -330,6 +351,7 @@ async fn write_calls() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let plan_writes = fake.write_calls() - before;
+    let plan_comments = fake.bot_comments("acme/infra", n).len() as u64;
     let comment = fake.bot_comments("acme/infra", n)[0].body.clone();
     let id: String = comment[comment.find("/apply ").unwrap() + 7..]
         .chars()
@@ -353,8 +375,14 @@ async fn write_calls() {
     tokio::time::sleep(Duration::from_millis(500)).await;
     let apply_writes = fake.write_calls() - before;
     println!(
-        "GitHub write calls for one event on a plan of all 11 units: plan {plan_writes}, apply {apply_writes}"
+        "GitHub write calls for one event on a plan of all 11 units: plan {plan_writes} ({plan_comments} comment(s)), apply {apply_writes}"
     );
+    // Three per event; a plan in several comments one more per extra part.
+    assert!(
+        plan_writes <= 2 + plan_comments,
+        "plan: {plan_writes} writes"
+    );
+    assert!(apply_writes <= 3, "apply: {apply_writes} writes");
     server.shutdown().await.unwrap();
 }
 

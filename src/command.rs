@@ -3,9 +3,10 @@
 //! one of our commands but is wrong.
 //!
 //! It owns reading: which lines count ([`parse_comment`]), what each command's arguments
-//! mean, and the wording of every parse error a user can see (all in `Mistake::message`).
-//! It never decides who may run a command, whether a plan id is the PR's latest, or what to
-//! do with several commands in one comment: the caller does.
+//! mean, what one comment asks for when it repeats a command ([`read_comment`]: each
+//! command at most once), and the wording of every parse error a user can see (all in
+//! `Mistake::message`). It never decides who may run a command or whether a plan id is the
+//! PR's latest: the caller does.
 //!
 //! Reading goes in two steps, as in rust-lang/bors: first drop what Markdown hides (code,
 //! quotes, HTML comments; see `markdown`), then hand each remaining line that starts with
@@ -65,12 +66,80 @@ pub fn parse_comment(body: &str) -> Vec<Parsed> {
         .collect()
 }
 
+/// What one comment asks for: each command at most once, in the order first written,
+/// and the distinct mistakes.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CommentCommands {
+    pub commands: Vec<Command>,
+    pub mistakes: Vec<CommandError>,
+}
+
+/// [`parse_comment`] with repeats folded, so a comment runs each command at most once
+/// however many lines repeat it: `/plan` lines merge into one (a bare `/plan`, which plans
+/// everything, wins over named units), `/unlock` and `/help` count once, an `/apply` of the
+/// same id counts once and `/apply` of two different ids is a mistake (neither runs), and a
+/// mistake made twice is reported once.
+pub fn read_comment(body: &str) -> CommentCommands {
+    let mut read = CommentCommands::default();
+    let mut conflicting: Option<(String, Vec<String>)> = None;
+    for parsed in parse_comment(body) {
+        match parsed {
+            Parsed::Error(mistake) => {
+                if !read.mistakes.iter().any(|m| m.message == mistake.message) {
+                    read.mistakes.push(mistake);
+                }
+            }
+            Parsed::Command(command) => {
+                let same_kind = read
+                    .commands
+                    .iter_mut()
+                    .find(|c| std::mem::discriminant(*c) == std::mem::discriminant(&command));
+                match (same_kind, command) {
+                    (None, command) => read.commands.push(command),
+                    (Some(Command::Plan { units }), Command::Plan { units: more }) => {
+                        if units.is_empty() || more.is_empty() {
+                            units.clear();
+                        } else {
+                            for unit in more {
+                                if !units.contains(&unit) {
+                                    units.push(unit);
+                                }
+                            }
+                        }
+                    }
+                    (Some(Command::Apply { id }), Command::Apply { id: other }) if *id != other => {
+                        let ids = &mut conflicting
+                            .get_or_insert_with(|| {
+                                (format!("/apply {other}"), vec![id.to_string()])
+                            })
+                            .1;
+                        if !ids.contains(&other.to_string()) {
+                            ids.push(other.to_string());
+                        }
+                    }
+                    (Some(_), _) => {}
+                }
+            }
+        }
+    }
+    if let Some((line, ids)) = conflicting {
+        read.commands
+            .retain(|c| !matches!(c, Command::Apply { .. }));
+        read.mistakes.push(CommandError {
+            line,
+            message: Mistake::SeveralPlanIds { ids }.message(),
+        });
+    }
+    read
+}
+
 /// The `/help` reply (Markdown).
 pub fn help_text() -> String {
     let mut text = String::from(
         "### cascade commands\n\n\
          Post a command at the start of a line in a new comment. Commands inside code, \
-         quotes or HTML comments are not read, and neither are edits to a comment.\n\n\
+         quotes or HTML comments are not read, and neither are edits to a comment; a command \
+         repeated in one comment runs once.\n\n\
          | Command | What it does |\n\
          | --- | --- |\n",
     );
@@ -86,7 +155,18 @@ impl fmt::Display for Command {
         match self {
             Command::Plan { units } => {
                 f.write_str("/plan")?;
-                units.iter().try_for_each(|unit| write!(f, " {unit}"))
+                units.iter().try_for_each(|unit| {
+                    let unit = unit.as_str();
+                    // `-x` would be read as an option; `./-x` names the same directory.
+                    let dot = if unit.starts_with('-') { "./" } else { "" };
+                    // Written plain, a final period would be read as punctuation and `<!--`
+                    // would start a comment; in a code span both are part of the unit.
+                    if without_final_period(unit) != unit || unit.contains("<!--") {
+                        write!(f, " `{dot}{unit}`")
+                    } else {
+                        write!(f, " {dot}{unit}")
+                    }
+                })
             }
             Command::Apply { id } => write!(f, "/apply {id}"),
             Command::Unlock => f.write_str("/unlock"),
@@ -115,7 +195,8 @@ const COMMANDS: &[CommandSpec] = &[
         name: "plan",
         usage: "/plan [unit …]",
         summary: "Re-plan every unit this PR affects, or only the named units (paths from the \
-                  repository root, like `live/dev/vpc`) and the units that depend on them.",
+                  repository root, like `live/dev/vpc`) and the units that depend on them. \
+                  Needs the right to apply.",
         parse: parse_plan,
     },
     CommandSpec {
@@ -129,7 +210,8 @@ const COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         name: "unlock",
         usage: "/unlock",
-        summary: "Release this PR's locks and discard its plan; `/plan` plans again.",
+        summary: "Release this PR's locks and discard its plan; `/plan` plans again. Needs \
+                  the right to apply.",
         parse: parse_unlock,
     },
     CommandSpec {
@@ -151,12 +233,19 @@ fn parse_line(line: &str) -> Option<Parsed> {
     let mut word = &rest[..word_end];
     let mut args: Vec<&str> = rest[word_end..]
         .split(separator)
-        .map(|arg| arg.trim_matches('`'))
         .filter(|arg| !arg.is_empty())
         .collect();
-    match args.last_mut() {
-        Some(last) => *last = without_final_period(last),
-        None => word = without_final_period(word),
+    // One period ending the line is punctuation; one inside a code span is part of the unit.
+    if let Some(last) = args.last_mut() {
+        *last = without_final_period(last);
+    }
+    args = args
+        .into_iter()
+        .map(without_code_span)
+        .filter(|arg| !arg.is_empty())
+        .collect();
+    if args.is_empty() {
+        word = without_final_period(word);
     }
     let spec = COMMANDS
         .iter()
@@ -180,6 +269,17 @@ fn parse_line(line: &str) -> Option<Parsed> {
     })
 }
 
+/// `` `abc` `` and ``` ``abc`` ``` → `abc`: a code span around a whole argument. A backtick
+/// anywhere else stays, and is refused where it matters.
+fn without_code_span(arg: &str) -> &str {
+    let ticks = arg.len() - arg.trim_start_matches('`').len();
+    let fence = &arg[..ticks];
+    match arg[ticks..].strip_suffix(fence) {
+        Some(inner) if ticks > 0 && !inner.ends_with('`') => inner,
+        _ => arg,
+    }
+}
+
 /// `abc.` → `abc`; `.` (the root unit) and `..` stay as they are.
 fn without_final_period(arg: &str) -> &str {
     match arg.strip_suffix('.') {
@@ -193,8 +293,7 @@ fn parse_plan(args: &[&str]) -> Result<Command, Mistake> {
     let mut units: Vec<UnitPath> = Vec::new();
     for arg in args {
         reject_flag("plan", arg)?;
-        check_unit_path(arg)?;
-        let unit = UnitPath::new(arg);
+        let unit = unit_path(arg)?;
         if !units.contains(&unit) {
             units.push(unit);
         }
@@ -245,27 +344,36 @@ fn reject_flag(command: &'static str, arg: &str) -> Result<(), Mistake> {
     Ok(())
 }
 
-/// A unit argument names a directory inside the repository, exactly.
-fn check_unit_path(arg: &str) -> Result<(), Mistake> {
+/// The unit a `/plan` argument names: a directory inside the repository, exactly.
+fn unit_path(arg: &str) -> Result<UnitPath, Mistake> {
     let bad = |problem| {
         Err(Mistake::BadUnitPath {
             path: arg.to_string(),
             problem,
         })
     };
-    let bytes = arg.as_bytes();
-    if arg.starts_with(['/', '\\'])
-        || (bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':')
-    {
-        return bad(PathProblem::Absolute);
-    }
-    if arg.split(['/', '\\']).any(|part| part == "..") {
-        return bad(PathProblem::ParentDirectory);
+    let unit = UnitPath::new(arg);
+    // Normalising can make a path absolute (`.//etc` is `/etc`), so both forms are checked.
+    for path in [arg, unit.as_str()] {
+        let bytes = path.as_bytes();
+        if path.starts_with(['/', '\\'])
+            || (bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':')
+        {
+            return bad(PathProblem::Absolute);
+        }
+        if path.split(['/', '\\']).any(|part| part == "..") {
+            return bad(PathProblem::ParentDirectory);
+        }
     }
     if let Some(ch) = arg.chars().find(|c| PATTERN_CHARS.contains(c)) {
         return bad(PathProblem::Pattern(ch));
     }
-    Ok(())
+    // Only a code span around the whole path is dropped; a backtick left inside is a typo,
+    // and a unit named with one could not be shown back as it was read.
+    if arg.contains('`') {
+        return bad(PathProblem::Backtick);
+    }
+    Ok(unit)
 }
 
 fn owned(args: &[&str]) -> Vec<String> {
@@ -291,6 +399,10 @@ enum Mistake {
     TooManyPlanIds {
         ids: Vec<String>,
     },
+    /// Several `/apply` lines in one comment, with different ids.
+    SeveralPlanIds {
+        ids: Vec<String>,
+    },
     /// `reason` is [`PlanId::parse`]'s explanation.
     BadPlanId {
         reason: String,
@@ -306,6 +418,7 @@ enum PathProblem {
     Absolute,
     ParentDirectory,
     Pattern(char),
+    Backtick,
 }
 
 impl Mistake {
@@ -340,6 +453,12 @@ impl Mistake {
                 code_list(ids),
                 how_to("apply"),
             ),
+            Mistake::SeveralPlanIds { ids } => format!(
+                "This comment applies {} different plan ids ({}), so none was applied: {}.",
+                ids.len(),
+                code_list(ids),
+                how_to("apply"),
+            ),
             Mistake::BadPlanId { reason } => {
                 format!("{reason}. Post the corrected `/apply` line in a new comment.")
             }
@@ -354,6 +473,9 @@ impl Mistake {
                         "units are named exactly, and {} makes it a pattern",
                         code(&ch.to_string())
                     ),
+                    PathProblem::Backtick => "a backtick is not part of a unit path (put the \
+                                              whole path in one code span, like `live/dev/vpc`)"
+                        .to_string(),
                 };
                 format!(
                     "`/plan` cannot use {}: {why}. {}.",

@@ -9,7 +9,7 @@ use cascade::bot::{Bot, BotConfig};
 use cascade::exec::ProcessExecutor;
 use cascade::forge::github::GitHubApp;
 use cascade::plan::PlanId;
-use cascade::store::{ApplyClaim, PrState, PullRequestRecord, SqliteStore, Store};
+use cascade::store::{ApplyClaim, PrState, PullRequestRecord, Store};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -33,11 +33,7 @@ fn pr(number: u64, plan: &str) -> PullRequestRecord {
 #[tokio::test]
 async fn a_pull_request_left_applying_by_a_dead_process_is_put_back_and_a_live_ones_is_not() {
     let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(
-        SqliteStore::open(&dir.path().join("cascade.db"))
-            .await
-            .unwrap(),
-    );
+    let store = Arc::new(cascade::store::open(None, dir.path()).await.unwrap());
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()

@@ -235,8 +235,7 @@ fn an_apply_result_shows_the_new_plan_rendered_the_same_way() {
             ApplyUnitView {
                 path: "live/prod/app".into(),
                 status: ApplyStatus::ChangedSinceApproval,
-                detail: "plan changed since approval (approved 8f14e45fceea, now 0cc175b9c0f1)"
-                    .into(),
+                detail: "approved 8f14e45fceea, now 0cc175b9c0f1".into(),
             },
         ],
         new_plan: Some(new_plan),

@@ -189,11 +189,11 @@ fn realistic_plan() -> PlanView {
     view.skipped = vec![
         problem(
             "live/prod/app/cdn-logs",
-            "depends on live/prod/app/frontend, which failed",
+            "live/prod/app/frontend failed to plan",
         ),
         problem(
             "live/prod/dns/records",
-            "depends on live/prod/app/frontend, which failed",
+            "live/prod/app/frontend failed to plan",
         ),
     ];
     view.unresolved = vec![problem(
@@ -298,6 +298,27 @@ fn plan_without_changes() {
 }
 
 #[test]
+fn a_plan_whose_units_are_all_locked_or_failed_never_says_no_changes() {
+    let mut locked = plan_view(PlanId::NO_CHANGES, vec![], vec![]);
+    locked.locked = vec![problem(
+        "live/dev/network/vpc",
+        "locked by #12: merge or close it, or comment `/unlock` there",
+    )];
+    let body = render_plan(&locked);
+    assert!(!body.contains("No changes"), "{body}");
+    assert!(
+        body.contains("plans them by itself once they are released"),
+        "{body}"
+    );
+    assert!(!body.contains("/apply 0"), "{body}");
+    let mut failed = plan_view(PlanId::NO_CHANGES, vec![], vec![]);
+    failed.failed = vec![problem("live/dev/network/vpc", "Error: boom")];
+    let body = render_plan(&failed);
+    assert!(!body.contains("No changes"), "{body}");
+    assert!(body.contains("failed to plan"), "{body}");
+}
+
+#[test]
 fn apply_that_fully_applied() {
     let view = ApplyView {
         plan_id: "3f9a2c1b7d4e".into(),
@@ -339,12 +360,12 @@ fn apply_that_partly_failed() {
             apply_unit(
                 "live/prod/app/api",
                 ApplyStatus::Skipped,
-                "depends on live/prod/data/rds, which failed",
+                "live/prod/data/rds failed",
             ),
             apply_unit(
                 "live/prod/app/worker",
                 ApplyStatus::Skipped,
-                "depends on live/prod/data/rds, which failed",
+                "live/prod/data/rds failed",
             ),
             apply_unit("live/prod/legacy/queue", ApplyStatus::Applied, ""),
         ],
@@ -385,12 +406,12 @@ fn apply_stopped_because_the_plan_changed() {
             apply_unit(
                 "live/prod/app/api",
                 ApplyStatus::ChangedSinceApproval,
-                "fingerprint 8f14e45fceea was approved, the fresh plan is 0cc175b9c0f1",
+                "approved 8f14e45fceea, now 0cc175b9c0f1",
             ),
             apply_unit(
                 "live/prod/app/worker",
                 ApplyStatus::Skipped,
-                "depends on live/prod/app/api, whose plan changed",
+                "live/prod/app/api's plan changed since approval",
             ),
         ],
         new_plan: Some(new_plan),

@@ -2,7 +2,10 @@
 //! invalid one (as insta snapshots of `file:line:column: message`), and the shipped
 //! JSON schema staying in step with the code.
 
-use cascade::config::{ApplyRequirement, Environment, Executor, FILE_NAME, ModuleUnit, RepoConfig};
+use cascade::config::{
+    ApplyPermission, ApplyRequirement, ApprovalRule, Environment, Executor, FILE_NAME, ModuleUnit,
+    RepoConfig, TeamName,
+};
 use cascade::problem::{Problem, ProblemKind};
 use cascade::unit::UnitPath;
 use std::collections::BTreeMap;
@@ -461,7 +464,9 @@ fn schema_describes_every_key_and_both_environment_forms() {
     assert_eq!(
         keys,
         [
+            "apply_permission",
             "apply_requirements",
+            "approvals",
             "autoplan",
             "drafts",
             "environments",
@@ -482,7 +487,7 @@ fn schema_describes_every_key_and_both_environment_forms() {
     let entry = &defs["EnvironmentEntry"]["anyOf"];
     assert_eq!(entry[0]["type"], "string");
     assert_eq!(entry[1]["$ref"], "#/$defs/EnvironmentTable");
-    for def in ["EnvironmentTable", "ModuleEntry"] {
+    for def in ["EnvironmentTable", "ModuleEntry", "ApplyPermissionEntry"] {
         assert_eq!(defs[def]["additionalProperties"], false, "{def}");
         for (key, property) in defs[def]["properties"].as_object().unwrap() {
             assert!(
@@ -527,4 +532,111 @@ fn bot_settings_after_other_keys() {
     let c = RepoConfig::parse("environments:\n  dev:\n    path: dev\n    executor: terraform\ndrafts: true\napply_requirements: [mergeable]\n").unwrap();
     assert!(c.drafts);
     assert_eq!(c.apply_requirements, [ApplyRequirement::Mergeable]);
+}
+
+/// A value of any length is quoted by its first 80 characters, so a message stays short
+/// whatever the file holds (found by the `cascade_yaml` fuzz target: messages quoted whole
+/// values, kilobytes long).
+#[test]
+fn long_values_are_shortened_in_messages() {
+    assert_rejected!(
+        "config_long_value_shortened",
+        &format!("environments:\n  dev: /{}\n", "k".repeat(120))
+    );
+    let long = "k".repeat(3000);
+    let cases = [
+        format!("{long}: 1\n"),
+        format!("environments:\n  {long}: a\n  b: a\n"),
+        format!("ignore: ['{long}[']\n"),
+        format!("ignore: ['/{long}']\n"),
+        format!("modules:\n  - path: a\n    executor: {long}\n"),
+        format!("modules:\n  - path: {long}\n  - path: {long}\n"),
+        format!("implicit_deps:\n  {long}: [{long}]\n"),
+        format!("implicit_deps:\n  a/{long}: [b]\n  a/{long}/: [c]\n"),
+        format!("implicit_deps:\n  a: [./a/{long}/../]\n"),
+        format!("apply_requirements: [{long}]\n"),
+        format!("drafts: {long}\n"),
+        format!("environments:\n  dev: \"{long}\n"),
+    ];
+    for yaml in &cases {
+        let problem = rejection(yaml);
+        let chars = problem.message.chars().count();
+        assert!(chars < 400, "{chars} characters: {problem}");
+    }
+}
+
+#[test]
+fn who_may_apply_and_which_approvals_count() {
+    let default = RepoConfig::parse("").unwrap();
+    assert_eq!(default.apply_permission, None);
+    assert_eq!(default.approvals, ApprovalRule::Head);
+    let c = RepoConfig::parse(
+        "apply_permission:\n  users: [alice, \"@Bob\", alice]\n  teams: [acme/Platform, acme/sre]\napprovals: any_head\n",
+    )
+    .unwrap();
+    assert_eq!(
+        c.apply_permission,
+        Some(ApplyPermission {
+            users: vec!["alice".into(), "Bob".into()],
+            teams: vec![
+                TeamName {
+                    org: "acme".into(),
+                    slug: "platform".into()
+                },
+                TeamName {
+                    org: "acme".into(),
+                    slug: "sre".into()
+                }
+            ],
+        })
+    );
+    assert!(c.apply_permission.as_ref().unwrap().lists_user("bob"));
+    assert_eq!(c.approvals, ApprovalRule::AnyHead);
+    let teams_only = RepoConfig::parse("apply_permission: {teams: [acme/platform]}\n").unwrap();
+    assert!(teams_only.apply_permission.unwrap().users.is_empty());
+}
+
+#[test]
+fn apply_permission_naming_nobody() {
+    assert_rejected!(
+        "config_apply_permission_empty",
+        "drafts: true\napply_permission: {}\n"
+    );
+}
+
+#[test]
+fn apply_permission_team_without_organization() {
+    assert_rejected!(
+        "config_apply_permission_bad_team",
+        "apply_permission:\n  teams: [platform]\n"
+    );
+}
+
+#[test]
+fn apply_permission_bad_login() {
+    assert_rejected!(
+        "config_apply_permission_bad_login",
+        "apply_permission:\n  users: [\"alice smith\"]\n"
+    );
+}
+
+#[test]
+fn apply_permission_unknown_key() {
+    assert_rejected!(
+        "config_apply_permission_unknown_key",
+        "apply_permission:\n  user: [alice]\n"
+    );
+}
+
+#[test]
+fn apply_permission_as_a_list() {
+    assert_rejected!(
+        "config_apply_permission_list",
+        "apply_permission: [alice]\n"
+    );
+}
+
+#[test]
+fn approvals_unknown_rule() {
+    assert_rejected!("config_approvals_unknown", "approvals: anyhead\n");
 }

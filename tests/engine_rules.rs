@@ -93,6 +93,9 @@ impl Executor for Scripted {
     async fn plan(&self, job: &UnitJob, _cancel: &CancellationToken) -> Result<Vec<u8>, ExecError> {
         tokio::time::sleep(Duration::from_millis(5)).await;
         self.planned.lock().unwrap().push(job.unit.to_string());
+        // As terraform does: the saved plan, where the job says.
+        std::fs::create_dir_all(job.plan_file.parent().unwrap()).unwrap();
+        std::fs::write(&job.plan_file, b"saved plan").unwrap();
         let next = {
             let mut plans = self.plans.lock().unwrap();
             let queue = plans.entry(job.unit.to_string()).or_default();
@@ -266,6 +269,16 @@ async fn a_failed_plan_skips_dependents_and_plans_the_rest() {
         .collect();
     assert_eq!(status["vpc"], UnitStatus::Failed);
     assert_eq!(status["db"], UnitStatus::Skipped);
+    let detail = |unit: &str| {
+        let u = outcome.plan.units.iter().find(|u| u.path.as_str() == unit);
+        u.unwrap().detail.clone()
+    };
+    assert_eq!(detail("db"), "vpc failed to plan");
+    assert_eq!(
+        detail("app"),
+        "vpc failed to plan",
+        "named by the unit that failed"
+    );
     assert_eq!(status["app"], UnitStatus::Skipped);
     assert_eq!(status["dns"], UnitStatus::Planned);
     // A plan with failures is not approvable.
@@ -323,6 +336,13 @@ async fn a_plan_that_changed_since_approval_is_not_applied_nor_its_dependents() 
             ("app".into(), UnitStatus::Skipped)
         ]
     );
+    let details: Vec<&str> = outcome.units.iter().map(|u| u.detail.as_str()).collect();
+    assert_eq!(details[3], "db's plan changed since approval");
+    assert!(
+        details[2].starts_with("approved ") && !details[2].contains("plan changed"),
+        "the reason does not repeat what the status says: {}",
+        details[2]
+    );
     // The new plan covers what is left, under a new id, and replaces the old one.
     let new_plan = outcome.new_plan.expect("a new plan");
     assert_ne!(new_plan.id, planned.plan.id);
@@ -350,6 +370,102 @@ async fn a_plan_that_changed_since_approval_is_not_applied_nor_its_dependents() 
     let mut applied = f.engine.executor.applied();
     applied.sort();
     assert_eq!(applied, ["app", "db", "dns", "vpc"]);
+}
+
+#[tokio::test]
+async fn a_plan_that_comes_back_empty_after_an_approved_change_is_a_change_too() {
+    let exec = Scripted::default();
+    exec.script("vpc", &[Plan::Creates(1, "v1")]);
+    // db: approved to create something; at apply time someone else has made it.
+    exec.script("db", &[Plan::Creates(1, "v1"), Plan::Empty]);
+    exec.script("app", &[Plan::Creates(1, "v1")]);
+    let f = fixture(exec).await;
+    let planned = plan(&f, "h1").await;
+    let outcome = apply(&f, &planned.plan.id, "h1").await.unwrap();
+    assert_eq!(
+        statuses(&outcome),
+        [
+            ("dns".into(), UnitStatus::Unchanged),
+            ("vpc".into(), UnitStatus::Applied),
+            ("db".into(), UnitStatus::ChangedSinceApproval),
+            ("app".into(), UnitStatus::Skipped)
+        ]
+    );
+    assert!(
+        outcome.units[2].detail.contains("now it changes nothing"),
+        "{}",
+        outcome.units[2].detail
+    );
+    assert_eq!(outcome.units[3].detail, "db's plan changed since approval");
+    assert!(!outcome.complete());
+    let mut applied = f.engine.executor.applied();
+    applied.sort();
+    assert_eq!(applied, ["vpc"], "neither db nor its dependent was applied");
+    // The new plan shows db changing nothing and app still to review, under a new id.
+    let new_plan = outcome.new_plan.expect("a new plan");
+    assert_ne!(new_plan.id.as_str(), PlanId::NO_CHANGES);
+    let left: Vec<(&str, bool)> = new_plan
+        .units
+        .iter()
+        .map(|u| (u.path.as_str(), u.summary.as_ref().unwrap().is_empty()))
+        .collect();
+    assert_eq!(left, [("db", true), ("app", false)]);
+}
+
+#[tokio::test]
+async fn saved_plans_are_deleted_once_the_plan_is_consumed_or_superseded() {
+    let exec = Scripted::default();
+    for unit in ["vpc", "db", "app"] {
+        exec.script(unit, &[Plan::Creates(1, "v1")]);
+    }
+    let f = fixture(exec).await;
+    let saved = |f: &Fixture| -> usize {
+        walkdir(f._dir.path())
+            .iter()
+            .filter(|p| p.extension().is_some_and(|e| e == "tfplan"))
+            .count()
+    };
+    let first = plan(&f, "h1").await;
+    assert_eq!(saved(&f), 4);
+    let second = plan(&f, "h2").await;
+    assert_eq!(saved(&f), 8);
+    // h1's plan was superseded: its files go, h2's stay.
+    f.engine
+        .discard_plan_files(REPO, &first.plan.id)
+        .await
+        .unwrap();
+    assert_eq!(saved(&f), 4);
+    let outcome = apply(&f, &second.plan.id, "h2").await.unwrap();
+    assert!(outcome.complete());
+    assert_eq!(saved(&f), 8, "the apply planned each unit afresh");
+    // Consumed: the plan run's and the apply run's files go.
+    f.engine
+        .discard_plan_files(REPO, &second.plan.id)
+        .await
+        .unwrap();
+    assert_eq!(saved(&f), 0);
+    // Twice, or for a plan that never was: nothing to do.
+    f.engine
+        .discard_plan_files(REPO, &second.plan.id)
+        .await
+        .unwrap();
+    f.engine
+        .discard_plan_files(REPO, &PlanId("0123456789ab".into()))
+        .await
+        .unwrap();
+}
+
+fn walkdir(dir: &std::path::Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(walkdir(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
 }
 
 #[tokio::test]
@@ -623,6 +739,9 @@ async fn an_apply_whose_end_is_unknown_is_judged_by_a_fresh_plan() {
     let outcome = apply(&f, &id, "h1").await.unwrap();
     assert!(outcome.complete(), "{:?}", statuses(&outcome));
     assert_eq!(count(&f.engine.executor.applied(), "db"), 1);
+    // cascade's own interrupted apply explains the empty plan: not a change since approval.
+    let db = outcome.units.iter().find(|u| u.path.as_str() == "db");
+    assert_eq!(db.unwrap().status, UnitStatus::Applied);
 }
 
 #[tokio::test]
@@ -648,6 +767,9 @@ async fn recovery_at_start_records_finished_applies_without_waiting_for_running_
     let outcome = apply(&f, &id, "h1").await.unwrap();
     assert!(outcome.complete(), "{:?}", statuses(&outcome));
     assert_eq!(count(&f.engine.executor.applied(), "db"), 1);
+    // cascade's own interrupted apply explains the empty plan: not a change since approval.
+    let db = outcome.units.iter().find(|u| u.path.as_str() == "db");
+    assert_eq!(db.unwrap().status, UnitStatus::Applied);
 }
 
 #[tokio::test]

@@ -229,6 +229,7 @@ async fn comments_are_created_edited_and_listed() {
         (BOT_LOGIN, "plan v1")
     );
     assert!(!plan.node_id.is_empty());
+    assert_eq!(plan.via_app, Some(APP_ID));
     gh.update_comment(REPO, plan.id, "plan v2").await.unwrap();
 
     let listed = gh.comments(REPO, n).await.unwrap();
@@ -242,6 +243,77 @@ async fn comments_are_created_edited_and_listed() {
     );
     let bot = fake.bot_comments(REPO, n);
     assert_eq!(bot[0].edits, ["plan v1"]);
+    assert_eq!(
+        listed[0].via_app, None,
+        "a user's comment was posted by no App"
+    );
+
+    gh.delete_comment(REPO, plan.id).await.unwrap();
+    assert!(fake.bot_comments(REPO, n).is_empty());
+    // Already gone: nothing to do.
+    gh.delete_comment(REPO, plan.id).await.unwrap();
+    // A user's comment is not the App's to delete.
+    let refused = gh.delete_comment(REPO, user.id).await.unwrap_err();
+    assert_eq!(refused.downcast_ref::<ApiError>().unwrap().status, 403);
+}
+
+#[tokio::test]
+async fn a_comment_github_stored_before_failing_is_not_posted_twice() {
+    let (fake, app) = setup().await;
+    let n = fake.open_pull_request(REPO, PrSpec::default());
+    let gh = app.installation(INSTALLATION).await.unwrap();
+    gh.create_comment(REPO, n, "an earlier reply")
+        .await
+        .unwrap();
+    fake.fail_next_after_storing("issues.comments.create", Failure::status(502));
+    let posted = gh.create_comment(REPO, n, "the plan").await.unwrap();
+    let bot = fake.bot_comments(REPO, n);
+    let bodies: Vec<&str> = bot.iter().map(|c| c.body.as_str()).collect();
+    assert_eq!(bodies, ["an earlier reply", "the plan"]);
+    assert_eq!(posted.id, bot[1].id);
+    assert_eq!(
+        count(&fake, "POST", "/repos/acme/infra/issues/1/comments"),
+        2
+    );
+    // A 502 that stored nothing: looked for, then sent again. The same text posted
+    // earlier (more than GitHub's one-second timestamps apart) is not taken for it.
+    tokio::time::sleep(Duration::from_millis(2100)).await;
+    fake.fail_next("issues.comments.create", Failure::status(502));
+    gh.create_comment(REPO, n, "the plan").await.unwrap();
+    assert_eq!(fake.bot_comments(REPO, n).len(), 3);
+    assert_eq!(
+        count(&fake, "POST", "/repos/acme/infra/issues/1/comments"),
+        4
+    );
+}
+
+#[tokio::test]
+async fn team_membership_is_active_members_only_and_needs_the_members_permission() {
+    let (fake, app) = setup().await;
+    let gh = app.installation(INSTALLATION).await.unwrap();
+    fake.add_team_member("acme", "platform", "carol");
+    fake.invite_team_member("acme", "platform", "dave");
+    // Without Organization → Members, GitHub refuses: an error, never "not a member".
+    let refused = gh
+        .is_team_member("acme", "platform", "carol")
+        .await
+        .unwrap_err();
+    assert_eq!(refused.downcast_ref::<ApiError>().unwrap().status, 403);
+    fake.set_app_permission(INSTALLATION, "members", Some("read"));
+    assert!(
+        gh.is_team_member("acme", "platform", "carol")
+            .await
+            .unwrap()
+    );
+    assert!(!gh.is_team_member("acme", "platform", "dave").await.unwrap());
+    assert!(!gh.is_team_member("acme", "platform", "eve").await.unwrap());
+    assert!(!gh.is_team_member("acme", "nobody", "carol").await.unwrap());
+    assert!(
+        !gh.is_team_member("other", "platform", "carol")
+            .await
+            .unwrap()
+    );
+    assert!(count(&fake, "GET", "/orgs/acme/teams/platform/memberships/carol") >= 2);
 }
 
 #[tokio::test]

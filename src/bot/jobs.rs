@@ -1,7 +1,7 @@
 //! From typed events to the work each pull request's actor does.
 
 use crate::event::Event;
-use crate::store::{SqliteStore, Store};
+use crate::store::{AnyStore, Store};
 use std::fmt;
 
 /// A pull request: `owner/name#number`.
@@ -55,6 +55,10 @@ pub enum PrJob {
     Update(PrUpdate),
     Closed(PrUpdate),
     Comment(PrComment),
+    /// Plan again: the locks it waited for were released.
+    Replan {
+        installation: u64,
+    },
 }
 
 impl PrJob {
@@ -68,6 +72,7 @@ impl PrJob {
         match self {
             PrJob::Update(pr) | PrJob::Closed(pr) => pr.installation,
             PrJob::Comment(comment) => comment.installation,
+            PrJob::Replan { installation } => *installation,
         }
     }
 }
@@ -93,7 +98,7 @@ pub fn route(event: Event) -> Routed {
 }
 
 pub async fn apply_installation(
-    store: &SqliteStore,
+    store: &AnyStore,
     change: InstallationChange,
 ) -> anyhow::Result<()> {
     if let Some(active) = change.active {

@@ -15,12 +15,16 @@
 //! order, `/plan`, `/unlock`, `/help`, close) and what they post. Never talks
 //! HTTP itself: GitHub through `forge::github`, git through `workspace`.
 
+mod access;
 mod adapt;
 mod apply;
+mod commands;
 mod discover;
 mod jobs;
 mod plan;
 mod publish;
+mod reply_limit;
+mod verdict;
 
 pub use jobs::{PrJob, PrKey};
 
@@ -28,7 +32,7 @@ use crate::engine::{ApplyRecovery, Engine};
 use crate::event::Event;
 use crate::exec::ProcessExecutor;
 use crate::forge::github::GitHubApp;
-use crate::store::{Clock, DeliveryStatus, PrState, SqliteStore, Store, SystemClock};
+use crate::store::{AnyStore, Clock, DeliveryStatus, PrState, Store, SystemClock};
 use crate::workspace::Workspaces;
 use discover::DiscoverySlots;
 use std::collections::HashMap;
@@ -50,7 +54,7 @@ pub const MAX_DELIVERY_ATTEMPTS: u32 = 3;
 /// What the bot is built from.
 pub struct BotConfig {
     pub github: Arc<GitHubApp>,
-    pub store: Arc<SqliteStore>,
+    pub store: Arc<AnyStore>,
     pub executor: Arc<ProcessExecutor>,
     pub data_dir: PathBuf,
     pub parallelism: usize,
@@ -65,8 +69,8 @@ pub struct BotConfig {
 /// The running bot.
 pub struct Bot {
     pub(crate) github: Arc<GitHubApp>,
-    pub(crate) store: Arc<SqliteStore>,
-    pub(crate) engine: Engine<ProcessExecutor, SqliteStore>,
+    pub(crate) store: Arc<AnyStore>,
+    pub(crate) engine: Engine<ProcessExecutor, AnyStore>,
     pub(crate) workspaces: Workspaces,
     pub(crate) allow_forks: bool,
     pub(crate) discovery: DiscoverySlots,
@@ -74,6 +78,8 @@ pub struct Bot {
     actors: Mutex<HashMap<PrKey, mpsc::UnboundedSender<Queued>>>,
     /// The cancel token of the plan each pull request is running, for a new push to supersede it.
     planning: Mutex<HashMap<PrKey, CancellationToken>>,
+    /// Replies per pull request in the current window.
+    pub(crate) replies: reply_limit::ReplyLimits,
     tasks: TaskTracker,
     /// Stops the actors' work at once (a crash in tests); shutdown drains instead.
     kill: CancellationToken,
@@ -101,6 +107,7 @@ impl Bot {
             clock: Arc::new(SystemClock),
             actors: Mutex::new(HashMap::new()),
             planning: Mutex::new(HashMap::new()),
+            replies: reply_limit::ReplyLimits::default(),
             tasks: TaskTracker::new(),
             kill: CancellationToken::new(),
         });
@@ -142,7 +149,43 @@ impl Bot {
                 }
             }
         }
+        // Pull requests that waited for locks released before the last process could
+        // plan them again (level-based: read from the store, not remembered).
+        for (repo, number) in bot.store.released_waiters().await? {
+            bot.replan(PrKey { repo, number }).await?;
+        }
         Ok(bot)
+    }
+
+    /// Plans again, by itself, every pull request that waited for `holder`'s locks
+    /// (which it has just released).
+    pub(crate) async fn wake_waiters(
+        self: &Arc<Self>,
+        repo: &str,
+        holder: u64,
+    ) -> anyhow::Result<()> {
+        for number in self.store.waiting_for(repo, holder).await? {
+            let key = PrKey {
+                repo: repo.to_string(),
+                number,
+            };
+            tracing::info!(pr = %key, holder, "locks released: planning the pull request that waited for them");
+            self.replan(key).await?;
+        }
+        Ok(())
+    }
+
+    /// Queues a plan of `key` as it is on GitHub now (no delivery: it is resumed from the
+    /// waiting records if the process stops first).
+    async fn replan(self: &Arc<Self>, key: PrKey) -> anyhow::Result<()> {
+        match self.store.pull_request(&key.repo, key.number).await? {
+            Some(record) => {
+                let installation = record.installation_id;
+                self.send(key, None, PrJob::Replan { installation });
+            }
+            None => self.store.set_waiting(&key.repo, key.number, &[]).await?,
+        }
+        Ok(())
     }
 
     pub fn now(&self) -> i64 {
@@ -289,23 +332,41 @@ impl Bot {
 
     async fn run_job(self: &Arc<Self>, key: &PrKey, job: PrJob) -> anyhow::Result<()> {
         match job {
-            PrJob::Update(pr) => {
-                metrics::counter!("cascade_runs_total", "kind" => "plan").increment(1);
-                let cancel = CancellationToken::new();
-                self.planning
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .insert(key.clone(), cancel.clone());
-                let result = plan::plan_pull_request(self, key, &pr, None, cancel).await;
-                self.planning
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .remove(key);
-                result
+            PrJob::Update(pr) => self.plan_superseded_by_pushes(key, &pr, None).await,
+            PrJob::Replan { installation } => {
+                let inst = self.github.installation(installation).await?;
+                let (pr, info) = plan::current_pr(self, &inst, key).await?;
+                if info.state != "open" {
+                    return self.store.set_waiting(&key.repo, key.number, &[]).await;
+                }
+                // Everything it affects, as it planned before (drafts and autoplan
+                // decided that already).
+                self.plan_superseded_by_pushes(key, &pr, Some(&[])).await
             }
             PrJob::Closed(pr) => plan::close_pull_request(self, key, &pr).await,
-            PrJob::Comment(comment) => apply::handle_comment(self, key, &comment).await,
+            PrJob::Comment(comment) => commands::handle_comment(self, key, &comment).await,
         }
+    }
+
+    /// Plans `pr`; a new push cancels it (see `send`).
+    async fn plan_superseded_by_pushes(
+        self: &Arc<Self>,
+        key: &PrKey,
+        pr: &jobs::PrUpdate,
+        only: Option<&[crate::unit::UnitPath]>,
+    ) -> anyhow::Result<()> {
+        metrics::counter!("cascade_runs_total", "kind" => "plan").increment(1);
+        let cancel = CancellationToken::new();
+        self.planning
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(key.clone(), cancel.clone());
+        let result = plan::plan_pull_request(self, key, pr, only, cancel).await;
+        self.planning
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(key);
+        result
     }
 
     /// A delivery whose attempts are used up: marked failed first (so the

@@ -1,13 +1,17 @@
-//! Planning a pull request's head, and forgetting a closed one.
+//! Planning a pull request's head (and the check that says whether anything waits for
+//! review), forgetting a closed one, and planning again the pull requests that waited
+//! for the locks a pull request releases.
 
 use super::discover::{self, Discovered, Interrupted};
 use super::jobs::PrUpdate;
 use super::publish::{check, reply, upsert_comment};
+use super::verdict::plan_check;
 use super::{Bot, PrKey};
 use crate::comment::{Comments, GITHUB_LIMIT, Problem};
 use crate::config::RepoConfig;
 use crate::engine::views::plan_view;
-use crate::forge::github::{CheckStatus, Installation};
+use crate::forge::github::{CheckStatus, Installation, PullRequestInfo};
+use crate::plan::PlanId;
 use crate::store::{PlanStatus, PrState, PullRequestRecord, Store};
 use crate::unit::UnitPath;
 use std::collections::BTreeSet;
@@ -49,6 +53,67 @@ fn record_for(
     record
 }
 
+/// The pull request as GitHub has it now, as a plan request (clone URL from what
+/// cascade stored, or GitHub's usual one), and GitHub's own view of it.
+pub async fn current_pr(
+    bot: &Bot,
+    inst: &Installation,
+    key: &PrKey,
+) -> anyhow::Result<(PrUpdate, PullRequestInfo)> {
+    let info = inst.pull_request(&key.repo, key.number).await?;
+    let clone_url = match bot.store.pull_request(&key.repo, key.number).await? {
+        Some(record) => record.clone_url,
+        None => format!("https://github.com/{}.git", key.repo),
+    };
+    let pr = PrUpdate {
+        installation: inst.id(),
+        clone_url,
+        head_sha: info.head_sha.clone(),
+        head_ref: info.head_ref.clone(),
+        base_sha: info.base_sha.clone(),
+        base_ref: info.base_ref.clone(),
+        draft: info.draft,
+        fork: info.fork,
+        author: info.author.clone(),
+    };
+    Ok((pr, info))
+}
+
+/// Brings the repository's branches into the mirror, and for a fork the head too: a
+/// fork's commits are in the base repository only under `refs/pull/<n>/head`.
+async fn fetch_pull_request(bot: &Bot, key: &PrKey, pr: &PrUpdate) -> anyhow::Result<()> {
+    let token = bot.github.installation_token(pr.installation).await?;
+    let mut refspecs = vec!["+refs/heads/*:refs/heads/*".to_string()];
+    if pr.fork {
+        let head = format!("refs/pull/{}/head", key.number);
+        refspecs.push(format!("+{head}:{head}"));
+    }
+    bot.workspaces
+        .fetch(&key.repo, &pr.clone_url, Some(&token), &refspecs)
+        .await?;
+    Ok(())
+}
+
+/// The base branch's `.cascade.yaml` at `pr.base_sha` (fetched first when the mirror
+/// does not have that commit yet), or the message saying why it is invalid.
+pub async fn base_config(
+    bot: &Bot,
+    key: &PrKey,
+    pr: &PrUpdate,
+) -> anyhow::Result<Result<RepoConfig, String>> {
+    let text = match bot.workspaces.config_at(&key.repo, &pr.base_sha) {
+        Ok(text) => text,
+        Err(_) => {
+            fetch_pull_request(bot, key, pr).await?;
+            bot.workspaces.config_at(&key.repo, &pr.base_sha)?
+        }
+    };
+    Ok(match text {
+        None => Ok(RepoConfig::default()),
+        Some(text) => RepoConfig::parse(&text).map_err(|problem| problem.to_string()),
+    })
+}
+
 /// Plans the head of a pull request (all affected units, or `only` and their
 /// dependents) and posts the plan comment and the check run.
 pub async fn plan_pull_request(
@@ -64,13 +129,10 @@ pub async fn plan_pull_request(
     if pr.fork && !bot.allow_forks {
         record.state = PrState::Failed;
         bot.store.save_pull_request(&record).await?;
-        return reply(&inst, key, FORK_REFUSAL).await;
+        bot.store.set_waiting(&key.repo, key.number, &[]).await?;
+        return reply(bot, &inst, key, FORK_REFUSAL).await;
     }
-    let token = bot.github.installation_token(pr.installation).await?;
-    let refspecs = vec!["+refs/heads/*:refs/heads/*".to_string()];
-    bot.workspaces
-        .fetch(&key.repo, &pr.clone_url, Some(&token), &refspecs)
-        .await?;
+    fetch_pull_request(bot, key, pr).await?;
     let checkout = bot
         .workspaces
         .checkout(&key.repo, key.number, &pr.head_sha)
@@ -134,6 +196,13 @@ pub async fn plan_pull_request(
     // Units another pull request holds are not planned here; the comment names the holder.
     let wanted: Vec<UnitPath> = plan_targets.iter().map(|t| t.path.clone()).collect();
     let held = bot.store.take_locks(&key.repo, key.number, &wanted).await?;
+    // Stored, not remembered: whoever releases these locks (even after a restart) finds
+    // this pull request waiting and plans it again.
+    let holders: BTreeSet<u64> = held.iter().map(|l| l.pr).collect();
+    let holders: Vec<u64> = holders.into_iter().collect();
+    bot.store
+        .set_waiting(&key.repo, key.number, &holders)
+        .await?;
     let held_units: BTreeSet<&UnitPath> = held.iter().map(|l| &l.unit).collect();
     plan_targets.retain(|t| !held_units.contains(&t.path));
     for t in &mut plan_targets {
@@ -172,35 +241,38 @@ pub async fn plan_pull_request(
         .map(|l| Problem {
             unit: l.unit.to_string(),
             reason: format!(
-                "`{}` is locked by #{} — merge or close it, or comment `/unlock` there",
-                l.unit, l.pr
+                "locked by #{}: merge or close it, or comment `/unlock` there",
+                l.pr
             ),
         })
         .collect();
     let parts = Comments::new().plan_comment(&view, GITHUB_LIMIT)?;
-    upsert_comment(&inst, key, &mut record, &parts).await?;
-    let (status, title) = if outcome.failed {
-        (
-            CheckStatus::Failure,
-            format!("cascade: plan {} has failures", outcome.plan.id),
-        )
-    } else if view.needs_approval {
-        (
-            CheckStatus::ActionRequired,
-            format!("cascade: comment /apply {} to apply", outcome.plan.id),
-        )
-    } else {
-        (CheckStatus::Success, "cascade: no changes".to_string())
-    };
-    let summary = format!(
-        "Plan `{}`: {} units planned.",
-        outcome.plan.id,
-        outcome.plan.units.len()
-    );
-    check(&inst, key, &mut record, status, &title, &summary).await?;
+    upsert_comment(bot, &inst, key, &mut record, &parts).await?;
+    let verdict = plan_check(&outcome.plan, &view, &held, &unresolved);
+    check(
+        &inst,
+        key,
+        &mut record,
+        verdict.status,
+        &verdict.title,
+        &verdict.summary,
+    )
+    .await?;
     record.state = PrState::Commented;
-    record.plan_id = Some(outcome.plan.id.clone());
-    bot.store.save_pull_request(&record).await
+    let previous = record.plan_id.replace(outcome.plan.id.clone());
+    bot.store.save_pull_request(&record).await?;
+    if let Some(old) = previous.filter(|old| *old != outcome.plan.id) {
+        discard_plan_files(bot, key, &old).await;
+    }
+    Ok(())
+}
+
+/// Deletes a plan's saved plan files (they hold sensitive values) once it can no
+/// longer be applied. A failure is logged: it must not fail the work that replaced it.
+pub async fn discard_plan_files(bot: &Bot, key: &PrKey, id: &PlanId) {
+    if let Err(e) = bot.engine.discard_plan_files(&key.plan_key(), id).await {
+        tracing::error!(pr = %key, plan = %id, error = format!("{e:#}"), "cannot delete saved plan files");
+    }
 }
 
 /// Nothing could be planned, for a reason the pull request's authors can fix:
@@ -215,9 +287,11 @@ async fn nothing_planned(
     body: &str,
 ) -> anyhow::Result<()> {
     record.state = PrState::Failed;
+    // Failing for its own reasons, it waits for nobody's locks.
+    bot.store.set_waiting(&key.repo, key.number, &[]).await?;
     check(inst, key, record, CheckStatus::Failure, title, summary).await?;
     let body = format!("{}\n{body}", crate::comment::PLAN_MARKER);
-    upsert_comment(inst, key, record, &[body]).await?;
+    upsert_comment(bot, inst, key, record, &[body]).await?;
     bot.store.save_pull_request(record).await
 }
 
@@ -255,17 +329,30 @@ async fn interrupted(
     }
 }
 
-/// Merged or closed: locks released, workspace forgotten, plan dead.
+/// Merged or closed: locks released (and the pull requests waiting for them planned
+/// again), workspace forgotten, plan dead and its saved plan files deleted.
 pub async fn close_pull_request(bot: &Arc<Bot>, key: &PrKey, pr: &PrUpdate) -> anyhow::Result<()> {
-    bot.store.release_locks(&key.repo, key.number).await?;
-    if let Some(plan) = bot.store.current_plan(&key.plan_key()).await? {
-        bot.store
-            .set_plan_status(&key.plan_key(), &plan.id, PlanStatus::Superseded)
-            .await?;
-    }
+    bot.store.set_waiting(&key.repo, key.number, &[]).await?;
+    release_and_discard(bot, key).await?;
     bot.workspaces.forget(&key.repo, key.number).await?;
     let existing = bot.store.pull_request(&key.repo, key.number).await?;
     let mut record = record_for(bot, key, pr, existing);
     record.state = PrState::Closed;
     bot.store.save_pull_request(&record).await
+}
+
+/// Releases the pull request's locks, wakes the pull requests that waited for them,
+/// and discards its plan (superseded, its saved plan files deleted). Returns how many
+/// locks were released.
+pub async fn release_and_discard(bot: &Arc<Bot>, key: &PrKey) -> anyhow::Result<u64> {
+    let released = bot.store.release_locks(&key.repo, key.number).await?;
+    let plan_key = key.plan_key();
+    if let Some(plan) = bot.store.current_plan(&plan_key).await? {
+        bot.store
+            .set_plan_status(&plan_key, &plan.id, PlanStatus::Superseded)
+            .await?;
+        discard_plan_files(bot, key, &plan.id).await;
+    }
+    bot.wake_waiters(&key.repo, key.number).await?;
+    Ok(released)
 }

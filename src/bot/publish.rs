@@ -1,15 +1,24 @@
-//! What the bot posts: the one cascade comment per pull request (edited in
-//! place, found again by its hidden marker), replies to commands, and the
-//! `cascade` check run per head.
+//! What the bot posts: the one cascade plan comment per pull request (its first part
+//! edited in place and found again by its hidden marker; further parts remembered in
+//! the store, edited in place on the next plan and deleted when a plan needs fewer),
+//! replies to commands (at most [`super::reply_limit::REPLIES_PER_WINDOW`] per pull
+//! request in a window), and the `cascade` check run per head.
+//!
+//! Only the App's own comments are ever edited or deleted: a user's comment that copies
+//! cascade's marker is left alone.
 
+use super::reply_limit::Allowance;
 use super::{Bot, PrKey};
 use crate::comment::PLAN_MARKER;
 use crate::forge::github::{CheckStatus, Installation};
 use crate::store::{PullRequestRecord, Store};
 
-/// Posts or edits the cascade comment with `parts` (more than one only when
-/// the plan is longer than GitHub allows in one comment).
+/// Posts or edits the cascade plan comment with `parts` (more than one only when the
+/// plan is longer than GitHub allows in one comment). One part costs one write (an edit,
+/// or a create the first time); each further part one more, and each part the previous
+/// plan had beyond these one deletion.
 pub async fn upsert_comment(
+    bot: &Bot,
     inst: &Installation,
     key: &PrKey,
     record: &mut PullRequestRecord,
@@ -28,7 +37,7 @@ pub async fn upsert_comment(
             .comments(&key.repo, key.number)
             .await?
             .into_iter()
-            .find(|c| c.body.starts_with(PLAN_MARKER));
+            .find(|c| c.via_app == Some(inst.app_id()) && c.body.starts_with(PLAN_MARKER));
         match ours {
             Some(c) => {
                 inst.update_comment(&key.repo, c.id, first).await?;
@@ -40,15 +49,61 @@ pub async fn upsert_comment(
             }
         }
     }
-    for part in rest {
-        inst.create_comment(&key.repo, key.number, part).await?;
+    let known = bot.store.comment_parts(&key.repo, key.number).await?;
+    let mut ids = Vec::with_capacity(rest.len());
+    for (i, part) in rest.iter().enumerate() {
+        let edited = match known.get(i) {
+            Some(id) => inst.update_comment(&key.repo, *id, part).await.is_ok(),
+            None => false,
+        };
+        if edited {
+            ids.push(known[i]);
+        } else {
+            let c = inst.create_comment(&key.repo, key.number, part).await?;
+            ids.push(c.id);
+        }
+        // Remembered part by part: a failure half-way leaves no part unknown.
+        let mut so_far = ids.clone();
+        so_far.extend(known.iter().skip(ids.len()));
+        bot.store
+            .set_comment_parts(&key.repo, key.number, &so_far)
+            .await?;
     }
-    Ok(())
+    for surplus in known.iter().skip(rest.len()) {
+        inst.delete_comment(&key.repo, *surplus).await?;
+    }
+    bot.store
+        .set_comment_parts(&key.repo, key.number, &ids)
+        .await
 }
 
-/// A reply to a command or an event: what went wrong and what to do next.
-pub async fn reply(inst: &Installation, key: &PrKey, body: &str) -> anyhow::Result<()> {
-    inst.create_comment(&key.repo, key.number, body)
+/// A reply to a command or an event: what went wrong and what to do next. Counted
+/// against the pull request's reply limit: past it, one notice, then nothing.
+pub async fn reply(bot: &Bot, inst: &Installation, key: &PrKey, body: &str) -> anyhow::Result<()> {
+    let body = match bot.replies.take(key) {
+        Allowance::Reply => body.to_string(),
+        Allowance::LastWord { until } => {
+            let minutes = until
+                .saturating_duration_since(tokio::time::Instant::now())
+                .as_secs()
+                .div_ceil(60)
+                .max(1);
+            format!(
+                "cascade has replied {} times on this pull request in the last {} minutes, so it \
+                 will not reply to commands here for the next {minutes} minute{}: replies on one \
+                 pull request must not use up the GitHub write budget every pull request shares. \
+                 Plans and apply results are still posted. Wait, then comment again.",
+                super::reply_limit::REPLIES_PER_WINDOW,
+                super::reply_limit::REPLY_WINDOW.as_secs() / 60,
+                if minutes == 1 { "" } else { "s" },
+            )
+        }
+        Allowance::Quiet => {
+            tracing::info!(pr = %key, "reply limit reached: not replying");
+            return Ok(());
+        }
+    };
+    inst.create_comment(&key.repo, key.number, &body)
         .await
         .map(|_| ())
 }
@@ -60,6 +115,7 @@ pub async fn internal_error(bot: &Bot, key: &PrKey) -> anyhow::Result<()> {
     };
     let inst = bot.github.installation(record.installation_id).await?;
     reply(
+        bot,
         &inst,
         key,
         "cascade hit an internal error while handling this pull request; the details are in the server's log. \
@@ -73,6 +129,7 @@ pub async fn internal_error(bot: &Bot, key: &PrKey) -> anyhow::Result<()> {
 pub async fn delivery_dropped(bot: &Bot, key: &PrKey, installation: u64) -> anyhow::Result<()> {
     let inst = bot.github.installation(installation).await?;
     reply(
+        bot,
         &inst,
         key,
         &format!(

@@ -9,7 +9,7 @@ use crate::affected::{ReadIndex, affected, deleted_units};
 use crate::engine::{Engine, targets};
 use crate::exec::ProcessExecutor;
 use crate::plan::PlanId;
-use crate::store::{PlannedUnit, SqliteStore, Store, SystemClock};
+use crate::store::{AnyStore, PlannedUnit, Store, SystemClock};
 use crate::terragrunt::paths;
 use crate::walk::WalkEvent;
 use anyhow::{Context, bail};
@@ -30,8 +30,8 @@ async fn engine(
     parallelism: usize,
     timeout: u64,
     pass_env: &[String],
-) -> anyhow::Result<Engine<ProcessExecutor, SqliteStore>> {
-    let store = SqliteStore::open(&data.join("cascade.db")).await?;
+) -> anyhow::Result<Engine<ProcessExecutor, AnyStore>> {
+    let store = crate::store::open(None, data).await?;
     let executor = ProcessExecutor::new(data.join("plugin-cache"))
         .with_environment(std::env::vars_os(), pass_env);
     Ok(Engine {

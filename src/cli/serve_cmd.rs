@@ -16,7 +16,8 @@ pub struct ServeArgs {
     /// Where the database, workspaces, runs and logs live.
     #[arg(long, env = "CASCADE_DATA_DIR", default_value = "cascade-data")]
     data_dir: PathBuf,
-    /// `sqlite://PATH` (default: a SQLite file in the data directory).
+    /// `sqlite://PATH`, or `postgres://USER:PASSWORD@HOST:PORT/DATABASE` (default: a SQLite
+    /// file in the data directory).
     #[arg(long, env = "CASCADE_DATABASE_URL")]
     database_url: Option<String>,
     /// The GitHub App's id.

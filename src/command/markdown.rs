@@ -6,6 +6,7 @@
 //! Markdown renderer. Where CommonMark is subtle it errs towards hiding: a command that was
 //! missed can be posted again, one that was misread can start an apply nobody asked for.
 
+use std::collections::HashMap;
 use std::ops::Range;
 
 /// The lines of `body` that start as plain text, with their indentation and HTML comments
@@ -241,11 +242,22 @@ fn paragraph_plain_lines(lines: &[(&str, bool)]) -> Vec<String> {
         .join("\n");
     let hidden = inline_hidden(&text);
     let mut plain = Vec::new();
+    // The spans are in order and do not overlap, so one cursor serves every line: a
+    // comment is at most 64 KiB on GitHub, but a scan per line would still be quadratic.
+    let mut first_open = 0;
     let mut start = 0;
     for (line, starts_plain) in lines {
         let end = start + line.len();
-        if *starts_plain && !hidden.iter().any(|span| span.range.contains(&start)) {
-            plain.push(without_comments(&text, start..end, &hidden));
+        while hidden
+            .get(first_open)
+            .is_some_and(|span| span.range.end <= start)
+        {
+            first_open += 1;
+        }
+        let open = &hidden[first_open..];
+        let starts_hidden = open.first().is_some_and(|span| span.range.start <= start);
+        if *starts_plain && !starts_hidden {
+            plain.push(without_comments(&text, start..end, open));
         }
         start = end + 1;
     }
@@ -262,6 +274,7 @@ struct InlineHidden {
 /// rest of the paragraph; an unclosed backtick run is just backticks.
 fn inline_hidden(text: &str) -> Vec<InlineHidden> {
     let bytes = text.as_bytes();
+    let runs = BacktickRuns::of(bytes);
     let mut hidden = Vec::new();
     let mut at = 0;
     while at < bytes.len() {
@@ -269,7 +282,7 @@ fn inline_hidden(text: &str) -> Vec<InlineHidden> {
             b'\\' if bytes.get(at + 1).is_some_and(u8::is_ascii_punctuation) => at += 2,
             b'`' => {
                 let len = run_length(bytes, at, b'`');
-                match closing_backticks(bytes, at + len, len) {
+                match runs.closing(at + len, len) {
                     Some(close) => {
                         hidden.push(InlineHidden {
                             range: at..close + len,
@@ -296,27 +309,44 @@ fn inline_hidden(text: &str) -> Vec<InlineHidden> {
     hidden
 }
 
-/// Where the backtick run that closes a code span opened by `len` backticks starts.
-fn closing_backticks(bytes: &[u8], from: usize, len: usize) -> Option<usize> {
-    let mut at = from;
-    while at < bytes.len() {
-        if bytes[at] == b'`' {
-            let run = run_length(bytes, at, b'`');
-            if run == len {
-                return Some(at);
+/// Where each run of backticks in a paragraph starts, by length: a code span opened by `n`
+/// backticks is closed by the next run of exactly `n`. Looking that up instead of scanning
+/// keeps a paragraph of many unclosed runs (`` ` `` `` ``` ``…) linear.
+struct BacktickRuns(HashMap<usize, Vec<usize>>);
+
+impl BacktickRuns {
+    fn of(bytes: &[u8]) -> BacktickRuns {
+        let mut runs: HashMap<usize, Vec<usize>> = HashMap::new();
+        let mut at = 0;
+        while at < bytes.len() {
+            if bytes[at] == b'`' {
+                let len = run_length(bytes, at, b'`');
+                runs.entry(len).or_default().push(at);
+                at += len;
+            } else {
+                at += 1;
             }
-            at += run;
-        } else {
-            at += 1;
         }
+        BacktickRuns(runs)
     }
-    None
+
+    /// Where the run that closes a code span opened by `len` backticks ending at `from`
+    /// starts. `from` ends a run, so every run at or after it is one `of` found.
+    fn closing(&self, from: usize, len: usize) -> Option<usize> {
+        let starts = self.0.get(&len)?;
+        starts
+            .get(starts.partition_point(|&start| start < from))
+            .copied()
+    }
 }
 
+/// The text of `line` without the comments in `hidden`, which holds the spans from the first
+/// one that does not end before the line.
 fn without_comments(text: &str, line: Range<usize>, hidden: &[InlineHidden]) -> String {
     let mut kept = String::new();
     let mut at = line.start;
-    for span in hidden.iter().filter(|span| span.comment) {
+    let on_line = hidden.iter().take_while(|span| span.range.start < line.end);
+    for span in on_line.filter(|span| span.comment) {
         let (start, end) = (
             span.range.start.max(line.start),
             span.range.end.min(line.end),

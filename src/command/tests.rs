@@ -418,6 +418,68 @@ fn plan_trailing_period() {
 }
 
 #[test]
+fn plan_period_inside_code_span_is_kept() {
+    insta::assert_snapshot!(show("/plan `live/dev/vpc.`"), @"/plan `live/dev/vpc.`");
+}
+
+#[test]
+fn plan_period_before_code_span_end_and_after_it() {
+    insta::assert_snapshot!(show("/plan `live/dev/vpc.`."), @"/plan `live/dev/vpc.`");
+}
+
+/// Found by the `command` fuzz target: the unit `dev/app.` was shown as `/plan dev/app.`,
+/// which reads back as `dev/app`.
+#[test]
+fn plan_unit_ending_in_period_reads_back_as_shown() {
+    insta::assert_snapshot!(show("/plan dev/app./"), @"/plan `dev/app.`");
+    let shown = show("/plan dev/app./");
+    assert_eq!(show(&shown), shown);
+}
+
+/// Found by the `command` fuzz target: `a`/`` became the unit ``a` `` (backticks trimmed,
+/// then the trailing slash), shown as `/plan a``, which reads back as `a`.
+#[test]
+fn plan_backtick_inside_a_unit() {
+    insta::assert_snapshot!(show("/plan a`/`"), @"error on `/plan a`/``: `/plan` cannot use `` a`/` ``: a backtick is not part of a unit path (put the whole path in one code span, like `live/dev/vpc`). Post `/plan` to re-plan every unit this PR affects, or name units by their path from the repository root, like `/plan live/dev/vpc live/dev/app`, in a new comment.");
+}
+
+/// Found by the `command` fuzz target: a backtick that opens a code span is not one around
+/// the argument, so it stays, and the unit is refused.
+#[test]
+fn plan_backtick_opening_a_span_across_arguments() {
+    insta::assert_snapshot!(show("/plan a` b`"), @"error on `/plan a` b``: `/plan` cannot use `` a` ``: a backtick is not part of a unit path (put the whole path in one code span, like `live/dev/vpc`). Post `/plan` to re-plan every unit this PR affects, or name units by their path from the repository root, like `/plan live/dev/vpc live/dev/app`, in a new comment.");
+}
+
+/// Found by the `command` fuzz target: `<!--` inside a code span is text, so it is shown in
+/// one, where it cannot start a comment.
+#[test]
+fn plan_comment_opener_in_a_code_span_reads_back_as_shown() {
+    insta::assert_snapshot!(show("/plan `a<!--b`"), @"/plan `a<!--b`");
+    let shown = show("/plan `a<!--b`");
+    assert_eq!(show(&shown), shown);
+}
+
+/// Found by the `command` fuzz target: `./-` is the unit `-`, which was shown as `/plan -`,
+/// an option.
+#[test]
+fn plan_unit_starting_with_a_dash_reads_back_as_shown() {
+    insta::assert_snapshot!(show("/plan ./-x"), @"/plan ./-x");
+    let shown = show("/plan ./-x");
+    assert_eq!(show(&shown), shown);
+}
+
+/// Found by the `command` fuzz target: `.//plan` normalises to the absolute `/plan`.
+#[test]
+fn plan_path_absolute_once_normalised() {
+    insta::assert_snapshot!(show("/plan .//etc"), @"error on `/plan .//etc`: `/plan` cannot use `.//etc`: it is an absolute path, and unit paths start at the repository root. Post `/plan` to re-plan every unit this PR affects, or name units by their path from the repository root, like `/plan live/dev/vpc live/dev/app`, in a new comment.");
+}
+
+#[test]
+fn plan_double_backtick_span() {
+    insta::assert_snapshot!(show("/plan ``live/dev/vpc``"), @"/plan live/dev/vpc");
+}
+
+#[test]
 fn plan_alone_with_period() {
     insta::assert_snapshot!(show("/plan."), @"/plan");
 }
@@ -620,15 +682,73 @@ fn help_reply() {
     insta::assert_snapshot!(help_text(), @r#"
         ### cascade commands
 
-        Post a command at the start of a line in a new comment. Commands inside code, quotes or HTML comments are not read, and neither are edits to a comment.
+        Post a command at the start of a line in a new comment. Commands inside code, quotes or HTML comments are not read, and neither are edits to a comment; a command repeated in one comment runs once.
 
         | Command | What it does |
         | --- | --- |
-        | `/plan [unit …]` | Re-plan every unit this PR affects, or only the named units (paths from the repository root, like `live/dev/vpc`) and the units that depend on them. |
+        | `/plan [unit …]` | Re-plan every unit this PR affects, or only the named units (paths from the repository root, like `live/dev/vpc`) and the units that depend on them. Needs the right to apply. |
         | `/apply <plan id>` | Apply exactly the plan with this id, as shown in the plan comment: `/apply 3f9a2c1b7d4e`. Who may apply, and when, is set by the repository; cascade says why when it refuses. |
-        | `/unlock` | Release this PR's locks and discard its plan; `/plan` plans again. |
+        | `/unlock` | Release this PR's locks and discard its plan; `/plan` plans again. Needs the right to apply. |
         | `/help` | Show this list. |
     "#);
+}
+
+// One comment, each command at most once.
+
+fn read(body: &str) -> String {
+    let read = read_comment(body);
+    let mut lines: Vec<String> = read.commands.iter().map(|c| c.to_string()).collect();
+    lines.extend(
+        read.mistakes
+            .iter()
+            .map(|m| format!("error on `{}`: {}", m.line, m.message)),
+    );
+    lines.join("\n")
+}
+
+#[test]
+fn ninety_help_lines_are_one_help() {
+    insta::assert_snapshot!(read(&"/help\n".repeat(90)), @"/help");
+}
+
+#[test]
+fn repeated_commands_run_once_in_the_order_first_written() {
+    insta::assert_snapshot!(read("/unlock\n/plan\n/unlock\n/help\n/plan\n/help"), @r"
+    /unlock
+    /plan
+    /help
+    ");
+}
+
+#[test]
+fn plan_lines_merge_their_units() {
+    insta::assert_snapshot!(read("/plan a\n/plan b a\n/plan c"), @"/plan a b c");
+}
+
+#[test]
+fn a_bare_plan_wins_over_named_units() {
+    insta::assert_snapshot!(read("/plan a\n/plan\n/plan b"), @"/plan");
+}
+
+#[test]
+fn the_same_apply_twice_is_one_apply() {
+    insta::assert_snapshot!(read("/apply 3f9a2c1b7d4e\n/apply 3f9a2c1b7d4e"), @"/apply 3f9a2c1b7d4e");
+}
+
+#[test]
+fn two_different_applies_apply_nothing() {
+    insta::assert_snapshot!(read("/apply 3f9a2c1b7d4e\n/plan\n/apply 0123456789ab\n/apply 3f9a2c1b7d4e"), @r"
+    /plan
+    error on `/apply 0123456789ab`: This comment applies 2 different plan ids (`3f9a2c1b7d4e`, `0123456789ab`), so none was applied: post `/apply` with the plan id from the latest plan comment, like `/apply 3f9a2c1b7d4e`, in a new comment.
+    ");
+}
+
+#[test]
+fn a_mistake_made_ninety_times_is_reported_once() {
+    insta::assert_snapshot!(read(&"/apply\n/unlock now\n".repeat(90)), @r"
+    error on `/apply`: `/apply` needs the plan id from the plan comment, like `/apply 3f9a2c1b7d4e`; post it in a new comment.
+    error on `/unlock now`: `/unlock` takes no arguments, but this line has `now`: post `/unlock` on a line of its own in a new comment.
+    ");
 }
 
 // Robustness.

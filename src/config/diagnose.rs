@@ -2,9 +2,10 @@
 //! users see. The location always comes from serde-saphyr; only the wording is ours.
 
 use super::FILE_NAME;
-use super::file::{ENVIRONMENT_KEYS, MODULE_KEYS, TOP_KEYS};
+use super::file::{APPLY_PERMISSION_KEYS, ENVIRONMENT_KEYS, MODULE_KEYS, TOP_KEYS};
 use crate::problem::{Problem, ProblemKind};
 use serde_saphyr::{Error, Location, MessageFormatter, UserMessageFormatter};
+use std::borrow::Cow;
 
 /// The executor names, as serde reports them for an unknown variant.
 const EXECUTORS: &[&str] = &["terragrunt", "tofu", "terraform"];
@@ -16,6 +17,18 @@ pub(super) fn yaml_problem(err: &Error) -> Problem {
     match err.location() {
         Some(at) => problem_at(at, message(err)),
         None => Problem::new(ProblemKind::Config, message(err)).at(FILE_NAME, Some(1), Some(1)),
+    }
+}
+
+/// The longest piece of the file a message quotes, in characters.
+const MAX_QUOTED_CHARS: usize = 80;
+
+/// `text` from the file, cut to [`MAX_QUOTED_CHARS`] for a message: the start of a value is
+/// enough to find it, and a message must stay short however long the file's values are.
+pub(super) fn shortened(text: &str) -> Cow<'_, str> {
+    match text.char_indices().nth(MAX_QUOTED_CHARS) {
+        None => Cow::Borrowed(text),
+        Some((end, _)) => Cow::Owned(format!("{}…", &text[..end])),
     }
 }
 
@@ -32,20 +45,25 @@ fn message(err: &Error) -> String {
         Error::SerdeUnknownField {
             field, expected, ..
         } => format!(
-            "unknown key `{field}` in {}; expected one of {}",
+            "unknown key `{}` in {}; expected one of {}",
+            shortened(field),
             key_owner(expected),
             expected.join(", ")
         ),
         Error::SerdeUnknownVariant {
             variant, expected, ..
         } if expected == EXECUTORS => {
-            format!("`executor: {variant}` is not an executor; use terragrunt, tofu or terraform")
+            format!(
+                "`executor: {}` is not an executor; use terragrunt, tofu or terraform",
+                shortened(variant)
+            )
         }
         Error::SerdeUnknownVariant {
             variant, expected, ..
         } => {
             format!(
-                "`{variant}` is not allowed here; use one of {}",
+                "`{}` is not allowed here; use one of {}",
+                shortened(variant),
                 expected.join(", ")
             )
         }
@@ -63,7 +81,10 @@ fn message(err: &Error) -> String {
         }
         Error::SerdeMissingField { field, .. } => format!("this entry has no `{field}`; add it"),
         Error::DuplicateMappingKey { key: Some(key), .. } => {
-            format!("`{key}` appears twice in this mapping; keep one of them")
+            format!(
+                "`{}` appears twice in this mapping; keep one of them",
+                shortened(key)
+            )
         }
         Error::Unexpected {
             expected: "string scalar",
@@ -75,9 +96,9 @@ fn message(err: &Error) -> String {
         Error::AliasError { error, .. } => message(error),
         Error::ExternalMessage { .. } | Error::Eof { .. } => format!(
             "invalid YAML: {}; fix the syntax here (indentation, quotes, brackets)",
-            UserMessageFormatter.format_message(err)
+            shortened(&UserMessageFormatter.format_message(err))
         ),
-        _ => UserMessageFormatter.format_message(err).into_owned(),
+        _ => shortened(&UserMessageFormatter.format_message(err)).into_owned(),
     }
 }
 
@@ -89,17 +110,20 @@ fn key_owner(expected: &[&str]) -> &'static str {
         "a `modules` entry"
     } else if expected == ENVIRONMENT_KEYS {
         "an environment"
+    } else if expected == APPLY_PERMISSION_KEYS {
+        "`apply_permission`"
     } else {
         "this mapping"
     }
 }
 
 /// serde's name for what was found, in the words of the file.
-fn found(unexpected: &str) -> &str {
+fn found(unexpected: &str) -> Cow<'_, str> {
     match unexpected {
-        "unit value" => "an empty value",
-        "map" => "a mapping",
-        "sequence" => "a list",
-        other => other,
+        "unit value" => Cow::Borrowed("an empty value"),
+        "map" => Cow::Borrowed("a mapping"),
+        "sequence" => Cow::Borrowed("a list"),
+        // `string "…"` quotes the value.
+        other => shortened(other),
     }
 }

@@ -9,7 +9,7 @@
 //! the key, because serde-saphyr's own "expected sequence start" cannot say which key was
 //! wrong. Those texts are full sentences; `diagnose` appends what was found instead.
 
-use super::{ApplyRequirement, Executor};
+use super::{ApplyRequirement, ApprovalRule, Executor};
 use schemars::JsonSchema;
 use serde::de::value::MapAccessDeserializer;
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
@@ -27,7 +27,11 @@ pub(super) const TOP_KEYS: &[&str] = &[
     "drafts",
     "autoplan",
     "apply_requirements",
+    "apply_permission",
+    "approvals",
 ];
+/// Keys allowed in `apply_permission`.
+pub(super) const APPLY_PERMISSION_KEYS: &[&str] = &["users", "teams"];
 /// Keys allowed in the long form of an environment.
 pub(super) const ENVIRONMENT_KEYS: &[&str] = &["path", "executor"];
 /// Keys allowed in a `modules` entry.
@@ -88,6 +92,37 @@ pub(super) struct ConfigFile {
     #[serde(default = "default_requirements")]
     #[schemars(extend("default" = ["approved", "mergeable"]))]
     pub apply_requirements: Vec<ApplyRequirement>,
+
+    /// Who may comment `/apply`, `/plan` and `/unlock`. By default everyone with write
+    /// permission on the repository may; listing `users` and/or `teams` (`org/team-slug`)
+    /// narrows that to the listed users and the active members of the listed teams (who
+    /// still need write permission). Checking teams needs the App's Organization → Members
+    /// read permission.
+    #[serde(default, deserialize_with = "apply_permission")]
+    #[schemars(with = "Option<ApplyPermissionEntry>")]
+    pub apply_permission: Option<Spanned<ApplyPermissionEntry>>,
+
+    /// Which approving reviews count for `approved`: `head` (the default) counts only a
+    /// review given on the pull request's current head commit, so a push needs a new
+    /// approval; `any_head` counts a review on any of its commits. Either way only reviews
+    /// by someone with write permission, other than the author, count.
+    #[serde(default)]
+    #[schemars(extend("default" = "head"))]
+    pub approvals: ApprovalRule,
+}
+
+/// Who may apply: users and teams.
+#[derive(Debug, serde::Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ApplyPermissionEntry {
+    /// GitHub logins that may apply.
+    #[serde(default, deserialize_with = "logins")]
+    #[schemars(with = "Vec<String>", extend("default" = []))]
+    pub users: Vec<Spanned<String>>,
+    /// Teams, as `org/team-slug`, whose active members may apply.
+    #[serde(default, deserialize_with = "teams")]
+    #[schemars(with = "Vec<String>", extend("default" = []), example = ["acme/platform"])]
+    pub teams: Vec<Spanned<String>>,
 }
 
 /// What an empty file means: the same defaults as each missing key.
@@ -101,6 +136,8 @@ impl Default for ConfigFile {
             drafts: false,
             autoplan: yes(),
             apply_requirements: default_requirements(),
+            apply_permission: None,
+            approvals: ApprovalRule::default(),
         }
     }
 }
@@ -213,6 +250,14 @@ impl TableShape for ConfigFile {
         environments, implicit_deps, ignore and modules";
     fn empty() -> Option<Self> {
         Some(ConfigFile::default())
+    }
+}
+
+impl TableShape for ApplyPermissionEntry {
+    const EXPECTING: &'static str = "`apply_permission` must be a mapping with `users` and/or \
+        `teams`, like `apply_permission: {teams: [acme/platform]}`";
+    fn empty() -> Option<Self> {
+        None
     }
 }
 
@@ -369,6 +414,31 @@ fn depends_on<'de, D: Deserializer<'de>>(
     list(
         deserializer,
         "`depends_on` must be a list of units, like `depends_on: [live/prod/vpc]`",
+    )
+}
+
+fn apply_permission<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<Spanned<ApplyPermissionEntry>>, D::Error> {
+    let table = Spanned::<Table<ApplyPermissionEntry>>::deserialize(deserializer)?;
+    Ok(Some(Spanned::new(
+        table.value.0,
+        table.referenced,
+        table.defined,
+    )))
+}
+
+fn logins<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<Spanned<String>>, D::Error> {
+    list(
+        deserializer,
+        "`users` must be a list of GitHub logins, like `users: [alice, bob]`",
+    )
+}
+
+fn teams<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<Spanned<String>>, D::Error> {
+    list(
+        deserializer,
+        "`teams` must be a list of teams, like `teams: [acme/platform]`",
     )
 }
 

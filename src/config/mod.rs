@@ -71,6 +71,11 @@ pub struct RepoConfig {
     pub autoplan: bool,
     /// What must hold before `/apply` runs (default: approved and mergeable).
     pub apply_requirements: Vec<ApplyRequirement>,
+    /// Who may `/apply`, `/plan` and `/unlock`, beyond write permission; `None`: everyone
+    /// with write permission.
+    pub apply_permission: Option<ApplyPermission>,
+    /// Which approving reviews count (default: only those on the current head).
+    pub approvals: ApprovalRule,
     /// `ignore`, compiled.
     ignore_set: CompiledGlobs,
 }
@@ -85,6 +90,8 @@ impl Default for RepoConfig {
             drafts: false,
             autoplan: true,
             apply_requirements: vec![ApplyRequirement::Approved, ApplyRequirement::Mergeable],
+            apply_permission: None,
+            approvals: ApprovalRule::Head,
             ignore_set: CompiledGlobs::default(),
         }
     }
@@ -98,6 +105,49 @@ pub enum ApplyRequirement {
     Approved,
     /// GitHub says the pull request can be merged (no conflicts, required checks pass).
     Mergeable,
+}
+
+/// Which approving reviews satisfy [`ApplyRequirement::Approved`]. Either way only reviews
+/// by someone with write permission, other than the author, count.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalRule {
+    /// Only a review given on the pull request's current head commit: a push after the
+    /// approval needs a new one.
+    #[default]
+    Head,
+    /// A review given on any commit of the pull request.
+    AnyHead,
+}
+
+/// Who may apply, narrowed from "everyone with write permission": a user must still have
+/// write permission, and be listed in `users` or be an active member of one of `teams`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ApplyPermission {
+    /// GitHub logins, as written (GitHub compares them case-insensitively).
+    pub users: Vec<String>,
+    /// Teams whose active members may apply.
+    pub teams: Vec<TeamName>,
+}
+
+impl ApplyPermission {
+    /// True when `login` is one of `users` (case-insensitively, as GitHub compares logins).
+    pub fn lists_user(&self, login: &str) -> bool {
+        self.users.iter().any(|u| u.eq_ignore_ascii_case(login))
+    }
+}
+
+/// A GitHub team, `org/team-slug`.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct TeamName {
+    pub org: String,
+    pub slug: String,
+}
+
+impl std::fmt::Display for TeamName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.org, self.slug)
+    }
 }
 
 /// A compiled glob set and the patterns it was compiled from.

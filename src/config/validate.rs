@@ -2,11 +2,15 @@
 //! repository, globs that compile, nothing listed twice. Each message points at the
 //! offending value and says what to write instead.
 
-use super::diagnose::problem_at;
+use super::diagnose::{problem_at, shortened};
 use super::file::{
-    ConfigFile, DependencyEntries, EnvironmentEntries, EnvironmentEntry, ModuleEntry,
+    ApplyPermissionEntry, ConfigFile, DependencyEntries, EnvironmentEntries, EnvironmentEntry,
+    ModuleEntry,
 };
-use super::{CompiledGlobs, Environment, Executor, FILE_NAME, ModuleUnit, RepoConfig};
+use super::{
+    ApplyPermission, CompiledGlobs, Environment, Executor, FILE_NAME, ModuleUnit, RepoConfig,
+    TeamName,
+};
 use crate::problem::{Problem, ProblemKind};
 use crate::unit::UnitPath;
 use globset::{GlobBuilder, GlobSetBuilder};
@@ -21,6 +25,7 @@ pub(super) fn repo_config(file: ConfigFile) -> Result<RepoConfig, Problem> {
     let implicit_deps = implicit_deps(file.implicit_deps)?;
     let ignore_set = ignore(&file.ignore)?;
     let modules = modules(file.modules)?;
+    let apply_permission = file.apply_permission.map(apply_permission).transpose()?;
     let mut requirements = file.apply_requirements;
     requirements.dedup();
     Ok(RepoConfig {
@@ -31,6 +36,8 @@ pub(super) fn repo_config(file: ConfigFile) -> Result<RepoConfig, Problem> {
         drafts: file.drafts,
         autoplan: file.autoplan,
         apply_requirements: requirements,
+        apply_permission,
+        approvals: file.approvals,
         ignore_set,
     })
 }
@@ -50,13 +57,15 @@ fn environments(entries: EnvironmentEntries) -> Result<Vec<Environment>, Problem
             }
             EnvironmentEntry::Table(table) => (table.path, table.executor),
         };
-        let unit = unit_path(&path, &format!("environment `{}`", name.value))?;
+        let unit = unit_path(&path, &format!("environment `{}`", shortened(&name.value)))?;
         if let Some(other) = out.iter().find(|env| env.path == unit.as_str()) {
             return Err(problem_at(
                 path.referenced,
                 format!(
-                    "environments `{}` and `{}` both use `{unit}`; give each environment its own directory",
-                    other.name, name.value
+                    "environments `{}` and `{}` both use `{}`; give each environment its own directory",
+                    shortened(&other.name),
+                    shortened(&name.value),
+                    shortened(unit.as_str()),
                 ),
             ));
         }
@@ -83,8 +92,8 @@ fn implicit_deps(entries: DependencyEntries) -> Result<BTreeMap<UnitPath, Vec<Un
                     unit.referenced,
                     format!(
                         "`{}` names unit `{}`, which `implicit_deps` already lists; merge the two lists",
-                        unit.value,
-                        slot.key()
+                        shortened(&unit.value),
+                        shortened(slot.key().as_str())
                     ),
                 ));
             }
@@ -105,7 +114,10 @@ fn dependencies(
         if &path == unit {
             return Err(problem_at(
                 dep.referenced,
-                format!("`{unit}` cannot depend on itself; remove it from its own list in {key}"),
+                format!(
+                    "`{}` cannot depend on itself; remove it from its own list in {key}",
+                    shortened(unit.as_str())
+                ),
             ));
         }
         if !out.contains(&path) {
@@ -126,13 +138,14 @@ fn ignore(globs: &[Spanned<String>]) -> Result<CompiledGlobs, Problem> {
                 "empty glob in `ignore`; remove it or write a pattern like `sandbox/**`",
             ));
         }
+        let shown = shortened(pattern);
         if pattern.starts_with('/') {
             return Err(problem_at(
                 glob.referenced,
                 format!(
-                    "`ignore` glob `{pattern}` starts with `/`; globs match paths relative to \
+                    "`ignore` glob `{shown}` starts with `/`; globs match paths relative to \
                      the repository root, so write `{}`",
-                    pattern.trim_start_matches('/')
+                    shortened(pattern.trim_start_matches('/'))
                 ),
             ));
         }
@@ -144,7 +157,7 @@ fn ignore(globs: &[Spanned<String>]) -> Result<CompiledGlobs, Problem> {
                 problem_at(
                     glob.referenced,
                     format!(
-                        "`ignore` glob `{pattern}` is invalid: {}; fix the pattern \
+                        "`ignore` glob `{shown}` is invalid: {}; fix the pattern \
                      (`*`, `**`, `?`, `[abc]` and `{{a,b}}` are supported)",
                         err.kind()
                     ),
@@ -173,7 +186,8 @@ fn modules(entries: Vec<ModuleEntry>) -> Result<Vec<ModuleUnit>, Problem> {
             return Err(problem_at(
                 entry.path.referenced,
                 format!(
-                    "module `{path}` is already listed at line {}; remove one of the entries",
+                    "module `{}` is already listed at line {}; remove one of the entries",
+                    shortened(path.as_str()),
                     first_lines[i]
                 ),
             ));
@@ -189,9 +203,77 @@ fn modules(entries: Vec<ModuleEntry>) -> Result<Vec<ModuleUnit>, Problem> {
     Ok(out)
 }
 
+/// GitHub logins: letters, digits and single hyphens, at most 39 characters (bots add `[bot]`).
+fn is_login(text: &str) -> bool {
+    let name = text.strip_suffix("[bot]").unwrap_or(text);
+    !name.is_empty()
+        && name.len() <= 39
+        && !name.starts_with('-')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+}
+
+/// A team slug as GitHub makes it from the team's name.
+fn is_team_slug(text: &str) -> bool {
+    !text.is_empty()
+        && text.len() <= 100
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
+fn apply_permission(spanned: Spanned<ApplyPermissionEntry>) -> Result<ApplyPermission, Problem> {
+    let entry = spanned.value;
+    let mut out = ApplyPermission::default();
+    for user in &entry.users {
+        let login = user.value.trim().trim_start_matches('@');
+        if !is_login(login) {
+            return Err(problem_at(
+                user.referenced,
+                format!(
+                    "`{}` in `apply_permission.users` is not a GitHub login; write logins like `alice`",
+                    user.value.trim()
+                ),
+            ));
+        }
+        if !out.lists_user(login) {
+            out.users.push(login.to_string());
+        }
+    }
+    for team in &entry.teams {
+        let text = team.value.trim();
+        let parsed = text.split_once('/').and_then(|(org, slug)| {
+            (is_login(org) && !org.ends_with("[bot]") && is_team_slug(slug)).then(|| TeamName {
+                org: org.to_string(),
+                slug: slug.to_ascii_lowercase(),
+            })
+        });
+        let Some(name) = parsed else {
+            return Err(problem_at(
+                team.referenced,
+                format!(
+                    "`{text}` in `apply_permission.teams` is not a team; write it as \
+                     `organization/team-slug`, like `acme/platform`"
+                ),
+            ));
+        };
+        if !out.teams.contains(&name) {
+            out.teams.push(name);
+        }
+    }
+    if out.users.is_empty() && out.teams.is_empty() {
+        return Err(problem_at(
+            spanned.referenced,
+            "`apply_permission` lists no users and no teams, so nobody could apply; list \
+             `users` and/or `teams`, or remove the key to let everyone with write permission apply",
+        ));
+    }
+    Ok(out)
+}
+
 /// A repo-relative directory, normalised; `place` says where it was written, for messages.
 fn unit_path(raw: &Spanned<String>, place: &str) -> Result<UnitPath, Problem> {
     let text = raw.value.trim();
+    let shown = shortened(text);
     let at = raw.referenced;
     if text.is_empty() {
         return Err(problem_at(
@@ -209,7 +291,7 @@ fn unit_path(raw: &Spanned<String>, place: &str) -> Result<UnitPath, Problem> {
         return Err(problem_at(
             at,
             format!(
-                "`{text}` in {place} is an absolute path; write it relative to the repository \
+                "`{shown}` in {place} is an absolute path; write it relative to the repository \
                  root, like `live/dev`"
             ),
         ));
@@ -220,7 +302,7 @@ fn unit_path(raw: &Spanned<String>, place: &str) -> Result<UnitPath, Problem> {
         return Err(problem_at(
             at,
             format!(
-                "`{text}` in {place} leaves the repository; write paths relative to the \
+                "`{shown}` in {place} leaves the repository; write paths relative to the \
                  repository root, without `..`"
             ),
         ));
@@ -237,7 +319,10 @@ fn unit_path(raw: &Spanned<String>, place: &str) -> Result<UnitPath, Problem> {
         };
         return Err(problem_at(
             at,
-            format!("`{text}` in {place} is not a plain path; write `{plain}`"),
+            format!(
+                "`{shown}` in {place} is not a plain path; write `{}`",
+                shortened(&plain)
+            ),
         ));
     }
     Ok(unit)

@@ -275,7 +275,7 @@ impl<E: Executor, S: Store> Engine<E, S> {
                 observe,
             )
             .await;
-        record_unrun(&ctx, &states).await;
+        record_unrun(&ctx, &states, "failed").await;
         let records = self.unit_results(&run.id).await?;
         self.store.finish_run(&run.id).await?;
 
@@ -457,11 +457,21 @@ async fn apply_one<E: Executor, S: Store>(
             .await;
             return Outcome::Done;
         }
-        let detail = format!(
-            "plan changed since approval (approved {}, now {})",
-            expected.fingerprint.short(),
-            fresh.summary.fingerprint.short()
-        );
+        // An empty fresh plan after an approved change means something else made the
+        // change (cascade's own interrupted apply was ruled out above): its dependents
+        // were planned against a world that no longer is, so they wait too.
+        let detail = if fresh.summary.is_empty() {
+            format!(
+                "approved {}, now it changes nothing: something other than this apply changed it",
+                expected.fingerprint.short()
+            )
+        } else {
+            format!(
+                "approved {}, now {}",
+                expected.fingerprint.short(),
+                fresh.summary.fingerprint.short()
+            )
+        };
         ctx.record(
             unit,
             UnitStatus::ChangedSinceApproval,

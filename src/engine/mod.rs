@@ -21,6 +21,7 @@ pub use plan_run::PlanOutcome;
 pub use targets::{PlanTarget, stack_dir, stack_path, targets};
 
 use crate::exec::Executor;
+use crate::plan::PlanId;
 use crate::store::{Clock, RunKind, RunRecord, Store, UnitRecord};
 use crate::unit::UnitPath;
 use anyhow::Context;
@@ -102,6 +103,40 @@ impl<E: Executor, S: Store> Engine<E, S> {
         };
         self.store.insert_run(&run).await?;
         Ok(run)
+    }
+
+    /// Deletes the saved plan files of plan `id` (terraform's `.tfplan`, which holds
+    /// sensitive values in clear): those its plan run wrote and those the apply run of
+    /// `id` wrote when it re-planned. Call it once the plan can no longer be applied as
+    /// it is: consumed, superseded, discarded or its pull request closed. Nothing reads a
+    /// plan run's files again (an apply plans afresh), so this never breaks a resume.
+    pub async fn discard_plan_files(&self, repo: &str, id: &PlanId) -> anyhow::Result<()> {
+        let mut runs = Vec::new();
+        if let Some(plan) = self.store.plan(repo, id).await? {
+            runs.push(self.data_dir.join("runs").join(&plan.run_id));
+        }
+        if let Some(run) = self
+            .store
+            .latest_run(repo, RunKind::Apply, id.as_str())
+            .await?
+        {
+            runs.push(PathBuf::from(run.dir));
+        }
+        for plans in runs.iter().map(|run| run.join("plans")) {
+            match tokio::fs::remove_dir_all(&plans).await {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => {
+                    return Err(e).with_context(|| {
+                        format!(
+                            "cannot delete the saved plans of plan {id} in {}",
+                            plans.display()
+                        )
+                    });
+                }
+            }
+        }
+        Ok(())
     }
 
     /// What a run has recorded so far, by unit.

@@ -173,21 +173,24 @@ impl<E: Executor, S: Store> RunCtx<E, S> {
     }
 }
 
-/// Records what the walk decided for units that never ran.
+/// Records what the walk decided for units that never ran. A skipped unit's detail
+/// names the unit that held it back and why (`failed` says what a failure was: "failed
+/// to plan", "failed"); a change since approval is not a failure.
 pub(super) async fn record_unrun<E: Executor, S: Store>(
     ctx: &RunCtx<E, S>,
     states: &BTreeMap<UnitPath, UnitState>,
+    failed: &str,
 ) {
     for (unit, state) in states {
         match state {
             UnitState::Skipped { because } => {
-                ctx.record(
-                    unit,
-                    UnitStatus::Skipped,
-                    format!("skipped: {because} did not succeed"),
-                    None,
-                )
-                .await;
+                let why = match states.get(because) {
+                    Some(UnitState::Blocked(_)) => {
+                        format!("{because}'s plan changed since approval")
+                    }
+                    _ => format!("{because} {failed}"),
+                };
+                ctx.record(unit, UnitStatus::Skipped, why, None).await;
             }
             UnitState::Cancelled => {
                 ctx.record(
@@ -272,7 +275,7 @@ impl<E: Executor, S: Store> Engine<E, S> {
                 observe,
             )
             .await;
-        record_unrun(&ctx, &states).await;
+        record_unrun(&ctx, &states, "failed to plan").await;
 
         let records = self.unit_results(&run.id).await?;
         let units: Vec<PlannedUnit> = targets

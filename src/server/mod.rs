@@ -16,7 +16,7 @@ pub use listen::HttpLimits;
 use crate::bot::{Bot, BotConfig};
 use crate::exec::ProcessExecutor;
 use crate::forge::github::GitHubApp;
-use crate::store::{SqliteStore, Store};
+use crate::store::{AnyStore, Store};
 use anyhow::{Context, bail};
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, State};
@@ -37,7 +37,7 @@ use tower_http::timeout::{RequestBodyTimeoutLayer, TimeoutLayer};
 pub struct ServeConfig {
     pub listen: SocketAddr,
     pub data_dir: PathBuf,
-    /// `sqlite://…` (default: `<data-dir>/cascade.db`).
+    /// `sqlite://…`, `postgres://…` or `postgresql://…` (default: `<data-dir>/cascade.db`).
     pub database_url: Option<String>,
     pub github_app_id: u64,
     pub github_private_key: Vec<u8>,
@@ -60,7 +60,7 @@ pub struct ServeConfig {
 /// What the HTTP handlers share.
 pub struct AppState {
     pub secrets: Vec<Vec<u8>>,
-    pub store: Arc<SqliteStore>,
+    pub store: Arc<AnyStore>,
     pub bot: Arc<Bot>,
     pub metrics: PrometheusHandle,
 }
@@ -100,22 +100,6 @@ fn metrics_handle() -> PrometheusHandle {
         .clone()
 }
 
-async fn open_store(config: &ServeConfig) -> anyhow::Result<SqliteStore> {
-    let path = match &config.database_url {
-        None => config.data_dir.join("cascade.db"),
-        Some(url) if url.starts_with("sqlite://") => {
-            PathBuf::from(url.trim_start_matches("sqlite://"))
-        }
-        Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
-            bail!(
-                "PostgreSQL is not supported yet; use a sqlite:// URL or leave --database-url out"
-            )
-        }
-        Some(url) => bail!("--database-url {url} is not a sqlite:// URL"),
-    };
-    SqliteStore::open(&path).await
-}
-
 /// Starts the server and the bot's workers; returns once it listens.
 pub async fn start(config: ServeConfig) -> anyhow::Result<RunningServer> {
     if config.webhook_secrets.is_empty() {
@@ -125,7 +109,8 @@ pub async fn start(config: ServeConfig) -> anyhow::Result<RunningServer> {
     }
     std::fs::create_dir_all(&config.data_dir)
         .with_context(|| format!("cannot create {}", config.data_dir.display()))?;
-    let store = Arc::new(open_store(&config).await?);
+    let store =
+        Arc::new(crate::store::open(config.database_url.as_deref(), &config.data_dir).await?);
     let github = Arc::new(
         GitHubApp::new(
             &config.github_api_url,

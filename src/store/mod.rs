@@ -2,18 +2,30 @@
 //! unit's result, so a run killed half-way resumes without planning or
 //! applying a finished unit again.
 //!
-//! `Store` is one of the three seams (with `Executor` and `Clock`): SQLite
-//! today, PostgreSQL for scale-out. Records hold plan summaries and each
-//! unit's rendered plan (the masked, redacted text the pull request shows
-//! anyway), never plan JSON. Apply claims make one plan id applied by at
-//! most one process at a time.
+//! `Store` is one of the three seams (with `Executor` and `Clock`), with two
+//! implementations: SQLite (one server) and PostgreSQL (replicas sharing one
+//! database). [`open`] picks one from the database URL and answers an
+//! [`AnyStore`], the one type the bot, the engine and the CLI hold. Both
+//! backends give the same answers and the same atomicity: the contract tests
+//! (`tests/store_contract.rs`) run every store test against each. Records
+//! hold plan summaries and each unit's rendered plan (the masked, redacted
+//! text the pull request shows anyway), never plan JSON. Apply claims make
+//! one plan id applied by at most one process at a time.
 
+mod any;
 mod bot;
 mod claims;
+mod comment_parts;
+mod migrations;
+mod postgres;
+mod rows;
 mod sqlite;
+mod waiting;
 
+pub use any::{AnyStore, open};
 pub use bot::{DeliveryRecord, DeliveryStatus, Lock, PrState, PullRequestRecord};
 pub use claims::ApplyClaim;
+pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
 
 use crate::plan::render::RenderedPlan;
@@ -300,6 +312,36 @@ pub trait Store: Send + Sync + 'static {
         pr: u64,
     ) -> impl Future<Output = anyhow::Result<u64>> + Send;
     fn locks(&self, repo: &str) -> impl Future<Output = anyhow::Result<Vec<Lock>>> + Send;
+    /// Records that `pr` waits for the locks of `holders` (replacing what it waited for
+    /// before; none: it waits for nothing).
+    fn set_waiting(
+        &self,
+        repo: &str,
+        pr: u64,
+        holders: &[u64],
+    ) -> impl Future<Output = anyhow::Result<()>> + Send;
+    /// The pull requests waiting for `holder`'s locks.
+    fn waiting_for(
+        &self,
+        repo: &str,
+        holder: u64,
+    ) -> impl Future<Output = anyhow::Result<Vec<u64>>> + Send;
+    /// Pull requests (`repo`, number) waiting for a holder that holds no lock any more:
+    /// the ones to plan again (after a restart, too).
+    fn released_waiters(&self) -> impl Future<Output = anyhow::Result<Vec<(String, u64)>>> + Send;
+    /// The ids of the plan comment's parts 2, 3, … in order.
+    fn comment_parts(
+        &self,
+        repo: &str,
+        number: u64,
+    ) -> impl Future<Output = anyhow::Result<Vec<u64>>> + Send;
+    /// Replaces the ids of the plan comment's parts 2, 3, ….
+    fn set_comment_parts(
+        &self,
+        repo: &str,
+        number: u64,
+        ids: &[u64],
+    ) -> impl Future<Output = anyhow::Result<()>> + Send;
 
     /// Takes the claim to apply `claim.plan_id` when nobody holds it; answers
     /// the holder's claim otherwise (nothing is changed then).

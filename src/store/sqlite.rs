@@ -1,51 +1,19 @@
 //! The SQLite store: one file, WAL mode, migrations embedded in the binary.
 
+use super::rows::{self, kind_str};
 use super::{
-    ApplyClaim, DeliveryRecord, DeliveryStatus, Lock, PlanRecord, PlanStatus, PrState,
-    PullRequestRecord, RunKind, RunRecord, Store, UnitRecord, UnitStatus,
+    ApplyClaim, DeliveryRecord, DeliveryStatus, Lock, PlanRecord, PlanStatus, PullRequestRecord,
+    RunKind, RunRecord, Store, UnitRecord,
 };
 use crate::plan::PlanId;
 use crate::unit::UnitPath;
 use anyhow::Context;
-use sqlx::migrate::{Migration, MigrationType, Migrator};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
-use sqlx::{Row, SqlSafeStr};
 use std::path::Path;
 use std::time::Duration;
 
 pub struct SqliteStore {
     pool: SqlitePool,
-}
-
-fn migrator() -> Migrator {
-    let migration = |version, name: &'static str, sql: &'static str| {
-        Migration::new(
-            version,
-            name.into(),
-            MigrationType::Simple,
-            sql.into_sql_str(),
-            false,
-        )
-    };
-    Migrator::with_migrations(vec![
-        migration(1, "runs", include_str!("../../migrations/0001_runs.sql")),
-        migration(2, "bot", include_str!("../../migrations/0002_bot.sql")),
-        migration(
-            3,
-            "apply_claims",
-            include_str!("../../migrations/0003_apply_claims.sql"),
-        ),
-        migration(
-            4,
-            "delivery_attempts",
-            include_str!("../../migrations/0004_delivery_attempts.sql"),
-        ),
-        migration(
-            5,
-            "unit_rendered",
-            include_str!("../../migrations/0005_unit_rendered.sql"),
-        ),
-    ])
 }
 
 impl SqliteStore {
@@ -65,7 +33,7 @@ impl SqliteStore {
             .connect_with(options)
             .await
             .with_context(|| format!("cannot open the database {}", path.display()))?;
-        migrator()
+        super::migrations::migrator(super::migrations::SQLITE)
             .run(&pool)
             .await
             .context("cannot migrate the database")?;
@@ -90,40 +58,8 @@ impl SqliteStore {
             .bind(key)
             .fetch_optional(&self.pool)
             .await?;
-        row.map(|r| {
-            Ok(RunRecord {
-                id: r.try_get("id")?,
-                repo: r.try_get("repo")?,
-                kind,
-                key: r.try_get("key")?,
-                dir: r.try_get("dir")?,
-                finished: r.try_get::<String, _>("status")? == "finished",
-                created_at: r.try_get("created_at")?,
-            })
-        })
-        .transpose()
+        row.map(|r| rows::run(&r, kind)).transpose()
     }
-}
-
-fn kind_str(kind: RunKind) -> &'static str {
-    match kind {
-        RunKind::Plan => "plan",
-        RunKind::Apply => "apply",
-    }
-}
-
-fn plan_from_row(row: &sqlx::sqlite::SqliteRow) -> anyhow::Result<PlanRecord> {
-    let units: String = row.try_get("units")?;
-    Ok(PlanRecord {
-        id: PlanId(row.try_get("id")?),
-        repo: row.try_get("repo")?,
-        head: row.try_get("head")?,
-        base: row.try_get("base")?,
-        status: PlanStatus::parse(&row.try_get::<String, _>("status")?),
-        run_id: row.try_get("run_id")?,
-        units: serde_json::from_str(&units).context("a stored plan does not decode")?,
-        created_at: row.try_get("created_at")?,
-    })
 }
 
 impl Store for SqliteStore {
@@ -177,16 +113,8 @@ impl Store for SqliteStore {
     }
 
     async fn record_unit(&self, run_id: &str, unit: &UnitRecord) -> anyhow::Result<()> {
-        let summary = unit
-            .summary
-            .as_ref()
-            .map(serde_json::to_string)
-            .transpose()?;
-        let rendered = unit
-            .rendered
-            .as_ref()
-            .map(serde_json::to_string)
-            .transpose()?;
+        let summary = rows::json(unit.summary.as_ref())?;
+        let rendered = rows::json(unit.rendered.as_ref())?;
         sqlx::query(
             "INSERT INTO unit_results (run_id, unit, status, detail, summary, rendered, updated_at) VALUES (?, ?, ?, ?, ?, ?, strftime('%s','now'))
              ON CONFLICT (run_id, unit) DO UPDATE SET status = excluded.status, detail = excluded.detail, summary = excluded.summary, rendered = excluded.rendered, updated_at = excluded.updated_at",
@@ -203,27 +131,13 @@ impl Store for SqliteStore {
     }
 
     async fn unit_records(&self, run_id: &str) -> anyhow::Result<Vec<UnitRecord>> {
-        let rows = sqlx::query(
+        let found = sqlx::query(
             "SELECT unit, status, detail, summary, rendered FROM unit_results WHERE run_id = ? ORDER BY unit",
         )
         .bind(run_id)
         .fetch_all(&self.pool)
         .await?;
-        rows.iter()
-            .map(|r| {
-                let status: String = r.try_get("status")?;
-                let summary: Option<String> = r.try_get("summary")?;
-                let rendered: Option<String> = r.try_get("rendered")?;
-                Ok(UnitRecord {
-                    unit: UnitPath::new(r.try_get::<String, _>("unit")?),
-                    status: UnitStatus::parse(&status)
-                        .with_context(|| format!("unknown unit status {status}"))?,
-                    detail: r.try_get("detail")?,
-                    summary: summary.map(|s| serde_json::from_str(&s)).transpose()?,
-                    rendered: rendered.map(|s| serde_json::from_str(&s)).transpose()?,
-                })
-            })
-            .collect()
+        found.iter().map(rows::unit_record).collect()
     }
 
     async fn save_plan(&self, plan: &PlanRecord) -> anyhow::Result<()> {
@@ -258,7 +172,7 @@ impl Store for SqliteStore {
             .bind(id.0.as_str())
             .fetch_optional(&self.pool)
             .await?;
-        row.as_ref().map(plan_from_row).transpose()
+        row.as_ref().map(rows::plan).transpose()
     }
 
     async fn current_plan(&self, repo: &str) -> anyhow::Result<Option<PlanRecord>> {
@@ -266,7 +180,7 @@ impl Store for SqliteStore {
             .bind(repo)
             .fetch_optional(&self.pool)
             .await?;
-        row.as_ref().map(plan_from_row).transpose()
+        row.as_ref().map(rows::plan).transpose()
     }
 
     async fn set_plan_status(
@@ -326,7 +240,7 @@ impl Store for SqliteStore {
         .bind(id)
         .fetch_optional(&self.pool)
         .await?;
-        Ok(n.unwrap_or(0).clamp(0, i64::from(u32::MAX)) as u32)
+        Ok(rows::count(n))
     }
 
     async fn delivery_attempts(&self, id: &str) -> anyhow::Result<u32> {
@@ -334,26 +248,18 @@ impl Store for SqliteStore {
             .bind(id)
             .fetch_optional(&self.pool)
             .await?;
-        Ok(n.unwrap_or(0).clamp(0, i64::from(u32::MAX)) as u32)
+        Ok(rows::count(n))
     }
 
     async fn pending_deliveries(&self) -> anyhow::Result<Vec<DeliveryRecord>> {
-        let rows = sqlx::query(
+        sqlx::query(
             "SELECT * FROM deliveries WHERE status = 'received' ORDER BY received_at, rowid",
         )
         .fetch_all(&self.pool)
-        .await?;
-        rows.iter()
-            .map(|r| {
-                Ok(DeliveryRecord {
-                    id: r.try_get("id")?,
-                    event: r.try_get("event")?,
-                    body: r.try_get("body")?,
-                    status: DeliveryStatus::parse(&r.try_get::<String, _>("status")?),
-                    received_at: r.try_get("received_at")?,
-                })
-            })
-            .collect()
+        .await?
+        .iter()
+        .map(rows::delivery)
+        .collect()
     }
 
     async fn upsert_installation(
@@ -408,13 +314,12 @@ impl Store for SqliteStore {
     }
 
     async fn installation_repos(&self, id: u64) -> anyhow::Result<Vec<String>> {
-        let rows = sqlx::query(
+        Ok(sqlx::query_scalar(
             "SELECT repo FROM installation_repositories WHERE installation_id = ? ORDER BY repo",
         )
         .bind(id as i64)
         .fetch_all(&self.pool)
-        .await?;
-        rows.iter().map(|r| Ok(r.try_get("repo")?)).collect()
+        .await?)
     }
 
     async fn save_pull_request(&self, pr: &PullRequestRecord) -> anyhow::Result<()> {
@@ -451,16 +356,18 @@ impl Store for SqliteStore {
             .bind(number as i64)
             .fetch_optional(&self.pool)
             .await?;
-        row.as_ref().map(pr_from_row).transpose()
+        row.as_ref().map(rows::pull_request).transpose()
     }
 
     async fn unfinished_pull_requests(&self) -> anyhow::Result<Vec<PullRequestRecord>> {
-        let rows = sqlx::query(
+        sqlx::query(
             "SELECT * FROM pull_requests WHERE state IN ('discovering', 'planning', 'applying') ORDER BY updated_at, repo, number",
         )
         .fetch_all(&self.pool)
-        .await?;
-        rows.iter().map(pr_from_row).collect()
+        .await?
+        .iter()
+        .map(rows::pull_request)
+        .collect()
     }
 
     async fn take_locks(
@@ -482,12 +389,12 @@ impl Store for SqliteStore {
             .execute(&mut *tx)
             .await?;
             if taken.rows_affected() == 0 {
-                let holder: i64 = sqlx::query("SELECT pr FROM locks WHERE repo = ? AND unit = ?")
-                    .bind(repo)
-                    .bind(unit.as_str())
-                    .fetch_one(&mut *tx)
-                    .await?
-                    .try_get("pr")?;
+                let holder: i64 =
+                    sqlx::query_scalar("SELECT pr FROM locks WHERE repo = ? AND unit = ?")
+                        .bind(repo)
+                        .bind(unit.as_str())
+                        .fetch_one(&mut *tx)
+                        .await?;
                 if holder as u64 != pr {
                     held.push(Lock {
                         unit: unit.clone(),
@@ -510,22 +417,44 @@ impl Store for SqliteStore {
     }
 
     async fn locks(&self, repo: &str) -> anyhow::Result<Vec<Lock>> {
-        let rows = sqlx::query("SELECT unit, pr FROM locks WHERE repo = ? ORDER BY unit")
+        sqlx::query("SELECT unit, pr FROM locks WHERE repo = ? ORDER BY unit")
             .bind(repo)
             .fetch_all(&self.pool)
-            .await?;
-        rows.iter()
-            .map(|r| {
-                Ok(Lock {
-                    unit: UnitPath::new(r.try_get::<String, _>("unit")?),
-                    pr: r.try_get::<i64, _>("pr")? as u64,
-                })
-            })
+            .await?
+            .iter()
+            .map(rows::lock)
             .collect()
     }
 
+    async fn set_waiting(&self, repo: &str, pr: u64, holders: &[u64]) -> anyhow::Result<()> {
+        let mut tx = self.pool.begin().await?;
+        super::waiting::sqlite::set_waiting(&mut tx, repo, pr, holders).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn waiting_for(&self, repo: &str, holder: u64) -> anyhow::Result<Vec<u64>> {
+        super::waiting::sqlite::waiting_for(&mut *self.pool.acquire().await?, repo, holder).await
+    }
+
+    async fn released_waiters(&self) -> anyhow::Result<Vec<(String, u64)>> {
+        super::waiting::sqlite::released_waiters(&mut *self.pool.acquire().await?).await
+    }
+
+    async fn comment_parts(&self, repo: &str, number: u64) -> anyhow::Result<Vec<u64>> {
+        super::comment_parts::sqlite::comment_parts(&mut *self.pool.acquire().await?, repo, number)
+            .await
+    }
+
+    async fn set_comment_parts(&self, repo: &str, number: u64, ids: &[u64]) -> anyhow::Result<()> {
+        let mut tx = self.pool.begin().await?;
+        super::comment_parts::sqlite::set_comment_parts(&mut tx, repo, number, ids).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
     async fn insert_apply_claim(&self, claim: &ApplyClaim) -> anyhow::Result<Option<ApplyClaim>> {
-        super::claims::insert(&self.pool, claim).await
+        super::claims::sqlite::insert(&self.pool, claim).await
     }
 
     async fn take_over_apply_claim(
@@ -533,7 +462,7 @@ impl Store for SqliteStore {
         old: &ApplyClaim,
         new: &ApplyClaim,
     ) -> anyhow::Result<bool> {
-        super::claims::take_over(&self.pool, old, new).await
+        super::claims::sqlite::take_over(&self.pool, old, new).await
     }
 
     async fn heartbeat_apply_claim(
@@ -543,7 +472,7 @@ impl Store for SqliteStore {
         owner: &str,
         now: i64,
     ) -> anyhow::Result<bool> {
-        super::claims::heartbeat(&self.pool, repo, plan_id, owner, now).await
+        super::claims::sqlite::heartbeat(&self.pool, repo, plan_id, owner, now).await
     }
 
     async fn release_apply_claim(
@@ -552,7 +481,7 @@ impl Store for SqliteStore {
         plan_id: &PlanId,
         owner: &str,
     ) -> anyhow::Result<()> {
-        super::claims::release(&self.pool, repo, plan_id, owner).await
+        super::claims::sqlite::release(&self.pool, repo, plan_id, owner).await
     }
 
     async fn apply_claim(
@@ -560,28 +489,6 @@ impl Store for SqliteStore {
         repo: &str,
         plan_id: &PlanId,
     ) -> anyhow::Result<Option<ApplyClaim>> {
-        super::claims::get(&self.pool, repo, plan_id).await
+        super::claims::sqlite::get(&self.pool, repo, plan_id).await
     }
-}
-
-fn pr_from_row(row: &sqlx::sqlite::SqliteRow) -> anyhow::Result<PullRequestRecord> {
-    let state: String = row.try_get("state")?;
-    Ok(PullRequestRecord {
-        repo: row.try_get("repo")?,
-        number: row.try_get::<i64, _>("number")? as u64,
-        installation_id: row.try_get::<i64, _>("installation_id")? as u64,
-        clone_url: row.try_get("clone_url")?,
-        head_sha: row.try_get("head_sha")?,
-        base_sha: row.try_get("base_sha")?,
-        state: PrState::parse(&state)
-            .with_context(|| format!("unknown pull request state {state}"))?,
-        plan_id: row.try_get::<Option<String>, _>("plan_id")?.map(PlanId),
-        comment_id: row
-            .try_get::<Option<i64>, _>("comment_id")?
-            .map(|c| c as u64),
-        check_run_id: row
-            .try_get::<Option<i64>, _>("check_run_id")?
-            .map(|c| c as u64),
-        updated_at: row.try_get("updated_at")?,
-    })
 }

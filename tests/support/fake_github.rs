@@ -93,6 +93,10 @@ pub struct PrSpec {
     pub mergeable: Option<bool>,
     pub mergeable_state: String,
     pub files: Vec<FileChange>,
+    /// Where the head's commits are when they are not in the base repository (a fork's
+    /// own repository, as a local git directory). Like GitHub, the fake pushes each head
+    /// to the base repository's `refs/pull/<n>/head`, and only there.
+    pub head_repo: Option<PathBuf>,
 }
 
 impl Default for PrSpec {
@@ -109,6 +113,7 @@ impl Default for PrSpec {
             mergeable: Some(true),
             mergeable_state: "clean".to_string(),
             files: vec![FileChange::modified("live/dev/vpc/terragrunt.hcl")],
+            head_repo: None,
         }
     }
 }
@@ -228,6 +233,23 @@ impl Failure {
 
 pub(crate) struct InstallationModel {
     account: String,
+    /// What the App was granted on this installation (`checks: write`, `members: read`, …).
+    pub permissions: BTreeMap<String, String>,
+}
+
+/// What every test installation grants unless a test changes it: the permissions
+/// README asks for, without the optional Organization → Members.
+fn default_permissions() -> BTreeMap<String, String> {
+    [
+        ("checks", "write"),
+        ("contents", "read"),
+        ("issues", "write"),
+        ("metadata", "read"),
+        ("pull_requests", "write"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect()
 }
 
 pub(crate) struct TokenModel {
@@ -265,6 +287,7 @@ pub(crate) struct PullModel {
     pub merged: bool,
     pub files: Vec<FileChange>,
     pub reviews: Vec<ReviewModel>,
+    pub head_repo: Option<PathBuf>,
 }
 
 pub(crate) struct CommentModel {
@@ -301,6 +324,10 @@ pub(crate) struct Model {
     pub repos: BTreeMap<String, RepoModel>,
     next_id: u64,
     failures: HashMap<String, VecDeque<Failure>>,
+    /// Failures answered after the request was carried out (a write stored, then a 502).
+    failures_after: HashMap<String, VecDeque<Failure>>,
+    /// Teams by (organization, slug): member login → membership state (`active`, `pending`).
+    pub teams: BTreeMap<(String, String), BTreeMap<String, String>>,
     requests: Vec<RequestRecord>,
     writes: BTreeMap<u64, u64>,
     mints: BTreeMap<u64, u64>,
@@ -364,6 +391,8 @@ impl FakeGitHub {
                 repos: BTreeMap::new(),
                 next_id: 1000,
                 failures: HashMap::new(),
+                failures_after: HashMap::new(),
+                teams: BTreeMap::new(),
                 requests: Vec::new(),
                 writes: BTreeMap::new(),
                 mints: BTreeMap::new(),
@@ -393,8 +422,42 @@ impl FakeGitHub {
             id,
             InstallationModel {
                 account: account.to_string(),
+                permissions: default_permissions(),
             },
         );
+    }
+
+    /// Grants (or with `None` withdraws) one of the App's permissions on an installation,
+    /// e.g. `("members", Some("read"))` for Organization → Members.
+    pub fn set_app_permission(&self, installation: u64, name: &str, level: Option<&str>) {
+        let mut model = self.model();
+        let permissions = &mut model
+            .installations
+            .get_mut(&installation)
+            .expect("add_installation first")
+            .permissions;
+        match level {
+            Some(level) => permissions.insert(name.to_string(), level.to_string()),
+            None => permissions.remove(name),
+        };
+    }
+
+    /// Makes `user` an active member of team `org/slug` (creating the team).
+    pub fn add_team_member(&self, org: &str, slug: &str, user: &str) {
+        self.set_team_membership(org, slug, user, "active");
+    }
+
+    /// Invites `user` to team `org/slug`: the membership stays `pending` until accepted.
+    pub fn invite_team_member(&self, org: &str, slug: &str, user: &str) {
+        self.set_team_membership(org, slug, user, "pending");
+    }
+
+    fn set_team_membership(&self, org: &str, slug: &str, user: &str, state: &str) {
+        self.model()
+            .teams
+            .entry((org.to_string(), slug.to_string()))
+            .or_default()
+            .insert(user.to_string(), state.to_string());
     }
 
     /// Adds `owner/name` to the installation whose account is `owner`.
@@ -429,6 +492,12 @@ impl FakeGitHub {
         let repo = model.repo(repo);
         let number = repo.next_number;
         repo.next_number += 1;
+        sync_pull_ref(
+            &repo.clone_url,
+            number,
+            &spec.head_sha,
+            spec.head_repo.as_deref(),
+        );
         repo.pulls.insert(
             number,
             PullModel {
@@ -448,6 +517,7 @@ impl FakeGitHub {
                 merged: false,
                 files: spec.files,
                 reviews: Vec::new(),
+                head_repo: spec.head_repo,
             },
         );
         number
@@ -456,12 +526,14 @@ impl FakeGitHub {
     /// A new head commit on the pull request's branch, touching `files`.
     pub fn push(&self, repo: &str, number: u64, new_head_sha: &str, files: Vec<FileChange>) {
         let mut model = self.model();
+        let clone_url = model.repo(repo).clone_url.clone();
         let pr = model.pull(repo, number);
         pr.previous_head_sha = Some(std::mem::replace(
             &mut pr.head_sha,
             new_head_sha.to_string(),
         ));
         pr.files = files;
+        sync_pull_ref(&clone_url, number, new_head_sha, pr.head_repo.as_deref());
     }
 
     pub fn close_pull_request(&self, repo: &str, number: u64, merged: bool) {
@@ -592,6 +664,16 @@ impl FakeGitHub {
             .push_back(failure);
     }
 
+    /// The next request of `kind` is carried out (a comment stored, say) and then
+    /// answered with `failure`, as GitHub does when it fails after the write.
+    pub fn fail_next_after_storing(&self, kind: &str, failure: Failure) {
+        self.model()
+            .failures_after
+            .entry(kind.to_string())
+            .or_default()
+            .push_back(failure);
+    }
+
     /// How long newly minted tokens live (GitHub: one hour).
     pub fn set_token_lifetime(&self, lifetime: Duration) {
         self.model().token_lifetime = lifetime;
@@ -609,6 +691,47 @@ impl FakeGitHub {
     pub fn set_webhook_secret(&self, secret: &str) {
         self.model().webhook_secret = secret.to_string();
     }
+}
+
+/// GitHub keeps every pull request's head at `refs/pull/<n>/head` in the base
+/// repository; a fork's commits reach the base repository only that way. When the
+/// repository's clone URL is a local bare repository, the fake does the same: it pushes
+/// the head from `head_repo` (a fork) or points the ref at a commit the base already has.
+/// Heads that exist nowhere (tests that never fetch) are left alone.
+fn sync_pull_ref(clone_url: &str, number: u64, sha: &str, head_repo: Option<&std::path::Path>) {
+    let origin = std::path::Path::new(clone_url);
+    if !origin.is_dir() {
+        return;
+    }
+    let pull_ref = format!("refs/pull/{number}/head");
+    let git = |dir: &std::path::Path, args: &[&str]| {
+        std::process::Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args(args)
+            .output()
+            .is_ok_and(|out| out.status.success())
+    };
+    let done = match head_repo {
+        Some(fork) => git(
+            fork,
+            &[
+                "push",
+                "-q",
+                "--force",
+                clone_url,
+                &format!("{sha}:{pull_ref}"),
+            ],
+        ),
+        None => {
+            git(origin, &["cat-file", "-e", &format!("{sha}^{{commit}}")])
+                && git(origin, &["update-ref", &pull_ref, sha])
+        }
+    };
+    assert!(
+        done || head_repo.is_none(),
+        "the fake GitHub could not push {sha} to {pull_ref}"
+    );
 }
 
 fn snapshot(repo: &RepoModel, id: u64) -> CommentSnapshot {

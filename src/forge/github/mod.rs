@@ -25,8 +25,8 @@ pub use types::{
 
 use transport::{Actor, Call, Method, Transport};
 use types::{
-    WireComment, WireFile, WireGraphqlErrors, WireId, WirePermission, WirePull, WireReview,
-    check_summary,
+    WireComment, WireFile, WireGraphqlErrors, WireId, WireMembership, WirePermission, WirePull,
+    WireReview, check_summary,
 };
 
 /// GitHub answers at most this many files for a pull request.
@@ -153,6 +153,11 @@ impl Installation {
         self.id
     }
 
+    /// The App this installation belongs to: its comments carry this id.
+    pub fn app_id(&self) -> u64 {
+        self.transport.app_id()
+    }
+
     async fn send(&self, call: Call) -> anyhow::Result<transport::Reply> {
         self.transport
             .send(Actor::Installation(self.id), &call)
@@ -170,9 +175,23 @@ impl Installation {
     where
         W: serde::de::DeserializeOwned + Into<T>,
     {
+        Ok(self.get_all_dated::<T, W>(kind, first, cap).await?.0)
+    }
+
+    /// [`Self::get_all`], with GitHub's clock when it answered the last page.
+    async fn get_all_dated<T, W>(
+        &self,
+        kind: &'static str,
+        first: String,
+        cap: usize,
+    ) -> anyhow::Result<(Vec<T>, Option<std::time::SystemTime>)>
+    where
+        W: serde::de::DeserializeOwned + Into<T>,
+    {
         let mut items = Vec::new();
         let mut next = Some(first);
         let mut pages = 0;
+        let mut date = None;
         while let Some(path) = next {
             pages += 1;
             anyhow::ensure!(
@@ -182,9 +201,10 @@ impl Installation {
             let reply = self.send(Call::get(kind, path)).await?;
             let page: Vec<W> = reply.json(kind)?;
             items.extend(page.into_iter().map(Into::into));
+            date = reply.date;
             next = reply.next.filter(|_| items.len() < cap);
         }
-        Ok(items)
+        Ok((items, date))
     }
 
     pub async fn pull_request(&self, repo: &str, number: u64) -> anyhow::Result<PullRequestInfo> {
@@ -216,6 +236,10 @@ impl Installation {
             .await
     }
 
+    /// Posts a comment. A create that failed with a 5xx or no answer may have been
+    /// stored all the same, so before sending it again the conversation is read: a
+    /// comment of the App's with exactly `body`, stored since the first attempt was sent
+    /// (by GitHub's clock, to the second), is the comment.
     pub async fn create_comment(
         &self,
         repo: &str,
@@ -224,9 +248,90 @@ impl Installation {
     ) -> anyhow::Result<IssueComment> {
         let kind = "issues.comments.create";
         let path = format!("{}/issues/{number}/comments", repo_path(repo)?);
-        let call = Call::write(kind, Method::Post, path, json!({ "body": body }));
-        let comment: WireComment = self.send(call).await?.json(kind)?;
-        Ok(comment.into())
+        let policy = self.transport.policy().clone();
+        let started = tokio::time::Instant::now();
+        let mut attempt = 1;
+        loop {
+            let mut call = Call::write(kind, Method::Post, path.clone(), json!({ "body": body }));
+            call.retry_server_errors = false;
+            let error = match self.send(call).await {
+                Ok(reply) => return Ok(reply.json::<WireComment>(kind)?.into()),
+                Err(error) if transport::is_server_failure(&error) => error,
+                Err(error) => return Err(error),
+            };
+            if let Some(comment) = self.stored_since(repo, number, body, started).await? {
+                tracing::info!(
+                    repo,
+                    number,
+                    comment = comment.id,
+                    "a comment create failed but GitHub had stored it"
+                );
+                return Ok(comment);
+            }
+            if attempt >= policy.max_attempts {
+                return Err(error.context(format!(
+                    "cascade gave up on {kind} after {attempt} attempts"
+                )));
+            }
+            let wait = policy
+                .server_error_backoff
+                .saturating_mul(2u32.saturating_pow(attempt - 1))
+                .min(policy.max_wait);
+            tracing::warn!(
+                kind,
+                wait_ms = wait.as_millis() as u64,
+                "GitHub failed to create a comment: retrying"
+            );
+            tokio::time::sleep(wait).await;
+            attempt += 1;
+        }
+    }
+
+    /// The newest comment of the App's with exactly `body` that GitHub stored after
+    /// `since` (a local instant, moved onto GitHub's clock with the listing's `Date`).
+    async fn stored_since(
+        &self,
+        repo: &str,
+        number: u64,
+        body: &str,
+        since: tokio::time::Instant,
+    ) -> anyhow::Result<Option<IssueComment>> {
+        let path = format!("{}/issues/{number}/comments?per_page=100", repo_path(repo)?);
+        let (comments, date) = self
+            .get_all_dated::<IssueComment, WireComment>("issues.comments.list", path, usize::MAX)
+            .await?;
+        // Timestamps have whole seconds: one second of slack on GitHub's side.
+        let earliest = date.and_then(|d| d.checked_sub(since.elapsed() + Duration::from_secs(1)));
+        let mut ours = comments
+            .into_iter()
+            .rev()
+            .filter(|c| c.via_app == Some(self.app_id()));
+        Ok(match earliest {
+            Some(earliest) => ours
+                .take_while(|c| c.created_at.is_none_or(|at| at >= earliest))
+                .find(|c| c.body == body),
+            // Without GitHub's clock, only the App's newest comment can be this one.
+            None => ours.next().filter(|c| c.body == body),
+        })
+    }
+
+    /// Deletes one of the App's comments. One already gone counts as deleted.
+    pub async fn delete_comment(&self, repo: &str, comment_id: u64) -> anyhow::Result<()> {
+        let path = format!("{}/issues/comments/{comment_id}", repo_path(repo)?);
+        match self
+            .send(Call::delete("issues.comments.delete", path))
+            .await
+        {
+            Ok(_) => Ok(()),
+            Err(error)
+                if error
+                    .downcast_ref::<ApiError>()
+                    .is_some_and(|e| e.status == 404) =>
+            {
+                Ok(())
+            }
+            Err(error) => Err(error),
+        }
     }
 
     pub async fn update_comment(
@@ -332,6 +437,36 @@ impl Installation {
             wire.role_name.as_deref(),
             wire.permission.as_deref(),
         ))
+    }
+
+    /// Whether `user` is an active member of team `org/team_slug` (an invitation not yet
+    /// accepted is not). GitHub answers 404 for a non-member and for a team the App cannot
+    /// see; it answers 403 when the App lacks the Organization → Members read permission,
+    /// which is an error here (the caller says what to grant).
+    pub async fn is_team_member(
+        &self,
+        org: &str,
+        team_slug: &str,
+        user: &str,
+    ) -> anyhow::Result<bool> {
+        let kind = "teams.membership";
+        let path = format!(
+            "/orgs/{}/teams/{}/memberships/{}",
+            segment(org)?,
+            segment(team_slug)?,
+            segment(user)?
+        );
+        match self.send(Call::get(kind, path)).await {
+            Ok(reply) => Ok(reply.json::<WireMembership>(kind)?.state == "active"),
+            Err(error)
+                if error
+                    .downcast_ref::<ApiError>()
+                    .is_some_and(|e| e.status == 404) =>
+            {
+                Ok(false)
+            }
+            Err(error) => Err(error),
+        }
     }
 
     /// Every review, oldest first.

@@ -77,6 +77,7 @@ pub(crate) enum Method {
     Get,
     Post,
     Patch,
+    Delete,
 }
 
 impl Method {
@@ -85,6 +86,7 @@ impl Method {
             Method::Get => "GET",
             Method::Post => "POST",
             Method::Patch => "PATCH",
+            Method::Delete => "DELETE",
         }
     }
 }
@@ -100,6 +102,9 @@ pub(crate) struct Call {
     /// Creates or changes content, so it spends the write budget.
     pub write: bool,
     pub graphql: bool,
+    /// Sent again after a 5xx or no answer. False for a create that GitHub may have
+    /// stored although it failed: the caller looks before sending it again.
+    pub retry_server_errors: bool,
 }
 
 impl Call {
@@ -111,6 +116,7 @@ impl Call {
             body: None,
             write: false,
             graphql: false,
+            retry_server_errors: true,
         }
     }
 
@@ -127,6 +133,20 @@ impl Call {
             body: Some(body),
             write: true,
             graphql: false,
+            retry_server_errors: true,
+        }
+    }
+
+    /// A write without a body (`DELETE`).
+    pub fn delete(kind: &'static str, path: String) -> Call {
+        Call {
+            kind,
+            method: Method::Delete,
+            path,
+            body: None,
+            write: true,
+            graphql: false,
+            retry_server_errors: true,
         }
     }
 }
@@ -136,6 +156,8 @@ pub(crate) struct Reply {
     pub body: String,
     /// The `Link: rel="next"` page, as a path relative to the API base.
     pub next: Option<String>,
+    /// GitHub's clock when it answered (the `Date` header).
+    pub date: Option<SystemTime>,
 }
 
 impl Reply {
@@ -143,6 +165,15 @@ impl Reply {
         serde_json::from_str(&self.body).with_context(|| {
             format!("GitHub's answer to {kind} is not the JSON cascade expects; is the API URL a GitHub API?")
         })
+    }
+}
+
+/// True when `error` is a 5xx from GitHub or no answer at all: a write may or may not
+/// have been stored.
+pub(crate) fn is_server_failure(error: &anyhow::Error) -> bool {
+    match error.downcast_ref::<ApiError>() {
+        Some(api) => (500..600).contains(&api.status),
+        None => error.downcast_ref::<octocrab::Error>().is_some(),
     }
 }
 
@@ -183,6 +214,7 @@ struct RateHeaders {
     remaining: Option<u64>,
     reset: Option<u64>,
     link: Option<String>,
+    date: Option<String>,
 }
 
 pub(crate) struct Transport {
@@ -190,6 +222,7 @@ pub(crate) struct Transport {
     rest: Octocrab,
     /// Same, rooted where GitHub serves GraphQL (`/api/graphql` on Enterprise Server).
     graphql: Octocrab,
+    app_id: u64,
     policy: RetryPolicy,
     budget: WriteBudget,
     tokens: Mutex<HashMap<u64, Arc<tokio::sync::Mutex<Option<Token>>>>>,
@@ -231,6 +264,7 @@ impl Transport {
         Ok(Transport {
             rest: client(api_url)?,
             graphql: client(graphql_root)?,
+            app_id,
             policy: RetryPolicy {
                 max_attempts: policy.max_attempts.max(1),
                 ..policy
@@ -254,6 +288,14 @@ impl Transport {
         self.waits.load(Ordering::Relaxed)
     }
 
+    pub fn policy(&self) -> &RetryPolicy {
+        &self.policy
+    }
+
+    pub fn app_id(&self) -> u64 {
+        self.app_id
+    }
+
     /// A token for installation `id`, minted when there is none or it is
     /// within [`TOKEN_REFRESH_MARGIN`] of expiring.
     pub async fn token(&self, id: u64) -> anyhow::Result<String> {
@@ -271,6 +313,7 @@ impl Transport {
             body: None,
             write: false,
             graphql: false,
+            retry_server_errors: true,
         };
         let minted: WireToken = Box::pin(self.send(Actor::App, &call))
             .await
@@ -322,7 +365,11 @@ impl Transport {
             let (next, error) = match self.attempt(actor, call).await? {
                 Ok((status, headers, body)) if (200..300).contains(&status) => {
                     let next = headers.link.as_deref().and_then(next_link);
-                    return Ok(Reply { body, next });
+                    let date = headers
+                        .date
+                        .as_deref()
+                        .and_then(|d| httpdate::parse_http_date(d).ok());
+                    return Ok(Reply { body, next, date });
                 }
                 Ok((status, headers, body)) => {
                     let error = api_error(call, status, &body, &self.policy);
@@ -341,6 +388,7 @@ impl Transport {
             };
             let wait = match next {
                 Next::Fail => return Err(error),
+                Next::ServerError if !call.retry_server_errors => return Err(error),
                 Next::ReAuthenticate if reauthenticated => return Err(error),
                 Next::ReAuthenticate => {
                     reauthenticated = true;
@@ -429,6 +477,7 @@ impl Transport {
             Method::Get => crab._get(path).await,
             Method::Post => crab._post(path, call.body.as_ref()).await,
             Method::Patch => crab._patch(path, call.body.as_ref()).await,
+            Method::Delete => crab._delete(path, call.body.as_ref()).await,
         };
         let response = match sent {
             Ok(response) => response,
@@ -448,6 +497,7 @@ impl Transport {
             remaining: number("x-ratelimit-remaining"),
             reset: number("x-ratelimit-reset"),
             link: header("link"),
+            date: header("date"),
         };
         Ok(crab
             .body_to_string(response)

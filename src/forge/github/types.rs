@@ -42,6 +42,11 @@ pub struct IssueComment {
     pub node_id: String,
     pub body: String,
     pub author: String,
+    /// The App that posted it (`performed_via_github_app.id`), if one did: how cascade
+    /// tells its own comments from a user's comment that copies their marker.
+    pub via_app: Option<u64>,
+    /// When GitHub stored it (GitHub's clock).
+    pub created_at: Option<std::time::SystemTime>,
 }
 
 /// A user's role on a repository, most powerful first.
@@ -218,6 +223,10 @@ pub(crate) struct WireComment {
     #[serde(default)]
     pub body: Option<String>,
     pub user: Option<WireUser>,
+    #[serde(default)]
+    pub performed_via_github_app: Option<WireId>,
+    #[serde(default)]
+    pub created_at: Option<String>,
 }
 
 impl From<WireComment> for IssueComment {
@@ -227,6 +236,11 @@ impl From<WireComment> for IssueComment {
             node_id: c.node_id,
             body: c.body.unwrap_or_default(),
             author: login(c.user),
+            via_app: c.performed_via_github_app.map(|app| app.id),
+            created_at: c
+                .created_at
+                .as_deref()
+                .and_then(super::transport::parse_utc),
         }
     }
 }
@@ -257,6 +271,13 @@ pub(crate) struct WirePermission {
 #[derive(Deserialize)]
 pub(crate) struct WireId {
     pub id: u64,
+}
+
+/// `GET /orgs/{org}/teams/{team_slug}/memberships/{username}`.
+#[derive(Deserialize)]
+pub(crate) struct WireMembership {
+    /// `active`, or `pending` while an invitation is not accepted.
+    pub state: String,
 }
 
 #[derive(Deserialize)]

@@ -37,7 +37,9 @@ pub fn router(shared: Arc<Shared>) -> Router {
         // octocrab's typed update_comment sends POST; GitHub accepts both.
         .route(
             "/repos/{owner}/{repo}/issues/comments/{id}",
-            patch(update_comment).post(update_comment),
+            patch(update_comment)
+                .post(update_comment)
+                .delete(delete_comment),
         )
         .route(
             "/repos/{owner}/{repo}/issues/comments/{id}/reactions",
@@ -51,6 +53,10 @@ pub fn router(shared: Arc<Shared>) -> Router {
         .route(
             "/repos/{owner}/{repo}/collaborators/{user}/permission",
             get(permission),
+        )
+        .route(
+            "/orgs/{org}/teams/{team}/memberships/{user}",
+            get(team_membership),
         )
         .route("/graphql", post(graphql))
         .fallback(|| async { reply(StatusCode::NOT_FOUND, json::error("Not Found")) })
@@ -77,7 +83,21 @@ fn refuse(status: u16, message: &str) -> Response {
 
 /// The queued failure for `kind`, if any.
 fn injected(model: &mut Model, kind: &str) -> Result<(), Response> {
-    let Some(failure) = model.failures.get_mut(kind).and_then(|q| q.pop_front()) else {
+    let failure = model.failures.get_mut(kind).and_then(|q| q.pop_front());
+    answer_failure(failure)
+}
+
+/// The failure queued for `kind` after the request was carried out, if any.
+fn injected_after(model: &mut Model, kind: &str) -> Result<(), Response> {
+    let failure = model
+        .failures_after
+        .get_mut(kind)
+        .and_then(|q| q.pop_front());
+    answer_failure(failure)
+}
+
+fn answer_failure(failure: Option<super::Failure>) -> Result<(), Response> {
+    let Some(failure) = failure else {
         return Ok(());
     };
     let mut response = refuse(failure.status, &failure.message);
@@ -155,7 +175,7 @@ async fn mint_token(State(fake): Fake, Path(id): Path<u64>, headers: HeaderMap) 
         json!({
             "token": token,
             "expires_at": json::timestamp(expires_at),
-            "permissions": { "checks": "write", "contents": "read", "issues": "write", "metadata": "read", "pull_requests": "write" },
+            "permissions": model.installations[&id].permissions,
             "repository_selection": "selected",
         }),
     ))
@@ -378,6 +398,7 @@ async fn create_comment(
     }
     let id = add_comment(&mut model, &repo, n, BOT_LOGIN, &text);
     wrote(&mut model, installation);
+    injected_after(&mut model, "issues.comments.create")?;
     let c = &model.repos[&repo].comments[&id];
     Ok(reply(
         StatusCode::CREATED,
@@ -410,6 +431,57 @@ async fn update_comment(
     Ok(reply(
         StatusCode::OK,
         json::comment(&fake.url, &repo, APP_ID, c),
+    ))
+}
+
+async fn delete_comment(
+    State(fake): Fake,
+    Path((o, r, id)): Path<(String, String, u64)>,
+    headers: HeaderMap,
+) -> Answer {
+    let repo = format!("{o}/{r}");
+    let (mut model, installation) = enter(&fake, "issues.comments.delete", &headers, &repo)?;
+    let comments = &mut model.repo(&repo).comments;
+    let c = comments.get(&id).ok_or_else(|| refuse(404, "Not Found"))?;
+    if c.author != BOT_LOGIN {
+        return Err(refuse(403, "Resource not accessible by integration"));
+    }
+    comments.remove(&id);
+    wrote(&mut model, installation);
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+/// `GET /orgs/{org}/teams/{team_slug}/memberships/{username}`: 200 with the membership
+/// (`state` active or pending) for a member or invitee, 404 for anyone else and for a
+/// team the installation cannot see, 403 when the App has no Organization → Members
+/// permission on the installation.
+async fn team_membership(
+    State(fake): Fake,
+    Path((org, team, user)): Path<(String, String, String)>,
+    headers: HeaderMap,
+) -> Answer {
+    let mut model = fake.lock();
+    injected(&mut model, "teams.membership")?;
+    let installation = installation(&model, &headers)?;
+    let account = &model.installations[&installation];
+    if !account.account.eq_ignore_ascii_case(&org) {
+        return Err(refuse(404, "Not Found"));
+    }
+    if !account.permissions.contains_key("members") {
+        return Err(refuse(403, "Resource not accessible by integration"));
+    }
+    let state = model
+        .teams
+        .get(&(org.clone(), team.clone()))
+        .and_then(|members| members.get(&user))
+        .ok_or_else(|| refuse(404, "Not Found"))?;
+    Ok(reply(
+        StatusCode::OK,
+        json!({
+            "url": format!("{}/organizations/{}/team/{}/memberships/{user}", fake.url, json::id_of(&org), json::id_of(&team)),
+            "role": "member",
+            "state": state,
+        }),
     ))
 }
 

@@ -1,0 +1,126 @@
+//! Commands in pull request comments: each at most once per comment (see
+//! `command::read_comment`), `/help` for anyone, and `/plan`, `/unlock` and `/apply`
+//! only for whoever has the right to apply (`access`). Everything a comment makes cascade
+//! say, refusals and mistakes alike, goes out as one reply, counted against the pull
+//! request's reply limit.
+
+use super::access::refuse_command;
+use super::apply::command_apply;
+use super::jobs::{PrComment, PrUpdate};
+use super::plan::{base_config, current_pr, plan_pull_request, release_and_discard};
+use super::publish::reply;
+use super::{Bot, PrKey};
+use crate::command::{Command, help_text, read_comment};
+use crate::config::RepoConfig;
+use crate::forge::github::PullRequestInfo;
+use crate::store::Store;
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+/// Mistakes named in one reply; the rest are counted, so a comment of thousands of wrong
+/// lines still gets one reply of a size GitHub accepts.
+const MISTAKES_SHOWN: usize = 5;
+
+/// The pull request and its base branch's configuration, read once per comment.
+struct Context {
+    pub pr: PrUpdate,
+    pub info: PullRequestInfo,
+    pub config: Result<RepoConfig, String>,
+}
+
+pub async fn handle_comment(
+    bot: &Arc<Bot>,
+    key: &PrKey,
+    comment: &PrComment,
+) -> anyhow::Result<()> {
+    // Never from the bot itself (its own comments quote commands).
+    if comment.author_is_bot {
+        return Ok(());
+    }
+    let read = read_comment(&comment.body);
+    if read.commands.is_empty() && read.mistakes.is_empty() {
+        return Ok(());
+    }
+    let inst = bot.github.installation(comment.installation).await?;
+    let mut replies: Vec<String> = read
+        .mistakes
+        .iter()
+        .take(MISTAKES_SHOWN)
+        .map(|m| m.message.clone())
+        .collect();
+    if let Some(more) = read.mistakes.len().checked_sub(MISTAKES_SHOWN)
+        && more > 0
+    {
+        replies.push(format!(
+            "This comment has {more} more line{} cascade could not read; fix them too.",
+            if more == 1 { "" } else { "s" }
+        ));
+    }
+    if !replies.is_empty() {
+        replies.push("Comment `/help` for the commands cascade knows.".to_string());
+    }
+    let mut context: Option<Context> = None;
+    for command in read.commands {
+        if command == Command::Help {
+            replies.push(help_text());
+            continue;
+        }
+        let context = match &mut context {
+            Some(context) => context,
+            None => {
+                let (pr, info) = current_pr(bot, &inst, key).await?;
+                let config = base_config(bot, key, &pr).await?;
+                context.insert(Context { pr, info, config })
+            }
+        };
+        let typed = command.to_string();
+        let config = match &context.config {
+            Ok(config) => config,
+            Err(problem) => {
+                replies.push(format!(
+                    "Not run: `.cascade.yaml` on the base branch is invalid ({problem}), so cascade \
+                     cannot tell who may run `{typed}`. Fix it on the base branch first."
+                ));
+                continue;
+            }
+        };
+        if let Some(refusal) =
+            refuse_command(&inst, &key.repo, &comment.author, config, &typed).await
+        {
+            replies.push(refusal);
+            continue;
+        }
+        match command {
+            Command::Help => {}
+            Command::Unlock => {
+                let n = release_and_discard(bot, key).await?;
+                bot.store.set_waiting(&key.repo, key.number, &[]).await?;
+                replies.push(format!(
+                    "Released {n} lock{} and discarded this pull request's plan. Comment `/plan` to plan again.",
+                    if n == 1 { "" } else { "s" }
+                ));
+            }
+            Command::Plan { units } => {
+                plan_pull_request(
+                    bot,
+                    key,
+                    &context.pr,
+                    Some(&units),
+                    CancellationToken::new(),
+                )
+                .await?;
+            }
+            Command::Apply { id } => {
+                if let Some(refusal) =
+                    command_apply(bot, &inst, key, comment, &context.info, config, &id).await?
+                {
+                    replies.push(refusal);
+                }
+            }
+        }
+    }
+    if replies.is_empty() {
+        return Ok(());
+    }
+    reply(bot, &inst, key, &replies.join("\n\n---\n\n")).await
+}

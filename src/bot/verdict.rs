@@ -1,0 +1,197 @@
+//! What the `cascade` check run says about a plan. It is green (`success`) only when
+//! every affected unit was planned and nothing waits for review; otherwise its title
+//! says why: units that failed or were skipped, unresolved units left unplanned
+//! (`failure`: someone must fix something), units locked by other pull requests, or a
+//! plan to approve (`action_required`). A pull request whose units are all locked is
+//! never "no changes".
+
+use crate::comment::PlanView;
+use crate::forge::github::CheckStatus;
+use crate::store::{Lock, PlanRecord, UnitStatus};
+use crate::unit::UnitPath;
+use std::collections::BTreeSet;
+
+/// A check run's conclusion, title and summary.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Verdict {
+    pub status: CheckStatus,
+    pub title: String,
+    pub summary: String,
+}
+
+/// The check for `plan` as `view` shows it, with the units other pull requests hold
+/// (`held`) and the units discovery could not resolve.
+pub fn plan_check(
+    plan: &PlanRecord,
+    view: &PlanView,
+    held: &[Lock],
+    unresolved: &[(UnitPath, String)],
+) -> Verdict {
+    let count = |status: UnitStatus| plan.units.iter().filter(|u| u.status == status).count();
+    let failed = count(UnitStatus::Failed);
+    let skipped = plan.units.len() - failed - count(UnitStatus::Planned);
+    let planned: BTreeSet<&UnitPath> = plan.units.iter().map(|u| &u.path).collect();
+    let locked_units: BTreeSet<&UnitPath> = held.iter().map(|l| &l.unit).collect();
+    let unplanned = unresolved
+        .iter()
+        .filter(|(u, _)| !planned.contains(u) && !locked_units.contains(u))
+        .count();
+    let holders: BTreeSet<u64> = held.iter().map(|l| l.pr).collect();
+
+    let mut problems = Vec::new();
+    if failed > 0 {
+        problems.push(format!("{} failed to plan", units(failed)));
+    }
+    if skipped > 0 {
+        problems.push(format!("{} not planned (skipped)", units(skipped)));
+    }
+    if unplanned > 0 {
+        problems.push(format!("{} unresolved and not planned", units(unplanned)));
+    }
+    let must_fix = !problems.is_empty();
+    if !held.is_empty() {
+        let by: Vec<String> = holders.iter().map(|pr| format!("#{pr}")).collect();
+        problems.push(format!(
+            "{} locked by {}",
+            units(locked_units.len()),
+            by.join(", ")
+        ));
+    }
+    let mut summary = format!(
+        "Plan `{}`: {} planned.",
+        plan.id,
+        units(count(UnitStatus::Planned))
+    );
+    for problem in &problems {
+        summary.push_str(&format!("\n- {problem}"));
+    }
+    let (status, title) = if must_fix {
+        (
+            CheckStatus::Failure,
+            format!("cascade: {}", problems.join(", ")),
+        )
+    } else if !problems.is_empty() {
+        summary.push_str(
+            "\n\ncascade plans this pull request again by itself once those locks are released.",
+        );
+        let mut title = format!("cascade: {}", problems.join(", "));
+        if view.needs_approval {
+            title.push_str(&format!("; /apply {} applies the rest", plan.id));
+        }
+        (CheckStatus::ActionRequired, title)
+    } else if view.needs_approval {
+        (
+            CheckStatus::ActionRequired,
+            format!("cascade: comment /apply {} to apply", plan.id),
+        )
+    } else {
+        (CheckStatus::Success, "cascade: no changes".to_string())
+    };
+    Verdict {
+        status,
+        title,
+        summary,
+    }
+}
+
+fn units(n: usize) -> String {
+    format!("{n} unit{}", if n == 1 { "" } else { "s" })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::views::plan_view;
+    use crate::plan::PlanId;
+    use crate::store::{PlanStatus, PlannedUnit};
+
+    fn unit(path: &str, status: UnitStatus) -> PlannedUnit {
+        PlannedUnit {
+            path: UnitPath::new(path),
+            wave: 1,
+            destroy: false,
+            deps: vec![],
+            tool: crate::config::Executor::Terraform,
+            init_args: vec![],
+            stack: None,
+            status,
+            detail: String::new(),
+            summary: None,
+            rendered: None,
+        }
+    }
+
+    fn plan(id: &str, units: Vec<PlannedUnit>) -> PlanRecord {
+        PlanRecord {
+            id: PlanId(id.into()),
+            repo: "acme/infra#1".into(),
+            head: "h".into(),
+            base: "b".into(),
+            status: PlanStatus::Current,
+            run_id: "r".into(),
+            units,
+            created_at: 0,
+        }
+    }
+
+    fn lock(unit: &str, pr: u64) -> Lock {
+        Lock {
+            unit: UnitPath::new(unit),
+            pr,
+        }
+    }
+
+    fn verdict(plan: &PlanRecord, held: &[Lock], unresolved: &[(UnitPath, String)]) -> Verdict {
+        plan_check(plan, &plan_view(plan, unresolved), held, unresolved)
+    }
+
+    #[test]
+    fn nothing_planned_and_nothing_held_is_green() {
+        let v = verdict(&plan(PlanId::NO_CHANGES, vec![]), &[], &[]);
+        assert_eq!(v.status, CheckStatus::Success);
+        assert_eq!(v.title, "cascade: no changes");
+    }
+
+    #[test]
+    fn every_unit_locked_is_never_no_changes() {
+        let p = plan(PlanId::NO_CHANGES, vec![]);
+        let v = verdict(&p, &[lock("dns", 1), lock("vpc", 1), lock("db", 3)], &[]);
+        assert_eq!(v.status, CheckStatus::ActionRequired);
+        assert_eq!(v.title, "cascade: 3 units locked by #1, #3");
+        assert!(v.summary.contains("again by itself"), "{}", v.summary);
+    }
+
+    #[test]
+    fn failures_and_skips_fail_the_check_with_the_reason() {
+        let p = plan(
+            "0123456789ab",
+            vec![
+                unit("vpc", UnitStatus::Failed),
+                unit("db", UnitStatus::Skipped),
+                unit("app", UnitStatus::Skipped),
+                unit("dns", UnitStatus::Planned),
+            ],
+        );
+        let v = verdict(&p, &[lock("cdn", 2)], &[]);
+        assert_eq!(v.status, CheckStatus::Failure);
+        assert_eq!(
+            v.title,
+            "cascade: 1 unit failed to plan, 2 units not planned (skipped), 1 unit locked by #2"
+        );
+    }
+
+    #[test]
+    fn an_unresolved_unit_left_unplanned_fails_the_check() {
+        let p = plan(PlanId::NO_CHANGES, vec![unit("dns", UnitStatus::Planned)]);
+        let unresolved = [
+            (UnitPath::new("dns"), "unknown path".to_string()),
+            (UnitPath::new("legacy"), "unknown path".to_string()),
+        ];
+        let v = verdict(&p, &[], &unresolved);
+        assert_eq!(v.status, CheckStatus::Failure);
+        assert_eq!(v.title, "cascade: 1 unit unresolved and not planned");
+        // Planned although unresolved: nothing waits.
+        let v = verdict(&p, &[], &unresolved[..1]);
+        assert_eq!(v.status, CheckStatus::Success);
+    }
+}

@@ -1,0 +1,153 @@
+//! Rows to records, once for both backends: the column names and the JSON
+//! kept in text columns are the same in SQLite and PostgreSQL, so each record
+//! is decoded by one function whatever row it comes from.
+
+use super::{
+    ApplyClaim, DeliveryRecord, DeliveryStatus, Lock, PlanRecord, PlanStatus, PrState,
+    PullRequestRecord, RunKind, RunRecord, UnitRecord, UnitStatus,
+};
+use crate::plan::PlanId;
+use crate::unit::UnitPath;
+use anyhow::Context;
+use sqlx::Row;
+
+/// The column types the store reads.
+pub(super) trait StoredRow {
+    fn text(&self, column: &str) -> anyhow::Result<String>;
+    fn maybe_text(&self, column: &str) -> anyhow::Result<Option<String>>;
+    fn int(&self, column: &str) -> anyhow::Result<i64>;
+    fn maybe_int(&self, column: &str) -> anyhow::Result<Option<i64>>;
+    fn bytes(&self, column: &str) -> anyhow::Result<Vec<u8>>;
+}
+
+macro_rules! stored_row {
+    ($($row:ty),*) => {$(
+        impl StoredRow for $row {
+            fn text(&self, column: &str) -> anyhow::Result<String> {
+                Ok(self.try_get(column)?)
+            }
+            fn maybe_text(&self, column: &str) -> anyhow::Result<Option<String>> {
+                Ok(self.try_get(column)?)
+            }
+            fn int(&self, column: &str) -> anyhow::Result<i64> {
+                Ok(self.try_get(column)?)
+            }
+            fn maybe_int(&self, column: &str) -> anyhow::Result<Option<i64>> {
+                Ok(self.try_get(column)?)
+            }
+            fn bytes(&self, column: &str) -> anyhow::Result<Vec<u8>> {
+                Ok(self.try_get(column)?)
+            }
+        }
+    )*};
+}
+
+stored_row!(sqlx::sqlite::SqliteRow, sqlx::postgres::PgRow);
+
+/// What `runs.kind` holds.
+pub(super) fn kind_str(kind: RunKind) -> &'static str {
+    match kind {
+        RunKind::Plan => "plan",
+        RunKind::Apply => "apply",
+    }
+}
+
+/// A value kept as JSON text (summaries, renderings, plan units).
+pub(super) fn json<T: serde::Serialize>(value: Option<&T>) -> anyhow::Result<Option<String>> {
+    Ok(value.map(serde_json::to_string).transpose()?)
+}
+
+pub(super) fn run(row: &impl StoredRow, kind: RunKind) -> anyhow::Result<RunRecord> {
+    Ok(RunRecord {
+        id: row.text("id")?,
+        repo: row.text("repo")?,
+        kind,
+        key: row.text("key")?,
+        dir: row.text("dir")?,
+        finished: row.text("status")? == "finished",
+        created_at: row.int("created_at")?,
+    })
+}
+
+pub(super) fn unit_record(row: &impl StoredRow) -> anyhow::Result<UnitRecord> {
+    let status = row.text("status")?;
+    Ok(UnitRecord {
+        unit: UnitPath::new(row.text("unit")?),
+        status: UnitStatus::parse(&status)
+            .with_context(|| format!("unknown unit status {status}"))?,
+        detail: row.text("detail")?,
+        summary: row
+            .maybe_text("summary")?
+            .map(|s| serde_json::from_str(&s))
+            .transpose()?,
+        rendered: row
+            .maybe_text("rendered")?
+            .map(|s| serde_json::from_str(&s))
+            .transpose()?,
+    })
+}
+
+pub(super) fn plan(row: &impl StoredRow) -> anyhow::Result<PlanRecord> {
+    Ok(PlanRecord {
+        id: PlanId(row.text("id")?),
+        repo: row.text("repo")?,
+        head: row.text("head")?,
+        base: row.text("base")?,
+        status: PlanStatus::parse(&row.text("status")?),
+        run_id: row.text("run_id")?,
+        units: serde_json::from_str(&row.text("units")?)
+            .context("a stored plan does not decode")?,
+        created_at: row.int("created_at")?,
+    })
+}
+
+pub(super) fn delivery(row: &impl StoredRow) -> anyhow::Result<DeliveryRecord> {
+    Ok(DeliveryRecord {
+        id: row.text("id")?,
+        event: row.text("event")?,
+        body: row.bytes("body")?,
+        status: DeliveryStatus::parse(&row.text("status")?),
+        received_at: row.int("received_at")?,
+    })
+}
+
+pub(super) fn pull_request(row: &impl StoredRow) -> anyhow::Result<PullRequestRecord> {
+    let state = row.text("state")?;
+    Ok(PullRequestRecord {
+        repo: row.text("repo")?,
+        number: row.int("number")? as u64,
+        installation_id: row.int("installation_id")? as u64,
+        clone_url: row.text("clone_url")?,
+        head_sha: row.text("head_sha")?,
+        base_sha: row.text("base_sha")?,
+        state: PrState::parse(&state)
+            .with_context(|| format!("unknown pull request state {state}"))?,
+        plan_id: row.maybe_text("plan_id")?.map(PlanId),
+        comment_id: row.maybe_int("comment_id")?.map(|c| c as u64),
+        check_run_id: row.maybe_int("check_run_id")?.map(|c| c as u64),
+        updated_at: row.int("updated_at")?,
+    })
+}
+
+pub(super) fn lock(row: &impl StoredRow) -> anyhow::Result<Lock> {
+    Ok(Lock {
+        unit: UnitPath::new(row.text("unit")?),
+        pr: row.int("pr")? as u64,
+    })
+}
+
+pub(super) fn apply_claim(row: &impl StoredRow) -> anyhow::Result<ApplyClaim> {
+    Ok(ApplyClaim {
+        repo: row.text("repo")?,
+        plan_id: PlanId(row.text("plan_id")?),
+        owner: row.text("owner")?,
+        pid: row.int("pid")? as u32,
+        host: row.text("host")?,
+        heartbeat_at: row.int("heartbeat_at")?,
+    })
+}
+
+/// A count the store keeps as an integer, as the `u32` callers use.
+pub(super) fn count(n: Option<i64>) -> u32 {
+    n.unwrap_or(0).clamp(0, i64::from(u32::MAX)) as u32
+}

@@ -1,0 +1,291 @@
+//! Nothing skips review, end to end over the fake GitHub: who may apply, plan and
+//! unlock; which approvals count; one reply per comment and a reply limit per pull
+//! request; a check that is green only when nothing waits; pull requests waiting for
+//! locks planned again by themselves, across a restart too.
+
+#[path = "support/bot_world.rs"]
+mod bot_world;
+#[path = "support/fake_github.rs"]
+mod fake_github;
+mod support;
+
+use bot_world::{REPO, World, config, push_change, world, world_with};
+use cascade::store::{SqliteStore, Store};
+use std::time::Duration;
+
+/// A pull request from `feature` by alice, planned.
+async fn planned(w: &World) -> u64 {
+    let n = w.open_pr("alice", "feature", &w.head_sha, false);
+    assert_eq!(w.send_pr(n, "opened").await, 202);
+    w.until("the plan", |w| w.checks_done(&w.head_sha)).await;
+    n
+}
+
+/// Whether cascade has posted an apply result on `n`.
+fn applied(w: &World, n: u64) -> bool {
+    w.bot_texts(n)
+        .iter()
+        .any(|t| t.starts_with("<!-- cascade:apply"))
+}
+
+/// The `count`-th bot comment on `n` (waits for it).
+async fn nth_reply(w: &World, n: u64, count: usize) -> String {
+    w.until("a reply", |w| w.bot_texts(n).len() >= count).await;
+    w.bot_texts(n)[count - 1].clone()
+}
+
+/// A planned pull request that bob (a writer) approved, then a new push planned, and
+/// bob's `/apply` of the new plan: the pull request, its new head and the plan id.
+async fn approved_then_pushed(w: &World) -> (u64, String, String) {
+    let n = planned(w).await;
+    w.fake.set_permission(REPO, "bob", "write");
+    w.fake.approve(REPO, n, "bob");
+    let head = push_change(w, "feature", "global/dns/main.tf", "after the review");
+    w.synchronize(n, &head, "global/dns/main.tf").await;
+    w.until("the new plan", |w| w.checks_done(&head)).await;
+    let id = w.plan_id(n);
+    w.comment(n, "bob", &format!("/apply {id}")).await;
+    (n, head, id)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stale_approval_does_not_count_unless_any_head_is_configured() {
+    let w = world().await;
+    let (n, head, id) = approved_then_pushed(&w).await;
+    let text = nth_reply(&w, n, 2).await;
+    assert!(
+        text.contains("@bob approved") && text.contains("an earlier commit"),
+        "{text}"
+    );
+    assert!(text.contains(&head[..7]), "names the current head: {text}");
+    assert!(!applied(&w, n), "nothing applied");
+    // Approved again on the head: applied.
+    w.fake.approve(REPO, n, "bob");
+    w.comment(n, "bob", &format!("/apply {id}")).await;
+    w.until("the apply", |w| applied(w, n)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_any_head_an_earlier_approval_counts() {
+    let w = world_with("approvals: any_head\n").await;
+    let (n, _, _) = approved_then_pushed(&w).await;
+    w.until("the apply", |w| applied(w, n)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_by_a_reader_does_not_count() {
+    let w = world().await;
+    let n = planned(&w).await;
+    let id = w.plan_id(n);
+    // mallory can only read; her approval is on the head.
+    w.fake.approve(REPO, n, "mallory");
+    w.fake.set_permission(REPO, "bob", "write");
+    w.comment(n, "bob", &format!("/apply {id}")).await;
+    let text = nth_reply(&w, n, 2).await;
+    assert!(
+        text.contains("@mallory approved without write permission"),
+        "{text}"
+    );
+    assert!(!applied(&w, n), "nothing applied");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reader_may_neither_unlock_nor_plan() {
+    let w = world().await;
+    let n = planned(&w).await;
+    let check_states = |w: &World| w.fake.check_runs(REPO, &w.head_sha)[0].history.len();
+    let before = check_states(&w);
+    w.comment(n, "mallory", "/unlock").await;
+    let text = nth_reply(&w, n, 2).await;
+    assert!(
+        text.contains("@mallory cannot run `/unlock`") && text.contains("write permission"),
+        "{text}"
+    );
+    w.comment(n, "mallory", "/plan").await;
+    let text = nth_reply(&w, n, 3).await;
+    assert!(
+        text.contains("@mallory cannot run `/plan`") && text.contains("write permission"),
+        "{text}"
+    );
+    assert_eq!(check_states(&w), before, "nothing was planned again");
+    // The locks are still held: a writer's /unlock releases them.
+    w.fake.set_permission(REPO, "bob", "write");
+    w.comment(n, "bob", "/unlock").await;
+    let text = nth_reply(&w, n, 4).await;
+    assert!(
+        text.starts_with("Released ") && !text.starts_with("Released 0"),
+        "{text}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_team_restricted_apply_needs_an_active_member_and_says_which_permission_is_missing() {
+    let w = world_with("apply_permission:\n  teams: [acme/infra-admins]\n").await;
+    let n = planned(&w).await;
+    let id = w.plan_id(n);
+    for user in ["bob", "carol", "dave"] {
+        w.fake.set_permission(REPO, user, "write");
+    }
+    w.fake.approve(REPO, n, "bob");
+    w.fake.add_team_member("acme", "infra-admins", "carol");
+    w.fake.invite_team_member("acme", "infra-admins", "dave");
+    // The App was not granted Organization → Members: cascade cannot tell, and says so.
+    w.comment(n, "carol", &format!("/apply {id}")).await;
+    let text = nth_reply(&w, n, 2).await;
+    assert!(
+        text.contains("members of `acme/infra-admins`")
+            && text.contains("Organization → Members (read)"),
+        "{text}"
+    );
+    w.fake.set_app_permission(77, "members", Some("read"));
+    // A writer outside the team, and an invitee who has not accepted, may not.
+    w.comment(n, "bob", &format!("/apply {id}")).await;
+    let text = nth_reply(&w, n, 3).await;
+    assert!(
+        text.contains("@bob cannot run `/apply") && !text.contains("Organization"),
+        "{text}"
+    );
+    w.comment(n, "dave", &format!("/apply {id}")).await;
+    let text = nth_reply(&w, n, 4).await;
+    assert!(text.contains("@dave cannot run"), "{text}");
+    // An active member with write permission may.
+    w.comment(n, "carol", &format!("/apply {id}")).await;
+    w.until("the apply", |w| applied(w, n)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ninety_help_lines_get_one_reply() {
+    let w = world().await;
+    let n = planned(&w).await;
+    let writes = w.fake.write_calls();
+    w.comment(n, "mallory", &"/help\n".repeat(90)).await;
+    let text = nth_reply(&w, n, 2).await;
+    assert!(text.contains("cascade commands"), "{text}");
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    assert_eq!(w.bot_texts(n).len(), 2, "one reply");
+    assert_eq!(w.fake.write_calls() - writes, 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn thousands_of_different_mistakes_get_one_short_reply() {
+    let w = world().await;
+    let n = planned(&w).await;
+    let body: String = (0..3000).map(|i| format!("/help x{i}\n")).collect();
+    w.comment(n, "mallory", &body).await;
+    let text = nth_reply(&w, n, 2).await;
+    assert!(text.contains("`x0`"), "{text}");
+    assert!(
+        text.contains("2995 more lines cascade could not read"),
+        "{text}"
+    );
+    assert!(text.len() < 4_000, "{} characters", text.len());
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(w.bot_texts(n).len(), 2, "one reply");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replies_on_one_pull_request_stop_after_ten_with_one_notice() {
+    let w = world().await;
+    let n = planned(&w).await;
+    for _ in 0..13 {
+        w.comment(n, "mallory", "/help").await;
+    }
+    // The plan comment, ten replies and the notice.
+    w.until("the notice", |w| w.bot_texts(n).len() >= 12).await;
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    let texts = w.bot_texts(n);
+    assert_eq!(texts.len(), 12, "{texts:#?}");
+    assert_eq!(
+        texts
+            .iter()
+            .filter(|t| t.contains("cascade commands"))
+            .count(),
+        10
+    );
+    assert!(
+        texts[11].contains("will not reply to commands here for the next"),
+        "{}",
+        texts[11]
+    );
+    // Another pull request has its own allowance.
+    let m = w.open_pr("dave", "feature", &w.head_sha, false);
+    w.comment(m, "mallory", "/help").await;
+    w.until("the other pull request's reply", |w| {
+        w.bot_texts(m)
+            .iter()
+            .any(|t| t.contains("cascade commands"))
+    })
+    .await;
+}
+
+/// Two pull requests changing the same unit: the second waits for the first's locks.
+async fn second_waits(w: &World) -> (u64, u64, String) {
+    let first = planned(w).await;
+    let other = push_change(w, "other", "global/dns/main.tf", "a competing change");
+    let second = w.open_pr("dave", "other", &other, false);
+    assert_eq!(w.send_pr(second, "opened").await, 202);
+    w.until("the second plan", |w| w.checks_done(&other)).await;
+    (first, second, other)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pull_request_whose_units_are_all_locked_is_not_green_until_unlocked() {
+    let w = world().await;
+    let (first, second, other) = second_waits(&w).await;
+    let check = w.fake.check_runs(REPO, &other)[0].current().clone();
+    assert_eq!(check.conclusion.as_deref(), Some("action_required"));
+    assert!(check.title.contains("locked by #1"), "{}", check.title);
+    assert!(!check.title.contains("no changes"), "{}", check.title);
+    let text = &w.bot_texts(second)[0];
+    assert!(!text.contains("No changes"), "{text}");
+    assert!(text.contains("Not ready to apply"), "{text}");
+    // A writer's `/unlock` on the first releases its locks: the second plans by itself.
+    w.fake.set_permission(REPO, "bob", "write");
+    w.comment(first, "bob", "/unlock").await;
+    w.until("the second planned without the lock", |w| {
+        !w.bot_texts(second)[0].contains("locked by #1")
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_waiting_pull_request_is_planned_again_when_the_other_closes_after_a_restart() {
+    let mut w = world().await;
+    let (first, second, other) = second_waits(&w).await;
+    // Restarted while the second waits: the waiting is in the store.
+    w.server.take().unwrap().shutdown().await.unwrap();
+    w.server = Some(cascade::server::start(config(&w)).await.unwrap());
+    w.fake.close_pull_request(REPO, first, false);
+    assert_eq!(w.send_pr(first, "closed").await, 202);
+    w.until("the second planned without the lock", |w| {
+        !w.bot_texts(second)[0].contains("locked by #1")
+    })
+    .await;
+    w.until("its check", |w| {
+        let runs = w.fake.check_runs(REPO, &other);
+        runs.last().unwrap().current().conclusion.as_deref() == Some("action_required")
+            && !runs.last().unwrap().current().title.contains("locked")
+    })
+    .await;
+    assert_eq!(w.bot_texts(second).len(), 1, "the same comment, edited");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn locks_released_just_before_a_crash_still_wake_the_waiting_pull_request() {
+    let mut w = world().await;
+    let (first, second, _) = second_waits(&w).await;
+    w.server.take().unwrap().abort();
+    // The crash came after the first's locks were released, before the second was
+    // planned again: only the store knows.
+    {
+        let store = SqliteStore::open(&w.data.path().join("cascade.db"))
+            .await
+            .unwrap();
+        assert!(store.release_locks(REPO, first).await.unwrap() > 0);
+    }
+    w.server = Some(cascade::server::start(config(&w)).await.unwrap());
+    w.until("the second planned without the lock", |w| {
+        !w.bot_texts(second)[0].contains("locked by #1")
+    })
+    .await;
+}
