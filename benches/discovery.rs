@@ -1,15 +1,20 @@
 //! Discovery at scale: how long `cascade::terragrunt::discover` takes on a
 //! generated 10,000-unit tree, next to the floor of merely reading the same
-//! files, and how long the affected set of a 1,000-file change takes.
+//! files, and how long the affected set of a 1,000-file change takes. Then the
+//! whole `cascade graph --format json` process on the same tree: wall time and
+//! peak resident memory (from `wait4`), beside the cat floor, and beside an
+//! older cascade binary when one is given (runs alternate between the two).
 //!
 //! ```text
 //! cargo bench --bench discovery                       # 10,000 units
 //! CASCADE_BENCH_UNITS=1400 cargo bench --bench discovery
+//! CASCADE_BENCH_BASELINE=/path/to/old/cascade cargo bench --bench discovery
 //! ```
 //!
-//! Each figure is the median of 7 runs after one warm-up run. The tree is
-//! written to a temporary directory (see `support/tree.rs`), so the files are in
-//! the page cache: the figures measure CPU work, not disk.
+//! Each figure is the median of 7 runs after one warm-up run (peak memory:
+//! the largest of the runs). The tree is written to a temporary directory (see
+//! `support/tree.rs`), so the files are in the page cache: the figures measure
+//! CPU work, not disk. The machine's load average is printed with them.
 
 #[path = "support/tree.rs"]
 #[allow(dead_code)]
@@ -23,7 +28,7 @@ use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const RUNS: usize = 7;
@@ -114,6 +119,26 @@ fn main() {
     );
     row("affected units", result.units.len());
     row("affected waves", result.waves.len());
+
+    // The whole process, as a user runs it.
+    let cascade = PathBuf::from(env!("CARGO_BIN_EXE_cascade"));
+    let baseline = std::env::var_os("CASCADE_BENCH_BASELINE").map(PathBuf::from);
+    let mut binaries = vec![("cascade graph --format json", cascade)];
+    if let Some(old) = baseline {
+        binaries.push(("baseline graph --format json", old));
+    }
+    for (label, ms, peak_kib) in process_figures(&binaries, &root) {
+        row(&format!("{label}: wall ms"), format!("{ms:.1}"));
+        row(
+            &format!("{label}: peak RSS MiB"),
+            format!("{:.1}", peak_kib as f64 / 1024.0),
+        );
+        row(
+            &format!("{label}: / cat floor (rayon)"),
+            format!("{:.1}", ms / par_ms),
+        );
+    }
+    row("load average (1 / 5 / 15 min)", load_average());
 
     // Timing a wrong answer is meaningless: say so, after the figures.
     let mut wrong = Vec::new();
@@ -262,4 +287,69 @@ fn sample(rng: &mut tree::Rng, from: &[String], n: usize) -> Vec<String> {
         pool.swap(i, j);
     }
     pool[..n].iter().map(|s| (*s).clone()).collect()
+}
+
+/// Each binary's `graph --format json` on `root`: the median wall time in
+/// milliseconds and the largest peak RSS in KiB, over `RUNS` runs after one
+/// warm-up, the binaries taking turns so that load changes hit them alike.
+fn process_figures(
+    binaries: &[(&'static str, PathBuf)],
+    root: &Path,
+) -> Vec<(&'static str, f64, u64)> {
+    let mut times: Vec<Vec<Duration>> = vec![Vec::new(); binaries.len()];
+    let mut peaks = vec![0u64; binaries.len()];
+    for run in 0..=RUNS {
+        for (i, (_, bin)) in binaries.iter().enumerate() {
+            let (elapsed, peak) = run_graph(bin, root);
+            if run > 0 {
+                times[i].push(elapsed);
+                peaks[i] = peaks[i].max(peak);
+            }
+        }
+    }
+    binaries
+        .iter()
+        .zip(times.iter_mut().zip(peaks))
+        .map(|((label, _), (t, peak))| {
+            t.sort_unstable();
+            (*label, t[RUNS / 2].as_secs_f64() * 1e3, peak)
+        })
+        .collect()
+}
+
+/// Runs `bin graph --format json --repo root` (output discarded) and returns
+/// its wall time and peak resident set in KiB, read from `wait4`'s usage.
+// `wait4` reaps the child (std's `wait` cannot return its resource usage).
+#[allow(clippy::zombie_processes)]
+fn run_graph(bin: &Path, root: &Path) -> (Duration, u64) {
+    let started = Instant::now();
+    let child = Command::new(bin)
+        .args(["graph", "--format", "json", "--repo"])
+        .arg(root)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", bin.display()));
+    let pid = child.id() as libc::pid_t;
+    let mut status: libc::c_int = 0;
+    // SAFETY: rusage is plain data, zero is a valid value; wait4 fills it for
+    // our own child, which nothing else waits for.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    let elapsed = started.elapsed();
+    assert_eq!(waited, pid, "wait4 failed");
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "{} graph failed on the generated tree",
+        bin.display()
+    );
+    // Linux reports ru_maxrss in KiB.
+    (elapsed, usage.ru_maxrss as u64)
+}
+
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" / "))
+        .unwrap_or_else(|_| "unknown".into())
 }

@@ -127,6 +127,7 @@ fn record(doc: &[u8]) -> PlanRecord {
         deps: Vec::new(),
         tool: Tool::Terraform,
         init_args: Vec::new(),
+        stack: None,
         status: UnitStatus::Planned,
         detail: String::new(),
         summary: Some(PlanSummary::from_show_json(doc).unwrap()),

@@ -84,19 +84,22 @@ fn scan_until(
 }
 
 impl Scan {
-    /// Units whose edges or reads cascade could not work out, with the first reason.
+    /// Units whose edges or reads cascade could not work out (planned on
+    /// every change), each with its first problem as the reason: an unknown
+    /// value, a file that does not parse, an include that names no file.
     pub fn unresolved(&self) -> Vec<(UnitPath, String)> {
         let mut out: Vec<(UnitPath, String)> = Vec::new();
-        for p in self
-            .problems
-            .iter()
-            .filter(|p| p.kind == crate::problem::ProblemKind::Unresolved)
-        {
-            if let Some(unit) = &p.unit
-                && !out.iter().any(|(u, _)| u == unit)
-            {
-                out.push((unit.clone(), p.to_string()));
-            }
+        for unit in self.discovery.units.iter().filter(|u| u.unresolved) {
+            let mine = |p: &&Problem| p.unit.as_ref() == Some(&unit.path);
+            let reason = self
+                .problems
+                .iter()
+                .filter(mine)
+                .find(|p| p.kind == crate::problem::ProblemKind::Unresolved)
+                .or_else(|| self.problems.iter().find(mine))
+                .map(|p| p.to_string())
+                .unwrap_or_else(|| "cascade could not tell what it reads".to_string());
+            out.push((unit.path.clone(), reason));
         }
         out
     }

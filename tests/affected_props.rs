@@ -24,6 +24,7 @@ fn unit(path: &str) -> Unit {
         unresolved: false,
         excluded: None,
         executor: None,
+        stack: None,
     }
 }
 

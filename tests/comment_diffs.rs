@@ -60,6 +60,7 @@ fn planned(path: &str, wave: usize, destroy: bool, json: &[u8]) -> PlannedUnit {
         deps: Vec::new(),
         tool: Tool::Terraform,
         init_args: Vec::new(),
+        stack: None,
         status: UnitStatus::Planned,
         detail: String::new(),
         summary: Some(PlanSummary::from_show_json(json).unwrap()),

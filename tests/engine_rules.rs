@@ -199,6 +199,7 @@ fn targets() -> Vec<PlanTarget> {
         tool: Tool::Terraform,
         dir: PathBuf::from("/nowhere").join(path),
         init_args: vec![],
+        stack: None,
     };
     vec![
         t("dns", 1, &[]),

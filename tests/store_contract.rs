@@ -221,6 +221,7 @@ fn plan(id: &str, repo: &str, created_at: i64) -> PlanRecord {
             deps: vec![],
             tool: Tool::Terraform,
             init_args: vec![],
+            stack: None,
             status: UnitStatus::Planned,
             detail: String::new(),
             summary: Some(summary("f1")),

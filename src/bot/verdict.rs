@@ -113,6 +113,7 @@ mod tests {
             deps: vec![],
             tool: crate::config::Executor::Terraform,
             init_args: vec![],
+            stack: None,
             status,
             detail: String::new(),
             summary: None,

@@ -3,19 +3,47 @@
 use super::repo::{Scan, locate, scan};
 use super::{GraphArgs, GraphFormat};
 use crate::problem::Problem;
-use crate::terragrunt::UnitKind;
+use crate::terragrunt::{Discovery, Unit, UnitKind};
 use crate::unit::UnitPath;
-use serde::Serialize;
+use serde::{Serialize, Serializer};
 use std::fmt::Write;
+use std::io::Write as _;
 use std::process::ExitCode;
 
 #[derive(Serialize)]
 struct GraphJson<'a> {
-    units: Vec<UnitJson<'a>>,
+    units: UnitsJson<'a>,
     waves: Vec<Vec<UnitPath>>,
     waves_down: Vec<Vec<UnitPath>>,
     critical_path: Vec<UnitPath>,
     errors: &'a [Problem],
+}
+
+/// The units, each made as it is written: the JSON of a large repository is
+/// streamed to stdout, never held whole (its read lists are most of it).
+struct UnitsJson<'a>(&'a Discovery);
+
+impl Serialize for UnitsJson<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let d = self.0;
+        serializer.collect_seq(d.units.iter().map(|u| UnitJson {
+            path: &u.path,
+            kind: u.kind,
+            dependencies: &u.dependencies,
+            reads: ReadsJson(d, u),
+            unresolved: u.unresolved,
+            excluded: u.excluded.as_deref(),
+        }))
+    }
+}
+
+/// What one unit reads, listed when written.
+struct ReadsJson<'a>(&'a Discovery, &'a Unit);
+
+impl Serialize for ReadsJson<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.reads_of(self.1))
+    }
 }
 
 #[derive(Serialize)]
@@ -23,7 +51,7 @@ struct UnitJson<'a> {
     path: &'a UnitPath,
     kind: UnitKind,
     dependencies: &'a [UnitPath],
-    reads: Vec<String>,
+    reads: ReadsJson<'a>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     unresolved: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -34,7 +62,13 @@ pub fn run(args: &GraphArgs) -> anyhow::Result<ExitCode> {
     let (dir, root) = locate(&args.repo)?;
     let scan = scan(&dir, &root, &args.features);
     let out = match args.format {
-        GraphFormat::Json => serde_json::to_string_pretty(&graph_json(&scan))? + "\n",
+        GraphFormat::Json => {
+            let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
+            serde_json::to_writer_pretty(&mut stdout, &graph_json(&scan))?;
+            writeln!(stdout)?;
+            stdout.flush()?;
+            String::new()
+        }
         GraphFormat::Dot => scan.graph.to_dot(args.full),
         GraphFormat::Mermaid => scan.graph.to_mermaid(),
         GraphFormat::Text => graph_text(&scan),
@@ -53,20 +87,8 @@ pub fn run(args: &GraphArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn graph_json(scan: &Scan) -> GraphJson<'_> {
-    let d = &scan.discovery;
     GraphJson {
-        units: d
-            .units
-            .iter()
-            .map(|u| UnitJson {
-                path: &u.path,
-                kind: u.kind,
-                dependencies: &u.dependencies,
-                reads: d.reads_of(u),
-                unresolved: u.unresolved,
-                excluded: u.excluded.as_deref(),
-            })
-            .collect(),
+        units: UnitsJson(&scan.discovery),
         waves: scan.graph.waves(),
         waves_down: scan.graph.waves_down(),
         critical_path: scan.graph.critical_path(),

@@ -176,6 +176,7 @@ impl<E: Executor, S: Store> Engine<E, S> {
                 .map(|u| (u.path.clone(), target_of(u, dir_for(u))))
                 .collect(),
             previous: self.unit_results(&run.id).await?,
+            generated: Default::default(),
         })
     }
 
@@ -514,6 +515,10 @@ fn target_of(unit: &PlannedUnit, dir: PathBuf) -> PlanTarget {
         deps: unit.deps.clone(),
         destroy: unit.destroy,
         tool: unit.tool,
+        stack: unit
+            .stack
+            .as_ref()
+            .map(|stack| super::stack_dir(&dir, &unit.path, stack)),
         dir,
         init_args: unit.init_args.clone(),
     }

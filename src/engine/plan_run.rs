@@ -78,7 +78,13 @@ pub(super) struct RunCtx<E, S> {
     pub targets: BTreeMap<UnitPath, PlanTarget>,
     /// Results of an earlier attempt of this run (resume).
     pub previous: BTreeMap<UnitPath, UnitRecord>,
+    /// Stacks generated in this run: each once, before its first unit plans.
+    pub generated: StacksGenerated,
 }
+
+/// The stacks a run has generated (or failed to), by directory.
+pub(super) type StacksGenerated =
+    std::sync::Mutex<BTreeMap<PathBuf, Arc<tokio::sync::OnceCell<Result<(), String>>>>>;
 
 impl<E: Executor, S: Store> RunCtx<E, S> {
     pub fn job(&self, target: &PlanTarget) -> UnitJob {
@@ -120,6 +126,9 @@ impl<E: Executor, S: Store> RunCtx<E, S> {
     /// Plans one unit: the saved plan file, its summary and its rendering. The plan JSON
     /// is read, summarised and drawn here, once, off the async workers, and dropped.
     pub async fn plan_unit(&self, target: &PlanTarget) -> Result<UnitPlan, String> {
+        if let Some(stack) = &target.stack {
+            self.generate_stack(stack, target).await?;
+        }
         let job = self.job(target);
         let json = self
             .executor
@@ -131,6 +140,36 @@ impl<E: Executor, S: Store> RunCtx<E, S> {
         tokio::task::spawn_blocking(move || UnitPlan::of_show_json(&unit, &json, &redactor))
             .await
             .map_err(|e| format!("reading the plan stopped: {e}"))?
+    }
+}
+
+impl<E: Executor, S: Store> RunCtx<E, S> {
+    /// Runs `terragrunt stack generate` in `stack` once for the run (the
+    /// first unit of the stack to plan does it, the others wait for it), so
+    /// no generation rewrites a unit another worker is planning.
+    async fn generate_stack(
+        &self,
+        stack: &std::path::Path,
+        target: &PlanTarget,
+    ) -> Result<(), String> {
+        let cell = self
+            .generated
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(stack.to_path_buf())
+            .or_default()
+            .clone();
+        cell.get_or_init(|| async {
+            let mut job = self.job(target);
+            job.dir = stack.to_path_buf();
+            job.tool = crate::config::Executor::Terragrunt;
+            self.executor
+                .generate_stack(&job, &self.cancel)
+                .await
+                .map_err(|e| format!("generating the stack this unit belongs to failed: {e}"))
+        })
+        .await
+        .clone()
     }
 }
 
@@ -213,6 +252,7 @@ impl<E: Executor, S: Store> Engine<E, S> {
                 .map(|t| (t.path.clone(), t.clone()))
                 .collect(),
             previous,
+            generated: Default::default(),
         });
         let walk = Walk::new(
             targets
@@ -249,6 +289,7 @@ impl<E: Executor, S: Store> Engine<E, S> {
                     deps: t.deps.clone(),
                     tool: t.tool,
                     init_args: t.init_args.clone(),
+                    stack: super::stack_path(t),
                     status: record.map(|r| r.status).unwrap_or(UnitStatus::Cancelled),
                     detail: record.map(|r| r.detail.clone()).unwrap_or_default(),
                     summary: record.and_then(|r| r.summary.clone()),

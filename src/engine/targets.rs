@@ -21,12 +21,16 @@ pub struct PlanTarget {
     /// Where the tool runs (absolute).
     pub dir: PathBuf,
     pub init_args: Vec<String>,
+    /// For a unit a Terragrunt stack generates: the stack's directory
+    /// (absolute), where `terragrunt stack generate` runs before it is planned.
+    pub stack: Option<PathBuf>,
 }
 
 /// The units to plan for `affected`: changed units in head-graph waves, then
 /// deleted units as destroys, each after everything that depended on it.
 /// `head_dir` / `base_dir` are the discovery directories of the two trees.
-/// Stacks are left out: cascade does not generate them.
+/// Stacks themselves are left out; the units they generate are planned, each
+/// naming the stack to generate first.
 pub fn targets(
     head: &Discovery,
     head_graph: &Graph,
@@ -65,6 +69,7 @@ pub fn targets(
                 tool: tool_for(unit.kind, unit.executor),
                 dir: unit_dir(head_dir, path),
                 init_args: Vec::new(),
+                stack: unit.stack.as_ref().map(|s| unit_dir(head_dir, s)),
             });
         }
     }
@@ -105,6 +110,7 @@ pub fn targets(
                 tool: tool_for(unit.kind, unit.executor),
                 dir: unit_dir(base_dir, path),
                 init_args,
+                stack: unit.stack.as_ref().map(|s| unit_dir(base_dir, s)),
             });
         }
     }
@@ -116,6 +122,31 @@ fn tool_for(kind: UnitKind, configured: Option<Tool>) -> Tool {
         UnitKind::Module => Tool::Terraform,
         _ => Tool::Terragrunt,
     })
+}
+
+/// The stack directory of a planned unit whose directory is `unit_dir`:
+/// `stack` is relative to the same discovery directory as `unit`.
+pub fn stack_dir(unit_dir: &Path, unit: &UnitPath, stack: &UnitPath) -> PathBuf {
+    let depth = if unit.as_str() == "." {
+        0
+    } else {
+        unit.as_str().split('/').count()
+    };
+    let top = unit_dir.ancestors().nth(depth).unwrap_or(unit_dir);
+    self::unit_dir(top, stack)
+}
+
+/// The stack of `target`, relative to its discovery directory.
+pub fn stack_path(target: &PlanTarget) -> Option<UnitPath> {
+    let stack = target.stack.as_ref()?;
+    let depth = if target.path.as_str() == "." {
+        0
+    } else {
+        target.path.as_str().split('/').count()
+    };
+    let top = target.dir.ancestors().nth(depth)?;
+    let rel = stack.strip_prefix(top).ok()?;
+    Some(UnitPath::new(rel.to_string_lossy()))
 }
 
 fn unit_dir(dir: &Path, unit: &UnitPath) -> PathBuf {

@@ -11,6 +11,9 @@ pub enum Step {
     Plan,
     Show,
     Apply,
+    /// `terragrunt stack generate`, in the stack's directory, before a unit
+    /// the stack generates is planned.
+    StackGenerate,
 }
 
 /// The program (by tool) and arguments for `step` of `job`.
@@ -46,6 +49,7 @@ pub fn command_line(tool: Tool, step: Step, job: &UnitJob) -> (&'static str, Vec
             "-no-color".to_string(),
             plan_file,
         ]),
+        Step::StackGenerate => args.extend(["stack", "generate"].map(String::from)),
         Step::Apply => {
             args.extend(
                 [
@@ -70,7 +74,11 @@ pub fn command_line(tool: Tool, step: Step, job: &UnitJob) -> (&'static str, Vec
 /// The tool's name (as on PATH, whatever binary is configured) and the step's
 /// subcommand, for messages: `terraform plan`. Never a path.
 pub fn command_name(tool: Tool, step: Step) -> String {
-    format!("{} {}", tool_name(tool), step.name())
+    let subcommand = match step {
+        Step::StackGenerate => "stack generate",
+        other => other.name(),
+    };
+    format!("{} {subcommand}", tool_name(tool))
 }
 
 fn tool_name(tool: Tool) -> &'static str {
@@ -89,6 +97,7 @@ impl Step {
             Step::Plan => "plan",
             Step::Show => "show",
             Step::Apply => "apply",
+            Step::StackGenerate => "generate",
         }
     }
 }
@@ -136,6 +145,18 @@ mod tests {
         assert_eq!(
             line(Tool::Terragrunt, Step::Apply, false),
             "terragrunt apply -input=false -no-color -auto-approve -lock-timeout=5m /data/runs/r1/plans/live--vpc.tfplan --non-interactive"
+        );
+    }
+
+    #[test]
+    fn the_stack_generate_command_line() {
+        assert_eq!(
+            line(Tool::Terragrunt, Step::StackGenerate, false),
+            "terragrunt stack generate --non-interactive"
+        );
+        assert_eq!(
+            command_name(Tool::Terragrunt, Step::StackGenerate),
+            "terragrunt stack generate"
         );
     }
 

@@ -118,6 +118,19 @@ pub trait Executor: Send + Sync + 'static {
         shutdown: &CancellationToken,
     ) -> impl Future<Output = Result<(), ExecError>> + Send;
 
+    /// Runs `terragrunt stack generate` in `job.dir` (a stack's directory in
+    /// the checkout), writing the units it generates there. The engine calls
+    /// it once per stack and run, before planning the first unit the stack
+    /// generates. The default does nothing, for executors that plan no stacks.
+    fn generate_stack(
+        &self,
+        job: &UnitJob,
+        cancel: &CancellationToken,
+    ) -> impl Future<Output = Result<(), ExecError>> + Send {
+        let _ = (job, cancel);
+        async { Ok(()) }
+    }
+
     /// Finds the apply of `job` that an earlier cascade process started and
     /// did not see finish: waits for it while it runs, then reads its exit
     /// status and output. When `stop` fires (or has fired) while it still

@@ -319,6 +319,16 @@ impl Executor for ProcessExecutor {
         result
     }
 
+    async fn generate_stack(
+        &self,
+        job: &UnitJob,
+        cancel: &CancellationToken,
+    ) -> Result<(), ExecError> {
+        self.run(job, Step::StackGenerate, Stop::Cancel(cancel))
+            .await
+            .map(|_| ())
+    }
+
     async fn resume_apply(
         &self,
         job: &UnitJob,

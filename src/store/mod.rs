@@ -133,6 +133,10 @@ pub struct PlannedUnit {
     /// Extra `init` arguments used at plan time (a deleted unit's local state).
     #[serde(default)]
     pub init_args: Vec<String>,
+    /// The stack that generates the unit (relative like `path`): `terragrunt
+    /// stack generate` runs there before the unit is planned again.
+    #[serde(default)]
+    pub stack: Option<UnitPath>,
     pub status: UnitStatus,
     pub detail: String,
     pub summary: Option<PlanSummary>,

@@ -3,18 +3,16 @@
 //! arguments join the read set. Everything that would execute something or
 //! reach outside the repository is an unknown value, never a side effect.
 
-use super::context::{Acc, EvalError, Instance, NOT_SHOWN, ReadConfig, Role};
+use super::context::{EvalError, Instance, NOT_SHOWN, Role};
 use super::eval::Vars;
-use super::fs::{Probe, ReadError};
+use super::fs::{Probe, ReadError, UNIT_CONFIG_NAMES};
 use super::funcs::call_pure;
-use super::limits::{Limit, MAX_READ_DEPTH, MAX_STRING_BYTES};
+use super::limits::{Limit, MAX_STRING_BYTES};
 use super::paths;
 use super::value::Value;
 use hcl_edit::Span;
 use hcl_edit::expr::FuncCall;
 use std::cell::RefCell;
-use std::collections::BTreeMap;
-use std::sync::Arc;
 
 thread_local! {
     /// Files being read through `read_terragrunt_config` on this thread, to refuse cycles.
@@ -22,6 +20,22 @@ thread_local! {
 }
 
 type SpanRange = Option<std::ops::Range<usize>>;
+
+mod read_config;
+
+/// What a function resolves a relative path against, as Terragrunt does.
+#[derive(Clone, Copy)]
+enum Base {
+    /// The directory of the file holding the call (OpenTofu's file functions:
+    /// `file`, `fileexists`, `fileset`, `templatefile`, `filebase64`…).
+    File,
+    /// The directory of the configuration being parsed (`pctx.WorkingDir`):
+    /// the unit even when the call sits in an included file, or the file a
+    /// `read_terragrunt_config` is reading (`read_terragrunt_config`,
+    /// `read_tfvars_file`, `sops_decrypt_file`, `mark_as_read`,
+    /// `mark_glob_as_read`).
+    Unit,
+}
 
 /// Forgets the reads in progress on this thread, after an evaluation that
 /// did not finish normally (a panic caught by discovery).
@@ -134,33 +148,48 @@ impl Instance<'_> {
             "find_in_parent_folders" => self.find_in_parent_folders(args, span),
             "read_terragrunt_config" => self.read_terragrunt_config(args, span),
             "read_tfvars_file" => self.read_tfvars_file(args, span),
-            "file" => self.read_path(name, args, &span).and_then(|p| match p {
-                None => Ok(Value::unknown("file() of an unknown path")),
-                Some(p) => self.file(&p, &span),
-            }),
-            "fileexists" => self.read_path(name, args, &span).and_then(|p| match p {
-                None => Ok(Value::unknown("fileexists() of an unknown path")),
-                Some(p) => Ok(Value::Bool(self.probe(name, &p, &span)? == Probe::File)),
-            }),
-            "mark_as_read" => self.read_path(name, args, &span).map(|p| match p {
-                None => Value::unknown("mark_as_read() of an unknown path"),
-                Some(_) => args[0].clone(),
-            }),
+            "file" => self
+                .read_path(name, args, &span, Base::File)
+                .and_then(|p| match p {
+                    None => Ok(Value::unknown("file() of an unknown path")),
+                    Some(p) => self.file(&p, &span),
+                }),
+            "fileexists" => self
+                .read_path(name, args, &span, Base::File)
+                .and_then(|p| match p {
+                    None => Ok(Value::unknown("fileexists() of an unknown path")),
+                    Some(p) => Ok(Value::Bool(self.probe(name, &p, &span)? == Probe::File)),
+                }),
+            "mark_as_read" => self
+                .read_path(name, args, &span, Base::Unit)
+                .and_then(|p| match p {
+                    None => Ok(Value::unknown("mark_as_read() of an unknown path")),
+                    Some(p) => {
+                        self.probe(name, &p, &span)?;
+                        Ok(args[0].clone())
+                    }
+                }),
             "templatefile" | "filebase64" | "filemd5" | "filesha1" | "filesha256"
             | "filesha512" | "filebase64sha256" | "filebase64sha512" => {
-                self.read_path(name, args, &span).map(|_| {
-                    Value::unknown(format!(
+                self.read_path(name, args, &span, Base::File).and_then(|p| {
+                    if let Some(p) = p {
+                        self.probe(name, &p, &span)?;
+                    }
+                    Ok(Value::unknown(format!(
                         "the result of {name}() is not evaluated by cascade"
-                    ))
+                    )))
                 })
             }
-            "sops_decrypt_file" => self
-                .read_path(name, args, &span)
-                .map(|_| Value::unknown("sops_decrypt_file() is never decrypted by cascade")),
-            "fileset" => self.fileset(args, &span),
-            "mark_glob_as_read" => self.read_glob(name, args, 0, &span, "").map(|_| {
-                Value::unknown("the result of mark_glob_as_read() is not evaluated by cascade")
+            "sops_decrypt_file" => self.read_path(name, args, &span, Base::Unit).and_then(|p| {
+                if let Some(p) = p {
+                    self.probe(name, &p, &span)?;
+                }
+                Ok(Value::unknown(
+                    "sops_decrypt_file() is never decrypted by cascade",
+                ))
             }),
+            "fileset" => self.fileset(args, &span),
+            "mark_glob_as_read" => self.mark_glob_as_read(args, &span),
             "get_env" => self.get_env(args, &span),
             "run_cmd" => Ok(Value::unknown("run_cmd() is never executed by cascade")),
             "get_aws_account_id"
@@ -297,22 +326,31 @@ impl Instance<'_> {
         }
     }
 
-    /// Resolves the path argument of a read function against the calling
-    /// file's directory and records the read. `None` when the path is unknown,
-    /// which makes the unit unresolved.
+    /// Resolves the path argument of a read function (against `base`) and
+    /// records the read. `None` when the path is unknown, which makes the unit
+    /// unresolved.
     fn read_path(
         &self,
         name: &str,
         args: &[Value],
         span: &SpanRange,
+        base: Base,
     ) -> Result<Option<String>, EvalError> {
         if let Some(Value::Unknown(why)) = args.first() {
             self.unresolved_read(name, why, span);
             return Ok(None);
         }
-        let path = self.path_arg(args, 0, span, self.file_dir())?;
+        let path = self.path_arg(args, 0, span, self.base_dir(base))?;
         self.acc.read_file(path.clone());
         Ok(Some(path))
+    }
+
+    /// The directory a relative path given to a function is resolved against.
+    fn base_dir(&self, base: Base) -> &str {
+        match base {
+            Base::File => self.file_dir(),
+            Base::Unit => &self.tg_dir,
+        }
     }
 
     fn unresolved_read(&self, name: &str, why: &str, span: &SpanRange) {
@@ -324,13 +362,16 @@ impl Instance<'_> {
         );
     }
 
+    /// Resolves glob pattern argument `i` against `base` and records it in
+    /// the read set. `None` when the pattern is unknown (the unit is then
+    /// unresolved).
     fn read_glob(
         &self,
         name: &str,
         args: &[Value],
         i: usize,
         span: &SpanRange,
-        dir: &str,
+        base: &str,
     ) -> Result<Option<String>, EvalError> {
         match args.get(i) {
             Some(Value::Unknown(why)) => {
@@ -338,17 +379,16 @@ impl Instance<'_> {
                 Ok(None)
             }
             Some(Value::String(pattern)) => {
-                let base = if dir.is_empty() {
-                    self.file_dir().to_string()
-                } else {
-                    dir.to_string()
-                };
                 let glob = if pattern.starts_with('/') {
                     self.s
                         .resolve("", pattern)
                         .map_err(|m| self.error(span.clone(), m))?
                 } else {
-                    paths::join(&base, pattern.trim_start_matches("./"))
+                    let mut rest = pattern.as_str();
+                    while let Some(r) = rest.strip_prefix("./") {
+                        rest = r;
+                    }
+                    paths::join(base, rest)
                 };
                 self.acc.read_glob(glob.clone());
                 Ok(Some(glob))
@@ -358,6 +398,36 @@ impl Instance<'_> {
                 format!("{name}() expects a glob pattern string"),
             )),
         }
+    }
+
+    /// The files under `dir` that `glob` (repo-relative) matches, paid for
+    /// file by file; a directory through a link out of the repository is an error.
+    fn glob_files(
+        &self,
+        name: &str,
+        dir: &str,
+        glob: &str,
+        span: &SpanRange,
+    ) -> Result<Vec<String>, EvalError> {
+        self.probe(name, dir, span)?;
+        let matcher = globset::GlobBuilder::new(glob)
+            .literal_separator(true)
+            .build()
+            // globset's reasons quote characters of the pattern, which may be a file's contents.
+            .map_err(|_| {
+                self.error(
+                    span.clone(),
+                    format!(
+                        "{name}(): the pattern is not a valid glob; check its brackets and braces"
+                    ),
+                )
+            })?
+            .compile_matcher();
+        let files = self.s.fs.files_under(dir);
+        self.budget()
+            .charge(files.len() as u64)
+            .map_err(|l| self.limit_error(span.clone(), l))?;
+        Ok(files.into_iter().filter(|f| matcher.is_match(f)).collect())
     }
 
     fn fileset(&self, args: &[Value], span: &SpanRange) -> Result<Value, EvalError> {
@@ -372,27 +442,55 @@ impl Instance<'_> {
         let Some(glob) = self.read_glob("fileset", args, 1, span, &dir)? else {
             return Ok(Value::unknown("fileset() with an unknown pattern"));
         };
-        let matcher = globset::GlobBuilder::new(&glob)
-            .literal_separator(true)
-            .build()
-            // globset's reasons quote characters of the pattern, which may be a file's contents.
-            .map_err(|_| {
-                self.error(
-                    span.clone(),
-                    "fileset(): the pattern is not a valid glob; check its brackets and braces",
-                )
-            })?
-            .compile_matcher();
         let prefix_len = if dir.is_empty() { 0 } else { dir.len() + 1 };
-        let files = self.s.fs.files_under(&dir);
-        self.budget()
-            .charge(files.len() as u64)
-            .map_err(|l| self.limit_error(span.clone(), l))?;
-        let matches = files
-            .into_iter()
-            .filter(|f| matcher.is_match(f))
-            .map(|f| Value::String(f[prefix_len..].to_string()));
-        Ok(Value::List(matches.collect()))
+        let matches = self.glob_files("fileset", &dir, &glob, span)?;
+        Ok(Value::List(
+            matches
+                .into_iter()
+                .map(|f| Value::String(f[prefix_len..].to_string()))
+                .collect(),
+        ))
+    }
+
+    /// `mark_glob_as_read(pattern)`: the absolute paths of the files the
+    /// pattern matches (resolved against the configuration being parsed, as
+    /// Terragrunt does), each marked read; the pattern itself joins the read
+    /// set, so a file added later that it matches plans the unit too.
+    /// Terragrunt's leading `--terragrunt-boundary` argument is accepted; the
+    /// boundary is always the repository.
+    fn mark_glob_as_read(&self, args: &[Value], span: &SpanRange) -> Result<Value, EvalError> {
+        let skip = match args.first() {
+            Some(Value::String(a)) if a == "--terragrunt-boundary" => 2,
+            Some(Value::String(a)) if a.starts_with("--terragrunt-boundary=") => 1,
+            _ => 0,
+        };
+        let base = self.tg_dir.clone();
+        let Some(glob) = self.read_glob("mark_glob_as_read", args, skip, span, &base)? else {
+            return Ok(Value::unknown(
+                "mark_glob_as_read() with an unknown pattern",
+            ));
+        };
+        // Only the part of the pattern before its first wildcard needs walking.
+        let fixed: Vec<&str> = glob
+            .split('/')
+            .take_while(|part| !part.contains(['*', '?', '[', '{', '\\']))
+            .collect();
+        let dir = if fixed.len() == glob.split('/').count() {
+            paths::parent(&glob).to_string()
+        } else {
+            fixed.join("/")
+        };
+        let matches = self.glob_files("mark_glob_as_read", &dir, &glob, span)?;
+        Ok(Value::List(
+            matches
+                .into_iter()
+                .map(|f| {
+                    let absolute = self.s.absolute(&f);
+                    self.acc.read_file(f);
+                    Value::String(absolute)
+                })
+                .collect(),
+        ))
     }
 
     fn get_env(&self, args: &[Value], span: &SpanRange) -> Result<Value, EvalError> {
@@ -415,7 +513,9 @@ impl Instance<'_> {
     /// changes what the unit reads.
     fn find_in_parent_folders(&self, args: &[Value], span: SpanRange) -> Result<Value, EvalError> {
         let name = match args.first() {
-            None => "terragrunt.hcl".to_string(),
+            // Without a name: whichever configuration file a directory has, JSON first.
+            None | Some(Value::Null) => String::new(),
+            Some(Value::String(n)) if n.is_empty() => String::new(),
             Some(Value::String(n)) => n.trim_start_matches("./").to_string(),
             Some(Value::Unknown(why)) => {
                 self.unresolved_read("find_in_parent_folders", why, &span);
@@ -431,21 +531,33 @@ impl Instance<'_> {
                 ));
             }
         };
+        let names: Vec<&str> = if name.is_empty() {
+            UNIT_CONFIG_NAMES.to_vec()
+        } else {
+            vec![name.as_str()]
+        };
         let mut dir = self.tg_dir.as_str();
-        while !dir.is_empty() {
+        'probing: while !dir.is_empty() {
             dir = paths::parent(dir);
-            let Some(candidate) = paths::clean(&paths::join(dir, &name)) else {
-                break;
-            };
-            self.acc.read_file(candidate.clone());
-            if matches!(
-                self.probe("find_in_parent_folders", &candidate, &span)?,
-                Probe::File | Probe::Dir
-            ) {
-                return Ok(self.s.absolute(&candidate).into());
+            for name in &names {
+                let Some(candidate) = paths::clean(&paths::join(dir, name)) else {
+                    break 'probing;
+                };
+                self.acc.read_file(candidate.clone());
+                if matches!(
+                    self.probe("find_in_parent_folders", &candidate, &span)?,
+                    Probe::File | Probe::Dir
+                ) {
+                    return Ok(self.s.absolute(&candidate).into());
+                }
             }
         }
-        let shown = if self.shows_computed(&name) {
+        let name = if name.is_empty() {
+            "terragrunt.hcl"
+        } else {
+            name.as_str()
+        };
+        let shown = if self.shows_computed(name) {
             format!("`{name}`")
         } else {
             "such file".to_string()
@@ -458,137 +570,4 @@ impl Instance<'_> {
             )),
         }
     }
-
-    fn read_terragrunt_config(&self, args: &[Value], span: SpanRange) -> Result<Value, EvalError> {
-        let Some(target) = self.read_path("read_terragrunt_config", args, &span)? else {
-            return Ok(Value::unknown(
-                "read_terragrunt_config() of an unknown path",
-            ));
-        };
-        if self.probe("read_terragrunt_config", &target, &span)? != Probe::File {
-            return match args.get(1) {
-                Some(default) => Ok(default.clone()),
-                None => Err(self.error(
-                    span,
-                    format!(
-                        "read_terragrunt_config(): {} does not exist",
-                        self.shown_path(&target)
-                    ),
-                )),
-            };
-        }
-        let depth = READ_STACK.with(|st| st.borrow().len());
-        if depth >= MAX_READ_DEPTH {
-            let limit = self.budget().trip(Limit::ReadDepth);
-            return Err(self.limit_error(span, limit));
-        }
-        if READ_STACK.with(|st| st.borrow().contains(&target)) {
-            return Err(self.error(
-                span,
-                format!("read_terragrunt_config(): {target} reads itself through a cycle"),
-            ));
-        }
-        let file = self.s.parse(&target).map_err(|e| EvalError {
-            message: format!(
-                "read_terragrunt_config(): {target} does not parse: {}",
-                e.message
-            ),
-            file: target.clone(),
-            line: e.line,
-            limit: None,
-        })?;
-        // Only a file that asks for the original directory depends on which unit reads it.
-        let uses_original = file.calls("get_original_terragrunt_dir");
-        let key = (
-            target.clone(),
-            uses_original.then(|| self.original_dir.clone()),
-        );
-        let budget = self.budget();
-        let compute = || {
-            READ_STACK.with(|st| st.borrow_mut().push(target.clone()));
-            let acc = Acc::new(budget);
-            let inst = Instance::new(
-                self.s,
-                &acc,
-                file.clone(),
-                Role::Read,
-                paths::parent(&target).to_string(),
-                self.original_dir.clone(),
-            );
-            let value = read_config_value(&inst);
-            READ_STACK.with(|st| st.borrow_mut().pop());
-            Arc::new(ReadConfig {
-                value,
-                reads: acc.reads.take(),
-                unresolved: acc.unresolved.take(),
-                data_read: acc.data_read.get(),
-                complete: budget.tripped().is_none(),
-            })
-        };
-        let result = self
-            .s
-            .read_configs
-            .get_or_redo(&key, compute, |r| r.complete);
-        self.acc
-            .merge(&result.reads, &result.unresolved, result.data_read);
-        match &result.value {
-            Ok(value) => budget.copy(value).map_err(|l| self.limit_error(span, l)),
-            Err(e) => Err(e.clone()),
-        }
-    }
-
-    fn read_tfvars_file(&self, args: &[Value], span: SpanRange) -> Result<Value, EvalError> {
-        let Some(target) = self.read_path("read_tfvars_file", args, &span)? else {
-            return Ok(Value::unknown("read_tfvars_file() of an unknown path"));
-        };
-        self.probe("read_tfvars_file", &target, &span)?;
-        let file = self.s.parse(&target).map_err(|e| {
-            self.error(
-                span.clone(),
-                format!(
-                    "read_tfvars_file(): {}: {}",
-                    self.shown_path(&target),
-                    e.message
-                ),
-            )
-        })?;
-        // Variable values are data: from here on computed paths are not shown.
-        self.acc.data_read.set(true);
-        let acc = Acc::new(self.budget());
-        let inst = Instance::new(
-            self.s,
-            &acc,
-            file.clone(),
-            Role::Read,
-            paths::parent(&target).to_string(),
-            self.original_dir.clone(),
-        );
-        let mut map = BTreeMap::new();
-        for attr in file.body.attributes() {
-            map.insert(attr.key.as_str().to_string(), inst.eval(&attr.value, None)?);
-        }
-        self.acc
-            .merge(&acc.reads.take(), &acc.unresolved.take(), true);
-        match Value::Map(map).to_json() {
-            Ok(json) => Ok(Value::String(json.to_string())),
-            Err(why) => Ok(Value::unknown(why)),
-        }
-    }
-}
-
-/// What `read_terragrunt_config` returns: the file's locals, inputs and
-/// top-level attributes. Inputs may mention dependency outputs, so an input
-/// that cannot be computed is unknown rather than an error.
-fn read_config_value(inst: &Instance<'_>) -> Result<Value, EvalError> {
-    let mut map = BTreeMap::new();
-    map.insert("locals".to_string(), inst.all_locals()?);
-    for attr in inst.file.body.attributes() {
-        let v = match inst.eval(&attr.value, None) {
-            Ok(v) => v,
-            Err(e) if e.limit.is_some() => return Err(e),
-            Err(e) => Value::unknown(e.message),
-        };
-        map.insert(attr.key.as_str().to_string(), v);
-    }
-    Ok(Value::Map(map))
 }

@@ -38,6 +38,15 @@ impl<K: Eq + Hash + Clone, V: Clone> Memo<K, V> {
         self.get_or_redo(key, compute, |_| true)
     }
 
+    /// The value remembered for `key`, if any.
+    pub fn get(&self, key: &K) -> Option<V> {
+        self.cells
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(key)
+            .cloned()
+    }
+
     /// Like [`Memo::get_or`], but a remembered value that is not `kept`
     /// (one cut short by another unit's limit) is computed again and replaced.
     pub fn get_or_redo(
@@ -80,9 +89,9 @@ pub struct Session {
     files: Memo<String, Result<Arc<HclFile>, ParseError>>,
     pub read_configs: Memo<(String, Option<String>), Arc<ReadConfig>>,
     /// Module directory → every module directory it reads (itself included).
-    pub modules: Memo<String, Arc<Vec<String>>>,
+    pub modules: Memo<String, Arc<super::reads::ModuleDirs>>,
     /// Module directory → the local module directories its own files call.
-    pub module_calls: Memo<String, Arc<Vec<String>>>,
+    pub module_calls: Memo<String, Arc<super::reads::ModuleCalls>>,
 }
 
 /// The memoised result of `read_terragrunt_config` on one file.
@@ -123,22 +132,38 @@ impl Session {
     }
 
     /// Parses a repo-relative file once per run (at most
-    /// [`MAX_CONFIG_FILE_BYTES`], read through [`FsIndex::read_text`]).
+    /// [`MAX_CONFIG_FILE_BYTES`], read through [`FsIndex::read_text`]). A
+    /// file in a generated directory is its source's, and named so.
     pub fn parse(&self, rel: &str) -> Result<Arc<HclFile>, ParseError> {
-        self.files.get_or(&rel.to_string(), || {
-            let text = self
-                .fs
-                .read_text(rel, MAX_CONFIG_FILE_BYTES)
-                .map_err(|e| ParseError {
-                    line: None,
-                    column: None,
-                    message: format!(
-                        "cascade cannot read this file: {e}; {} {PLANNED_ON_EVERY_CHANGE}",
-                        e.fix()
-                    ),
-                })?;
-            HclFile::parse(rel, &text).map(Arc::new)
-        })
+        let physical = self.fs.physical(rel).into_owned();
+        self.files
+            .get_or(&physical, || self.parse_uncached(&physical))
+    }
+
+    /// [`Session::parse`] for a file only one evaluation reads (a unit's own
+    /// configuration): parsed now and not kept, unless it is kept already.
+    /// Syntax trees are most of discovery's memory.
+    pub fn parse_once(&self, rel: &str) -> Result<Arc<HclFile>, ParseError> {
+        let physical = self.fs.physical(rel).into_owned();
+        match self.files.get(&physical) {
+            Some(kept) => kept,
+            None => self.parse_uncached(&physical),
+        }
+    }
+
+    fn parse_uncached(&self, physical: &str) -> Result<Arc<HclFile>, ParseError> {
+        let text = self
+            .fs
+            .read_text(physical, MAX_CONFIG_FILE_BYTES)
+            .map_err(|e| ParseError {
+                line: None,
+                column: None,
+                message: format!(
+                    "cascade cannot read this file: {e}; {} {PLANNED_ON_EVERY_CHANGE}",
+                    e.fix()
+                ),
+            })?;
+        HclFile::parse(physical, &text).map(Arc::new)
     }
 
     pub fn absolute(&self, rel: &str) -> String {
@@ -259,6 +284,9 @@ pub struct Instance<'a> {
     pub includes: OnceCell<Vec<IncludeRef<'a>>>,
     pub features: Arc<BTreeMap<String, Value>>,
     pub values: Arc<BTreeMap<String, Value>>,
+    /// In a stack file: `unit` and `stack`, each mapping a component's name
+    /// to `{ path = <where it is generated> }`.
+    pub components: Arc<BTreeMap<String, Value>>,
     locals: RefCell<HashMap<String, Result<Value, EvalError>>>,
     in_progress: RefCell<HashSet<String>>,
     /// Where each local is: (position of its `locals` block in the body,
@@ -285,15 +313,21 @@ impl<'a> Instance<'a> {
             includes: OnceCell::new(),
             features: Arc::default(),
             values: Arc::default(),
+            components: Arc::default(),
             locals: RefCell::new(HashMap::new()),
             in_progress: RefCell::new(HashSet::new()),
             local_exprs: OnceCell::new(),
         }
     }
 
-    /// The directory of the file holding the expression: base for `file()` and friends.
+    /// The directory of the file holding the expression, where the unit
+    /// sees it (a generated unit's file sits where generation writes it):
+    /// the base for `file()` and friends.
     pub fn file_dir(&self) -> &str {
-        self.file.dir()
+        match &self.role {
+            Role::Include { parent_dir } => parent_dir,
+            Role::Unit | Role::Read => &self.tg_dir,
+        }
     }
 
     pub fn error(

@@ -1,7 +1,8 @@
-//! The discovery run: walk the directory, evaluate every unit in parallel,
-//! tell root configurations from units, pull in external dependencies, check
-//! every edge's target, apply the repo configuration, and rebase paths onto
-//! the discovery directory.
+//! The discovery run: walk the directory, expand the stacks, evaluate every
+//! unit in parallel, tell root configurations from units, pull in external
+//! dependencies, check every edge's target (a stack's directory stands for
+//! every unit it generates), apply the repo configuration and
+//! `.terragrunt-excludes`, and rebase paths onto the discovery directory.
 //!
 //! Runs on its own thread pool, whose threads have a known, large stack
 //! ([`DISCOVERY_STACK_BYTES`]): evaluation and parsing recurse, and the depth
@@ -9,20 +10,22 @@
 //! thread the caller happens to be on. Every problem leaves here bounded (per
 //! unit, per message) and without the server's absolute paths.
 
+mod config;
+mod files;
+
 use super::context::{NOT_SHOWN, Session};
-use super::fs::{FsIndex, Probe, Refusal, Truncation};
+use super::fs::{FsIndex, Probe, Truncation, UNIT_CONFIG_NAMES};
 use super::limits::{
-    DISCOVERY_STACK_BYTES, Limit, MAX_MESSAGE_CHARS, MAX_PROBLEMS_PER_UNIT, MAX_WALK_DEPTH,
-    MAX_WALK_ENTRIES, PLANNED_ON_EVERY_CHANGE,
+    DISCOVERY_STACK_BYTES, Limit, MAX_MESSAGE_CHARS, MAX_PROBLEMS_PER_UNIT, PLANNED_ON_EVERY_CHANGE,
 };
-use super::unit_config::{self, Outcome};
+use super::stack::{self, Expansion, GeneratedUnit};
+use super::unit_config::{self, DeclaredDependency, Outcome, UnitSpec};
 use super::{DiscoverOptions, Discovery, ReadSet, Unit, UnitKind, paths};
 use crate::problem::{Problem, ProblemKind};
 use crate::unit::UnitPath;
 use rayon::prelude::*;
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::OnceLock;
-use std::time::Instant;
 
 /// The discovery threads: as many as rayon would start, each with a
 /// [`DISCOVERY_STACK_BYTES`] stack. Shared by every discovery in the process.
@@ -77,74 +80,117 @@ pub(super) fn discover_here(opts: &DiscoverOptions) -> Discovery {
     let config = &opts.config;
     // Config paths (environments, ignore) are relative to the discovery directory.
     let rel_to_base = |p: &str| rebase(&base, p);
+    let wanted = |dir: &str| {
+        let unit = UnitPath::new(rel_to_base(dir));
+        !config.is_ignored(unit.as_str()) && !config.outside_environments(&unit)
+    };
+    let candidates: Vec<_> = candidates.into_iter().filter(|c| wanted(&c.dir)).collect();
 
-    let candidates: Vec<_> = candidates
-        .into_iter()
-        .filter(|c| {
-            let unit = UnitPath::new(rel_to_base(&c.dir));
-            !config.is_ignored(unit.as_str()) && !config.outside_environments(&unit)
-        })
-        .collect();
-    // A directory holding both files is a unit; its stack file is Terragrunt's error, not ours to guess.
-    let mut outcomes: BTreeMap<String, (UnitKind, Outcome)> = candidates
+    // Stacks first: expanding them declares the directories they generate.
+    let expansions: Vec<(String, Expansion)> = candidates
         .par_iter()
-        .map(|c| {
-            if c.stack {
-                (c.dir.clone(), (UnitKind::Stack, Outcome::default()))
-            } else {
-                (
-                    c.dir.clone(),
-                    (UnitKind::Terragrunt, evaluate_unit(&session, &c.dir)),
-                )
-            }
-        })
-        .collect::<Vec<_>>()
-        .into_iter()
+        .filter(|c| c.stack)
+        .map(|c| (c.dir.clone(), stack::expand(&session, &c.dir)))
         .collect();
+    let mut found: BTreeMap<String, Found> = BTreeMap::new();
+    let mut generated = Vec::new();
+    for (stack_dir, expansion) in expansions {
+        for (dir, problem) in expansion.problems {
+            let entry = found.entry(dir).or_insert_with(|| Found::stack(None));
+            entry.outcome.problems.push(problem);
+        }
+        for dir in &expansion.unresolved {
+            found
+                .entry(dir.clone())
+                .or_insert_with(|| Found::stack(None))
+                .outcome
+                .unresolved = true;
+        }
+        found
+            .entry(stack_dir.clone())
+            .or_insert_with(|| Found::stack(None));
+        for nested in expansion.nested.into_iter().filter(|d| wanted(d)) {
+            found
+                .entry(nested)
+                .or_insert_with(|| Found::stack(Some(stack_dir.clone())));
+        }
+        generated.extend(
+            expansion
+                .units
+                .into_iter()
+                .filter(|u| wanted(&u.spec.dir))
+                .map(|u| (stack_dir.clone(), u)),
+        );
+    }
+    let members = stack_members(&generated);
+    // A unit generated into a directory that holds a unit already replaces it.
+    let generated_dirs: HashSet<&str> =
+        generated.iter().map(|(_, u)| u.spec.dir.as_str()).collect();
+    let on_disk: Vec<UnitSpec> = candidates
+        .iter()
+        .filter(|c| !c.stack && !generated_dirs.contains(c.dir.as_str()))
+        .map(|c| UnitSpec::on_disk(&c.config))
+        .collect();
+    let evaluated: Vec<(String, Found)> = on_disk
+        .par_iter()
+        .map(|spec| {
+            (
+                spec.dir.clone(),
+                Found::unit(evaluate_unit(&session, spec), None),
+            )
+        })
+        .chain(generated.par_iter().map(|(stack_dir, unit)| {
+            let mut outcome = if unit.unresolved {
+                Outcome::default()
+            } else {
+                evaluate_unit(&session, &unit.spec)
+            };
+            outcome.unresolved |= unit.unresolved;
+            outcome.problems.extend(unit.problems.iter().cloned());
+            outcome.reads.files.extend(unit.reads.files.iter().cloned());
+            outcome.reads.dirs.extend(unit.reads.dirs.iter().cloned());
+            outcome.reads.globs.extend(unit.reads.globs.iter().cloned());
+            // Terragrunt reads what the stack generated, not what a dependency names.
+            outcome.has_source = true;
+            (
+                unit.spec.dir.clone(),
+                Found::unit(outcome, Some(stack_dir.clone())),
+            )
+        }))
+        .collect();
+    found.extend(evaluated);
 
-    drop_root_configs(&mut outcomes);
-    pull_in_externals(&session, &base, &mut outcomes);
+    drop_root_configs(&on_disk, &mut found);
+    pull_in_externals(&session, &base, &mut found);
 
     let mut problems = Vec::new();
     let mut timed_out = session.fs.truncated() == Some(Truncation::Deadline);
-    let unit_dirs: HashSet<String> = outcomes.keys().cloned().collect();
-    let mut units: Vec<Unit> = Vec::with_capacity(outcomes.len());
+    let unit_dirs: HashSet<String> = found
+        .iter()
+        .filter(|(_, f)| f.kind == UnitKind::Terragrunt)
+        .map(|(d, _)| d.clone())
+        .collect();
+    let mut units: Vec<Unit> = Vec::with_capacity(found.len());
     let mut exclude_deps_of = Vec::new();
-    for (dir, (kind, outcome)) in &outcomes {
+    for (dir, f) in &found {
+        let outcome = &f.outcome;
         let path = UnitPath::new(rel_to_base(dir));
         timed_out |= outcome.limit == Some(Limit::Deadline);
         let mut deps = BTreeSet::new();
         let mut unit_problems = Vec::new();
         for dep in &outcome.dependencies {
-            if unit_dirs.contains(&dep.target) {
-                deps.insert(UnitPath::new(rel_to_base(&dep.target)));
-                continue;
-            }
-            let why = match session.fs.probe(&dep.target) {
-                Probe::Dir => "which holds no terragrunt.hcl",
-                Probe::Escapes => {
-                    "which is a symbolic link (or lies under one) that leads outside the repository, and cascade follows none"
+            match targets_of(&session, &unit_dirs, &members, &dep.target) {
+                Some(targets) => {
+                    deps.extend(targets.iter().map(|t| UnitPath::new(rel_to_base(t))));
                 }
-                _ => "which does not exist (DependencyDirNotFoundError)",
-            };
-            let declared = if dep.name == "dependencies" {
-                "dependencies.paths".to_string()
-            } else {
-                format!("dependency \"{}\"", dep.name)
-            };
-            let target = if dep.shown {
-                rel_to_base(&dep.target)
-            } else {
-                NOT_SHOWN.to_string()
-            };
-            let message = format!(
-                "{path} depends on {target} ({declared}), {why}; fix the path or create the unit"
-            );
-            unit_problems.push(
-                Problem::new(ProblemKind::MissingDependency, message)
-                    .unit(&path)
-                    .at(rel_to_base(&dep.file), dep.line, None),
-            );
+                None => unit_problems.push(missing_dependency(
+                    &session,
+                    &path,
+                    dep,
+                    &wanted,
+                    &rel_to_base,
+                )),
+            }
         }
         for p in &outcome.problems {
             let mut p = p.clone().unit(&path);
@@ -167,15 +213,16 @@ pub(super) fn discover_here(opts: &DiscoverOptions) -> Discovery {
         units.push(Unit {
             executor: config.executor_for(&path),
             path,
-            kind: *kind,
+            kind: f.kind,
             dependencies: deps.into_iter().collect(),
-            reads: rebase_reads(&base, &with_link_targets(&session, &outcome.reads)),
+            reads: rebase_reads(&base, &files::with_link_targets(&session, &outcome.reads)),
             own_files: Vec::new(),
             unresolved: outcome.unresolved,
             excluded: outcome.excluded.clone(),
+            stack: f.stack.as_ref().map(|s| UnitPath::new(rel_to_base(s))),
         });
     }
-    add_config_units(opts, &session, &base, &mut units, &mut problems);
+    config::add_config_units(opts, &session, &base, &mut units, &mut problems);
     timed_out |= units
         .iter()
         .any(|u| u.kind == UnitKind::Module && u.unresolved);
@@ -190,8 +237,9 @@ pub(super) fn discover_here(opts: &DiscoverOptions) -> Discovery {
             ));
         }
     }
-    assign_own_files(&session, &base, &mut units);
-    walk_problems(&session, &base, &mut units, &mut problems);
+    config::apply_excludes(&session, &base, &mut units);
+    files::assign_own_files(&session, &base, &mut units);
+    files::walk_problems(&session, &base, &mut units, &mut problems);
     for p in &mut problems {
         let given = [opts.repo_root.to_string_lossy(), opts.dir.to_string_lossy()];
         p.message = scrubbed(&p.message, &[&root_abs, &given[0], &given[1]]);
@@ -200,7 +248,7 @@ pub(super) fn discover_here(opts: &DiscoverOptions) -> Discovery {
     problems.dedup();
     let files = session
         .fs
-        .files_under(&base)
+        .files_under_walked(&base)
         .iter()
         .map(|f| rebase(&base, f))
         .collect();
@@ -212,18 +260,165 @@ pub(super) fn discover_here(opts: &DiscoverOptions) -> Discovery {
     }
 }
 
+/// What discovery found in one directory before it becomes a [`Unit`].
+struct Found {
+    kind: UnitKind,
+    outcome: Outcome,
+    /// For a generated unit or stack: the stack on disk that generates it.
+    stack: Option<String>,
+}
+
+impl Found {
+    fn unit(outcome: Outcome, stack: Option<String>) -> Found {
+        Found {
+            kind: UnitKind::Terragrunt,
+            outcome,
+            stack,
+        }
+    }
+
+    fn stack(generated_by: Option<String>) -> Found {
+        Found {
+            kind: UnitKind::Stack,
+            outcome: Outcome::default(),
+            stack: generated_by,
+        }
+    }
+}
+
+/// Every stack directory (on disk or generated) → the units generated under it.
+fn stack_members(generated: &[(String, GeneratedUnit)]) -> HashMap<String, Vec<String>> {
+    let mut members: HashMap<String, Vec<String>> = HashMap::new();
+    for (_, unit) in generated {
+        for stack in &unit.stacks {
+            members
+                .entry(stack.clone())
+                .or_default()
+                .push(unit.spec.dir.clone());
+        }
+    }
+    members
+}
+
+/// The units a dependency on `target` is an edge to: the unit there (its
+/// path compared with symbolic links resolved, as Terragrunt does), or every
+/// unit a stack there generates. `None` when there is none.
+fn targets_of(
+    session: &Session,
+    unit_dirs: &HashSet<String>,
+    members: &HashMap<String, Vec<String>>,
+    target: &str,
+) -> Option<Vec<String>> {
+    let real = session.fs.through_links(target).map(|(real, _)| real);
+    for t in real
+        .iter()
+        .map(String::as_str)
+        .chain(std::iter::once(target))
+    {
+        if unit_dirs.contains(t) {
+            return Some(vec![t.to_string()]);
+        }
+        if let Some(units) = members.get(t) {
+            return Some(units.clone());
+        }
+    }
+    None
+}
+
+/// The problem for a dependency whose target is no unit.
+fn missing_dependency(
+    session: &Session,
+    path: &UnitPath,
+    dep: &DeclaredDependency,
+    wanted: &dyn Fn(&str) -> bool,
+    rel_to_base: &dyn Fn(&str) -> String,
+) -> Problem {
+    let holds_config = UNIT_CONFIG_NAMES
+        .iter()
+        .any(|name| session.fs.is_file(&paths::join(&dep.target, name)));
+    let why = match session.fs.probe(&dep.target) {
+        Probe::Dir if holds_config && !wanted(&dep.target) => {
+            "which .cascade.yaml ignores (or places outside every environment)"
+        }
+        Probe::Dir => "which holds no terragrunt.hcl",
+        Probe::Escapes => {
+            "which is a symbolic link (or lies under one) that leads outside the repository, and cascade follows none"
+        }
+        _ => "which does not exist (DependencyDirNotFoundError)",
+    };
+    let declared = if dep.name == "dependencies" {
+        "dependencies.paths".to_string()
+    } else {
+        format!("dependency \"{}\"", dep.name)
+    };
+    let target = if dep.shown {
+        rel_to_base(&dep.target)
+    } else {
+        NOT_SHOWN.to_string()
+    };
+    let message =
+        format!("{path} depends on {target} ({declared}), {why}; fix the path or create the unit");
+    Problem::new(ProblemKind::MissingDependency, message)
+        .unit(path)
+        .at(rel_to_base(&dep.file), dep.line, None)
+}
+
+/// A `terragrunt.hcl` that other units include and that sets no
+/// `terraform.source` is a root configuration, not a unit (the legacy root
+/// `terragrunt.hcl` pattern; Terragrunt's own advice is to rename it root.hcl).
+fn drop_root_configs(on_disk: &[UnitSpec], found: &mut BTreeMap<String, Found>) {
+    let included: HashSet<String> = found
+        .values()
+        .flat_map(|f| f.outcome.included.iter().cloned())
+        .collect();
+    let roots: HashSet<&str> = on_disk
+        .iter()
+        .filter(|spec| included.contains(&spec.config))
+        .map(|spec| spec.dir.as_str())
+        .collect();
+    found.retain(|dir, f| {
+        f.kind != UnitKind::Terragrunt || f.outcome.has_source || !roots.contains(dir.as_str())
+    });
+}
+
+/// Dependencies outside the discovery directory are discovered too (as
+/// Terragrunt's `--external` does), so the graph is complete.
+fn pull_in_externals(session: &Session, base: &str, found: &mut BTreeMap<String, Found>) {
+    loop {
+        let missing: BTreeMap<String, String> = found
+            .values()
+            .flat_map(|f| f.outcome.dependencies.iter().map(|d| d.target.clone()))
+            .filter(|t| !found.contains_key(t) && !paths::is_within(t, base))
+            .filter_map(|t| {
+                let config = UNIT_CONFIG_NAMES
+                    .iter()
+                    .map(|name| paths::join(&t, name))
+                    .find(|c| session.fs.is_file(c))?;
+                Some((t, config))
+            })
+            .collect();
+        if missing.is_empty() {
+            return;
+        }
+        for (dir, config) in missing {
+            let outcome = evaluate_unit(session, &UnitSpec::on_disk(&config));
+            found.insert(dir, Found::unit(outcome, None));
+        }
+    }
+}
+
 /// Evaluates one unit; a bug in cascade (a panic) makes that unit unresolved
 /// instead of taking the whole discovery (and the server's worker) down.
-fn evaluate_unit(session: &Session, dir: &str) -> Outcome {
+fn evaluate_unit(session: &Session, spec: &UnitSpec) -> Outcome {
     let evaluated = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        unit_config::evaluate(session, dir)
+        unit_config::evaluate(session, spec)
     }));
     evaluated.unwrap_or_else(|_| {
         super::calls::forget_reads_in_progress();
         let message =
             "cascade failed while evaluating this unit (an internal error; please report it)";
         let problem = Problem::new(ProblemKind::Unresolved, message).at(
-            paths::join(dir, "terragrunt.hcl"),
+            session.fs.physical(&spec.config).into_owned(),
             None,
             None,
         );
@@ -281,283 +476,6 @@ fn scrubbed(message: &str, server_paths: &[&str]) -> String {
         out = out.chars().take(MAX_MESSAGE_CHARS).collect::<String>() + "…";
     }
     out
-}
-
-/// Problems of the walk itself: symbolic links it refused and directories it
-/// did not enter (each makes the unit whose directory holds it unresolved; the
-/// first [`MAX_PROBLEMS_PER_UNIT`] are listed), and a walk cut short.
-fn walk_problems(session: &Session, base: &str, units: &mut [Unit], problems: &mut Vec<Problem>) {
-    let owners: BTreeMap<String, usize> = units
-        .iter()
-        .enumerate()
-        .filter(|(_, u)| u.kind == UnitKind::Terragrunt)
-        .map(|(i, u)| (u.path.as_str().to_string(), i))
-        .collect();
-    let refused = session.fs.refused();
-    for (link, refusal) in refused.iter().take(MAX_PROBLEMS_PER_UNIT) {
-        let message = match refusal {
-            Refusal::Escapes => {
-                "this symbolic link leads outside the repository; cascade neither follows nor reads it (make it a file or directory inside the repository)"
-            }
-            Refusal::Loop => {
-                "this symbolic link leads to a directory it is itself inside of (a loop); cascade does not follow it (point it elsewhere or remove it)"
-            }
-            Refusal::TooManyLinks => {
-                "cascade did not follow this symbolic link: the walk already followed its limit of links to directories (replace some links with directories)"
-            }
-            Refusal::TooDeep => &format!(
-                "cascade did not walk this directory: it is more than cascade's limit of {MAX_WALK_DEPTH} levels below the directory it discovers (flatten the layout)"
-            ),
-        };
-        let rel = rebase(base, link);
-        let mut problem =
-            Problem::new(ProblemKind::Unresolved, message).at(rel.clone(), None, None);
-        if let Some(&i) = owner(&owners, &rel) {
-            problem = problem.unit(&units[i].path);
-        }
-        problems.push(problem);
-    }
-    if refused.len() > MAX_PROBLEMS_PER_UNIT {
-        problems.push(Problem::new(
-            ProblemKind::Unresolved,
-            format!(
-                "{} more symbolic links or directories were not followed; fix the ones above first",
-                refused.len() - MAX_PROBLEMS_PER_UNIT
-            ),
-        ));
-    }
-    for link in refused.keys() {
-        if let Some(&i) = owner(&owners, &rebase(base, link)) {
-            units[i].unresolved = true;
-        }
-    }
-    match session.fs.truncated() {
-        Some(Truncation::Entries) => problems.push(Problem::new(
-            ProblemKind::Unresolved,
-            format!("the repository holds more than {MAX_WALK_ENTRIES} files and directories, cascade's limit; only part of it was discovered (ignore large directories in .cascade.yaml or discover a subdirectory)"),
-        )),
-        Some(Truncation::Deadline) => problems.push(Problem::new(
-            ProblemKind::Unresolved,
-            Limit::Deadline.message(),
-        )),
-        None => {}
-    }
-}
-
-/// The unit whose directory holds `rel` (the nearest one above it).
-fn owner<'m>(owners: &'m BTreeMap<String, usize>, rel: &str) -> Option<&'m usize> {
-    let mut dir = paths::parent(rel);
-    loop {
-        let key = if dir.is_empty() { "." } else { dir };
-        if let Some(i) = owners.get(key) {
-            return Some(i);
-        }
-        if dir.is_empty() {
-            return None;
-        }
-        dir = paths::parent(dir);
-    }
-}
-
-/// `reads` plus, for each path reached through a symbolic link, the path it
-/// really is and the links on its way: git reports changes there.
-fn with_link_targets(session: &Session, reads: &ReadSet) -> ReadSet {
-    let mut out = reads.clone();
-    for file in &reads.files {
-        if let Some((real, links)) = session.fs.through_links(file) {
-            out.files.insert(real);
-            out.files.extend(links);
-        }
-    }
-    for dir in &reads.dirs {
-        if let Some((real, links)) = session.fs.through_links(dir) {
-            out.dirs.insert(real);
-            out.files.extend(links);
-        }
-    }
-    out
-}
-
-/// A `terragrunt.hcl` that other units include and that sets no
-/// `terraform.source` is a root configuration, not a unit (the legacy root
-/// `terragrunt.hcl` pattern; Terragrunt's own advice is to rename it root.hcl).
-fn drop_root_configs(outcomes: &mut BTreeMap<String, (UnitKind, Outcome)>) {
-    let included: HashSet<String> = outcomes
-        .values()
-        .flat_map(|(_, o)| o.included.iter().cloned())
-        .collect();
-    outcomes.retain(|dir, (kind, outcome)| {
-        *kind != UnitKind::Terragrunt
-            || outcome.has_source
-            || !included.contains(&paths::join(dir, "terragrunt.hcl"))
-    });
-}
-
-/// Dependencies outside the discovery directory are discovered too (as
-/// Terragrunt's `--external` does), so the graph is complete.
-fn pull_in_externals(
-    session: &Session,
-    base: &str,
-    outcomes: &mut BTreeMap<String, (UnitKind, Outcome)>,
-) {
-    loop {
-        let missing: BTreeSet<String> = outcomes
-            .values()
-            .flat_map(|(_, o)| o.dependencies.iter().map(|d| d.target.clone()))
-            .filter(|t| !outcomes.contains_key(t) && !paths::is_within(t, base))
-            .filter(|t| session.fs.is_file(&paths::join(t, "terragrunt.hcl")))
-            .collect();
-        if missing.is_empty() {
-            return;
-        }
-        for dir in missing {
-            let outcome = evaluate_unit(session, &dir);
-            outcomes.insert(dir, (UnitKind::Terragrunt, outcome));
-        }
-    }
-}
-
-/// Plain root modules and implicit dependencies from `.cascade.yaml`.
-fn add_config_units(
-    opts: &DiscoverOptions,
-    session: &Session,
-    base: &str,
-    units: &mut Vec<Unit>,
-    problems: &mut Vec<Problem>,
-) {
-    let config = &opts.config;
-    for module in &config.modules {
-        let dir = paths::clean(&paths::join(base, module.path.as_str())).unwrap_or_default();
-        if !session.fs.is_dir(&dir) {
-            problems.push(
-                Problem::new(
-                    ProblemKind::Config,
-                    format!(
-                        "module {} in .cascade.yaml does not exist; fix its path",
-                        module.path
-                    ),
-                )
-                .at(crate::config::FILE_NAME, None, None),
-            );
-            continue;
-        }
-        let mut reads = ReadSet::default();
-        for d in super::reads::module_dirs(session, &dir)
-            .iter()
-            .filter(|d| **d != dir)
-        {
-            reads.dirs.insert(rebase(base, d));
-        }
-        // Module calls stop being followed at the deadline: the reads may be cut short.
-        let late = session.deadline.is_some_and(|d| Instant::now() >= d);
-        if late {
-            problems.push(
-                Problem::new(ProblemKind::Unresolved, Limit::Deadline.message())
-                    .unit(&module.path)
-                    .at(crate::config::FILE_NAME, None, None),
-            );
-        }
-        units.retain(|u| u.path != module.path);
-        units.push(Unit {
-            path: module.path.clone(),
-            kind: UnitKind::Module,
-            dependencies: Vec::new(),
-            reads,
-            own_files: Vec::new(),
-            unresolved: late,
-            excluded: None,
-            executor: Some(module.executor),
-        });
-    }
-    let known: HashSet<UnitPath> = units.iter().map(|u| u.path.clone()).collect();
-    let mut extra: BTreeMap<UnitPath, BTreeSet<UnitPath>> = BTreeMap::new();
-    // A module that does not exist was reported above; its edges are moot.
-    for module in config.modules.iter().filter(|m| known.contains(&m.path)) {
-        extra
-            .entry(module.path.clone())
-            .or_default()
-            .extend(module.depends_on.iter().cloned());
-    }
-    for (unit, deps) in &config.implicit_deps {
-        extra
-            .entry(unit.clone())
-            .or_default()
-            .extend(deps.iter().cloned());
-    }
-    for (unit, deps) in extra {
-        if !known.contains(&unit) {
-            problems.push(
-                Problem::new(
-                    ProblemKind::Config,
-                    format!("{unit} in .cascade.yaml is not a unit; fix the path"),
-                )
-                .at(crate::config::FILE_NAME, None, None),
-            );
-            continue;
-        }
-        for dep in deps {
-            if !known.contains(&dep) {
-                problems.push(
-                    Problem::new(ProblemKind::MissingDependency, format!("{unit} depends on {dep} in .cascade.yaml, which is not a unit; fix the path"))
-                        .unit(&unit)
-                        .at(crate::config::FILE_NAME, None, None),
-                );
-                continue;
-            }
-            let u = units
-                .iter_mut()
-                .find(|u| u.path == unit)
-                .expect("known unit");
-            if !u.dependencies.contains(&dep) {
-                u.dependencies.push(dep);
-                u.dependencies.sort();
-            }
-        }
-    }
-}
-
-/// Each unit owns the files of its directory, down to (not into) nested units.
-fn assign_own_files(session: &Session, base: &str, units: &mut [Unit]) {
-    let index: BTreeMap<String, usize> = units
-        .iter()
-        .enumerate()
-        .map(|(i, u)| {
-            (
-                paths::clean(&paths::join(base, unit_dir(&u.path))).unwrap_or_default(),
-                i,
-            )
-        })
-        .collect();
-    let mut owned: Vec<Vec<String>> = vec![Vec::new(); units.len()];
-    for (dir, &i) in &index {
-        for file in session.fs.files_under(dir) {
-            let mut owner = paths::parent(&file);
-            loop {
-                if let Some(&j) = index.get(owner) {
-                    if j == i {
-                        owned[i].push(file.clone());
-                    }
-                    break;
-                }
-                if owner.is_empty() {
-                    break;
-                }
-                owner = paths::parent(owner);
-            }
-        }
-    }
-    for (unit, files) in units.iter_mut().zip(owned) {
-        // A file reached through a link changes where the link points.
-        for file in &files {
-            if let Some((real, links)) = session.fs.through_links(file) {
-                unit.reads.files.insert(rebase(base, &real));
-                unit.reads
-                    .files
-                    .extend(links.iter().map(|l| rebase(base, l)));
-            }
-        }
-        unit.own_files = files.iter().map(|f| rebase(base, f)).collect();
-    }
 }
 
 fn unit_dir(path: &UnitPath) -> &str {

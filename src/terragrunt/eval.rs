@@ -88,7 +88,12 @@ impl Instance<'_> {
                 }
                 Ok(Value::Map(map))
             }
-            Expression::StringTemplate(t) => self.eval_template(t, vars),
+            Expression::StringTemplate(t) => match single_interpolation(t) {
+                // `"${x}"` is x itself, whatever its type (Go HCL's template unwrapping;
+                // HCL JSON writes every expression this way).
+                Some(inner) => self.eval(inner, vars),
+                None => self.eval_template(t, vars),
+            },
             Expression::HeredocTemplate(h) => self.eval_template(&h.template, vars),
             Expression::Parenthesis(p) => self.eval(p.inner(), vars),
             Expression::Variable(v) => match lookup(vars, v.as_str()) {
@@ -233,6 +238,9 @@ impl Instance<'_> {
                     Ok((Value::Map(all), 0))
                 }
             },
+            "unit" | "stack" if self.components.contains_key(name) => {
+                Ok((self.copy(&self.components[name], span)?, 0))
+            }
             "path" | "var" | "each" | "count" | "self" | "terraform" => Ok((
                 Value::unknown(format!("`{name}` is only known to terraform at plan time")),
                 ops.len(),
@@ -474,6 +482,15 @@ impl Instance<'_> {
             ),
             Some(_) => Value::Map(map),
         })
+    }
+}
+
+/// The expression of a template that is one interpolation and nothing else.
+fn single_interpolation(template: &Template) -> Option<&Expression> {
+    let mut elements = template.iter();
+    match (elements.next(), elements.next()) {
+        (Some(Element::Interpolation(i)), None) => Some(&i.expr),
+        _ => None,
     }
 }
 

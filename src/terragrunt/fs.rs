@@ -3,7 +3,17 @@
 //!
 //! Owns: one walk of the discovery directory into a sorted index (existence
 //! checks and "files under this directory" are lookups), the symbolic links it
-//! met, and every read discovery makes.
+//! met, every read discovery makes, and the *generated directories* of stacks:
+//! a unit that `terragrunt stack generate` would write to
+//! `live/.terragrunt-stack/vpc` is read from its source directory, so paths
+//! under a generated directory are translated to the source here, at the one
+//! place every read passes.
+//!
+//! The walk enters hidden directories, as Terragrunt 1.x does, and skips only
+//! `.git`, `.terraform`, `.terragrunt-cache` (Terragrunt's
+//! `SkipDirIfIgnorable`) and `.terragrunt-stack`: what stacks generate there
+//! is expanded from the stack files instead, so a stale copy on disk never
+//! counts.
 //!
 //! Symbolic links: the walk never lets the operating system follow a link
 //! blindly. A link that resolves inside the repository behaves as Terragrunt
@@ -19,8 +29,9 @@
 //! resolved, open a special file, or put an absolute path or a file's
 //! contents into an error.
 
-use super::limits::{MAX_LINKED_DIRS, MAX_WALK_DEPTH, MAX_WALK_ENTRIES};
+use super::limits::{MAX_LINKED_DIRS, MAX_STACK_DEPTH, MAX_WALK_DEPTH, MAX_WALK_ENTRIES};
 use super::paths;
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 use std::fs::File;
@@ -28,11 +39,23 @@ use std::io::Read;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
+use std::sync::RwLock;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-/// Directory names the walk never enters (Terragrunt's `SkipDirIfIgnorable`),
-/// besides every hidden directory.
-const SKIPPED_DIRS: &[&str] = &[".git", ".terraform", ".terragrunt-cache"];
+/// Directory names the walk never enters: Terragrunt's `SkipDirIfIgnorable`,
+/// and the directory stacks generate into (expanded from the stack files).
+const SKIPPED_DIRS: &[&str] = &[".git", ".terraform", ".terragrunt-cache", STACK_DIR];
+
+/// Where `terragrunt stack generate` writes a stack's units.
+pub const STACK_DIR: &str = ".terragrunt-stack";
+
+/// The names of a unit's configuration, in the order Terragrunt looks for them
+/// (`DefaultTerragruntConfigPaths`: the JSON form wins).
+pub const UNIT_CONFIG_NAMES: [&str; 2] = ["terragrunt.hcl.json", "terragrunt.hcl"];
+
+/// The name of a stack's configuration.
+pub const STACK_CONFIG_NAME: &str = "terragrunt.stack.hcl";
 
 /// Why the walk did not enter a directory or follow a symbolic link.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -119,6 +142,20 @@ pub struct FsIndex {
     walked: String,
     /// What the walk of `walked` found (files sorted).
     found: Listing,
+    /// Generated directories (see [`FsIndex::generate`]); empty in a
+    /// repository without stacks, which then pays one relaxed load per read.
+    generated: RwLock<HashMap<String, GeneratedDir>>,
+    has_generated: AtomicBool,
+}
+
+/// Where the files of a generated directory really are.
+#[derive(Clone, Debug)]
+struct GeneratedDir {
+    /// The repo-relative source directory generation copies from.
+    source: String,
+    /// Whether files of the directory itself count too (a unit generated
+    /// with `no_dot_terragrunt_stack` lands in a directory that may exist).
+    merged: bool,
 }
 
 /// What one walk found, at the paths it reached things by (repo-relative).
@@ -136,12 +173,15 @@ struct Listing {
 /// A directory the walk found that holds a unit or stack configuration.
 pub struct Candidate {
     pub dir: String,
+    /// The configuration file (repo-relative): `terragrunt.hcl.json` when a
+    /// directory has both it and `terragrunt.hcl`, as Terragrunt reads it.
+    pub config: String,
     pub stack: bool,
 }
 
 impl FsIndex {
     /// Walks `walked` (repo-relative) under the canonical `root`, skipping
-    /// hidden and cache directories, stopping at `deadline`.
+    /// cache and generated directories, stopping at `deadline`.
     pub fn walk(root: &Path, walked: &str, deadline: Option<Instant>) -> (FsIndex, Vec<Candidate>) {
         let mut walk = Walk::new(root, deadline);
         walk.run(walked);
@@ -152,21 +192,91 @@ impl FsIndex {
             .iter()
             .filter_map(|rel| {
                 let name = rel.rsplit('/').next().unwrap_or(rel);
-                (name == "terragrunt.hcl" || name == "terragrunt.stack.hcl").then(|| Candidate {
+                let stack = name == STACK_CONFIG_NAME;
+                (stack || UNIT_CONFIG_NAMES.contains(&name)).then(|| Candidate {
                     dir: paths::parent(rel).to_string(),
-                    stack: name == "terragrunt.stack.hcl",
+                    config: rel.clone(),
+                    stack,
                 })
             })
             .collect();
-        candidates.sort_by(|a, b| a.dir.cmp(&b.dir).then(a.stack.cmp(&b.stack)));
+        // One unit per directory, configured by the file Terragrunt reads first.
+        candidates.sort_by(|a, b| {
+            let rank = |c: &Candidate| {
+                UNIT_CONFIG_NAMES
+                    .iter()
+                    .position(|n| c.config.ends_with(n))
+                    .unwrap_or(UNIT_CONFIG_NAMES.len())
+            };
+            a.dir.cmp(&b.dir).then(rank(a).cmp(&rank(b)))
+        });
+        candidates.dedup_by(|later, kept| later.dir == kept.dir && !later.stack && !kept.stack);
         (
             FsIndex {
                 root: root.to_path_buf(),
                 walked: walked.to_string(),
                 found,
+                generated: RwLock::new(HashMap::new()),
+                has_generated: AtomicBool::new(false),
             },
             candidates,
         )
+    }
+
+    /// Declares that `dir` (repo-relative) is generated from `source`: reads
+    /// under `dir` are served from `source` from now on. With `merged`, a
+    /// file `source` lacks is looked for in `dir` itself.
+    pub fn generate(&self, dir: &str, source: &str, merged: bool) {
+        let mut generated = self.generated.write().unwrap_or_else(|p| p.into_inner());
+        generated.insert(
+            dir.to_string(),
+            GeneratedDir {
+                source: source.to_string(),
+                merged,
+            },
+        );
+        self.has_generated.store(true, Ordering::Release);
+    }
+
+    /// The path `rel` is really read from: itself, or its place in the
+    /// source of the generated directory it lies in (the nearest one). A
+    /// source may itself lie in a generated directory (a nested stack whose
+    /// source is relative to where it is generated), so this follows the
+    /// chain, at most one step per stack level.
+    pub fn physical<'r>(&self, rel: &'r str) -> Cow<'r, str> {
+        if !self.has_generated.load(Ordering::Acquire) {
+            return Cow::Borrowed(rel);
+        }
+        let mut path = Cow::Borrowed(rel);
+        for _ in 0..=MAX_STACK_DEPTH + 1 {
+            match self.physical_step(&path) {
+                Some(next) => path = Cow::Owned(next),
+                None => break,
+            }
+        }
+        path
+    }
+
+    /// One step of [`Self::physical`]: `None` when `rel` lies in no generated
+    /// directory (or is served from the directory itself).
+    fn physical_step(&self, rel: &str) -> Option<String> {
+        let generated = self.generated.read().unwrap_or_else(|p| p.into_inner());
+        let mut found = None;
+        for dir in prefixes(rel) {
+            if let Some(g) = generated.get(dir) {
+                found = Some((dir.len(), g.clone()));
+            }
+        }
+        drop(generated);
+        let (len, g) = found?;
+        let rest = &rel[len..];
+        let from_source = format!("{}{rest}", g.source);
+        let from_source = paths::clean(&from_source).unwrap_or(from_source);
+        if g.merged && !rest.is_empty() && self.probe_physical(&from_source) == Probe::Missing {
+            // Generation copies over what the directory already holds.
+            return None;
+        }
+        Some(from_source)
     }
 
     /// Links the walk refused, by repo-relative path.
@@ -197,6 +307,10 @@ impl FsIndex {
     /// What `rel` is. Paths the walk covered are lookups; others ask the
     /// filesystem, resolving links and refusing what leaves the root.
     pub fn probe(&self, rel: &str) -> Probe {
+        self.probe_physical(&self.physical(rel))
+    }
+
+    fn probe_physical(&self, rel: &str) -> Probe {
         if rel.is_empty() || rel == self.walked {
             return Probe::Dir;
         }
@@ -259,6 +373,7 @@ impl FsIndex {
     /// Reads a regular file inside the repository as UTF-8 text, refusing
     /// links that leave the root, special files, and files over `limit` bytes.
     pub fn read_text(&self, rel: &str, limit: u64) -> Result<String, ReadError> {
+        let rel = &*self.physical(rel);
         let direct = self.covers(rel)
             && self.refused_prefix(rel).is_none()
             && (self.found.links.is_empty()
@@ -290,8 +405,35 @@ impl FsIndex {
         read_regular(file, limit)
     }
 
-    /// Every file under directory `dir`, recursively, sorted (cache and hidden directories skipped).
+    /// Every file under directory `dir`, recursively, sorted (cache and
+    /// generated directories skipped). Under a generated directory, the files
+    /// of its source, named as generation would copy them.
     pub fn files_under(&self, dir: &str) -> Vec<String> {
+        match self.physical(dir) {
+            Cow::Borrowed(_) => self.files_under_walked(dir),
+            Cow::Owned(source) => {
+                let mut files: Vec<String> = self
+                    .files_under_walked(&source)
+                    .into_iter()
+                    .map(|f| paths::join(dir, paths::relative(&source, &f).as_str()))
+                    .collect();
+                if self.generated_merged(dir) {
+                    files.extend(self.files_under_walked(dir));
+                    files.sort_unstable();
+                    files.dedup();
+                }
+                files
+            }
+        }
+    }
+
+    fn generated_merged(&self, dir: &str) -> bool {
+        let generated = self.generated.read().unwrap_or_else(|p| p.into_inner());
+        generated.get(dir).is_some_and(|g| g.merged)
+    }
+
+    /// [`FsIndex::files_under`] of the files really there, generated directories not translated.
+    pub fn files_under_walked(&self, dir: &str) -> Vec<String> {
         if self.covers(dir) || (dir.is_empty() && self.walked.is_empty()) {
             if self.refused_prefix(dir) == Some(Refusal::Escapes) {
                 return Vec::new();
@@ -334,6 +476,7 @@ impl FsIndex {
         if self.found.links.is_empty() {
             return None;
         }
+        let rel = &*self.physical(rel);
         let mut real = String::new();
         let mut crossed = Vec::new();
         for (prefix, part) in prefixes(rel).zip(rel.split('/')) {
@@ -379,7 +522,7 @@ fn prefixes(rel: &str) -> impl Iterator<Item = &str> {
 }
 
 fn is_skipped_dir(name: &str) -> bool {
-    name.starts_with('.') || SKIPPED_DIRS.contains(&name)
+    SKIPPED_DIRS.contains(&name)
 }
 
 /// The real directories on the way to a walked directory, to spot link loops.

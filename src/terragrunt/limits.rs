@@ -55,6 +55,10 @@ pub const MAX_VALUE_DEPTH: usize = 256;
 /// How many `read_terragrunt_config` calls may be open inside each other.
 pub const MAX_READ_DEPTH: usize = 16;
 
+/// How many stacks a stack may generate inside each other (a `stack` block
+/// whose source holds a `stack` block…): a stack that generates itself stops here.
+pub const MAX_STACK_DEPTH: usize = 16;
+
 /// The widest field `format` pads to (`%10s`).
 pub const MAX_FORMAT_WIDTH: usize = MAX_STRING_BYTES;
 

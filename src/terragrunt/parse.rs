@@ -6,6 +6,8 @@
 //! `mock_outputs`). We rename the later key with a marker and re-parse; the
 //! evaluator strips the marker, so the later value still wins.
 
+mod json;
+
 use hcl_edit::structure::Body;
 use std::ops::Range;
 
@@ -22,8 +24,15 @@ pub struct HclFile {
     pub body: Body,
     /// Byte offset of the start of every line, for span → line conversion.
     line_starts: Vec<usize>,
-    /// Names of the functions called anywhere in the file, computed on first use.
-    called: std::sync::OnceLock<std::collections::HashSet<String>>,
+    /// For a file written in HCL's JSON syntax: where the pieces of the native
+    /// text that was parsed came from in the file (spans point into the former).
+    origin: Option<Vec<json::Piece>>,
+    /// Names of the functions called and the variables referred to anywhere
+    /// in the file, computed on first use.
+    called: std::sync::OnceLock<Names>,
+    /// Expressions evaluated before dependencies that refer to `dependency`
+    /// (what, span), computed on first use.
+    early_refs: std::sync::OnceLock<EarlyRefs>,
     /// What to evaluate to find the file's reads (`reads::read_plan`), computed on first use.
     read_plan: std::sync::OnceLock<super::reads::ReadPlan>,
 }
@@ -40,8 +49,49 @@ pub struct ParseError {
 }
 
 impl HclFile {
-    /// Parses `text` as an HCL body, tolerating repeated object keys.
+    /// Parses `text` as an HCL body, tolerating repeated object keys; a
+    /// `.json` file in HCL's JSON syntax.
     pub fn parse(path: &str, text: &str) -> Result<HclFile, ParseError> {
+        if !path.ends_with(".json") {
+            return HclFile::parse_native(path, text, line_starts(text), None);
+        }
+        let (native, origin) = json::to_native(text)?;
+        HclFile::parse_native(path, &native, line_starts(text), Some(origin)).map_err(|mut e| {
+            // The native text is ours: say where in the JSON file it went wrong.
+            (e.line, e.column) = HclFile::locate_in(text, e.line, e.column, &native);
+            e
+        })
+    }
+
+    /// The line and column in `original` of a line and column in `native`
+    /// (the text [`json::to_native`] wrote for it), as near as the pieces tell.
+    fn locate_in(
+        original: &str,
+        line: Option<u32>,
+        column: Option<u32>,
+        native: &str,
+    ) -> (Option<u32>, Option<u32>) {
+        let (Some(line), Some(column)) = (line, column) else {
+            return (line, column);
+        };
+        let starts = line_starts(native);
+        let offset = starts.get(line as usize - 1).copied().unwrap_or(0) + column as usize - 1;
+        let Ok((_, pieces)) = json::to_native(original) else {
+            return (Some(line), Some(column));
+        };
+        let at = original_offset(&pieces, offset).min(original.len());
+        let before = &original[..at];
+        let line = before.matches('\n').count() + 1;
+        let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+        (Some(line as u32), Some(column as u32))
+    }
+
+    fn parse_native(
+        path: &str,
+        text: &str,
+        line_starts: Vec<usize>,
+        origin: Option<Vec<json::Piece>>,
+    ) -> Result<HclFile, ParseError> {
         let mut source = std::borrow::Cow::Borrowed(text);
         let mut parsed_bytes = 0usize;
         for _ in 0..=MAX_DUPLICATE_KEYS {
@@ -55,8 +105,10 @@ impl HclFile {
                     return Ok(HclFile {
                         path: path.to_string(),
                         body,
-                        line_starts: line_starts(&source),
+                        line_starts,
+                        origin,
                         called: Default::default(),
+                        early_refs: Default::default(),
                         read_plan: Default::default(),
                     });
                 }
@@ -92,19 +144,34 @@ impl HclFile {
 
     /// The 1-based line holding the start of `span`.
     pub fn line_of(&self, span: Option<Range<usize>>) -> Option<u32> {
-        let start = span?.start;
+        let mut start = span?.start;
+        if let Some(pieces) = &self.origin {
+            start = original_offset(pieces, start);
+        }
         Some(self.line_starts.partition_point(|&s| s <= start) as u32)
+    }
+
+    fn names(&self) -> &Names {
+        self.called.get_or_init(|| {
+            let mut names = Names::default();
+            hcl_edit::visit::Visit::visit_body(&mut names, &self.body);
+            names
+        })
     }
 
     /// True when the file calls function `name` anywhere.
     pub fn calls(&self, name: &str) -> bool {
-        self.called
-            .get_or_init(|| {
-                let mut names = FunctionNames::default();
-                hcl_edit::visit::Visit::visit_body(&mut names, &self.body);
-                names.0
-            })
-            .contains(name)
+        self.names().functions.contains(name)
+    }
+
+    /// True when the file refers to the variable (namespace) `name` anywhere.
+    pub fn refers_to(&self, name: &str) -> bool {
+        self.names().variables.contains(name)
+    }
+
+    /// The early references to `dependency`, computed by `compute` the first time.
+    pub fn early_dependency_refs(&self, compute: impl FnOnce(&Body) -> EarlyRefs) -> EarlyRefs {
+        self.early_refs.get_or_init(|| compute(&self.body)).clone()
     }
 
     /// The file's read plan, computed by `compute` the first time it is asked for.
@@ -124,14 +191,28 @@ impl HclFile {
     }
 }
 
-/// Collects the names of called functions.
-#[derive(Default)]
-pub struct FunctionNames(pub std::collections::HashSet<String>);
+/// What an expression in a file evaluated before dependencies refers to
+/// `dependency` (`local.x`, `terraform.source`…), and where.
+pub type EarlyRefs = Vec<(String, Option<Range<usize>>)>;
 
-impl hcl_edit::visit::Visit for FunctionNames {
+/// Collects the names of called functions and of root variables.
+#[derive(Debug, Default)]
+pub struct Names {
+    pub functions: std::collections::HashSet<String>,
+    pub variables: std::collections::HashSet<String>,
+}
+
+impl hcl_edit::visit::Visit for Names {
     fn visit_func_call(&mut self, call: &hcl_edit::expr::FuncCall) {
-        self.0.insert(call.name.name.as_str().to_string());
+        self.functions.insert(call.name.name.as_str().to_string());
         hcl_edit::visit::visit_func_call(self, call);
+    }
+
+    fn visit_expr(&mut self, expr: &hcl_edit::expr::Expression) {
+        if let hcl_edit::expr::Expression::Variable(v) = expr {
+            self.variables.insert(v.as_str().to_string());
+        }
+        hcl_edit::visit::visit_expr(self, expr);
     }
 }
 
@@ -159,6 +240,14 @@ fn mark_duplicate_key(source: &str, offset: usize) -> Option<String> {
     fixed.push_str(DUPLICATE_KEY_MARKER);
     fixed.push_str(&source[insert_at..]);
     Some(fixed)
+}
+
+/// The offset in a JSON file of `offset` in the native text written for it.
+fn original_offset(pieces: &[json::Piece], offset: usize) -> usize {
+    match pieces.partition_point(|p| p.written <= offset) {
+        0 => 0,
+        i => pieces[i - 1].original,
+    }
 }
 
 fn line_starts(text: &str) -> Vec<usize> {

@@ -3,8 +3,9 @@
 //! `module` blocks in their `.tf` files.
 
 use super::context::Session;
+use super::fs::Probe;
 use super::limits::MAX_CONFIG_FILE_BYTES;
-use super::parse::{FunctionNames, HclFile};
+use super::parse::{HclFile, Names};
 use super::paths;
 use hcl_edit::expr::Expression;
 use hcl_edit::structure::{Attribute, Body};
@@ -34,9 +35,12 @@ pub const READ_FUNCTIONS: &[&str] = &[
 
 /// True when `expr` calls a read function anywhere inside it.
 pub fn calls_read_function(expr: &Expression) -> bool {
-    let mut names = FunctionNames::default();
+    let mut names = Names::default();
     hcl_edit::visit::Visit::visit_expr(&mut names, expr);
-    names.0.iter().any(|n| READ_FUNCTIONS.contains(&n.as_str()))
+    names
+        .functions
+        .iter()
+        .any(|n| READ_FUNCTIONS.contains(&n.as_str()))
 }
 
 /// True when the file calls any read function at all (most files do not,
@@ -103,13 +107,31 @@ pub fn attribute_at<'b>(body: &'b Body, path: &[usize]) -> Option<&'b Attribute>
     body.get(*last)?.as_attribute()
 }
 
+/// What a local module at a directory reads.
+#[derive(Debug, Default)]
+pub struct ModuleDirs {
+    /// Every module directory, the first one included.
+    pub dirs: Vec<String>,
+    /// Module calls whose source leads through a link out of the repository:
+    /// the file and line of each.
+    pub escaping: Vec<(String, Option<u32>)>,
+}
+
+/// The local module calls of one directory's own `.tf` files.
+#[derive(Debug, Default)]
+pub struct ModuleCalls {
+    dirs: Vec<String>,
+    escaping: Vec<(String, Option<u32>)>,
+}
+
 /// Every directory a local module at `dir` reads: itself, and recursively each
 /// local `module { source = "./…" | "../…" }` its `.tf` files call. Remote
 /// module sources contribute nothing. Memoised per directory for the run, and
 /// each directory's own calls are read once however many modules reach it.
-pub fn module_dirs(s: &Session, dir: &str) -> Arc<Vec<String>> {
+pub fn module_dirs(s: &Session, dir: &str) -> Arc<ModuleDirs> {
     s.modules.get_or(&dir.to_string(), || {
         let mut seen = BTreeSet::new();
+        let mut escaping = Vec::new();
         let mut pending = vec![dir.to_string()];
         while let Some(d) = pending.pop() {
             // Past the deadline the caller's unit is unresolved anyway; stop here.
@@ -119,16 +141,21 @@ pub fn module_dirs(s: &Session, dir: &str) -> Arc<Vec<String>> {
             if !seen.insert(d.clone()) {
                 continue;
             }
-            pending.extend(module_calls(s, &d).iter().cloned());
+            let calls = module_calls(s, &d);
+            pending.extend(calls.dirs.iter().cloned());
+            escaping.extend(calls.escaping.iter().cloned());
         }
-        Arc::new(seen.into_iter().collect())
+        Arc::new(ModuleDirs {
+            dirs: seen.into_iter().collect(),
+            escaping,
+        })
     })
 }
 
 /// The local module directories the `.tf` files directly inside `dir` call.
-fn module_calls(s: &Session, dir: &str) -> Arc<Vec<String>> {
+fn module_calls(s: &Session, dir: &str) -> Arc<ModuleCalls> {
     s.module_calls.get_or(&dir.to_string(), || {
-        let mut calls = Vec::new();
+        let mut calls = ModuleCalls::default();
         for file in s.fs.files_in(dir) {
             if !file.ends_with(".tf") && !file.ends_with(".tofu") {
                 continue;
@@ -141,17 +168,24 @@ fn module_calls(s: &Session, dir: &str) -> Arc<Vec<String>> {
                 continue;
             };
             for block in parsed.body.get_blocks("module") {
-                let Some(source) = block
-                    .body
-                    .get_attribute("source")
-                    .and_then(|a| a.value.as_str())
-                else {
+                let Some(attr) = block.body.get_attribute("source") else {
                     continue;
                 };
-                if is_local_source(source)
-                    && let Ok(target) = s.resolve(dir, source)
-                {
-                    calls.push(target);
+                let Some(source) = attr.value.as_str() else {
+                    continue;
+                };
+                if !is_local_source(source) {
+                    continue;
+                }
+                let Ok(target) = s.resolve(dir, source) else {
+                    continue;
+                };
+                if s.fs.probe(&target) == Probe::Escapes {
+                    calls
+                        .escaping
+                        .push((file.clone(), parsed.line_of(hcl_edit::Span::span(attr))));
+                } else {
+                    calls.dirs.push(target);
                 }
             }
         }
@@ -159,20 +193,15 @@ fn module_calls(s: &Session, dir: &str) -> Arc<Vec<String>> {
     })
 }
 
-/// A local module source: a relative or absolute path, not a go-getter URL,
-/// a registry address or a VCS shorthand.
+/// A local module source, by Terraform's rule: a path starting with `./` or
+/// `../` (or an absolute path). Anything else is a registry address, a
+/// go-getter URL or a VCS shorthand, even with a `//subdirectory`.
 pub fn is_local_source(source: &str) -> bool {
-    if source.starts_with("./") || source.starts_with("../") || source == "." || source == ".." {
-        return true;
-    }
-    if source.contains("::") || source.contains("://") || source.starts_with("git@") {
-        return false;
-    }
-    if source.starts_with('/') {
-        return true;
-    }
-    let host_like = source.split('/').next().is_some_and(|h| h.contains('.'));
-    !(host_like || source.split('/').count() == 3)
+    source.starts_with("./")
+        || source.starts_with("../")
+        || source == "."
+        || source == ".."
+        || source.starts_with('/')
 }
 
 /// Splits a Terragrunt source into (module root, subdirectory) on the `//`
@@ -193,10 +222,10 @@ pub fn local_source_dirs(
     unit_dir: &str,
     source: &str,
 ) -> Option<Result<(String, String), String>> {
-    if !is_local_source(source) {
+    let (root, sub) = split_source(source);
+    if !is_local_source(source) && !is_existing_relative_dir(s, unit_dir, root) {
         return None;
     }
-    let (root, sub) = split_source(source);
     let root = match s.resolve(unit_dir, root) {
         Ok(r) => r,
         Err(e) => return Some(Err(e)),
@@ -207,6 +236,19 @@ pub fn local_source_dirs(
         paths::clean(&paths::join(&root, sub)).unwrap_or(root.clone())
     };
     Some(Ok((root, module)))
+}
+
+/// Terragrunt hands `terraform.source` to go-getter, which takes a plain
+/// relative path (`modules/vpc`) for a local directory when there is one.
+fn is_existing_relative_dir(s: &Session, unit_dir: &str, root: &str) -> bool {
+    let plain = !root.is_empty()
+        && !root.contains("::")
+        && !root.contains("://")
+        && !root.starts_with("git@")
+        && !root.contains('?');
+    plain
+        && s.resolve(unit_dir, root)
+            .is_ok_and(|dir| s.fs.probe(&dir) == Probe::Dir)
 }
 
 #[cfg(test)]
@@ -224,6 +266,10 @@ mod tests {
             "tfr:///terraform-aws-modules/vpc/aws?version=5.0.0"
         ));
         assert!(!is_local_source("terraform-aws-modules/vpc/aws"));
+        assert!(!is_local_source(
+            "terraform-aws-modules/security-group/aws//modules/http-80"
+        ));
+        assert!(!is_local_source("app.terraform.io/acme/vpc/aws"));
         assert!(!is_local_source("https://example.com/x.zip"));
     }
 

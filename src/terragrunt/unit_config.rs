@@ -51,35 +51,72 @@ pub struct Outcome {
     pub limit: Option<Limit>,
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Merge {
+/// How an include merges into the unit (`merge_strategy`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Merge {
     Unmerged,
     Shallow,
     Deep,
 }
 
-/// Evaluates the unit whose `terragrunt.hcl` lives in `dir` (repo-relative),
-/// within one [`Budget`]: a unit that runs into a limit (or finishes after the
-/// deadline) is unresolved with one problem saying which.
-pub fn evaluate(s: &Session, dir: &str) -> Outcome {
+/// What to evaluate as one unit.
+#[derive(Clone, Debug)]
+pub struct UnitSpec {
+    /// Where the unit is (repo-relative): for a unit a stack generates, the
+    /// directory generation writes it to.
+    pub dir: String,
+    /// Its configuration file, at `dir` (`terragrunt.hcl.json` or `terragrunt.hcl`).
+    pub config: String,
+    /// `values.*` a stack's `unit` block gives it; `None` reads the
+    /// `terragrunt.values.hcl` next to the configuration, if any.
+    pub values: Option<Arc<BTreeMap<String, Value>>>,
+    /// What a stack's `autoinclude` block adds, evaluated in the stack's
+    /// context; `None` merges a `terragrunt.autoinclude.hcl` next to the
+    /// configuration, if any.
+    pub autoinclude: Option<Arc<AutoInclude>>,
+}
+
+impl UnitSpec {
+    /// A unit whose configuration file is `config`, in its own directory.
+    pub fn on_disk(config: &str) -> UnitSpec {
+        UnitSpec {
+            dir: paths::parent(config).to_string(),
+            config: config.to_string(),
+            values: None,
+            autoinclude: None,
+        }
+    }
+}
+
+/// The part of a stack's `autoinclude` block that decides edges, already
+/// evaluated where Terragrunt evaluates it (the stack file, at generation).
+#[derive(Clone, Debug, Default)]
+pub struct AutoInclude {
+    /// `dependency` blocks by name: they replace the unit's own of the same
+    /// name (`None`: disabled, which removes the unit's too).
+    pub dependency: Vec<(String, Option<DeclaredDependency>)>,
+    /// `dependencies.paths` entries, added to the unit's.
+    pub paths: Vec<DeclaredDependency>,
+}
+
+/// Evaluates one unit within one [`Budget`]: a unit that runs into a limit
+/// (or finishes after the deadline) is unresolved with one problem saying which.
+pub fn evaluate(s: &Session, spec: &UnitSpec) -> Outcome {
     let budget = Budget::new(s.deadline);
-    let path = paths::join(dir, "terragrunt.hcl");
     let mut out = match budget.check() {
-        Ok(()) => evaluate_within(s, dir, &path, &budget),
+        Ok(()) => evaluate_within(s, spec, &budget),
         Err(_) => Outcome::default(),
     };
     // A unit finished after the deadline may have used work cut short by it.
     let _ = budget.check();
     if let Some(tripped) = budget.tripped() {
         out.problems.retain(|p| p.kind != ProblemKind::Unresolved);
-        out.problems.push(match tripped.at {
-            Some((file, line)) => {
-                Problem::new(ProblemKind::Unresolved, tripped.limit.message()).at(file, line, None)
-            }
-            None => {
-                Problem::new(ProblemKind::Unresolved, tripped.limit.message()).at(path, None, None)
-            }
-        });
+        let (file, line) = tripped
+            .at
+            .unwrap_or_else(|| (s.fs.physical(&spec.config).into_owned(), None));
+        out.problems.push(
+            Problem::new(ProblemKind::Unresolved, tripped.limit.message()).at(file, line, None),
+        );
         out.unresolved = true;
         out.excluded = None;
         out.limit = Some(tripped.limit);
@@ -87,13 +124,16 @@ pub fn evaluate(s: &Session, dir: &str) -> Outcome {
     out
 }
 
-fn evaluate_within(s: &Session, dir: &str, path: &str, budget: &Budget) -> Outcome {
+fn evaluate_within(s: &Session, spec: &UnitSpec, budget: &Budget) -> Outcome {
     let mut out = Outcome::default();
-    let file = match s.parse(path) {
+    let dir = spec.dir.as_str();
+    // A unit's own file is read by that unit alone: parsed for it, not kept.
+    let file = match s.parse_once(&spec.config) {
         Ok(f) => f,
         Err(e) => {
+            let at = s.fs.physical(&spec.config).into_owned();
             out.problems
-                .push(Problem::new(ProblemKind::Parse, e.message).at(path, e.line, e.column));
+                .push(Problem::new(ProblemKind::Parse, e.message).at(at, e.line, e.column));
             out.unresolved = true;
             return out;
         }
@@ -111,7 +151,14 @@ fn evaluate_within(s: &Session, dir: &str, path: &str, budget: &Budget) -> Outco
         dir.to_string(),
         dir.to_string(),
     );
-    unit.values = Arc::new(load_values(s, &acc, dir, &mut out));
+    unit.values = match &spec.values {
+        Some(values) => values.clone(),
+        None => Arc::new(load_values(s, &acc, dir).unwrap_or_else(|problem| {
+            out.unresolved = true;
+            out.problems.push(problem);
+            BTreeMap::new()
+        })),
+    };
 
     // Include paths are evaluated before locals, with functions only (as in Terragrunt).
     let mut includes = Vec::new();
@@ -136,6 +183,11 @@ fn evaluate_within(s: &Session, dir: &str, path: &str, budget: &Budget) -> Outco
             }
         }
     }
+    // Terragrunt merges a sibling terragrunt.autoinclude.hcl last, as an include that wins.
+    let autoinclude_file = match &spec.autoinclude {
+        Some(_) => None,
+        None => open_autoinclude(s, &acc, &unit, &mut out),
+    };
 
     let features = Arc::new(collect_features(&unit, &includes, &strategies, &mut out));
     unit.features = features.clone();
@@ -144,7 +196,28 @@ fn evaluate_within(s: &Session, dir: &str, path: &str, budget: &Budget) -> Outco
         include.instance.values = unit.values.clone();
     }
     let _ = unit.includes.set(includes);
-    let merged = Merged::collect(&unit, &strategies);
+    let mut autoinclude_file = autoinclude_file;
+    if let Some(auto) = &mut autoinclude_file {
+        auto.features = features.clone();
+        auto.values = unit.values.clone();
+    }
+    for inst in std::iter::once(&unit)
+        .chain(unit.includes().iter().map(|i| &i.instance))
+        .chain(autoinclude_file.as_ref())
+    {
+        blocks::refuse_early_dependency_refs(inst, &mut out);
+    }
+    let mut merged = Merged::collect(&unit, &strategies, autoinclude_file.as_ref());
+    if let Some(auto) = &spec.autoinclude {
+        // The stack's autoinclude replaces same-named dependency blocks wholesale.
+        merged.dependency.retain(|(_, b)| {
+            let name = b.labels.first().map(|l| l.as_str()).unwrap_or_default();
+            !auto.dependency.iter().any(|(n, _)| n == name)
+        });
+        out.dependencies
+            .extend(auto.dependency.iter().filter_map(|(_, d)| d.clone()));
+        out.dependencies.extend(auto.paths.iter().cloned());
+    }
 
     for (inst, block) in &merged.dependency {
         if let Some(dep) = eval_dependency(inst, block, &mut out) {
@@ -177,10 +250,26 @@ fn evaluate_within(s: &Session, dir: &str, path: &str, budget: &Budget) -> Outco
     for include in unit.includes() {
         force_reads(&include.instance, &mut out);
     }
+    if let Some(auto) = &autoinclude_file {
+        force_reads(auto, &mut out);
+    }
 
     let unresolved = acc.unresolved.take();
     out.unresolved |= !unresolved.is_empty();
     out.problems.extend(unresolved);
+    // One problem per place: a configuration Terragrunt refuses there explains
+    // the unknown value it leads to.
+    let refused: std::collections::HashSet<(Option<String>, Option<u32>)> = out
+        .problems
+        .iter()
+        .filter(|p| p.kind == ProblemKind::Parse)
+        .map(|p| (p.file.clone(), p.line))
+        .collect();
+    if !refused.is_empty() {
+        out.problems.retain(|p| {
+            p.kind != ProblemKind::Unresolved || !refused.contains(&(p.file.clone(), p.line))
+        });
+    }
     out.reads = acc.reads.take();
     out.reads.files.extend(out.included.iter().cloned());
     if out.excluded.is_some() {
@@ -191,6 +280,43 @@ fn evaluate_within(s: &Session, dir: &str, path: &str, budget: &Budget) -> Outco
     }
     out
 }
+
+/// The `terragrunt.autoinclude.hcl` next to a unit, as an include instance
+/// (its directory functions see the unit's directory as the parent's).
+fn open_autoinclude<'a>(
+    s: &'a Session,
+    acc: &'a Acc<'a>,
+    unit: &Instance<'a>,
+    out: &mut Outcome,
+) -> Option<Instance<'a>> {
+    let path = paths::join(&unit.tg_dir, AUTOINCLUDE_FILE);
+    if !s.fs.is_file(&path) {
+        return None;
+    }
+    acc.read_file(path.clone());
+    match s.parse(&path) {
+        Ok(file) => Some(Instance::new(
+            s,
+            acc,
+            file,
+            Role::Include {
+                parent_dir: unit.tg_dir.clone(),
+            },
+            unit.tg_dir.clone(),
+            unit.original_dir.clone(),
+        )),
+        Err(e) => {
+            out.unresolved = true;
+            let at = s.fs.physical(&path).into_owned();
+            out.problems
+                .push(Problem::new(ProblemKind::Parse, e.message).at(at, e.line, e.column));
+            None
+        }
+    }
+}
+
+/// The file Terragrunt merges into the unit next to it, last.
+pub const AUTOINCLUDE_FILE: &str = "terragrunt.autoinclude.hcl";
 
 pub(super) fn line(inst: &Instance<'_>, span: Option<std::ops::Range<usize>>) -> u32 {
     inst.file.line_of(span).unwrap_or(0)
@@ -223,25 +349,26 @@ pub(super) fn eval_error(out: &mut Outcome, what: &str, e: EvalError) {
     );
 }
 
-/// `terragrunt.values.hcl` next to the unit: the `values.*` namespace.
-fn load_values(
+/// `terragrunt.values.hcl` in `dir`: the `values.*` namespace of a unit or a
+/// stack there. A values file that does not parse is a problem (its values
+/// are then unknown to whatever uses them).
+pub fn load_values(
     s: &Session,
     acc: &Acc<'_>,
     dir: &str,
-    out: &mut Outcome,
-) -> BTreeMap<String, Value> {
-    let path = paths::join(dir, "terragrunt.values.hcl");
+) -> Result<BTreeMap<String, Value>, Problem> {
+    let path = paths::join(dir, VALUES_FILE);
     if !s.fs.is_file(&path) {
-        return BTreeMap::new();
+        return Ok(BTreeMap::new());
     }
-    let file = match s.parse(&path) {
-        Ok(f) => f,
-        Err(e) => {
-            out.problems
-                .push(Problem::new(ProblemKind::Parse, e.message).at(path, e.line, e.column));
-            return BTreeMap::new();
-        }
-    };
+    acc.read_file(path.clone());
+    let file = s.parse(&path).map_err(|e| {
+        Problem::new(ProblemKind::Parse, e.message).at(
+            s.fs.physical(&path).into_owned(),
+            e.line,
+            e.column,
+        )
+    })?;
     let inst = Instance::new(
         s,
         acc,
@@ -250,7 +377,8 @@ fn load_values(
         dir.to_string(),
         dir.to_string(),
     );
-    file.body
+    Ok(file
+        .body
         .attributes()
         .map(|a| {
             (
@@ -259,10 +387,17 @@ fn load_values(
                     .unwrap_or_else(|e| Value::unknown(e.message)),
             )
         })
-        .collect()
+        .collect())
 }
 
-fn open_include<'a>(
+/// The file stack generation writes a unit's (or a stack's) `values` to.
+pub const VALUES_FILE: &str = "terragrunt.values.hcl";
+
+/// Opens one `include` block of `unit` (the unit's own file, or a file read
+/// with `read_terragrunt_config`, whose includes Terragrunt merges too): its
+/// path, the file it names, `expose` and `merge_strategy`. An include that
+/// cannot be opened is a problem, and the caller's edges are then unknown.
+pub fn open_include<'a>(
     s: &'a Session,
     acc: &'a Acc<'a>,
     unit: &Instance<'a>,
@@ -334,7 +469,11 @@ fn open_include<'a>(
         }
     }
     let file = s.parse(&target).map_err(|e| {
-        Problem::new(ProblemKind::Parse, e.message).at(target.clone(), e.line, e.column)
+        Problem::new(ProblemKind::Parse, e.message).at(
+            s.fs.physical(&target).into_owned(),
+            e.line,
+            e.column,
+        )
     })?;
     if let Some(nested) = file.body.get_blocks("include").next() {
         return Err(Problem::new(
@@ -343,22 +482,47 @@ fn open_include<'a>(
         )
         .at(target.clone(), file.line_of(nested.span()), None));
     }
-    let flag = |name: &str| match block
-        .body
-        .get_attribute(name)
-        .map(|a| unit.eval(&a.value, None))
-    {
-        Some(Ok(Value::Bool(b))) => b,
-        _ => false,
+    // `expose` and `merge_strategy` decide which edges reach the unit: an
+    // unknown one is as unknown as the path.
+    let setting = |name: &str| -> Result<Option<Value>, Problem> {
+        let Some(attr) = block.body.get_attribute(name) else {
+            return Ok(None);
+        };
+        let (f, l) = at(attr.span());
+        match unit.eval(&attr.value, None) {
+            Ok(Value::Unknown(why)) => Err(Problem::new(
+                ProblemKind::Unresolved,
+                format!("include.{name} is unknown ({why})"),
+            )
+            .at(f, l, None)),
+            Ok(v) => Ok(Some(v)),
+            Err(e) => Err(Problem::new(
+                ProblemKind::Unresolved,
+                format!("include.{name}: {}", e.message),
+            )
+            .at(e.file, e.line, None)),
+        }
     };
-    let merge = match block
-        .body
-        .get_attribute("merge_strategy")
-        .map(|a| unit.eval(&a.value, None))
-    {
-        Some(Ok(Value::String(m))) if m == "no_merge" => Merge::Unmerged,
-        Some(Ok(Value::String(m))) if m == "deep" => Merge::Deep,
-        _ => Merge::Shallow,
+    let expose = match setting("expose")? {
+        Some(v) => v.as_bool().map_err(|m| {
+            let (f, l) = at(block.span());
+            Problem::new(ProblemKind::Parse, format!("include.expose: {m}")).at(f, l, None)
+        })?,
+        None => false,
+    };
+    let merge = match setting("merge_strategy")? {
+        Some(Value::String(m)) if m == "no_merge" => Merge::Unmerged,
+        Some(Value::String(m)) if m == "deep" => Merge::Deep,
+        Some(Value::String(m)) if m == "shallow" => Merge::Shallow,
+        None => Merge::Shallow,
+        Some(_) => {
+            let (f, l) = at(block.span());
+            return Err(Problem::new(
+                ProblemKind::Parse,
+                "include.merge_strategy must be \"no_merge\", \"shallow\" or \"deep\"",
+            )
+            .at(f, l, None));
+        }
     };
     let parent_dir = paths::parent(&target).to_string();
     let instance = Instance::new(
@@ -372,7 +536,7 @@ fn open_include<'a>(
     Ok(Some((
         IncludeRef {
             label: label.to_string(),
-            expose: flag("expose"),
+            expose,
             instance,
         },
         merge,
@@ -427,7 +591,12 @@ struct Merged<'i, 'a> {
 }
 
 impl<'i, 'a> Merged<'i, 'a> {
-    fn collect(unit: &'i Instance<'a>, strategies: &[Merge]) -> Merged<'i, 'a> {
+    /// The includes merged first, then the unit, then its autoinclude file (which wins).
+    fn collect(
+        unit: &'i Instance<'a>,
+        strategies: &[Merge],
+        autoinclude: Option<&'i Instance<'a>>,
+    ) -> Merged<'i, 'a> {
         let mut m = Merged {
             dependency: Vec::new(),
             dependencies_paths: Vec::new(),
@@ -442,7 +611,10 @@ impl<'i, 'a> Merged<'i, 'a> {
             .zip(strategies)
             .filter(|(_, s)| **s != Merge::Unmerged)
             .map(|(i, _)| &i.instance);
-        for inst in merged_includes.chain(std::iter::once(unit)) {
+        for inst in merged_includes
+            .chain(std::iter::once(unit))
+            .chain(autoinclude)
+        {
             let body = &inst.file.body;
             for block in body.get_blocks("dependency") {
                 let name = block.labels.first().map(|l| l.as_str()).unwrap_or_default();

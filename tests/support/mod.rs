@@ -2,6 +2,8 @@
 //! fixture trees in temporary git repositories.
 #![allow(dead_code)]
 
+pub mod fixture_tree;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

@@ -5,8 +5,10 @@
 //! unresolved, located at its file and line.
 
 use super::{DeclaredDependency, Outcome, eval_error, line, unresolved};
+use crate::problem::{Problem, ProblemKind};
 use crate::terragrunt::context::{Acc, Instance, Session};
 use crate::terragrunt::fs::Probe;
+use crate::terragrunt::limits::PLANNED_ON_EVERY_CHANGE;
 use crate::terragrunt::reads;
 use crate::terragrunt::value::Value;
 use hcl_edit::Span;
@@ -65,6 +67,23 @@ pub(super) fn eval_dependency(
         );
         return None;
     };
+    if let Ok(Value::String(p)) = inst.eval(&attr.value, None)
+        && p.is_empty()
+    {
+        // Terragrunt's IsValidConfigPath: an empty path is no dependency at all
+        // (not the unit itself, which would read as a cycle).
+        out.unresolved = true;
+        out.problems.push(
+            Problem::new(
+                ProblemKind::Parse,
+                format!(
+                    "dependency \"{name}\" has invalid config_path: it is empty; give the path of the unit it depends on, or remove the block {PLANNED_ON_EVERY_CHANGE}"
+                ),
+            )
+            .at(inst.file.path.clone(), inst.file.line_of(attr.span()), None),
+        );
+        return None;
+    }
     let target = edge_path(inst, &attr.value, &format!("{what}.config_path"), out)?;
     Some(DeclaredDependency {
         shown: inst.shown_path(&target) == target,
@@ -171,7 +190,8 @@ fn edge_path(
 /// `terraform.source`: a local source joins the read set (the whole root
 /// Terragrunt copies, and every local module it calls); a remote one adds
 /// nothing. Without a source the unit directory is the root module, whose
-/// module calls are followed the same way.
+/// module calls are followed the same way. A module directory, or a module
+/// call, that leads through a link out of the repository is an error.
 pub(super) fn eval_source(
     s: &Session,
     acc: &Acc<'_>,
@@ -183,9 +203,10 @@ pub(super) fn eval_source(
         None => dir.to_string(),
         Some((inst, attr)) => match inst.eval(&attr.value, None) {
             Ok(Value::String(src)) => match reads::local_source_dirs(s, dir, &src) {
-                None => dir.to_string(),
+                None => return,
                 Some(Ok((root, module))) => {
-                    if s.fs.probe(&root) == Probe::Escapes {
+                    if s.fs.probe(&root) == Probe::Escapes || s.fs.probe(&module) == Probe::Escapes
+                    {
                         return unresolved(
                             inst,
                             attr.span(),
@@ -193,7 +214,10 @@ pub(super) fn eval_source(
                             "terraform.source leads through a symbolic link outside the repository; cascade reads nothing outside the repository, so keep local modules inside it".to_string(),
                         );
                     }
-                    acc.read_dir(root);
+                    // `source = "."` is the unit's own directory: its files are the unit's already.
+                    if root != dir {
+                        acc.read_dir(root);
+                    }
                     module
                 }
                 Some(Err(m)) => {
@@ -222,10 +246,21 @@ pub(super) fn eval_source(
             Err(e) => return eval_error(out, "terraform.source cannot be evaluated", e),
         },
     };
-    for read in reads::module_dirs(s, &module_dir).iter() {
+    let modules = reads::module_dirs(s, &module_dir);
+    for read in modules.dirs.iter() {
         if read != dir {
             acc.read_dir(read.clone());
         }
+    }
+    for (file, line) in modules.escaping.iter() {
+        out.unresolved = true;
+        out.problems.push(
+            Problem::new(
+                ProblemKind::Unresolved,
+                "this module's source leads through a symbolic link outside the repository; cascade reads nothing outside the repository, so keep local modules inside it",
+            )
+            .at(s.fs.physical(file).into_owned(), *line, None),
+        );
     }
 }
 
@@ -272,11 +307,20 @@ pub(super) fn eval_extra_arguments(inst: &Instance<'_>, block: &Block, out: &mut
             Err(e) => eval_error(out, &format!("extra_arguments.{key}"), e),
         }
     }
-    for (file, _) in files {
+    for (file, attr) in files {
         // A var file outside the repository cannot change in a pull request.
-        if let Ok(path) = inst.s.resolve(&inst.tg_dir, &file) {
-            inst.acc.read_file(path);
+        let Ok(path) = inst.s.resolve(&inst.tg_dir, &file) else {
+            continue;
+        };
+        if inst.s.fs.probe(&path) == Probe::Escapes {
+            unresolved(
+                inst,
+                attr.span(),
+                out,
+                "a var file of extra_arguments leads through a symbolic link outside the repository; cascade reads nothing outside the repository, so keep var files inside it".to_string(),
+            );
         }
+        inst.acc.read_file(path);
     }
 }
 
@@ -304,6 +348,19 @@ pub(super) fn eval_exclude(inst: &Instance<'_>, block: &Block, out: &mut Outcome
         Some((_, Err(e))) => return eval_error(out, "exclude.actions", e),
         _ => Vec::new(),
     };
+    // One unknown action may be `plan`: whether the unit is planned is unknown.
+    if let Some(why) = actions.iter().find_map(|a| match a {
+        Value::Unknown(why) => Some(why),
+        _ => None,
+    }) {
+        let span = block.body.get_attribute("actions").and_then(|a| a.span());
+        return unresolved(
+            inst,
+            span,
+            out,
+            format!("an action of exclude.actions is unknown ({why})"),
+        );
+    }
     // cascade plans and applies; an exclude that names either keeps the unit out.
     let applies = actions.iter().any(|a| {
         matches!(a, Value::String(s) if ["all", "all_except_output", "plan", "apply"].contains(&s.to_lowercase().as_str()))
@@ -340,4 +397,85 @@ pub(super) fn force_reads(inst: &Instance<'_>, out: &mut Outcome) {
             let _ = inst.eval(&attr.value, None);
         }
     }
+}
+
+/// The expressions Terragrunt evaluates before `dependency` blocks, checked
+/// for a reference to `dependency.*`: Terragrunt rejects such a configuration
+/// up front (`terraform.source`: TerraformSourceReferencesDependencyError;
+/// locals, include paths, feature defaults and the edges themselves: there is
+/// no `dependency` variable yet). Each is an error for the unit, located.
+pub(super) fn refuse_early_dependency_refs(inst: &Instance<'_>, out: &mut Outcome) {
+    if !inst.file.refers_to("dependency") {
+        return;
+    }
+    let found = inst.file.early_dependency_refs(|body| {
+        let mut found = Vec::new();
+        let mut check = |what: String, expr: &Expression| {
+            if refers_to_dependency(expr) {
+                found.push((what, expr.span()));
+            }
+        };
+        for block in body.get_blocks("locals") {
+            for attr in block.body.attributes() {
+                check(format!("local.{}", attr.key.as_str()), &attr.value);
+            }
+        }
+        for block in body.get_blocks("terraform") {
+            if let Some(attr) = block.body.get_attribute("source") {
+                check("terraform.source".into(), &attr.value);
+            }
+        }
+        for (kind, attrs) in [
+            ("include", &["path"][..]),
+            ("feature", &["default"][..]),
+            ("dependency", &["config_path", "enabled"][..]),
+            ("dependencies", &["paths"][..]),
+        ] {
+            for block in body.get_blocks(kind) {
+                for name in attrs {
+                    if let Some(attr) = block.body.get_attribute(name) {
+                        check(format!("{kind}.{name}"), &attr.value);
+                    }
+                }
+            }
+        }
+        found
+    });
+    for (what, span) in found {
+        let why = if what == "terraform.source" {
+            "terraform.source cannot reference dependency outputs; the module source must be resolvable before dependencies are evaluated (Terragrunt refuses this configuration)".to_string()
+        } else {
+            format!(
+                "{what} refers to dependency outputs, which Terragrunt has not read yet when it evaluates {what} (there is no `dependency` variable there, and Terragrunt refuses this configuration)"
+            )
+        };
+        out.unresolved = true;
+        out.problems.push(
+            Problem::new(
+                ProblemKind::Parse,
+                format!("{why}; use a literal or a local instead {PLANNED_ON_EVERY_CHANGE}"),
+            )
+            .at(
+                inst.file.path.clone(),
+                inst.file.line_of(span.clone()),
+                None,
+            ),
+        );
+    }
+}
+
+/// True when `expr` refers to the `dependency` namespace.
+fn refers_to_dependency(expr: &Expression) -> bool {
+    struct Finder(bool);
+    impl hcl_edit::visit::Visit for Finder {
+        fn visit_expr(&mut self, expr: &Expression) {
+            match expr {
+                Expression::Variable(v) if v.as_str() == "dependency" => self.0 = true,
+                _ => hcl_edit::visit::visit_expr(self, expr),
+            }
+        }
+    }
+    let mut finder = Finder(false);
+    hcl_edit::visit::Visit::visit_expr(&mut finder, expr);
+    finder.0
 }
