@@ -158,7 +158,8 @@ pub(super) fn discover_here(opts: &DiscoverOptions) -> Discovery {
             )
         }))
         .collect();
-    found.extend(evaluated);
+    // Built in bulk from sorted input; a unit replaces what a stack put at its directory.
+    found.append(&mut evaluated.into_iter().collect());
 
     drop_root_configs(&on_disk, &mut found);
     pull_in_externals(&session, &base, &mut found);
@@ -394,13 +395,13 @@ fn missing_dependency(
 /// `terraform.source` is a root configuration, not a unit (the legacy root
 /// `terragrunt.hcl` pattern; Terragrunt's own advice is to rename it root.hcl).
 fn drop_root_configs(on_disk: &[UnitSpec], found: &mut BTreeMap<String, Found>) {
-    let included: HashSet<String> = found
+    let included: HashSet<&str> = found
         .values()
-        .flat_map(|f| f.outcome.included.iter().cloned())
+        .flat_map(|f| f.outcome.included.iter().map(String::as_str))
         .collect();
     let roots: HashSet<&str> = on_disk
         .iter()
-        .filter(|spec| included.contains(&spec.config))
+        .filter(|spec| included.contains(spec.config.as_str()))
         .map(|spec| spec.dir.as_str())
         .collect();
     found.retain(|dir, f| {

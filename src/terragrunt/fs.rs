@@ -440,7 +440,7 @@ impl FsIndex {
             let prefix = if dir.is_empty() {
                 String::new()
             } else {
-                format!("{dir}/")
+                paths::join(dir, "")
             };
             let start = self
                 .found
@@ -545,8 +545,8 @@ impl Chain {
 struct Pending {
     /// Repo-relative, at the path the walk reached it by.
     rel: String,
-    real: PathBuf,
     depth: usize,
+    /// Its real path (`chain.real`) and those of the directories above it.
     chain: Arc<Chain>,
 }
 
@@ -606,15 +606,10 @@ impl<'r> Walk<'r> {
         if !real.starts_with(self.root) || !real.is_dir() {
             return;
         }
-        let chain = Arc::new(Chain {
-            real: real.clone(),
-            parent: None,
-        });
         let first = Pending {
             rel: start.to_string(),
-            real,
             depth: 0,
-            chain,
+            chain: Arc::new(Chain { real, parent: None }),
         };
         if self.parallel {
             rayon::scope(|scope| self.spawn(scope, first));
@@ -642,14 +637,10 @@ impl<'r> Walk<'r> {
 
     /// Reads one directory into the listing; returns the directories to walk next.
     fn visit(&self, dir: Pending) -> Vec<Pending> {
-        let Pending {
-            rel,
-            real,
-            depth,
-            chain,
-        } = dir;
+        let Pending { rel, depth, chain } = dir;
+        let real = &chain.real;
         let mut next = Vec::new();
-        let Ok(entries) = std::fs::read_dir(&real) else {
+        let Ok(entries) = std::fs::read_dir(real) else {
             return next;
         };
         let mut local = Listing::default();
@@ -669,21 +660,25 @@ impl<'r> Walk<'r> {
                     local.refused.insert(child, Refusal::TooDeep);
                 } else {
                     local.dirs.insert(child.clone());
-                    let path = entry.path();
-                    let chain = Arc::new(Chain {
-                        real: path.clone(),
-                        parent: Some(chain.clone()),
-                    });
                     next.push(Pending {
                         rel: child,
-                        real: path,
                         depth: depth + 1,
-                        chain,
+                        chain: Arc::new(Chain {
+                            real: entry.path(),
+                            parent: Some(chain.clone()),
+                        }),
                     });
                 }
             } else if kind.is_symlink()
-                && let Some(linked) =
-                    self.link(&mut local, &child, &name, &entry.path(), &real, depth, &chain)
+                && let Some(linked) = self.link(
+                    &mut local,
+                    &child,
+                    &name,
+                    &entry.path(),
+                    real,
+                    depth,
+                    &chain,
+                )
             {
                 next.push(linked);
             }
@@ -770,15 +765,17 @@ impl<'r> Walk<'r> {
         }
         local.dirs.insert(rel.to_string());
         local.links.insert(rel.to_string(), target_rel);
-        let chain = Arc::new(Chain {
-            real: target.clone(),
-            parent: Some(chain.clone()),
-        });
         Some(Pending {
             rel: rel.to_string(),
-            real: target,
             depth: depth + 1,
-            chain,
+            chain: Arc::new(Chain {
+                real: target,
+                parent: Some(chain.clone()),
+            }),
         })
     }
 }
+
+#[cfg(test)]
+#[path = "fs_tests.rs"]
+mod tests;

@@ -20,13 +20,16 @@ pub(super) fn walk_problems(
     units: &mut [Unit],
     problems: &mut Vec<Problem>,
 ) {
+    let refused = session.fs.refused();
+    if refused.is_empty() && session.fs.truncated().is_none() {
+        return;
+    }
     let owners: BTreeMap<String, usize> = units
         .iter()
         .enumerate()
         .filter(|(_, u)| u.kind == UnitKind::Terragrunt)
         .map(|(i, u)| (u.path.as_str().to_string(), i))
         .collect();
-    let refused = session.fs.refused();
     for (link, refusal) in refused.iter().take(MAX_PROBLEMS_PER_UNIT) {
         let message = match refusal {
             Refusal::Escapes => {
