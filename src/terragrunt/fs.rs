@@ -186,7 +186,7 @@ impl FsIndex {
     /// Walks `walked` (repo-relative) under the canonical `root`, skipping
     /// cache and generated directories, stopping at `deadline`.
     pub fn walk(root: &Path, walked: &str, deadline: Option<Instant>) -> (FsIndex, Vec<Candidate>) {
-        let mut found = walk_listing(root, walked, deadline);
+        let mut found = walk_listing(root, walked, deadline, true);
         found.files.sort_unstable();
         let mut candidates: Vec<Candidate> = found
             .files
@@ -452,7 +452,11 @@ impl FsIndex {
                 .cloned()
                 .collect()
         } else {
-            let mut files = walk_listing(&self.root, dir, None).files;
+            // In one thread: this runs inside a unit's evaluation, which must not
+            // wait on a rayon scope (the worker would take up another unit's
+            // evaluation on top of this one: thread-local read stacks and memo
+            // locks are not made for that).
+            let mut files = walk_listing(&self.root, dir, None, false).files;
             files.sort_unstable();
             files
         }
@@ -550,14 +554,14 @@ struct Pending {
     chain: Arc<Chain>,
 }
 
-/// Walks `start` (repo-relative) under the canonical `root`: in parallel on
-/// the current rayon pool, every directory a task. Where the parallel walk
-/// would depend on which task came first (the entry and linked-directory
-/// limits), it gives up and the walk is done again in one thread, in the
-/// order the directories list their entries, so the same tree always gives
-/// the same listing. The deadline alone stops either walk where it is.
-fn walk_listing(root: &Path, start: &str, deadline: Option<Instant>) -> Listing {
-    let parallel = Walk::new(root, deadline, true);
+/// Walks `start` (repo-relative) under the canonical `root`. With `parallel`,
+/// on the current rayon pool, every directory a task; where that walk would
+/// depend on which task came first (the entry and linked-directory limits),
+/// it gives up and the walk is done again in one thread, in the order the
+/// directories list their entries, so the same tree always gives the same
+/// listing. The deadline alone stops either walk where it is.
+fn walk_listing(root: &Path, start: &str, deadline: Option<Instant>, parallel: bool) -> Listing {
+    let parallel = Walk::new(root, deadline, parallel);
     parallel.run(start);
     let walk = if parallel.order_matters.load(Ordering::Relaxed) {
         let sequential = Walk::new(root, deadline, false);
