@@ -158,7 +158,8 @@ pub(super) fn discover_here(opts: &DiscoverOptions) -> Discovery {
             )
         }))
         .collect();
-    found.extend(evaluated);
+    // Built in bulk from sorted input; a unit replaces what a stack put at its directory.
+    found.append(&mut evaluated.into_iter().collect());
 
     drop_root_configs(&on_disk, &mut found);
     pull_in_externals(&session, &base, &mut found);
@@ -170,57 +171,75 @@ pub(super) fn discover_here(opts: &DiscoverOptions) -> Discovery {
         .filter(|(_, f)| f.kind == UnitKind::Terragrunt)
         .map(|(d, _)| d.clone())
         .collect();
-    let mut units: Vec<Unit> = Vec::with_capacity(found.len());
-    let mut exclude_deps_of = Vec::new();
-    for (dir, f) in &found {
-        let outcome = &f.outcome;
-        let path = UnitPath::new(rel_to_base(dir));
-        timed_out |= outcome.limit == Some(Limit::Deadline);
-        let mut deps = BTreeSet::new();
-        let mut unit_problems = Vec::new();
-        for dep in &outcome.dependencies {
-            match targets_of(&session, &unit_dirs, &members, &dep.target) {
-                Some(targets) => {
-                    deps.extend(targets.iter().map(|t| UnitPath::new(rel_to_base(t))));
+    // Each directory becomes a unit on its own, in parallel; the outcomes are
+    // moved, not copied (their read sets are most of discovery's memory).
+    let built: Vec<Built> = found
+        .into_iter()
+        .collect::<Vec<_>>()
+        .into_par_iter()
+        .map(|(dir, f)| {
+            let outcome = f.outcome;
+            let path = UnitPath::new(rel_to_base(&dir));
+            let mut deps = BTreeSet::new();
+            let mut unit_problems = Vec::new();
+            for dep in &outcome.dependencies {
+                match targets_of(&session, &unit_dirs, &members, &dep.target) {
+                    Some(targets) => {
+                        deps.extend(targets.iter().map(|t| UnitPath::new(rel_to_base(t))));
+                    }
+                    None => unit_problems.push(missing_dependency(
+                        &session,
+                        &path,
+                        dep,
+                        &wanted,
+                        &rel_to_base,
+                    )),
                 }
-                None => unit_problems.push(missing_dependency(
-                    &session,
-                    &path,
-                    dep,
-                    &wanted,
-                    &rel_to_base,
-                )),
             }
-        }
-        for p in &outcome.problems {
-            let mut p = p.clone().unit(&path);
-            p.file = p.file.map(|f| rel_to_base(&f));
-            p.message.push_str(match p.kind {
-                // Limits and unreadable files say what to do already.
-                _ if p.message.ends_with(PLANNED_ON_EVERY_CHANGE) => "",
-                ProblemKind::Parse => "; fix the syntax (until then the unit is planned on every change)",
-                ProblemKind::Unresolved => {
-                    "; cascade plans this unit on every change until it can tell (write the value statically, or declare the edge with implicit_deps in .cascade.yaml)"
-                }
-                _ => "",
-            });
-            unit_problems.push(p);
-        }
-        problems.extend(at_most_per_unit(&path, unit_problems));
-        if outcome.exclude_dependencies {
-            exclude_deps_of.push((path.clone(), deps.clone()));
-        }
-        units.push(Unit {
-            executor: config.executor_for(&path),
-            path,
-            kind: f.kind,
-            dependencies: deps.into_iter().collect(),
-            reads: rebase_reads(&base, &files::with_link_targets(&session, &outcome.reads)),
-            own_files: Vec::new(),
-            unresolved: outcome.unresolved,
-            excluded: outcome.excluded.clone(),
-            stack: f.stack.as_ref().map(|s| UnitPath::new(rel_to_base(s))),
-        });
+            for p in outcome.problems {
+                let mut p = p.unit(&path);
+                p.file = p.file.map(|f| rel_to_base(&f));
+                p.message.push_str(match p.kind {
+                    // Limits and unreadable files say what to do already.
+                    _ if p.message.ends_with(PLANNED_ON_EVERY_CHANGE) => "",
+                    ProblemKind::Parse => "; fix the syntax (until then the unit is planned on every change)",
+                    ProblemKind::Unresolved => {
+                        "; cascade plans this unit on every change until it can tell (write the value statically, or declare the edge with implicit_deps in .cascade.yaml)"
+                    }
+                    _ => "",
+                });
+                unit_problems.push(p);
+            }
+            let problems = at_most_per_unit(&path, unit_problems);
+            let exclude_deps = outcome
+                .exclude_dependencies
+                .then(|| (path.clone(), deps.clone()));
+            let unit = Unit {
+                executor: config.executor_for(&path),
+                path,
+                kind: f.kind,
+                dependencies: deps.into_iter().collect(),
+                reads: rebase_reads(&base, files::with_link_targets(&session, outcome.reads)),
+                own_files: Vec::new(),
+                unresolved: outcome.unresolved,
+                excluded: outcome.excluded,
+                stack: f.stack.as_ref().map(|s| UnitPath::new(rel_to_base(s))),
+            };
+            Built {
+                unit,
+                problems,
+                exclude_deps,
+                timed_out: outcome.limit == Some(Limit::Deadline),
+            }
+        })
+        .collect();
+    let mut units: Vec<Unit> = Vec::with_capacity(built.len());
+    let mut exclude_deps_of = Vec::new();
+    for b in built {
+        units.push(b.unit);
+        problems.extend(b.problems);
+        exclude_deps_of.extend(b.exclude_deps);
+        timed_out |= b.timed_out;
     }
     config::add_config_units(opts, &session, &base, &mut units, &mut problems);
     timed_out |= units
@@ -246,18 +265,27 @@ pub(super) fn discover_here(opts: &DiscoverOptions) -> Discovery {
     }
     problems.sort();
     problems.dedup();
-    let files = session
-        .fs
-        .files_under_walked(&base)
-        .iter()
-        .map(|f| rebase(&base, f))
-        .collect();
+    let mut files = session.fs.files_under_walked(&base);
+    if !base.is_empty() {
+        for f in &mut files {
+            *f = rebase(&base, f);
+        }
+    }
     Discovery {
         units,
         problems,
         files,
         timed_out,
     }
+}
+
+/// One directory made a [`Unit`], with what the whole discovery needs from it.
+struct Built {
+    unit: Unit,
+    problems: Vec<Problem>,
+    /// The unit and its dependencies, when it sets `exclude_dependencies`.
+    exclude_deps: Option<(UnitPath, BTreeSet<UnitPath>)>,
+    timed_out: bool,
 }
 
 /// What discovery found in one directory before it becomes a [`Unit`].
@@ -367,13 +395,13 @@ fn missing_dependency(
 /// `terraform.source` is a root configuration, not a unit (the legacy root
 /// `terragrunt.hcl` pattern; Terragrunt's own advice is to rename it root.hcl).
 fn drop_root_configs(on_disk: &[UnitSpec], found: &mut BTreeMap<String, Found>) {
-    let included: HashSet<String> = found
+    let included: HashSet<&str> = found
         .values()
-        .flat_map(|f| f.outcome.included.iter().cloned())
+        .flat_map(|f| f.outcome.included.iter().map(String::as_str))
         .collect();
     let roots: HashSet<&str> = on_disk
         .iter()
-        .filter(|spec| included.contains(&spec.config))
+        .filter(|spec| included.contains(spec.config.as_str()))
         .map(|spec| spec.dir.as_str())
         .collect();
     found.retain(|dir, f| {
@@ -387,8 +415,9 @@ fn pull_in_externals(session: &Session, base: &str, found: &mut BTreeMap<String,
     loop {
         let missing: BTreeMap<String, String> = found
             .values()
-            .flat_map(|f| f.outcome.dependencies.iter().map(|d| d.target.clone()))
-            .filter(|t| !found.contains_key(t) && !paths::is_within(t, base))
+            .flat_map(|f| f.outcome.dependencies.iter().map(|d| &d.target))
+            .filter(|t| !found.contains_key(t.as_str()) && !paths::is_within(t, base))
+            .cloned()
             .filter_map(|t| {
                 let config = UNIT_CONFIG_NAMES
                     .iter()
@@ -494,9 +523,9 @@ fn rebase(base: &str, path: &str) -> String {
     paths::relative(base, path)
 }
 
-fn rebase_reads(base: &str, reads: &ReadSet) -> ReadSet {
+fn rebase_reads(base: &str, reads: ReadSet) -> ReadSet {
     if base.is_empty() {
-        return reads.clone();
+        return reads;
     }
     ReadSet {
         files: reads.files.iter().map(|f| rebase(base, f)).collect(),

@@ -38,9 +38,8 @@ use std::fs::File;
 use std::io::Read;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
-use std::rc::Rc;
-use std::sync::RwLock;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Instant;
 
 /// Directory names the walk never enters: Terragrunt's `SkipDirIfIgnorable`,
@@ -142,6 +141,10 @@ pub struct FsIndex {
     walked: String,
     /// What the walk of `walked` found (files sorted).
     found: Listing,
+    /// `found.files` again, for existence checks: discovery makes many
+    /// (`find_in_parent_folders` probes every directory up), and hashing a
+    /// path beats comparing it with a dozen long ones that share its prefix.
+    file_set: HashSet<String>,
     /// Generated directories (see [`FsIndex::generate`]); empty in a
     /// repository without stacks, which then pays one relaxed load per read.
     generated: RwLock<HashMap<String, GeneratedDir>>,
@@ -183,9 +186,7 @@ impl FsIndex {
     /// Walks `walked` (repo-relative) under the canonical `root`, skipping
     /// cache and generated directories, stopping at `deadline`.
     pub fn walk(root: &Path, walked: &str, deadline: Option<Instant>) -> (FsIndex, Vec<Candidate>) {
-        let mut walk = Walk::new(root, deadline);
-        walk.run(walked);
-        let mut found = walk.found;
+        let mut found = walk_listing(root, walked, deadline, true);
         found.files.sort_unstable();
         let mut candidates: Vec<Candidate> = found
             .files
@@ -215,6 +216,7 @@ impl FsIndex {
             FsIndex {
                 root: root.to_path_buf(),
                 walked: walked.to_string(),
+                file_set: found.files.iter().cloned().collect(),
                 found,
                 generated: RwLock::new(HashMap::new()),
                 has_generated: AtomicBool::new(false),
@@ -279,6 +281,12 @@ impl FsIndex {
         Some(from_source)
     }
 
+    /// Whether any path may be read elsewhere than where it is named: the walk
+    /// followed a symbolic link, or a stack declared a generated directory.
+    pub fn has_links_or_generated(&self) -> bool {
+        !self.found.links.is_empty() || self.has_generated.load(Ordering::Acquire)
+    }
+
     /// Links the walk refused, by repo-relative path.
     pub fn refused(&self) -> &BTreeMap<String, Refusal> {
         &self.found.refused
@@ -321,12 +329,7 @@ impl FsIndex {
                 Some(_) => return self.probe_os(rel),
                 None => {}
             }
-            if self
-                .found
-                .files
-                .binary_search_by(|f| f.as_str().cmp(rel))
-                .is_ok()
-            {
+            if self.file_set.contains(rel) {
                 return Probe::File;
             }
             if self.found.dirs.contains(rel) {
@@ -378,11 +381,7 @@ impl FsIndex {
             && self.refused_prefix(rel).is_none()
             && (self.found.links.is_empty()
                 || prefixes(rel).all(|p| !self.found.links.contains_key(p)))
-            && self
-                .found
-                .files
-                .binary_search_by(|f| f.as_str().cmp(rel))
-                .is_ok();
+            && self.file_set.contains(rel);
         let path = if direct {
             // Indexed as a regular file with no link on its path: open it as is
             // (O_NOFOLLOW still refuses a link that appeared since the walk).
@@ -441,7 +440,7 @@ impl FsIndex {
             let prefix = if dir.is_empty() {
                 String::new()
             } else {
-                format!("{dir}/")
+                paths::join(dir, "")
             };
             let start = self
                 .found
@@ -453,9 +452,11 @@ impl FsIndex {
                 .cloned()
                 .collect()
         } else {
-            let mut walk = Walk::new(&self.root, None);
-            walk.run(dir);
-            let mut files = walk.found.files;
+            // In one thread: this runs inside a unit's evaluation, which must not
+            // wait on a rayon scope (the worker would take up another unit's
+            // evaluation on top of this one: thread-local read stacks and memo
+            // locks are not made for that).
+            let mut files = walk_listing(&self.root, dir, None, false).files;
             files.sort_unstable();
             files
         }
@@ -528,7 +529,7 @@ fn is_skipped_dir(name: &str) -> bool {
 /// The real directories on the way to a walked directory, to spot link loops.
 struct Chain {
     real: PathBuf,
-    parent: Option<Rc<Chain>>,
+    parent: Option<Arc<Chain>>,
 }
 
 impl Chain {
@@ -544,138 +545,241 @@ impl Chain {
     }
 }
 
+/// A directory the walk has still to read.
+struct Pending {
+    /// Repo-relative, at the path the walk reached it by.
+    rel: String,
+    depth: usize,
+    /// Its real path (`chain.real`) and those of the directories above it.
+    chain: Arc<Chain>,
+}
+
+/// Walks `start` (repo-relative) under the canonical `root`. With `parallel`,
+/// on the current rayon pool, every directory a task; where that walk would
+/// depend on which task came first (the entry and linked-directory limits),
+/// it gives up and the walk is done again in one thread, in the order the
+/// directories list their entries, so the same tree always gives the same
+/// listing. The deadline alone stops either walk where it is.
+fn walk_listing(root: &Path, start: &str, deadline: Option<Instant>, parallel: bool) -> Listing {
+    let parallel = Walk::new(root, deadline, parallel);
+    parallel.run(start);
+    let walk = if parallel.order_matters.load(Ordering::Relaxed) {
+        let sequential = Walk::new(root, deadline, false);
+        sequential.run(start);
+        sequential
+    } else {
+        parallel
+    };
+    walk.found.into_inner().unwrap_or_else(|p| p.into_inner())
+}
+
 /// One bounded walk; never follows a link it has not resolved inside the root.
 struct Walk<'r> {
     root: &'r Path,
     deadline: Option<Instant>,
-    entries: usize,
-    linked_dirs: usize,
-    found: Listing,
+    /// Whether directories are read by parallel tasks (else one at a time, depth first).
+    parallel: bool,
+    entries: AtomicUsize,
+    linked_dirs: AtomicUsize,
+    /// Set once the walk must stop: a limit or the deadline.
+    stopped: AtomicBool,
+    /// Set when the parallel walk reached a limit: what it found then
+    /// depends on the order of its tasks.
+    order_matters: AtomicBool,
+    found: Mutex<Listing>,
 }
 
 impl<'r> Walk<'r> {
-    fn new(root: &'r Path, deadline: Option<Instant>) -> Walk<'r> {
+    fn new(root: &'r Path, deadline: Option<Instant>, parallel: bool) -> Walk<'r> {
         Walk {
             root,
             deadline,
-            entries: 0,
-            linked_dirs: 0,
-            found: Listing::default(),
+            parallel,
+            entries: AtomicUsize::new(0),
+            linked_dirs: AtomicUsize::new(0),
+            stopped: AtomicBool::new(false),
+            order_matters: AtomicBool::new(false),
+            found: Mutex::new(Listing::default()),
         }
     }
 
-    fn run(&mut self, start: &str) {
+    fn run(&self, start: &str) {
         let Ok(real) = std::fs::canonicalize(self.root.join(start)) else {
             return;
         };
         if !real.starts_with(self.root) || !real.is_dir() {
             return;
         }
-        let chain = Rc::new(Chain {
-            real: real.clone(),
-            parent: None,
-        });
-        let mut pending = vec![(start.to_string(), real, 0usize, chain)];
-        while let Some((rel, real, depth, chain)) = pending.pop() {
-            let Ok(entries) = std::fs::read_dir(&real) else {
-                continue;
-            };
-            for entry in entries.filter_map(Result::ok) {
-                if !self.count() {
+        let first = Pending {
+            rel: start.to_string(),
+            depth: 0,
+            chain: Arc::new(Chain { real, parent: None }),
+        };
+        if self.parallel {
+            rayon::scope(|scope| self.spawn(scope, first));
+        } else {
+            let mut pending = vec![first];
+            while let Some(dir) = pending.pop() {
+                if self.stopped.load(Ordering::Relaxed) {
                     return;
                 }
-                let name = entry.file_name().to_string_lossy().into_owned();
-                let child = paths::join(&rel, &name);
-                let Ok(kind) = entry.file_type() else {
-                    continue;
-                };
-                if kind.is_file() {
-                    self.found.files.push(child);
-                } else if kind.is_dir() && !is_skipped_dir(&name) {
-                    if depth >= MAX_WALK_DEPTH {
-                        self.found.refused.insert(child, Refusal::TooDeep);
-                    } else {
-                        self.found.dirs.insert(child.clone());
-                        let chain = Rc::new(Chain {
-                            real: entry.path(),
-                            parent: Some(chain.clone()),
-                        });
-                        pending.push((child, entry.path(), depth + 1, chain));
-                    }
-                } else if kind.is_symlink()
-                    && let Some(next) =
-                        self.link(&child, &name, &entry.path(), &real, depth, &chain)
-                {
-                    pending.push(next);
-                }
+                pending.extend(self.visit(dir));
             }
         }
     }
 
+    fn spawn<'s>(&'s self, scope: &rayon::Scope<'s>, dir: Pending) {
+        scope.spawn(move |scope| {
+            if self.stopped.load(Ordering::Relaxed) {
+                return;
+            }
+            for next in self.visit(dir) {
+                self.spawn(scope, next);
+            }
+        });
+    }
+
+    /// Reads one directory into the listing; returns the directories to walk next.
+    fn visit(&self, dir: Pending) -> Vec<Pending> {
+        let Pending { rel, depth, chain } = dir;
+        let real = &chain.real;
+        let mut next = Vec::new();
+        let Ok(entries) = std::fs::read_dir(real) else {
+            return next;
+        };
+        let mut local = Listing::default();
+        for entry in entries.filter_map(Result::ok) {
+            if !self.count() {
+                break;
+            }
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let child = paths::join(&rel, &name);
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if kind.is_file() {
+                local.files.push(child);
+            } else if kind.is_dir() && !is_skipped_dir(&name) {
+                if depth >= MAX_WALK_DEPTH {
+                    local.refused.insert(child, Refusal::TooDeep);
+                } else {
+                    local.dirs.insert(child.clone());
+                    next.push(Pending {
+                        rel: child,
+                        depth: depth + 1,
+                        chain: Arc::new(Chain {
+                            real: entry.path(),
+                            parent: Some(chain.clone()),
+                        }),
+                    });
+                }
+            } else if kind.is_symlink()
+                && let Some(linked) = self.link(
+                    &mut local,
+                    &child,
+                    &name,
+                    &entry.path(),
+                    real,
+                    depth,
+                    &chain,
+                )
+            {
+                next.push(linked);
+            }
+        }
+        let mut found = self.found.lock().unwrap_or_else(|p| p.into_inner());
+        found.files.append(&mut local.files);
+        found.dirs.extend(local.dirs);
+        found.links.extend(local.links);
+        found.refused.append(&mut local.refused);
+        next
+    }
+
     /// Counts one entry; false once the walk must stop.
-    fn count(&mut self) -> bool {
-        if self.found.truncated.is_some() {
+    fn count(&self) -> bool {
+        if self.stopped.load(Ordering::Relaxed) {
             return false;
         }
-        self.entries += 1;
-        if self.entries > MAX_WALK_ENTRIES {
-            self.found.truncated = Some(Truncation::Entries);
+        let entries = self.entries.fetch_add(1, Ordering::Relaxed) + 1;
+        if entries > MAX_WALK_ENTRIES {
+            self.stop(Truncation::Entries);
             return false;
         }
-        if self.entries.is_multiple_of(256) && self.deadline.is_some_and(|d| Instant::now() >= d) {
-            self.found.truncated = Some(Truncation::Deadline);
+        if entries.is_multiple_of(256) && self.deadline.is_some_and(|d| Instant::now() >= d) {
+            self.stop(Truncation::Deadline);
             return false;
         }
         true
     }
 
+    /// Stops the walk for `why`; the first reason stays.
+    fn stop(&self, why: Truncation) {
+        let mut found = self.found.lock().unwrap_or_else(|p| p.into_inner());
+        found.truncated.get_or_insert(why);
+        self.stopped.store(true, Ordering::Relaxed);
+        if why == Truncation::Entries && self.parallel {
+            self.order_matters.store(true, Ordering::Relaxed);
+        }
+    }
+
     /// Resolves one link; returns the directory to walk next when it is one.
+    #[allow(clippy::too_many_arguments)]
     fn link(
-        &mut self,
+        &self,
+        local: &mut Listing,
         rel: &str,
         name: &str,
         path: &Path,
         parent_real: &Path,
         depth: usize,
-        chain: &Rc<Chain>,
-    ) -> Option<(String, PathBuf, usize, Rc<Chain>)> {
+        chain: &Arc<Chain>,
+    ) -> Option<Pending> {
         // A dangling link is no file; reading its path says it does not exist.
         let target = std::fs::canonicalize(path).ok()?;
         let Ok(target_rel) = target.strip_prefix(self.root) else {
-            self.found.refused.insert(rel.to_string(), Refusal::Escapes);
+            local.refused.insert(rel.to_string(), Refusal::Escapes);
             return None;
         };
         let target_rel = target_rel.to_string_lossy().into_owned();
         let meta = std::fs::metadata(&target).ok()?;
         if meta.is_file() {
-            self.found.files.push(rel.to_string());
-            self.found.links.insert(rel.to_string(), target_rel);
+            local.files.push(rel.to_string());
+            local.links.insert(rel.to_string(), target_rel);
             return None;
         }
         if !meta.is_dir() || is_skipped_dir(name) {
             return None;
         }
         if depth >= MAX_WALK_DEPTH {
-            self.found.refused.insert(rel.to_string(), Refusal::TooDeep);
+            local.refused.insert(rel.to_string(), Refusal::TooDeep);
             return None;
         }
         if chain.contains(&target) || parent_real.starts_with(&target) {
-            self.found.refused.insert(rel.to_string(), Refusal::Loop);
+            local.refused.insert(rel.to_string(), Refusal::Loop);
             return None;
         }
-        if self.linked_dirs >= MAX_LINKED_DIRS {
-            self.found
-                .refused
-                .insert(rel.to_string(), Refusal::TooManyLinks);
+        if self.linked_dirs.fetch_add(1, Ordering::Relaxed) >= MAX_LINKED_DIRS {
+            if self.parallel {
+                // Which links were followed would depend on the tasks' order.
+                self.order_matters.store(true, Ordering::Relaxed);
+                self.stopped.store(true, Ordering::Relaxed);
+            }
+            local.refused.insert(rel.to_string(), Refusal::TooManyLinks);
             return None;
         }
-        self.linked_dirs += 1;
-        self.found.dirs.insert(rel.to_string());
-        self.found.links.insert(rel.to_string(), target_rel);
-        let chain = Rc::new(Chain {
-            real: target.clone(),
-            parent: Some(chain.clone()),
-        });
-        Some((rel.to_string(), target, depth + 1, chain))
+        local.dirs.insert(rel.to_string());
+        local.links.insert(rel.to_string(), target_rel);
+        Some(Pending {
+            rel: rel.to_string(),
+            depth: depth + 1,
+            chain: Arc::new(Chain {
+                real: target,
+                parent: Some(chain.clone()),
+            }),
+        })
     }
 }
+
+#[cfg(test)]
+#[path = "fs_tests.rs"]
+mod tests;

@@ -123,7 +123,11 @@ impl Discovery {
     /// files it reads, every file of the module directories it reads, and
     /// glob patterns as written.
     pub fn reads_of(&self, unit: &Unit) -> Vec<String> {
-        let mut all: BTreeSet<String> = unit.own_files.iter().cloned().collect();
+        // Gathered, then sorted once: cheaper than a tree of a dozen strings per unit.
+        let mut all: Vec<String> = Vec::with_capacity(
+            unit.own_files.len() + unit.reads.files.len() + unit.reads.globs.len(),
+        );
+        all.extend(unit.own_files.iter().cloned());
         all.extend(unit.reads.files.iter().cloned());
         for dir in &unit.reads.dirs {
             // Real files only: a directory with none lists nothing.
@@ -141,7 +145,9 @@ impl Discovery {
             );
         }
         all.extend(unit.reads.globs.iter().cloned());
-        all.into_iter().collect()
+        all.sort_unstable();
+        all.dedup();
+        all
     }
 
     /// The dependency graph of the units that are not excluded, and the cycle

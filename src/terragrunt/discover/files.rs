@@ -8,6 +8,7 @@ use super::super::limits::{Limit, MAX_PROBLEMS_PER_UNIT, MAX_WALK_DEPTH, MAX_WAL
 use super::super::{ReadSet, Unit, UnitKind, paths};
 use super::{rebase, unit_dir};
 use crate::problem::{Problem, ProblemKind};
+use rayon::prelude::*;
 use std::collections::BTreeMap;
 
 /// Problems of the walk itself: symbolic links it refused and directories it
@@ -19,13 +20,16 @@ pub(super) fn walk_problems(
     units: &mut [Unit],
     problems: &mut Vec<Problem>,
 ) {
+    let refused = session.fs.refused();
+    if refused.is_empty() && session.fs.truncated().is_none() {
+        return;
+    }
     let owners: BTreeMap<String, usize> = units
         .iter()
         .enumerate()
         .filter(|(_, u)| u.kind == UnitKind::Terragrunt)
         .map(|(i, u)| (u.path.as_str().to_string(), i))
         .collect();
-    let refused = session.fs.refused();
     for (link, refusal) in refused.iter().take(MAX_PROBLEMS_PER_UNIT) {
         let message = match refusal {
             Refusal::Escapes => {
@@ -94,7 +98,11 @@ fn owner<'m>(owners: &'m BTreeMap<String, usize>, rel: &str) -> Option<&'m usize
 /// `reads` where git sees them: a path in a generated directory is its
 /// source's, and for each path reached through a symbolic link, the path it
 /// really is and the links on its way are added.
-pub(super) fn with_link_targets(session: &Session, reads: &ReadSet) -> ReadSet {
+pub(super) fn with_link_targets(session: &Session, reads: ReadSet) -> ReadSet {
+    if !session.fs.has_links_or_generated() {
+        // Nothing to resolve (most repositories): the set as it is.
+        return reads;
+    }
     let mut out = ReadSet {
         files: reads
             .files
@@ -106,7 +114,7 @@ pub(super) fn with_link_targets(session: &Session, reads: &ReadSet) -> ReadSet {
             .iter()
             .map(|d| session.fs.physical(d).into_owned())
             .collect(),
-        globs: reads.globs.clone(),
+        globs: reads.globs,
     };
     let reads = &out.clone();
     for file in &reads.files {
@@ -136,30 +144,34 @@ pub(super) fn assign_own_files(session: &Session, base: &str, units: &mut [Unit]
             )
         })
         .collect();
-    let mut owned: Vec<Vec<String>> = vec![Vec::new(); units.len()];
-    for (dir, &i) in &index {
+    // Units by directory, each one's files found in parallel.
+    let owned_by_unit: Vec<(usize, Vec<String>)> = index
+        .par_iter()
         // What generation writes is no file in the repository: a generated
         // unit reads its sources instead (see its read set).
-        if dir.split('/').any(|part| part == STACK_DIR) {
-            continue;
-        }
-        for file in session.fs.files_under_walked(dir) {
-            let mut owner = paths::parent(&file);
-            loop {
-                if let Some(&j) = index.get(owner) {
-                    if j == i {
-                        owned[i].push(file.clone());
+        .filter(|(dir, _)| !dir.split('/').any(|part| part == STACK_DIR))
+        .map(|(dir, &i)| {
+            let mut mine = session.fs.files_under_walked(dir);
+            mine.retain(|file| {
+                let mut owner = paths::parent(file);
+                loop {
+                    if let Some(&j) = index.get(owner) {
+                        return j == i;
                     }
-                    break;
+                    if owner.is_empty() {
+                        return false;
+                    }
+                    owner = paths::parent(owner);
                 }
-                if owner.is_empty() {
-                    break;
-                }
-                owner = paths::parent(owner);
-            }
-        }
+            });
+            (i, mine)
+        })
+        .collect();
+    let mut owned: Vec<Vec<String>> = vec![Vec::new(); units.len()];
+    for (i, files) in owned_by_unit {
+        owned[i] = files;
     }
-    for (unit, files) in units.iter_mut().zip(owned) {
+    units.par_iter_mut().zip(owned).for_each(|(unit, files)| {
         // A file reached through a link changes where the link points.
         for file in &files {
             if let Some((real, links)) = session.fs.through_links(file) {
@@ -169,6 +181,10 @@ pub(super) fn assign_own_files(session: &Session, base: &str, units: &mut [Unit]
                     .extend(links.iter().map(|l| rebase(base, l)));
             }
         }
-        unit.own_files = files.iter().map(|f| rebase(base, f)).collect();
-    }
+        unit.own_files = if base.is_empty() {
+            files
+        } else {
+            files.iter().map(|f| rebase(base, f)).collect()
+        };
+    });
 }
