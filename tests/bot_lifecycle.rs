@@ -150,9 +150,14 @@ async fn saved_plans_are_deleted_when_superseded_applied_or_closed() {
     let head = push_change(&w, "feature", "global/dns/main.tf", "again");
     w.synchronize(n, &head, "global/dns/main.tf").await;
     w.until("the second plan", |w| w.checks_done(&head)).await;
+    // The old plan's files go just after the check is posted (the reviewer's check is
+    // not held back for a deletion), so wait for them rather than race the bot.
+    w.until("the first plan's files deleted", |_| {
+        first.iter().all(|p| !p.exists())
+    })
+    .await;
     let second = saved_plans(w.data.path());
     assert_eq!(second.len(), first.len(), "{second:#?}");
-    assert!(first.iter().all(|p| !p.exists()), "{first:#?}");
     // Applied: consumed, its files and the apply's own fresh plans go.
     let id = w.plan_id(n);
     w.fake.set_permission(REPO, "bob", "write");
