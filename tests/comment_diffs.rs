@@ -4,6 +4,9 @@
 //! hostile values (5,000 resources, a 1 MiB value, backticks, control characters, HTML)
 //! checked by an independent Markdown parser, and the order in which plans are left out.
 
+#[path = "support/show_json.rs"]
+mod show_json;
+
 use cascade::comment::{
     ApplyOutcome, ApplyStatus, ApplyUnitView, ApplyView, Comments, GITHUB_LIMIT, MAX_COMMENTS,
     PlanView, parse_marker,
@@ -16,20 +19,9 @@ use cascade::store::{PlanRecord, PlanStatus, PlannedUnit, UnitStatus};
 use cascade::unit::UnitPath;
 use pulldown_cmark::{Event, Parser, Tag, TagEnd};
 use serde_json::{Value, json};
+use show_json::plan as doc;
 
 // ---------------------------------------------------------------- plans, as terraform writes them
-
-fn doc(resource_changes: Vec<Value>, output_changes: Value) -> Vec<u8> {
-    serde_json::to_vec(&json!({
-        "format_version": "1.2",
-        "terraform_version": "1.11.4",
-        "planned_values": {"root_module": {}},
-        "resource_changes": resource_changes,
-        "output_changes": output_changes,
-        "errored": false,
-    }))
-    .unwrap()
-}
 
 /// A `terraform_data` change: `[actions]`, before, after, and the sensitive marks.
 fn data(name: &str, actions: &[&str], before: Value, after: Value, sensitive: Value) -> Value {
@@ -251,7 +243,7 @@ fn an_apply_result_shows_the_new_plan_rendered_the_same_way() {
 fn units_of_sizes(lines: impl Fn(usize) -> usize, n: usize) -> PlanView {
     let units = (0..n)
         .map(|i| {
-            let changes = (0..lines(i))
+            let changes: Vec<Value> = (0..lines(i))
                 .map(|r| {
                     data(
                         &format!("r{r}"),

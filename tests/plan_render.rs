@@ -6,22 +6,14 @@
 //! The plans are the JSON `terraform show -json` writes, built here; the oracle against
 //! terraform's own rendering is `plan_render_oracle.rs`.
 
+#[path = "support/show_json.rs"]
+mod show_json;
+
 use cascade::plan::render::{RenderOptions, RenderedPlan};
 use cascade::plan::{PlanError, PlanSummary};
 use serde_json::{Value, json};
+use show_json::plan;
 use std::time::{Duration, Instant};
-
-fn plan(resource_changes: Value, output_changes: Value) -> Vec<u8> {
-    serde_json::to_vec(&json!({
-        "format_version": "1.2",
-        "terraform_version": "1.11.4",
-        "planned_values": {"root_module": {}},
-        "resource_changes": resource_changes,
-        "output_changes": output_changes,
-        "errored": false,
-    }))
-    .unwrap()
-}
 
 /// A resource change at `address` (`[module.m.][data.]type.name[index]`) with the given
 /// actions and sides.
