@@ -1,0 +1,161 @@
+//! What the bot reads from and hands to any forge, in plain values: a forge's own wire
+//! strings (GitHub's review states, GitLab's merge statuses) never cross this line, so
+//! `bot` decides the same way on every forge and only the words differ.
+
+use std::time::SystemTime;
+
+/// Which forge a pull request (GitHub) or merge request (GitLab) lives on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ForgeKind {
+    GitHub,
+    GitLab,
+}
+
+/// Where a change request's answers come from: the GitHub App installation whose token
+/// answers on the repository, or the GitLab project. Kept with every job and in the
+/// store (`installation_id` holds either number; the repository key's `gitlab:` prefix
+/// says which).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ForgeRef {
+    GitHub { installation: u64 },
+    GitLab { project_id: u64 },
+}
+
+impl ForgeRef {
+    pub fn kind(self) -> ForgeKind {
+        match self {
+            ForgeRef::GitHub { .. } => ForgeKind::GitHub,
+            ForgeRef::GitLab { .. } => ForgeKind::GitLab,
+        }
+    }
+
+    /// The number stored as `installation_id`.
+    pub fn id(self) -> u64 {
+        match self {
+            ForgeRef::GitHub { installation } => installation,
+            ForgeRef::GitLab { project_id } => project_id,
+        }
+    }
+}
+
+/// A pull request or merge request as the flows need it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChangeRequest {
+    /// GitHub's number, GitLab's iid.
+    pub number: u64,
+    pub head_sha: String,
+    pub head_ref: String,
+    pub base_sha: String,
+    pub base_ref: String,
+    pub draft: bool,
+    /// The head lives in another repository or project (or one that was deleted).
+    pub fork: bool,
+    /// The author's login (GitHub) or username (GitLab).
+    pub author: String,
+    /// Still open: not closed and not merged.
+    pub open: bool,
+    /// Where the base repository is fetched from (https).
+    pub clone_url: String,
+    pub mergeable: Mergeable,
+}
+
+/// Whether the forge would merge the change request, leaving cascade's own check or
+/// status out of it: cascade waiting for `/apply` must never be what blocks `/apply`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Mergeable {
+    Yes,
+    /// Blocked; `state` is the forge's word for why (`blocked`, `conflict`, …), shown
+    /// to the user as is.
+    No {
+        state: String,
+    },
+    /// The forge is still working it out: ask again later.
+    Unknown {
+        state: String,
+    },
+}
+
+/// What cascade's check run (GitHub) or commit status (GitLab) says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CheckStatus {
+    InProgress,
+    Success,
+    Failure,
+    /// Waiting for a person (an `/apply`, a lock): blocks merging like a failure.
+    ActionRequired,
+}
+
+/// Someone acting on a change request: a commenter or an approver. GitLab's member
+/// lookups need the numeric id; GitHub's need the login.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Actor {
+    pub id: Option<u64>,
+    pub login: String,
+}
+
+/// One comment (GitHub) or note (GitLab) cascade posted on a change request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OwnComment {
+    pub id: u64,
+    pub body: String,
+    /// When the forge stored it (the forge's clock).
+    pub created_at: Option<SystemTime>,
+}
+
+/// An approval in force on a change request: the reviewer's latest word is "approve".
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Approver {
+    pub actor: Actor,
+    /// The head the approval was given on, where the forge records it. GitLab records
+    /// none; it reports `Some(head)` only when the project drops approvals on push.
+    pub commit: Option<String>,
+}
+
+/// Whether an actor belongs to a team (GitHub `org/slug`) or group (GitLab path).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Membership {
+    Member,
+    NotMember,
+    /// The forge refused to say (GitHub: the App lacks Organization → Members read).
+    Unreadable,
+}
+
+/// How commands and change requests are written on a forge, so every reply, template
+/// and help text reads right where it is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Spelling {
+    /// What starts a command in help and replies: `/` on GitHub, `cascade ` on GitLab
+    /// (where GitLab's own quick actions take `/unlock` first). Both are read on both.
+    pub command_prefix: &'static str,
+    /// `pull request` or `merge request`.
+    pub change_request: &'static str,
+    /// `#` or `!` before a number.
+    pub ref_sigil: char,
+}
+
+impl Spelling {
+    pub const GITHUB: Spelling = Spelling {
+        command_prefix: "/",
+        change_request: "pull request",
+        ref_sigil: '#',
+    };
+    pub const GITLAB: Spelling = Spelling {
+        command_prefix: "cascade ",
+        change_request: "merge request",
+        ref_sigil: '!',
+    };
+
+    /// `command` (`apply 3f9a…`) as a user types it here.
+    pub fn command(&self, command: &str) -> String {
+        format!("{}{command}", self.command_prefix)
+    }
+}
+
+impl ForgeKind {
+    pub fn spelling(self) -> &'static Spelling {
+        match self {
+            ForgeKind::GitHub => &Spelling::GITHUB,
+            ForgeKind::GitLab => &Spelling::GITLAB,
+        }
+    }
+}
