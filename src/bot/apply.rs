@@ -8,10 +8,10 @@ use super::jobs::PrComment;
 use super::plan::discard_plan_files;
 use super::publish::check;
 use super::{Bot, PrKey};
-use crate::comment::{Comments, GITHUB_LIMIT};
+use crate::comment::Comments;
 use crate::config::{ApplyRequirement, RepoConfig};
 use crate::engine::views::apply_view;
-use crate::forge::github::{CheckStatus, Installation, PullRequestInfo};
+use crate::forge::{ChangeRequest, CheckStatus, Forge, Mergeable};
 use crate::plan::PlanId;
 use crate::store::{PlanStatus, PlannedUnit, PrState, Store};
 use std::collections::BTreeMap;
@@ -21,10 +21,10 @@ use std::sync::Arc;
 /// Applies plan `id` of the pull request, or says why not.
 pub async fn command_apply(
     bot: &Arc<Bot>,
-    inst: &Installation,
+    forge: &Forge,
     key: &PrKey,
     comment: &PrComment,
-    info: &PullRequestInfo,
+    info: &ChangeRequest,
     config: &RepoConfig,
     id: &PlanId,
 ) -> anyhow::Result<Option<String>> {
@@ -66,7 +66,7 @@ pub async fn command_apply(
             });
         }
     };
-    if let Some(why) = requirements_unmet(inst, key, info, config, id).await? {
+    if let Some(why) = requirements_unmet(forge, key, info, config, id).await? {
         return refuse(why);
     }
     if record.state == PrState::Applying {
@@ -86,7 +86,9 @@ pub async fn command_apply(
             list.join(", ")
         ));
     }
-    inst.react(&key.repo, comment.comment_id, "eyes").await?;
+    forge
+        .acknowledge(&key.repo, key.number, comment.comment_id)
+        .await?;
     record.state = PrState::Applying;
     bot.store.save_pull_request(&record).await?;
 
@@ -130,9 +132,9 @@ pub async fn command_apply(
         }
     };
     let view = apply_view(&outcome, &[]);
-    let parts = Comments::new().apply_comment(&view, GITHUB_LIMIT)?;
+    let parts = Comments::new().apply_comment(&view, forge.comment_limit())?;
     for part in &parts {
-        inst.create_comment(&key.repo, key.number, part).await?;
+        forge.create_comment(&key.repo, key.number, part).await?;
     }
     let (status, title, state) = if outcome.complete() {
         (
@@ -163,9 +165,10 @@ pub async fn command_apply(
         .increment(1);
     record.state = state;
     check(
-        inst,
+        forge,
         key,
         &mut record,
+        &info.head_ref,
         status,
         &title,
         &format!("Apply of plan `{id}`."),
@@ -182,28 +185,27 @@ pub async fn command_apply(
 /// The repository's apply requirements (the default: approved, and mergeable), or
 /// why they do not hold.
 async fn requirements_unmet(
-    inst: &Installation,
+    forge: &Forge,
     key: &PrKey,
-    info: &PullRequestInfo,
+    info: &ChangeRequest,
     config: &RepoConfig,
     id: &PlanId,
 ) -> anyhow::Result<Option<String>> {
     let requirements = &config.apply_requirements;
     if requirements.contains(&ApplyRequirement::Approved)
-        && let Some(why) = unapproved(inst, key, info, config, id.as_str()).await?
+        && let Some(why) = unapproved(forge, key, info, config, id.as_str()).await?
     {
         return Ok(Some(why));
     }
-    let mergeable = info.mergeable == Some(true)
-        || matches!(
-            info.mergeable_state.as_str(),
-            "clean" | "unstable" | "has_hooks"
-        );
-    if requirements.contains(&ApplyRequirement::Mergeable) && !mergeable {
-        return Ok(Some(format!(
-            "Not applied: the pull request is not mergeable (state `{}`). Resolve conflicts and required checks, then comment `/apply {id}` again.",
-            info.mergeable_state
-        )));
+    if !requirements.contains(&ApplyRequirement::Mergeable) {
+        return Ok(None);
     }
-    Ok(None)
+    // Still being worked out reads the same as blocked: either way, try again later.
+    let state = match &info.mergeable {
+        Mergeable::Yes => return Ok(None),
+        Mergeable::No { state } | Mergeable::Unknown { state } => state,
+    };
+    Ok(Some(format!(
+        "Not applied: the pull request is not mergeable (state `{state}`). Resolve conflicts and required checks, then comment `/apply {id}` again.",
+    )))
 }

@@ -12,7 +12,7 @@ use super::publish::reply;
 use super::{Bot, PrKey};
 use crate::command::{Command, help_text, read_comment};
 use crate::config::RepoConfig;
-use crate::forge::github::PullRequestInfo;
+use crate::forge::{Actor, ChangeRequest};
 use crate::store::Store;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
@@ -24,7 +24,7 @@ const MISTAKES_SHOWN: usize = 5;
 /// The pull request and its base branch's configuration, read once per comment.
 struct Context {
     pub pr: PrUpdate,
-    pub info: PullRequestInfo,
+    pub info: ChangeRequest,
     pub config: Result<RepoConfig, String>,
 }
 
@@ -41,7 +41,7 @@ pub async fn handle_comment(
     if read.commands.is_empty() && read.mistakes.is_empty() {
         return Ok(());
     }
-    let inst = bot.github.installation(comment.installation).await?;
+    let forge = bot.forges.open(comment.forge).await?;
     let mut replies: Vec<String> = read
         .mistakes
         .iter()
@@ -68,7 +68,7 @@ pub async fn handle_comment(
         let context = match &mut context {
             Some(context) => context,
             None => {
-                let (pr, info) = current_pr(bot, &inst, key).await?;
+                let (pr, info) = current_pr(bot, &forge, key).await?;
                 let config = base_config(bot, key, &pr).await?;
                 context.insert(Context { pr, info, config })
             }
@@ -84,9 +84,11 @@ pub async fn handle_comment(
                 continue;
             }
         };
-        if let Some(refusal) =
-            refuse_command(&inst, &key.repo, &comment.author, config, &typed).await
-        {
+        let actor = Actor {
+            id: comment.author_id,
+            login: comment.author.clone(),
+        };
+        if let Some(refusal) = refuse_command(&forge, &key.repo, &actor, config, &typed).await {
             replies.push(refusal);
             continue;
         }
@@ -112,7 +114,7 @@ pub async fn handle_comment(
             }
             Command::Apply { id } => {
                 if let Some(refusal) =
-                    command_apply(bot, &inst, key, comment, &context.info, config, &id).await?
+                    command_apply(bot, &forge, key, comment, &context.info, config, &id).await?
                 {
                     replies.push(refusal);
                 }
@@ -122,5 +124,5 @@ pub async fn handle_comment(
     if replies.is_empty() {
         return Ok(());
     }
-    reply(bot, &inst, key, &replies.join("\n\n---\n\n")).await
+    reply(bot, &forge, key, &replies.join("\n\n---\n\n")).await
 }

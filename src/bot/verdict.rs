@@ -6,7 +6,7 @@
 //! never "no changes".
 
 use crate::comment::PlanView;
-use crate::forge::github::CheckStatus;
+use crate::forge::CheckStatus;
 use crate::store::{Lock, PlanRecord, UnitStatus};
 use crate::unit::UnitPath;
 use std::collections::BTreeSet;
