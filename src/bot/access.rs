@@ -3,15 +3,16 @@
 //!
 //! The right: write permission on the repository, narrowed by `apply_permission` in the
 //! base branch's `.cascade.yaml` to listed users and active members of listed teams
-//! (checked with GitHub's team membership API, which needs the App's Organization →
-//! Members read permission). An approval counts when its author has write permission, is
-//! not the pull request's author, and reviewed the current head (unless `approvals:
-//! any_head`). Everything here fails closed: an answer GitHub did not give is a refusal.
+//! (checked with the forge's team or group membership; on GitHub that needs the App's
+//! Organization → Members read permission). An approval the forge reports counts when its
+//! author has write permission, is not the change request's author, and approved the
+//! current head (unless `approvals: any_head`). Everything here fails closed: an answer
+//! the forge did not give is a refusal.
 //! Every refusal names the rule that failed and what to do; nothing here posts.
 
 use super::PrKey;
 use crate::config::{ApprovalRule, RepoConfig};
-use crate::forge::{Actor, Approver, ChangeRequest, Forge, Membership};
+use crate::forge::{Actor, Approver, ChangeRequest, Forge, ForgeKind, Membership};
 
 /// Why `actor` may not run `command` (`/apply`, `/plan`, `/unlock`), or `None` when they may.
 pub async fn refuse_command(
@@ -22,10 +23,14 @@ pub async fn refuse_command(
     command: &str,
 ) -> Option<String> {
     let user = &actor.login;
+    let spelling = forge.spelling();
     if !forge.may_write(repo, actor).await {
         return Some(format!(
-            "@{user} cannot run `{command}`: `/apply`, `/plan` and `/unlock` need write permission \
-             on {repo}. Ask someone with write permission to comment `{command}`."
+            "@{user} cannot run `{command}`: `{}`, `{}` and `{}` need write permission \
+             on {repo}. Ask someone with write permission to comment `{command}`.",
+            spelling.command("apply"),
+            spelling.command("plan"),
+            spelling.command("unlock"),
         ));
     }
     let Some(allowed) = &config.apply_permission else {
@@ -54,10 +59,16 @@ pub async fn refuse_command(
         who.join(", ")
     );
     if unreadable {
-        text.push_str(
-            " cascade could not read team memberships: the GitHub App needs the Organization → \
-             Members (read) permission for that; ask whoever administers the App to grant it.",
-        );
+        text.push_str(match forge.kind() {
+            ForgeKind::GitHub => {
+                " cascade could not read team memberships: the GitHub App needs the Organization → \
+                 Members (read) permission for that; ask whoever administers the App to grant it."
+            }
+            ForgeKind::GitLab => {
+                " cascade could not read group memberships: its token's user must be able to see \
+                 those groups' members; ask whoever runs cascade to give it access."
+            }
+        });
     }
     Some(text)
 }
@@ -74,6 +85,8 @@ pub async fn unapproved(
     id: &str,
 ) -> anyhow::Result<Option<String>> {
     let approvers = forge.approvers(&key.repo, key.number, cr).await?;
+    let spelling = forge.spelling();
+    let apply = spelling.command(&format!("apply {id}"));
     let approvals = approvers
         .iter()
         .filter(|a| !a.actor.login.eq_ignore_ascii_case(&cr.author));
@@ -106,7 +119,7 @@ pub async fn unapproved(
     }
     if !unpinned.is_empty() {
         why.push(format!(
-            "{} approved, but the forge does not say on which commit, and approvals count only \
+            "{} approved, but GitLab does not record on which commit, and approvals count only \
              on the current head: turn on \"Remove all approvals when commits are added to the \
              source branch\" in the project's merge request approval settings, or set \
              `approvals: any_head` in `.cascade.yaml`",
@@ -123,13 +136,13 @@ pub async fn unapproved(
     }
     Ok(Some(if why.is_empty() {
         format!(
-            "Not applied: this pull request needs an approving review from someone with write \
-             permission other than @{}. Ask for a review, then comment `/apply {id}` again.",
-            cr.author
+            "Not applied: this {} needs an approving review from someone with write \
+             permission other than @{}. Ask for a review, then comment `{apply}` again.",
+            spelling.change_request, cr.author
         )
     } else {
         format!(
-            "Not applied: no approval counts yet. {}. Then comment `/apply {id}` again.",
+            "Not applied: no approval counts yet. {}. Then comment `{apply}` again.",
             why.join("; ")
         )
     }))

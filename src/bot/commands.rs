@@ -12,6 +12,7 @@ use super::publish::reply;
 use super::{Bot, PrKey};
 use crate::command::{Command, help_text, read_comment};
 use crate::config::RepoConfig;
+use crate::forge::Spelling;
 use crate::forge::{Actor, ChangeRequest};
 use crate::store::Store;
 use std::sync::Arc;
@@ -37,7 +38,8 @@ pub async fn handle_comment(
     if comment.author_is_bot {
         return Ok(());
     }
-    let read = read_comment(&comment.body);
+    let spelling: &Spelling = comment.forge.kind().spelling();
+    let read = read_comment(&comment.body, spelling);
     if read.commands.is_empty() && read.mistakes.is_empty() {
         return Ok(());
     }
@@ -57,12 +59,15 @@ pub async fn handle_comment(
         ));
     }
     if !replies.is_empty() {
-        replies.push("Comment `/help` for the commands cascade knows.".to_string());
+        replies.push(format!(
+            "Comment `{}` for the commands cascade knows.",
+            spelling.command("help")
+        ));
     }
     let mut context: Option<Context> = None;
     for command in read.commands {
         if command == Command::Help {
-            replies.push(help_text());
+            replies.push(help_text(spelling));
             continue;
         }
         let context = match &mut context {
@@ -73,7 +78,7 @@ pub async fn handle_comment(
                 context.insert(Context { pr, info, config })
             }
         };
-        let typed = command.to_string();
+        let typed = command.spelled(spelling);
         let config = match &context.config {
             Ok(config) => config,
             Err(problem) => {
@@ -98,8 +103,10 @@ pub async fn handle_comment(
                 let n = release_and_discard(bot, key).await?;
                 bot.store.set_waiting(&key.repo, key.number, &[]).await?;
                 replies.push(format!(
-                    "Released {n} lock{} and discarded this pull request's plan. Comment `/plan` to plan again.",
-                    if n == 1 { "" } else { "s" }
+                    "Released {n} lock{} and discarded this {}'s plan. Comment `{}` to plan again.",
+                    if n == 1 { "" } else { "s" },
+                    spelling.change_request,
+                    spelling.command("plan"),
                 ));
             }
             Command::Plan { units } => {

@@ -18,8 +18,13 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
-const FORK_REFUSAL: &str = "cascade does not plan pull requests from forks: planning runs the pull request's code \
-with this server's credentials. A maintainer can push the branch to this repository to have it planned.";
+/// Why a fork's change request is not planned (`cr`: "pull request" or "merge request").
+fn fork_refusal(cr: &str) -> String {
+    format!(
+        "cascade does not plan {cr}s from forks: planning runs the {cr}'s code \
+with this server's credentials. A maintainer can push the branch to this repository to have it planned."
+    )
+}
 
 fn record_for(
     bot: &Bot,
@@ -126,13 +131,14 @@ pub async fn plan_pull_request(
     cancel: CancellationToken,
 ) -> anyhow::Result<()> {
     let forge = bot.forges.open(pr.forge).await?;
+    let spelling = forge.spelling();
     let existing = bot.store.pull_request(&key.repo, key.number).await?;
     let mut record = record_for(bot, key, pr, existing);
     if pr.fork && !bot.allow_forks {
         record.state = PrState::Failed;
         bot.store.save_pull_request(&record).await?;
         bot.store.set_waiting(&key.repo, key.number, &[]).await?;
-        return reply(bot, &forge, key, FORK_REFUSAL).await;
+        return reply(bot, &forge, key, &fork_refusal(spelling.change_request)).await;
     }
     fetch_pull_request(bot, key, pr).await?;
     let checkout = bot
@@ -158,7 +164,8 @@ pub async fn plan_pull_request(
             Ok(config) => config,
             Err(problem) => {
                 let body = format!(
-                    "`.cascade.yaml` on the base branch is invalid, so nothing was planned:\n\n```\n{problem}\n```\nFix it on the base branch, then comment `/plan`."
+                    "`.cascade.yaml` on the base branch is invalid, so nothing was planned:\n\n```\n{problem}\n```\nFix it on the base branch, then comment `{}`.",
+                    spelling.command("plan")
                 );
                 let title = "cascade: .cascade.yaml is invalid";
                 return nothing_planned(bot, &forge, key, pr, &mut record, title, &problem, &body)
@@ -246,14 +253,18 @@ pub async fn plan_pull_request(
         .map(|l| Problem {
             unit: l.unit.to_string(),
             reason: format!(
-                "locked by #{}: merge or close it, or comment `/unlock` there",
-                l.pr
+                "locked by {}{}: merge or close it, or comment `{}` there",
+                spelling.ref_sigil,
+                l.pr,
+                spelling.command("unlock")
             ),
         })
         .collect();
-    let parts = Comments::new().plan_comment(&view, forge.comment_limit())?;
+    let parts = Comments::new()
+        .spelled(spelling)
+        .plan_comment(&view, forge.comment_limit())?;
     upsert_comment(bot, &forge, key, &mut record, &parts).await?;
-    let verdict = plan_check(&outcome.plan, &view, &held, &unresolved);
+    let verdict = plan_check(&outcome.plan, &view, &held, &unresolved, spelling);
     check(
         &forge,
         key,
@@ -332,11 +343,14 @@ async fn interrupted(
             // Whole seconds from the flag print as `60`; shorter limits as `0.5`.
             let secs = limit.as_secs_f64();
             tracing::warn!(pr = %key, limit_secs = secs, "discovery timed out");
+            let spelling = forge.spelling();
             let body = format!(
-                "Discovering this pull request's units took longer than {secs} s, so nothing was planned. \
+                "Discovering this {}'s units took longer than {secs} s, so nothing was planned. \
                  Simplify the Terragrunt configuration it changes (large `for` expressions or `range()`s, \
                  long chains of `read_terragrunt_config` or includes), or ask whoever runs cascade to raise \
-                 `--discovery-timeout`; then push again or comment `/plan`."
+                 `--discovery-timeout`; then push again or comment `{}`.",
+                spelling.change_request,
+                spelling.command("plan"),
             );
             let title = format!("cascade: discovery took longer than {secs} s");
             let summary = format!(

@@ -10,7 +10,7 @@
 use super::reply_limit::Allowance;
 use super::{Bot, PrKey};
 use crate::comment::PLAN_MARKER;
-use crate::forge::{CheckStatus, Forge, ForgeRef};
+use crate::forge::{CheckStatus, Forge, ForgeKind, ForgeRef};
 use crate::store::{PullRequestRecord, Store};
 
 /// Posts or edits the cascade plan comment with `parts` (more than one only when the
@@ -97,10 +97,15 @@ pub async fn reply(bot: &Bot, forge: &Forge, key: &PrKey, body: &str) -> anyhow:
                 .as_secs()
                 .div_ceil(60)
                 .max(1);
+            let cr = forge.spelling().change_request;
+            let forge_name = match forge.kind() {
+                ForgeKind::GitHub => "GitHub",
+                ForgeKind::GitLab => "GitLab",
+            };
             format!(
-                "cascade has replied {} times on this pull request in the last {} minutes, so it \
+                "cascade has replied {} times on this {cr} in the last {} minutes, so it \
                  will not reply to commands here for the next {minutes} minute{}: replies on one \
-                 pull request must not use up the GitHub write budget every pull request shares. \
+                 {cr} must not use up the {forge_name} write budget every {cr} shares. \
                  Plans and apply results are still posted. Wait, then comment again.",
                 super::reply_limit::REPLIES_PER_WINDOW,
                 super::reply_limit::REPLY_WINDOW.as_secs() / 60,
@@ -127,12 +132,17 @@ pub async fn internal_error(bot: &Bot, key: &PrKey) -> anyhow::Result<()> {
         .forges
         .open(ForgeRef::stored(&record.repo, record.installation_id))
         .await?;
+    let spelling = forge.spelling();
     reply(
         bot,
         &forge,
         key,
-        "cascade hit an internal error while handling this pull request; the details are in the server's log. \
-         Comment `/plan` to try again, or ask whoever runs cascade.",
+        &format!(
+            "cascade hit an internal error while handling this {}; the details are in the server's log. \
+             Comment `{}` to try again, or ask whoever runs cascade.",
+            spelling.change_request,
+            spelling.command("plan"),
+        ),
     )
     .await
 }
@@ -141,15 +151,18 @@ pub async fn internal_error(bot: &Bot, key: &PrKey) -> anyhow::Result<()> {
 /// server stopped every time it handled it (see `super::MAX_DELIVERY_ATTEMPTS`).
 pub async fn delivery_dropped(bot: &Bot, key: &PrKey, at: ForgeRef) -> anyhow::Result<()> {
     let forge = bot.forges.open(at).await?;
+    let spelling = forge.spelling();
     reply(
         bot,
         &forge,
         key,
         &format!(
-            "cascade dropped an event for this pull request: the server stopped {} times while handling it, \
-             so it will not try again. Push a new commit or comment `/plan` to try again; if that fails too, \
+            "cascade dropped an event for this {}: the server stopped {} times while handling it, \
+             so it will not try again. Push a new commit or comment `{}` to try again; if that fails too, \
              ask whoever runs cascade (the server's log names the delivery).",
-            super::MAX_DELIVERY_ATTEMPTS
+            spelling.change_request,
+            super::MAX_DELIVERY_ATTEMPTS,
+            spelling.command("plan"),
         ),
     )
     .await

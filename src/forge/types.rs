@@ -159,6 +159,15 @@ impl Spelling {
         ref_sigil: '!',
     };
 
+    /// The change request's short name: `PR` or `MR`.
+    pub fn abbreviation(&self) -> String {
+        self.change_request
+            .split(' ')
+            .filter_map(|word| word.chars().next())
+            .map(|c| c.to_ascii_uppercase())
+            .collect()
+    }
+
     /// `command` (`apply 3f9a…`) as a user types it here.
     pub fn command(&self, command: &str) -> String {
         format!("{}{command}", self.command_prefix)
