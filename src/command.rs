@@ -10,12 +10,16 @@
 //!
 //! Reading goes in two steps, as in rust-lang/bors: first drop what Markdown hides (code,
 //! quotes, HTML comments; see `markdown`), then hand each remaining line that starts with
-//! `/` to the parser in the `COMMANDS` table whose name it carries.
+//! `/` or `cascade ` to the parser in the `COMMANDS` table whose name it carries.
+//!
+//! Both spellings are read on every forge (GitLab runs `/unlock` as its own quick action
+//! and never sends it); what cascade writes back uses the forge's [`Spelling`].
 
 mod markdown;
 #[cfg(test)]
 mod tests;
 
+use crate::forge::Spelling;
 use crate::plan::PlanId;
 use crate::unit::UnitPath;
 use std::fmt;
@@ -52,17 +56,25 @@ pub enum Parsed {
 
 /// Every command (and mistake) in a comment body, in order.
 ///
-/// A command counts only at the start of a line (up to 3 spaces of indentation, as in
+/// A command is `/` or `cascade` (any case) and one space or tab, then the command word;
+/// it counts only at the start of a line (up to 3 spaces of indentation, as in
 /// Markdown), outside fenced and indented code blocks, code spans, block quotes (with their
 /// continuation lines), HTML comments and `<pre>` blocks. Inside `<details>` it counts. The
 /// command word ends at whitespace or a comma, so `/planned` and `/applyx` are not ours, and
 /// only `/plan`, `/apply`, `/unlock` and `/help` are: other `/words` belong to other bots.
 /// Arguments are separated by whitespace or commas, a code span around an argument is
-/// dropped, and one period at the end of the line is punctuation.
+/// dropped, and one period at the end of the line is punctuation. Mistakes are worded for
+/// GitHub; see [`parse_comment_spelled`].
 pub fn parse_comment(body: &str) -> Vec<Parsed> {
+    parse_comment_spelled(body, &Spelling::GITHUB)
+}
+
+/// [`parse_comment`], with mistakes worded as commands are written on the forge `spelling`
+/// is for.
+pub fn parse_comment_spelled(body: &str, spelling: &Spelling) -> Vec<Parsed> {
     markdown::plain_lines(body)
         .iter()
-        .filter_map(|line| parse_line(line.trim()))
+        .filter_map(|line| parse_line(line.trim(), spelling))
         .collect()
 }
 
@@ -78,11 +90,11 @@ pub struct CommentCommands {
 /// however many lines repeat it: `/plan` lines merge into one (a bare `/plan`, which plans
 /// everything, wins over named units), `/unlock` and `/help` count once, an `/apply` of the
 /// same id counts once and `/apply` of two different ids is a mistake (neither runs), and a
-/// mistake made twice is reported once.
-pub fn read_comment(body: &str) -> CommentCommands {
+/// mistake made twice is reported once. Mistakes are worded with `spelling`.
+pub fn read_comment(body: &str, spelling: &Spelling) -> CommentCommands {
     let mut read = CommentCommands::default();
     let mut conflicting: Option<(String, Vec<String>)> = None;
-    for parsed in parse_comment(body) {
+    for parsed in parse_comment_spelled(body, spelling) {
         match parsed {
             Parsed::Error(mistake) => {
                 if !read.mistakes.iter().any(|m| m.message == mistake.message) {
@@ -110,7 +122,10 @@ pub fn read_comment(body: &str) -> CommentCommands {
                     (Some(Command::Apply { id }), Command::Apply { id: other }) if *id != other => {
                         let ids = &mut conflicting
                             .get_or_insert_with(|| {
-                                (format!("/apply {other}"), vec![id.to_string()])
+                                (
+                                    Command::Apply { id: other.clone() }.spelled(spelling),
+                                    vec![id.to_string()],
+                                )
                             })
                             .1;
                         if !ids.contains(&other.to_string()) {
@@ -127,14 +142,14 @@ pub fn read_comment(body: &str) -> CommentCommands {
             .retain(|c| !matches!(c, Command::Apply { .. }));
         read.mistakes.push(CommandError {
             line,
-            message: Mistake::SeveralPlanIds { ids }.message(),
+            message: Mistake::SeveralPlanIds { ids }.message(spelling),
         });
     }
     read
 }
 
-/// The `/help` reply (Markdown).
-pub fn help_text() -> String {
+/// The `/help` reply (Markdown), with commands spelled for the forge it is posted on.
+pub fn help_text(spelling: &Spelling) -> String {
     let mut text = String::from(
         "### cascade commands\n\n\
          Post a command at the start of a line in a new comment. Commands inside code, \
@@ -144,13 +159,26 @@ pub fn help_text() -> String {
          | --- | --- |\n",
     );
     for command in COMMANDS {
-        text.push_str(&format!("| `{}` | {} |\n", command.usage, command.summary));
+        text.push_str(&format!(
+            "| `{}` | {} |\n",
+            spelling.command(command.usage),
+            respell(command.summary, spelling)
+        ));
     }
     text
 }
 
+impl Command {
+    /// The command as it is typed on the forge `spelling` is for: `/apply 3f9a2c1b7d4e`
+    /// on GitHub, `cascade apply 3f9a2c1b7d4e` on GitLab.
+    pub fn spelled(&self, spelling: &Spelling) -> String {
+        let slashed = self.to_string();
+        spelling.command(&slashed[1..])
+    }
+}
+
 impl fmt::Display for Command {
-    /// The command as it would be typed: `/plan live/dev/vpc`, `/apply 3f9a2c1b7d4e`.
+    /// The command as it would be typed with a slash: `/plan live/dev/vpc`, `/apply 3f9a2c1b7d4e`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Command::Plan { units } => {
@@ -181,8 +209,9 @@ impl fmt::Display for CommandError {
     }
 }
 
-/// One command: the word after `/`, how `/help` shows it, and its parser, which gets the
-/// arguments that follow the word.
+/// One command: the word after `/` (or `cascade `), how `/help` shows it (without the
+/// prefix; `summary` with `/` spellings that [`respell`] adapts), and its parser, which
+/// gets the arguments that follow the word.
 struct CommandSpec {
     name: &'static str,
     usage: &'static str,
@@ -193,7 +222,7 @@ struct CommandSpec {
 const COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         name: "plan",
-        usage: "/plan [unit …]",
+        usage: "plan [unit …]",
         summary: "Re-plan every unit this PR affects, or only the named units (paths from the \
                   repository root, like `live/dev/vpc`) and the units that depend on them. \
                   Needs the right to apply.",
@@ -201,7 +230,7 @@ const COMMANDS: &[CommandSpec] = &[
     },
     CommandSpec {
         name: "apply",
-        usage: "/apply <plan id>",
+        usage: "apply <plan id>",
         summary: "Apply exactly the plan with this id, as shown in the plan comment: \
                   `/apply 3f9a2c1b7d4e`. Who may apply, and when, is set by the repository; \
                   cascade says why when it refuses.",
@@ -209,14 +238,14 @@ const COMMANDS: &[CommandSpec] = &[
     },
     CommandSpec {
         name: "unlock",
-        usage: "/unlock",
+        usage: "unlock",
         summary: "Release this PR's locks and discard its plan; `/plan` plans again. Needs \
                   the right to apply.",
         parse: parse_unlock,
     },
     CommandSpec {
         name: "help",
-        usage: "/help",
+        usage: "help",
         summary: "Show this list.",
         parse: parse_help,
     },
@@ -225,9 +254,23 @@ const COMMANDS: &[CommandSpec] = &[
 /// Characters that make a unit argument a pattern; units are named exactly.
 const PATTERN_CHARS: &[char] = &['*', '?', '[', ']', '{', '}'];
 
+/// The prefix of a command line as typed (`/`, or `cascade` in any case and one space or
+/// tab) and the text after it; `None` for any other line.
+fn command_prefix(line: &str) -> Option<(&str, &str)> {
+    if line.starts_with('/') {
+        return Some(line.split_at(1));
+    }
+    const WORD: &str = "cascade";
+    let (word, rest) = line.split_at_checked(WORD.len())?;
+    let after = rest.strip_prefix([' ', '\t'])?;
+    word.eq_ignore_ascii_case(WORD)
+        .then(|| line.split_at(line.len() - after.len()))
+}
+
 /// Parses one plain line (trimmed): None unless it starts with one of our command words.
-fn parse_line(line: &str) -> Option<Parsed> {
-    let rest = line.strip_prefix('/')?;
+/// Mistakes are worded with `spelling`, and a wrong case names what was typed.
+fn parse_line(line: &str, spelling: &Spelling) -> Option<Parsed> {
+    let (prefix, rest) = command_prefix(line)?;
     let separator = |c: char| c.is_whitespace() || c == ',';
     let word_end = rest.find(separator).unwrap_or(rest.len());
     let mut word = &rest[..word_end];
@@ -253,9 +296,12 @@ fn parse_line(line: &str) -> Option<Parsed> {
     let parsed = if spec.name == word {
         (spec.parse)(&args)
     } else {
+        // Corrected in the spelling it was typed in: `/Plan` → `/plan`, `Cascade Plan` →
+        // `cascade plan`.
+        let meant_prefix = if prefix == "/" { "/" } else { "cascade " };
         Err(Mistake::WrongCase {
-            wrote: format!("/{word}"),
-            meant: format!("/{}{}", spec.name, &rest[word_end..])
+            wrote: format!("{prefix}{word}"),
+            meant: format!("{meant_prefix}{}{}", spec.name, &rest[word_end..])
                 .trim_end()
                 .to_string(),
         })
@@ -264,7 +310,7 @@ fn parse_line(line: &str) -> Option<Parsed> {
         Ok(command) => Parsed::Command(command),
         Err(mistake) => Parsed::Error(CommandError {
             line: line.to_string(),
-            message: mistake.message(),
+            message: mistake.message(spelling),
         }),
     })
 }
@@ -423,7 +469,8 @@ enum PathProblem {
 
 impl Mistake {
     /// Every reply to a malformed command is worded here; each says what to post instead.
-    fn message(&self) -> String {
+    fn message(&self, spelling: &Spelling) -> String {
+        let cmd = |name: &str| spelling.command(name);
         match self {
             Mistake::WrongCase { wrote, meant } => format!(
                 "Commands are lowercase: post {} in a new comment ({} is not read).",
@@ -431,36 +478,41 @@ impl Mistake {
                 code(wrote),
             ),
             Mistake::UnexpectedArguments { command, args } => format!(
-                "`/{command}` takes no arguments, but this line has {}: post `/{command}` \
+                "`{0}` takes no arguments, but this line has {1}: post `{0}` \
                  on a line of its own in a new comment.",
+                cmd(command),
                 code_list(args),
             ),
             Mistake::UnknownFlag { command, flag } => {
                 format!(
-                    "`/{command}` has no option {}: {}.",
+                    "`{}` has no option {}: {}.",
+                    cmd(command),
                     code(flag),
-                    how_to(command)
+                    how_to(command, spelling)
                 )
             }
-            Mistake::MissingPlanId => {
+            Mistake::MissingPlanId => respell(
                 "`/apply` needs the plan id from the plan comment, like `/apply 3f9a2c1b7d4e`; \
-                 post it in a new comment."
-                    .to_string()
-            }
+                 post it in a new comment.",
+                spelling,
+            ),
             Mistake::TooManyPlanIds { ids } => format!(
                 "`/apply` takes one plan id, but this line has {} ({}): {}.",
                 ids.len(),
                 code_list(ids),
-                how_to("apply"),
+                how_to("apply", spelling),
             ),
             Mistake::SeveralPlanIds { ids } => format!(
                 "This comment applies {} different plan ids ({}), so none was applied: {}.",
                 ids.len(),
                 code_list(ids),
-                how_to("apply"),
+                how_to("apply", spelling),
             ),
             Mistake::BadPlanId { reason } => {
-                format!("{reason}. Post the corrected `/apply` line in a new comment.")
+                format!(
+                    "{reason}. Post the corrected `{}` line in a new comment.",
+                    cmd("apply")
+                )
             }
             Mistake::BadUnitPath { path, problem } => {
                 let why = match problem {
@@ -478,9 +530,10 @@ impl Mistake {
                         .to_string(),
                 };
                 format!(
-                    "`/plan` cannot use {}: {why}. {}.",
+                    "`{}` cannot use {}: {why}. {}.",
+                    cmd("plan"),
                     code(path),
-                    capitalised(how_to("plan"))
+                    capitalised(&how_to("plan", spelling))
                 )
             }
         }
@@ -488,8 +541,8 @@ impl Mistake {
 }
 
 /// What to post instead, for commands that take arguments.
-fn how_to(command: &str) -> &'static str {
-    match command {
+fn how_to(command: &str, spelling: &Spelling) -> String {
+    let text = match command {
         "plan" => {
             "post `/plan` to re-plan every unit this PR affects, or name units by their path \
              from the repository root, like `/plan live/dev/vpc live/dev/app`, in a new comment"
@@ -498,7 +551,15 @@ fn how_to(command: &str) -> &'static str {
             "post `/apply` with the plan id from the latest plan comment, like \
               `/apply 3f9a2c1b7d4e`, in a new comment"
         }
-    }
+    };
+    respell(text, spelling)
+}
+
+/// `text`, written with `/` commands in code spans (`` `/plan` ``), with each command
+/// spelled for `spelling`'s forge, and "PR" as that forge abbreviates a change request.
+fn respell(text: &str, spelling: &Spelling) -> String {
+    text.replace("`/", &format!("`{}", spelling.command_prefix))
+        .replace(" PR", &format!(" {}", spelling.abbreviation()))
 }
 
 fn capitalised(text: &str) -> String {

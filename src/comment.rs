@@ -29,6 +29,7 @@ pub use view::{
     ApplyOutcome, ApplyStatus, ApplyUnitView, ApplyView, PlanView, Problem, UnitView, WaveView,
 };
 
+use crate::forge::Spelling;
 use fit::{Layout, fit};
 use handlebars::{Handlebars, RenderErrorReason};
 use std::path::Path;
@@ -157,11 +158,13 @@ pub fn parse_marker(body: &str) -> Option<Marker> {
     })
 }
 
-/// The comment renderer: the two templates, built in or overridden by a repo.
+/// The comment renderer: the two templates, built in or overridden by a repo, and how
+/// the forge the comment goes to spells commands and change requests.
 pub struct Comments {
     registry: Handlebars<'static>,
     /// Where each template came from, for error messages: (plan, apply).
     files: [String; 2],
+    spelling: Spelling,
 }
 
 impl Default for Comments {
@@ -225,7 +228,15 @@ impl Comments {
         Ok(Comments {
             registry,
             files: [plan.0, apply.0],
+            spelling: Spelling::GITHUB,
         })
+    }
+
+    /// The same templates, given commands and change requests as `spelling` writes them
+    /// (`command_prefix` and `change_request` in the context; GitHub's unless set).
+    pub fn spelled(mut self, spelling: &Spelling) -> Comments {
+        self.spelling = *spelling;
+        self
     }
 
     /// The plan comment: one body, or several when it is longer than `limit` characters
@@ -250,7 +261,12 @@ impl Comments {
             max_comments,
         };
         let render = |context: &PlanContext| self.render("plan", context);
-        fit(&mut PlanContext::new(view), |c| Some(c), &render, &layout)
+        fit(
+            &mut PlanContext::new(view, &self.spelling),
+            |c| Some(c),
+            &render,
+            &layout,
+        )
     }
 
     /// The apply result comment, split and capped like [`Comments::plan_comment`]. When the
@@ -278,7 +294,7 @@ impl Comments {
         };
         let render = |context: &ApplyContext| self.render("apply", context);
         fit(
-            &mut ApplyContext::new(view),
+            &mut ApplyContext::new(view, &self.spelling),
             ApplyContext::new_plan_mut,
             &render,
             &layout,

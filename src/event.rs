@@ -401,6 +401,14 @@ pub struct Account {
     pub kind: AccountKind,
 }
 
+impl Account {
+    /// An App (cascade included) rather than a person: GitHub's `Bot` type, or a
+    /// `name[bot]` login where the type is missing or new.
+    pub fn is_bot(&self) -> bool {
+        self.kind == AccountKind::Bot || self.login.ends_with("[bot]")
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Deserialize)]
 pub enum AccountKind {
     User,

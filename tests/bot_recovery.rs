@@ -7,6 +7,7 @@
 
 use cascade::bot::{Bot, BotConfig};
 use cascade::exec::ProcessExecutor;
+use cascade::forge::Forges;
 use cascade::forge::github::GitHubApp;
 use cascade::plan::PlanId;
 use cascade::store::{ApplyClaim, PrState, PullRequestRecord, Store};
@@ -68,7 +69,9 @@ async fn a_pull_request_left_applying_by_a_dead_process_is_put_back_and_a_live_o
     .unwrap();
     let github = GitHubApp::new("http://127.0.0.1:9", 4242, &key).unwrap();
     let bot = Bot::start(BotConfig {
-        github: Arc::new(github),
+        forges: Forges {
+            github: Some(Arc::new(github)),
+        },
         store: store.clone(),
         executor: Arc::new(ProcessExecutor::new(dir.path().join("plugin-cache"))),
         data_dir: dir.path().to_path_buf(),

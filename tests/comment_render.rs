@@ -6,6 +6,7 @@ use cascade::comment::{
     APPLY_MARKER, ApplyOutcome, ApplyStatus, ApplyUnitView, ApplyView, CommentError, CommentKind,
     Comments, GITHUB_LIMIT, PLAN_MARKER, PlanView, Problem, UnitView, WaveView, parse_marker,
 };
+use cascade::forge::Spelling;
 use cascade::plan::{Counts, OutputChange, PlanId, ResourceChange};
 
 // ---------------------------------------------------------------- building views
@@ -700,4 +701,68 @@ fn an_override_that_is_a_symlink_is_refused() {
     let err = Comments::with_overrides(dir.path()).err().expect("refused");
     assert!(matches!(err, CommentError::Read { .. }), "{err:?}");
     assert!(err.to_string().contains("not a regular file"));
+}
+
+// ---------------------------------------------------------------- GitLab's spelling
+
+/// The built-in templates spelled for GitLab: commands as `cascade <command>` (GitLab takes
+/// `/unlock` as its own quick action), "merge request" for "pull request". The snapshots
+/// above are GitHub's, which the default spelling renders byte for byte.
+fn gitlab_comments() -> Comments {
+    Comments::new().spelled(&Spelling::GITLAB)
+}
+
+#[test]
+fn a_realistic_plan_spelled_for_gitlab() {
+    let parts = gitlab_comments()
+        .plan_comment(&realistic_plan(), 1_000_000)
+        .unwrap();
+    assert_eq!(parts.len(), 1);
+    let body = &parts[0];
+    assert_balanced(body);
+    assert!(body.contains("\ncascade apply "), "{body}");
+    for github in [
+        "`/plan`",
+        "`/unlock`",
+        "`/help`",
+        "/apply",
+        "this pull request",
+    ] {
+        assert!(!body.contains(github), "{github} in {body}");
+    }
+    insta::assert_snapshot!("comment_plan_realistic_gitlab", body);
+}
+
+#[test]
+fn an_apply_result_spelled_for_gitlab() {
+    let view = ApplyView {
+        plan_id: "3f9a2c1b7d4e".into(),
+        outcome: ApplyOutcome::Partial,
+        units: vec![
+            apply_unit("live/prod/network/vpc", ApplyStatus::Applied, ""),
+            apply_unit("live/prod/data/rds", ApplyStatus::Failed, "Error: boom"),
+            apply_unit(
+                "live/prod/app/api",
+                ApplyStatus::Skipped,
+                "live/prod/data/rds failed",
+            ),
+        ],
+        new_plan: None,
+    };
+    let body = &gitlab_comments().apply_comment(&view, 1_000_000).unwrap()[0];
+    assert!(body.contains("comment `cascade plan` to plan what is left"));
+    insta::assert_snapshot!("comment_apply_partial_gitlab", body);
+    let applied = ApplyView {
+        outcome: ApplyOutcome::Applied,
+        units: vec![apply_unit(
+            "live/prod/network/vpc",
+            ApplyStatus::Applied,
+            "",
+        )],
+        ..view
+    };
+    let body = &gitlab_comments()
+        .apply_comment(&applied, 1_000_000)
+        .unwrap()[0];
+    assert!(body.contains("This merge request can be merged."), "{body}");
 }

@@ -147,6 +147,7 @@ contract!(
     eight_tasks_taking_one_apply_claim_leave_one_holder,
     an_apply_claim_lease_expires_by_the_clock,
     text_a_pull_request_writes_never_fails_a_write,
+    a_gitlab_repo_key_round_trips_beside_the_same_github_path,
 );
 
 fn summary(fp: &str) -> PlanSummary {
@@ -1223,4 +1224,66 @@ async fn a_refused_database_url_says_what_to_write_and_never_shows_its_password(
             "says what to write or where it tried: {message}"
         );
     }
+}
+
+/// GitLab merge requests are keyed `gitlab:<path_with_namespace>` (nested groups) with the
+/// project id in `installation_id`: every table keeps them apart from GitHub's `owner/name`
+/// with the same path, and the key says which forge a stored row belongs to.
+async fn a_gitlab_repo_key_round_trips_beside_the_same_github_path(backend: Backend) {
+    use cascade::forge::ForgeRef;
+    let store = backend.open().await;
+    let (gitlab, github) = ("gitlab:acme/platform/infra", "acme/platform");
+    let record = |repo: &str, id: u64| PullRequestRecord {
+        repo: repo.into(),
+        number: 7,
+        installation_id: id,
+        clone_url: "https://gitlab.example/acme/platform/infra.git".into(),
+        head_sha: "h1".into(),
+        base_sha: "b1".into(),
+        state: PrState::Commented,
+        plan_id: Some(PlanId("3f9a2c1b7d4e".into())),
+        comment_id: Some(4321),
+        check_run_id: Some(u64::from(u32::MAX) + 5),
+        updated_at: 1,
+    };
+    let (mr, pr) = (record(gitlab, 4242), record(github, 77));
+    store.save_pull_request(&mr).await.unwrap();
+    store.save_pull_request(&pr).await.unwrap();
+    let stored = store.pull_request(gitlab, 7).await.unwrap().unwrap();
+    assert_eq!(stored, mr);
+    assert_eq!(
+        ForgeRef::stored(&stored.repo, stored.installation_id),
+        ForgeRef::GitLab { project_id: 4242 }
+    );
+    let stored = store.pull_request(github, 7).await.unwrap().unwrap();
+    assert_eq!(
+        ForgeRef::stored(&stored.repo, stored.installation_id),
+        ForgeRef::GitHub { installation: 77 }
+    );
+
+    // Locks, waiting lists, comment parts and plans: one per forge's key.
+    let unit = units(&["live/dev/vpc"]);
+    assert!(store.take_locks(gitlab, 7, &unit).await.unwrap().is_empty());
+    assert!(store.take_locks(github, 7, &unit).await.unwrap().is_empty());
+    let held = store.take_locks(gitlab, 8, &unit).await.unwrap();
+    assert_eq!(held.iter().map(|l| l.pr).collect::<Vec<_>>(), [7]);
+    store.set_waiting(gitlab, 8, &[7]).await.unwrap();
+    assert_eq!(store.waiting_for(gitlab, 7).await.unwrap(), [8]);
+    assert!(store.waiting_for(github, 7).await.unwrap().is_empty());
+    store.set_comment_parts(gitlab, 7, &[11, 12]).await.unwrap();
+    assert_eq!(store.comment_parts(gitlab, 7).await.unwrap(), [11, 12]);
+    assert_eq!(store.comment_parts(github, 7).await.unwrap(), NONE);
+    let plan_key = format!("{gitlab}#7");
+    store
+        .save_plan(&plan("3f9a2c1b7d4e", &plan_key, 1))
+        .await
+        .unwrap();
+    let current = store.current_plan(&plan_key).await.unwrap().unwrap();
+    assert_eq!(current.repo, plan_key);
+    assert_eq!(
+        store.current_plan(&format!("{github}#7")).await.unwrap(),
+        None
+    );
+    assert_eq!(store.release_locks(gitlab, 7).await.unwrap(), 1);
+    assert_eq!(store.release_locks(github, 7).await.unwrap(), 1);
 }

@@ -676,3 +676,93 @@ async fn a_hung_fetch_times_out() {
         .await
         .unwrap();
 }
+
+#[tokio::test]
+async fn a_gitlab_project_with_subgroups_gets_its_own_mirror_beside_githubs() {
+    let github = Origin::new();
+    github.write("forge", "github\n");
+    let sha_github = github.commit("github");
+    let gitlab = Origin::new();
+    gitlab.write("forge", "gitlab\n");
+    let sha_gitlab = gitlab.commit("gitlab");
+    let (tmp, ws) = workspaces();
+    let specs = refs(&["main"]);
+    // The same `acme/infra` path on both forges, and a GitLab project nested one deeper.
+    let m_github = ws
+        .fetch("acme/infra", &github.url(), None, &specs)
+        .await
+        .unwrap();
+    let m_gitlab = ws
+        .fetch("gitlab:acme/infra", &gitlab.url(), None, &specs)
+        .await
+        .unwrap();
+    let m_nested = ws
+        .fetch("gitlab:Acme/Platform/Infra", &gitlab.url(), None, &specs)
+        .await
+        .unwrap();
+    let root = tmp.path().join("workspaces/mirrors");
+    assert_eq!(m_github, root.join("acme/infra.git"));
+    assert_eq!(m_gitlab, root.join("@gitlab/acme/infra.git"));
+    assert_eq!(m_nested, root.join("@gitlab/acme/platform/infra.git"));
+    assert_eq!(mirror_rev(&m_github, "main"), sha_github);
+    assert_eq!(mirror_rev(&m_gitlab, "main"), sha_gitlab);
+    // Checkouts and trees are apart too, and a nested project's checkout is not inside
+    // its parent group's project.
+    let c_github = ws.checkout("acme/infra", 1, &sha_github).await.unwrap();
+    let c_gitlab = ws
+        .checkout("gitlab:acme/infra", 1, &sha_gitlab)
+        .await
+        .unwrap();
+    let c_nested = ws
+        .checkout("gitlab:acme/platform/infra", 1, &sha_gitlab)
+        .await
+        .unwrap();
+    assert_eq!(
+        fs::read_to_string(c_github.join("forge")).unwrap(),
+        "github\n"
+    );
+    assert_eq!(
+        fs::read_to_string(c_gitlab.join("forge")).unwrap(),
+        "gitlab\n"
+    );
+    assert!(
+        !c_nested.starts_with(&c_gitlab),
+        "{c_nested:?} in {c_gitlab:?}"
+    );
+    assert_ne!(
+        ws.tree("acme/infra", &sha_github).unwrap(),
+        ws.tree("gitlab:acme/infra", &sha_gitlab).unwrap()
+    );
+    // Names are case-insensitive on GitLab too; forgetting one leaves the others.
+    ws.forget("gitlab:ACME/infra", 1).await.unwrap();
+    assert!(!c_gitlab.exists());
+    assert!(c_github.join("forge").is_file() && c_nested.join("forge").is_file());
+}
+
+#[tokio::test]
+async fn invalid_gitlab_project_paths_are_refused_before_anything_is_written() {
+    let origin = Origin::new();
+    origin.commit("seed");
+    let (tmp, ws) = workspaces();
+    for bad in [
+        "gitlab:infra",
+        "gitlab:acme/../../etc",
+        "gitlab:acme//infra",
+        "gitlab:acme/infra.git",
+        "gitlab:acme/-upload-pack",
+        "gitlab:acme/in fra",
+        "gitlab:/abs/x",
+    ] {
+        let err = ws
+            .fetch(bad, &origin.url(), None, &refs(&["main"]))
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("invalid GitLab project"), "{bad}: {err}");
+        assert!(ws.checkout(bad, 1, "main").await.is_err());
+        assert!(ws.forget(bad, 1).await.is_err());
+        assert!(ws.tree(bad, "a").is_err());
+    }
+    let entries: Vec<_> = fs::read_dir(tmp.path()).unwrap().collect();
+    assert!(entries.is_empty(), "{entries:?}");
+}

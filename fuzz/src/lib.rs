@@ -12,6 +12,7 @@
 use cascade::command::{Command, Parsed, parse_comment};
 use cascade::config::RepoConfig;
 use cascade::event::{self, Delivery, verify_signature};
+use cascade::forge::Spelling;
 use cascade::problem::Problem;
 use cascade::terragrunt::parse::HclFile;
 use cascade::terragrunt::{DiscoverOptions, discover};
@@ -144,9 +145,9 @@ pub fn cascade_yaml(data: &[u8]) {
 
 /// `command`: the input as the body of a pull request comment.
 ///
-/// Checks: no panic; every command read back from its own text is the same command (what
-/// the bot acts on is what it would show); `/plan` units stay inside the repository; replies
-/// are bounded; nothing inside a fenced code block or a block quote is read.
+/// Checks: no panic; every command read back from its own text, in either spelling, is the
+/// same command (what the bot acts on is what it would show); `/plan` units stay inside the
+/// repository; replies are bounded; nothing inside a fenced code block or a block quote is read.
 pub fn command(data: &[u8]) {
     let body = String::from_utf8_lossy(data);
     for parsed in parse_comment(&body) {
@@ -155,12 +156,14 @@ pub fn command(data: &[u8]) {
                 if let Command::Plan { units } = &command {
                     units.iter().for_each(assert_inside_repository);
                 }
-                let typed = command.to_string();
-                assert_eq!(
-                    parse_comment(&typed),
-                    vec![Parsed::Command(command.clone())],
-                    "{typed:?} does not read back as the command it shows",
-                );
+                // Both spellings: `/apply …` as GitHub shows it, `cascade apply …` as GitLab does.
+                for typed in [command.to_string(), command.spelled(&Spelling::GITLAB)] {
+                    assert_eq!(
+                        parse_comment(&typed),
+                        vec![Parsed::Command(command.clone())],
+                        "{typed:?} does not read back as the command it shows",
+                    );
+                }
             }
             Parsed::Error(error) => assert_message_bounded(&error.message),
         }

@@ -3,29 +3,34 @@
 //!
 //! The right: write permission on the repository, narrowed by `apply_permission` in the
 //! base branch's `.cascade.yaml` to listed users and active members of listed teams
-//! (checked with GitHub's team membership API, which needs the App's Organization →
-//! Members read permission). An approval counts when its author has write permission, is
-//! not the pull request's author, and reviewed the current head (unless `approvals:
-//! any_head`). Everything here fails closed: an answer GitHub did not give is a refusal.
+//! (checked with the forge's team or group membership; on GitHub that needs the App's
+//! Organization → Members read permission). An approval the forge reports counts when its
+//! author has write permission, is not the change request's author, and approved the
+//! current head (unless `approvals: any_head`). Everything here fails closed: an answer
+//! the forge did not give is a refusal.
 //! Every refusal names the rule that failed and what to do; nothing here posts.
 
 use super::PrKey;
 use crate::config::{ApprovalRule, RepoConfig};
-use crate::forge::github::{ApiError, Installation, PullRequestInfo, Review};
-use std::collections::BTreeMap;
+use crate::forge::{Actor, Approver, ChangeRequest, Forge, ForgeKind, Membership};
 
-/// Why `user` may not run `command` (`/apply`, `/plan`, `/unlock`), or `None` when they may.
+/// Why `actor` may not run `command` (`/apply`, `/plan`, `/unlock`), or `None` when they may.
 pub async fn refuse_command(
-    inst: &Installation,
+    forge: &Forge,
     repo: &str,
-    user: &str,
+    actor: &Actor,
     config: &RepoConfig,
     command: &str,
 ) -> Option<String> {
-    if !inst.permission(repo, user).await.can_write() {
+    let user = &actor.login;
+    let spelling = forge.spelling();
+    if !forge.may_write(repo, actor).await {
         return Some(format!(
-            "@{user} cannot run `{command}`: `/apply`, `/plan` and `/unlock` need write permission \
-             on {repo}. Ask someone with write permission to comment `{command}`."
+            "@{user} cannot run `{command}`: `{}`, `{}` and `{}` need write permission \
+             on {repo}. Ask someone with write permission to comment `{command}`.",
+            spelling.command("apply"),
+            spelling.command("plan"),
+            spelling.command("unlock"),
         ));
     }
     let Some(allowed) = &config.apply_permission else {
@@ -36,14 +41,12 @@ pub async fn refuse_command(
     }
     let mut unreadable = false;
     for team in &allowed.teams {
-        match inst.is_team_member(&team.org, &team.slug, user).await {
-            Ok(true) => return None,
-            Ok(false) => {}
+        match forge.membership(&team.to_string(), actor).await {
+            Ok(Membership::Member) => return None,
+            Ok(Membership::NotMember) => {}
+            Ok(Membership::Unreadable) => unreadable = true,
             Err(error) => {
                 tracing::warn!(team = %team, user, error = format!("{error:#}"), "cannot read a team membership; treating as not a member");
-                unreadable |= error
-                    .downcast_ref::<ApiError>()
-                    .is_some_and(|e| e.status == 403);
             }
         }
     }
@@ -56,80 +59,90 @@ pub async fn refuse_command(
         who.join(", ")
     );
     if unreadable {
-        text.push_str(
-            " cascade could not read team memberships: the GitHub App needs the Organization → \
-             Members (read) permission for that; ask whoever administers the App to grant it.",
-        );
+        text.push_str(match forge.kind() {
+            ForgeKind::GitHub => {
+                " cascade could not read team memberships: the GitHub App needs the Organization → \
+                 Members (read) permission for that; ask whoever administers the App to grant it."
+            }
+            ForgeKind::GitLab => {
+                " cascade could not read group memberships: its token's user must be able to see \
+                 those groups' members; ask whoever runs cascade to give it access."
+            }
+        });
     }
     Some(text)
 }
 
-/// Why the pull request's approvals do not allow `/apply` of `id`, or `None` when one
-/// counts: the latest review of each reviewer other than the author is theirs; an
-/// approval counts when it was given on the current head (unless `approvals: any_head`)
-/// by someone with write permission.
+/// Why the change request's approvals do not allow `/apply` of `id`, or `None` when one
+/// counts: an approval in force (the forge says which) counts when it is not the author's,
+/// was given on the current head (unless `approvals: any_head`) and its author has write
+/// permission.
 pub async fn unapproved(
-    inst: &Installation,
+    forge: &Forge,
     key: &PrKey,
-    info: &PullRequestInfo,
+    cr: &ChangeRequest,
     config: &RepoConfig,
     id: &str,
 ) -> anyhow::Result<Option<String>> {
-    let reviews = inst.reviews(&key.repo, key.number).await?;
-    let mut latest: BTreeMap<String, &Review> = BTreeMap::new();
-    for review in &reviews {
-        if !matches!(review.state.as_str(), "COMMENTED" | "PENDING") {
-            latest.insert(review.author.to_ascii_lowercase(), review);
-        }
-    }
-    let approvals = latest
-        .values()
-        .filter(|r| r.state == "APPROVED" && !r.author.eq_ignore_ascii_case(&info.author));
-    let (mut stale, mut without_write) = (Vec::new(), Vec::new());
-    for review in approvals {
-        if review.commit_id != info.head_sha && config.approvals == ApprovalRule::Head {
-            stale.push(review);
-        } else if inst.permission(&key.repo, &review.author).await.can_write() {
-            return Ok(None);
-        } else {
-            without_write.push(review);
+    let approvers = forge.approvers(&key.repo, key.number, cr).await?;
+    let spelling = forge.spelling();
+    let apply = spelling.command(&format!("apply {id}"));
+    let approvals = approvers
+        .iter()
+        .filter(|a| !a.actor.login.eq_ignore_ascii_case(&cr.author));
+    let (mut stale, mut unpinned, mut without_write) = (Vec::new(), Vec::new(), Vec::new());
+    let on_head = config.approvals == ApprovalRule::Head;
+    for approver in approvals {
+        match &approver.commit {
+            Some(commit) if on_head && *commit != cr.head_sha => stale.push((approver, commit)),
+            None if on_head => unpinned.push(approver),
+            _ if forge.may_write(&key.repo, &approver.actor).await => return Ok(None),
+            _ => without_write.push(approver),
         }
     }
     let short = |sha: &str| sha.chars().take(7).collect::<String>();
+    let names = |list: &[&Approver]| -> Vec<String> {
+        list.iter().map(|a| format!("@{}", a.actor.login)).collect()
+    };
     let mut why = Vec::new();
     if !stale.is_empty() {
         let names: Vec<String> = stale
             .iter()
-            .map(|r| format!("@{} approved `{}`", r.author, short(&r.commit_id)))
+            .map(|(a, commit)| format!("@{} approved `{}`", a.actor.login, short(commit)))
             .collect();
         why.push(format!(
             "{}, an earlier commit: approvals count only on the current head `{}`, so ask for a \
              new review of it",
             names.join(", "),
-            short(&info.head_sha)
+            short(&cr.head_sha)
+        ));
+    }
+    if !unpinned.is_empty() {
+        why.push(format!(
+            "{} approved, but GitLab does not record on which commit, and approvals count only \
+             on the current head: turn on \"Remove all approvals when commits are added to the \
+             source branch\" in the project's merge request approval settings, or set \
+             `approvals: any_head` in `.cascade.yaml`",
+            names(&unpinned).join(", ")
         ));
     }
     if !without_write.is_empty() {
-        let names: Vec<String> = without_write
-            .iter()
-            .map(|r| format!("@{}", r.author))
-            .collect();
         why.push(format!(
             "{} approved without write permission on {}: only approvals from people with write \
              permission count",
-            names.join(", "),
+            names(&without_write).join(", "),
             key.repo
         ));
     }
     Ok(Some(if why.is_empty() {
         format!(
-            "Not applied: this pull request needs an approving review from someone with write \
-             permission other than @{}. Ask for a review, then comment `/apply {id}` again.",
-            info.author
+            "Not applied: this {} needs an approving review from someone with write \
+             permission other than @{}. Ask for a review, then comment `{apply}` again.",
+            spelling.change_request, cr.author
         )
     } else {
         format!(
-            "Not applied: no approval counts yet. {}. Then comment `/apply {id}` again.",
+            "Not applied: no approval counts yet. {}. Then comment `{apply}` again.",
             why.join("; ")
         )
     }))

@@ -2,9 +2,9 @@
 
 use super::jobs::{InstallationChange, PrComment, PrJob, PrKey, PrUpdate, Routed};
 use crate::event::{
-    AccountKind, Event, InstallationAction, InstallationRepositoriesAction, PullRequestAction,
-    PullRequestEvent,
+    Event, InstallationAction, InstallationRepositoriesAction, PullRequestAction, PullRequestEvent,
 };
+use crate::forge::ForgeRef;
 
 pub fn route(event: Event) -> Routed {
     match event {
@@ -37,11 +37,13 @@ pub fn route(event: Event) -> Routed {
             Routed::Pr(
                 key,
                 PrJob::Comment(PrComment {
-                    installation: installation.0,
+                    forge: ForgeRef::GitHub {
+                        installation: installation.0,
+                    },
                     comment_id: e.comment.id.0,
                     author: e.comment.author.login.clone(),
-                    author_is_bot: e.comment.author.kind == AccountKind::Bot
-                        || e.comment.author.login.ends_with("[bot]"),
+                    author_id: None,
+                    author_is_bot: e.comment.author.is_bot(),
                     body: e.comment.body.clone(),
                 }),
             )
@@ -84,7 +86,7 @@ pub fn route(event: Event) -> Routed {
 fn update(e: &PullRequestEvent, installation: u64) -> PrUpdate {
     let pr = &e.pull_request;
     PrUpdate {
-        installation,
+        forge: ForgeRef::GitHub { installation },
         clone_url: e.repository.clone_url.clone(),
         head_sha: pr.head.sha.as_str().to_string(),
         head_ref: pr.head.ref_name.clone(),

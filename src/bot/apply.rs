@@ -8,10 +8,10 @@ use super::jobs::PrComment;
 use super::plan::discard_plan_files;
 use super::publish::check;
 use super::{Bot, PrKey};
-use crate::comment::{Comments, GITHUB_LIMIT};
+use crate::comment::Comments;
 use crate::config::{ApplyRequirement, RepoConfig};
 use crate::engine::views::apply_view;
-use crate::forge::github::{CheckStatus, Installation, PullRequestInfo};
+use crate::forge::{ChangeRequest, CheckStatus, Forge, Mergeable};
 use crate::plan::PlanId;
 use crate::store::{PlanStatus, PlannedUnit, PrState, Store};
 use std::collections::BTreeMap;
@@ -21,23 +21,30 @@ use std::sync::Arc;
 /// Applies plan `id` of the pull request, or says why not.
 pub async fn command_apply(
     bot: &Arc<Bot>,
-    inst: &Installation,
+    forge: &Forge,
     key: &PrKey,
     comment: &PrComment,
-    info: &PullRequestInfo,
+    info: &ChangeRequest,
     config: &RepoConfig,
     id: &PlanId,
 ) -> anyhow::Result<Option<String>> {
     let refuse = |text: String| Ok(Some(text));
+    let spelling = forge.spelling();
+    let (cr, cmd) = (spelling.change_request, |c: &str| spelling.command(c));
     if info.fork && !bot.allow_forks {
-        return refuse("cascade does not apply pull requests from forks. Push the branch to this repository and open a pull request from it.".into());
+        return refuse(format!(
+            "cascade does not apply {cr}s from forks. Push the branch to this repository and open a {cr} from it."
+        ));
     }
     let Some(mut record) = bot.store.pull_request(&key.repo, key.number).await? else {
-        return refuse("There is no plan for this pull request yet. Comment `/plan` first.".into());
+        return refuse(format!(
+            "There is no plan for this {cr} yet. Comment `{}` first.",
+            cmd("plan")
+        ));
     };
     if record.head_sha != info.head_sha {
         return refuse(format!(
-            "The pull request has new commits since plan {id} was made. Wait for the new plan comment and apply its id."
+            "The {cr} has new commits since plan {id} was made. Wait for the new plan comment and apply its id."
         ));
     }
     let current = bot.store.current_plan(&key.plan_key()).await?;
@@ -45,8 +52,9 @@ pub async fn command_apply(
         Some(plan) if plan.id == *id => plan,
         Some(plan) => {
             return refuse(format!(
-                "`{id}` is not this pull request's latest plan. The current plan is `{0}`: review it, then comment `/apply {0}`.",
-                plan.id
+                "`{id}` is not this {cr}'s latest plan. The current plan is `{}`: review it, then comment `{}`.",
+                plan.id,
+                cmd(&format!("apply {}", plan.id))
             ));
         }
         None => {
@@ -57,36 +65,41 @@ pub async fn command_apply(
                 .is_some_and(|p| p.status == PlanStatus::Consumed);
             return refuse(if consumed {
                 format!(
-                    "Plan `{id}` was already applied. Comment `/plan` to see if anything is left."
+                    "Plan `{id}` was already applied. Comment `{}` to see if anything is left.",
+                    cmd("plan")
                 )
             } else {
                 format!(
-                    "There is no current plan `{id}` for this pull request. Comment `/plan` to plan again."
+                    "There is no current plan `{id}` for this {cr}. Comment `{}` to plan again.",
+                    cmd("plan")
                 )
             });
         }
     };
-    if let Some(why) = requirements_unmet(inst, key, info, config, id).await? {
+    if let Some(why) = requirements_unmet(forge, key, info, config, id).await? {
         return refuse(why);
     }
     if record.state == PrState::Applying {
-        return refuse(
-            "An apply is already running for this pull request; wait for its result.".into(),
-        );
+        return refuse(format!(
+            "An apply is already running for this {cr}; wait for its result."
+        ));
     }
     let units: Vec<_> = plan.units.iter().map(|u| u.path.clone()).collect();
     let held = bot.store.take_locks(&key.repo, key.number, &units).await?;
     if !held.is_empty() {
         let list: Vec<String> = held
             .iter()
-            .map(|l| format!("`{}` is locked by #{}", l.unit, l.pr))
+            .map(|l| format!("`{}` is locked by {}{}", l.unit, spelling.ref_sigil, l.pr))
             .collect();
         return refuse(format!(
-            "Cannot apply: {}. Merge or close those pull requests, or comment `/unlock` there.",
-            list.join(", ")
+            "Cannot apply: {}. Merge or close those {cr}s, or comment `{}` there.",
+            list.join(", "),
+            cmd("unlock")
         ));
     }
-    inst.react(&key.repo, comment.comment_id, "eyes").await?;
+    forge
+        .acknowledge(&key.repo, key.number, comment.comment_id)
+        .await?;
     record.state = PrState::Applying;
     bot.store.save_pull_request(&record).await?;
 
@@ -130,9 +143,11 @@ pub async fn command_apply(
         }
     };
     let view = apply_view(&outcome, &[]);
-    let parts = Comments::new().apply_comment(&view, GITHUB_LIMIT)?;
+    let parts = Comments::new()
+        .spelled(spelling)
+        .apply_comment(&view, forge.comment_limit())?;
     for part in &parts {
-        inst.create_comment(&key.repo, key.number, part).await?;
+        forge.create_comment(&key.repo, key.number, part).await?;
     }
     let (status, title, state) = if outcome.complete() {
         (
@@ -144,7 +159,10 @@ pub async fn command_apply(
         record.plan_id = Some(new_plan.id.clone());
         (
             CheckStatus::ActionRequired,
-            format!("cascade: plan changed; comment /apply {}", new_plan.id),
+            format!(
+                "cascade: plan changed; comment {}",
+                cmd(&format!("apply {}", new_plan.id))
+            ),
             PrState::Commented,
         )
     } else {
@@ -163,9 +181,10 @@ pub async fn command_apply(
         .increment(1);
     record.state = state;
     check(
-        inst,
+        forge,
         key,
         &mut record,
+        &info.head_ref,
         status,
         &title,
         &format!("Apply of plan `{id}`."),
@@ -182,28 +201,30 @@ pub async fn command_apply(
 /// The repository's apply requirements (the default: approved, and mergeable), or
 /// why they do not hold.
 async fn requirements_unmet(
-    inst: &Installation,
+    forge: &Forge,
     key: &PrKey,
-    info: &PullRequestInfo,
+    info: &ChangeRequest,
     config: &RepoConfig,
     id: &PlanId,
 ) -> anyhow::Result<Option<String>> {
     let requirements = &config.apply_requirements;
     if requirements.contains(&ApplyRequirement::Approved)
-        && let Some(why) = unapproved(inst, key, info, config, id.as_str()).await?
+        && let Some(why) = unapproved(forge, key, info, config, id.as_str()).await?
     {
         return Ok(Some(why));
     }
-    let mergeable = info.mergeable == Some(true)
-        || matches!(
-            info.mergeable_state.as_str(),
-            "clean" | "unstable" | "has_hooks"
-        );
-    if requirements.contains(&ApplyRequirement::Mergeable) && !mergeable {
-        return Ok(Some(format!(
-            "Not applied: the pull request is not mergeable (state `{}`). Resolve conflicts and required checks, then comment `/apply {id}` again.",
-            info.mergeable_state
-        )));
+    if !requirements.contains(&ApplyRequirement::Mergeable) {
+        return Ok(None);
     }
-    Ok(None)
+    // Still being worked out reads the same as blocked: either way, try again later.
+    let state = match &info.mergeable {
+        Mergeable::Yes => return Ok(None),
+        Mergeable::No { state } | Mergeable::Unknown { state } => state,
+    };
+    let spelling = forge.spelling();
+    Ok(Some(format!(
+        "Not applied: the {} is not mergeable (state `{state}`). Resolve conflicts and required checks, then comment `{}` again.",
+        spelling.change_request,
+        spelling.command(&format!("apply {id}")),
+    )))
 }

@@ -12,7 +12,8 @@ use super::publish::reply;
 use super::{Bot, PrKey};
 use crate::command::{Command, help_text, read_comment};
 use crate::config::RepoConfig;
-use crate::forge::github::PullRequestInfo;
+use crate::forge::Spelling;
+use crate::forge::{Actor, ChangeRequest};
 use crate::store::Store;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
@@ -24,7 +25,7 @@ const MISTAKES_SHOWN: usize = 5;
 /// The pull request and its base branch's configuration, read once per comment.
 struct Context {
     pub pr: PrUpdate,
-    pub info: PullRequestInfo,
+    pub info: ChangeRequest,
     pub config: Result<RepoConfig, String>,
 }
 
@@ -37,11 +38,12 @@ pub async fn handle_comment(
     if comment.author_is_bot {
         return Ok(());
     }
-    let read = read_comment(&comment.body);
+    let spelling: &Spelling = comment.forge.kind().spelling();
+    let read = read_comment(&comment.body, spelling);
     if read.commands.is_empty() && read.mistakes.is_empty() {
         return Ok(());
     }
-    let inst = bot.github.installation(comment.installation).await?;
+    let forge = bot.forges.open(comment.forge).await?;
     let mut replies: Vec<String> = read
         .mistakes
         .iter()
@@ -57,23 +59,26 @@ pub async fn handle_comment(
         ));
     }
     if !replies.is_empty() {
-        replies.push("Comment `/help` for the commands cascade knows.".to_string());
+        replies.push(format!(
+            "Comment `{}` for the commands cascade knows.",
+            spelling.command("help")
+        ));
     }
     let mut context: Option<Context> = None;
     for command in read.commands {
         if command == Command::Help {
-            replies.push(help_text());
+            replies.push(help_text(spelling));
             continue;
         }
         let context = match &mut context {
             Some(context) => context,
             None => {
-                let (pr, info) = current_pr(bot, &inst, key).await?;
+                let (pr, info) = current_pr(bot, &forge, key).await?;
                 let config = base_config(bot, key, &pr).await?;
                 context.insert(Context { pr, info, config })
             }
         };
-        let typed = command.to_string();
+        let typed = command.spelled(spelling);
         let config = match &context.config {
             Ok(config) => config,
             Err(problem) => {
@@ -84,9 +89,11 @@ pub async fn handle_comment(
                 continue;
             }
         };
-        if let Some(refusal) =
-            refuse_command(&inst, &key.repo, &comment.author, config, &typed).await
-        {
+        let actor = Actor {
+            id: comment.author_id,
+            login: comment.author.clone(),
+        };
+        if let Some(refusal) = refuse_command(&forge, &key.repo, &actor, config, &typed).await {
             replies.push(refusal);
             continue;
         }
@@ -96,8 +103,10 @@ pub async fn handle_comment(
                 let n = release_and_discard(bot, key).await?;
                 bot.store.set_waiting(&key.repo, key.number, &[]).await?;
                 replies.push(format!(
-                    "Released {n} lock{} and discarded this pull request's plan. Comment `/plan` to plan again.",
-                    if n == 1 { "" } else { "s" }
+                    "Released {n} lock{} and discarded this {}'s plan. Comment `{}` to plan again.",
+                    if n == 1 { "" } else { "s" },
+                    spelling.change_request,
+                    spelling.command("plan"),
                 ));
             }
             Command::Plan { units } => {
@@ -112,7 +121,7 @@ pub async fn handle_comment(
             }
             Command::Apply { id } => {
                 if let Some(refusal) =
-                    command_apply(bot, &inst, key, comment, &context.info, config, &id).await?
+                    command_apply(bot, &forge, key, comment, &context.info, config, &id).await?
                 {
                     replies.push(refusal);
                 }
@@ -122,5 +131,5 @@ pub async fn handle_comment(
     if replies.is_empty() {
         return Ok(());
     }
-    reply(bot, &inst, key, &replies.join("\n\n---\n\n")).await
+    reply(bot, &forge, key, &replies.join("\n\n---\n\n")).await
 }

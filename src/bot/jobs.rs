@@ -1,6 +1,7 @@
 //! From typed events to the work each pull request's actor does.
 
 use crate::event::Event;
+use crate::forge::ForgeRef;
 use crate::store::{AnyStore, Store};
 use std::fmt;
 
@@ -27,7 +28,8 @@ impl fmt::Display for PrKey {
 /// What a pull request event says about the pull request.
 #[derive(Clone, Debug)]
 pub struct PrUpdate {
-    pub installation: u64,
+    /// The forge answering for it (the GitHub installation, the GitLab project).
+    pub forge: ForgeRef,
     pub clone_url: String,
     pub head_sha: String,
     pub head_ref: String,
@@ -41,9 +43,11 @@ pub struct PrUpdate {
 /// A comment newly created on a pull request.
 #[derive(Clone, Debug)]
 pub struct PrComment {
-    pub installation: u64,
+    pub forge: ForgeRef,
     pub comment_id: u64,
     pub author: String,
+    /// The author's numeric id where the event carries it (GitLab's member lookups need it).
+    pub author_id: Option<u64>,
     pub author_is_bot: bool,
     pub body: String,
 }
@@ -57,7 +61,7 @@ pub enum PrJob {
     Comment(PrComment),
     /// Plan again: the locks it waited for were released.
     Replan {
-        installation: u64,
+        forge: ForgeRef,
     },
 }
 
@@ -67,12 +71,12 @@ impl PrJob {
         matches!(self, PrJob::Update(_))
     }
 
-    /// The installation the event came through (whose token answers on the pull request).
-    pub fn installation(&self) -> u64 {
+    /// The forge the event came through (whose answers are about the pull request).
+    pub fn forge(&self) -> ForgeRef {
         match self {
-            PrJob::Update(pr) | PrJob::Closed(pr) => pr.installation,
-            PrJob::Comment(comment) => comment.installation,
-            PrJob::Replan { installation } => *installation,
+            PrJob::Update(pr) | PrJob::Closed(pr) => pr.forge,
+            PrJob::Comment(comment) => comment.forge,
+            PrJob::Replan { forge } => *forge,
         }
     }
 }

@@ -13,7 +13,7 @@
 //!
 //! Owns the pull request flows (plan on open/push, `/apply` with its checks in
 //! order, `/plan`, `/unlock`, `/help`, close) and what they post. Never talks
-//! HTTP itself: GitHub through `forge::github`, git through `workspace`.
+//! HTTP itself: forges through `forge::Forge`, git through `workspace`.
 
 mod access;
 mod adapt;
@@ -31,7 +31,7 @@ pub use jobs::{PrJob, PrKey};
 use crate::engine::{ApplyRecovery, Engine};
 use crate::event::Event;
 use crate::exec::ProcessExecutor;
-use crate::forge::github::GitHubApp;
+use crate::forge::{ForgeRef, Forges};
 use crate::store::{AnyStore, Clock, DeliveryStatus, PrState, Store, SystemClock};
 use crate::workspace::Workspaces;
 use discover::DiscoverySlots;
@@ -53,7 +53,8 @@ pub const MAX_DELIVERY_ATTEMPTS: u32 = 3;
 
 /// What the bot is built from.
 pub struct BotConfig {
-    pub github: Arc<GitHubApp>,
+    /// The forges this server serves.
+    pub forges: Forges,
     pub store: Arc<AnyStore>,
     pub executor: Arc<ProcessExecutor>,
     pub data_dir: PathBuf,
@@ -68,7 +69,7 @@ pub struct BotConfig {
 
 /// The running bot.
 pub struct Bot {
-    pub(crate) github: Arc<GitHubApp>,
+    pub(crate) forges: Forges,
     pub(crate) store: Arc<AnyStore>,
     pub(crate) engine: Engine<ProcessExecutor, AnyStore>,
     pub(crate) workspaces: Workspaces,
@@ -98,7 +99,7 @@ impl Bot {
             shutdown: config.shutdown.clone(),
         };
         let bot = Arc::new(Bot {
-            github: config.github,
+            forges: config.forges,
             store: config.store,
             engine,
             workspaces: Workspaces::new(config.data_dir.join("workspaces")),
@@ -175,13 +176,13 @@ impl Bot {
         Ok(())
     }
 
-    /// Queues a plan of `key` as it is on GitHub now (no delivery: it is resumed from the
+    /// Queues a plan of `key` as it is on its forge now (no delivery: it is resumed from the
     /// waiting records if the process stops first).
     async fn replan(self: &Arc<Self>, key: PrKey) -> anyhow::Result<()> {
         match self.store.pull_request(&key.repo, key.number).await? {
             Some(record) => {
-                let installation = record.installation_id;
-                self.send(key, None, PrJob::Replan { installation });
+                let forge = ForgeRef::stored(&record.repo, record.installation_id);
+                self.send(key, None, PrJob::Replan { forge });
             }
             None => self.store.set_waiting(&key.repo, key.number, &[]).await?,
         }
@@ -333,10 +334,10 @@ impl Bot {
     async fn run_job(self: &Arc<Self>, key: &PrKey, job: PrJob) -> anyhow::Result<()> {
         match job {
             PrJob::Update(pr) => self.plan_superseded_by_pushes(key, &pr, None).await,
-            PrJob::Replan { installation } => {
-                let inst = self.github.installation(installation).await?;
-                let (pr, info) = plan::current_pr(self, &inst, key).await?;
-                if info.state != "open" {
+            PrJob::Replan { forge } => {
+                let forge = self.forges.open(forge).await?;
+                let (pr, info) = plan::current_pr(self, &forge, key).await?;
+                if !info.open {
                     return self.store.set_waiting(&key.repo, key.number, &[]).await;
                 }
                 // Everything it affects, as it planned before (drafts and autoplan
@@ -391,7 +392,7 @@ impl Bot {
             let bot = self.clone();
             // Not awaited: start-up must not wait for GitHub.
             self.tasks.spawn(async move {
-                if let Err(e) = publish::delivery_dropped(&bot, &key, job.installation()).await {
+                if let Err(e) = publish::delivery_dropped(&bot, &key, job.forge()).await {
                     tracing::error!(pr = %key, error = %format!("{e:#}"), "cannot say a delivery was dropped");
                 }
             });

@@ -7,10 +7,10 @@ use super::jobs::PrUpdate;
 use super::publish::{check, reply, upsert_comment};
 use super::verdict::plan_check;
 use super::{Bot, PrKey};
-use crate::comment::{Comments, GITHUB_LIMIT, Problem};
+use crate::comment::{Comments, Problem};
 use crate::config::RepoConfig;
 use crate::engine::views::plan_view;
-use crate::forge::github::{CheckStatus, Installation, PullRequestInfo};
+use crate::forge::{ChangeRequest, CheckStatus, Forge};
 use crate::plan::PlanId;
 use crate::store::{PlanStatus, PrState, PullRequestRecord, Store};
 use crate::unit::UnitPath;
@@ -18,8 +18,13 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
-const FORK_REFUSAL: &str = "cascade does not plan pull requests from forks: planning runs the pull request's code \
-with this server's credentials. A maintainer can push the branch to this repository to have it planned.";
+/// Why a fork's change request is not planned (`cr`: "pull request" or "merge request").
+fn fork_refusal(cr: &str) -> String {
+    format!(
+        "cascade does not plan {cr}s from forks: planning runs the {cr}'s code \
+with this server's credentials. A maintainer can push the branch to this repository to have it planned."
+    )
+}
 
 fn record_for(
     bot: &Bot,
@@ -31,7 +36,7 @@ fn record_for(
     let mut record = existing.unwrap_or(PullRequestRecord {
         repo: key.repo.clone(),
         number: key.number,
-        installation_id: pr.installation,
+        installation_id: pr.forge.id(),
         clone_url: pr.clone_url.clone(),
         head_sha: pr.head_sha.clone(),
         base_sha: pr.base_sha.clone(),
@@ -45,7 +50,7 @@ fn record_for(
         // One check run per head.
         record.check_run_id = None;
     }
-    record.installation_id = pr.installation;
+    record.installation_id = pr.forge.id();
     record.clone_url = pr.clone_url.clone();
     record.head_sha = pr.head_sha.clone();
     record.base_sha = pr.base_sha.clone();
@@ -53,20 +58,20 @@ fn record_for(
     record
 }
 
-/// The pull request as GitHub has it now, as a plan request (clone URL from what
-/// cascade stored, or GitHub's usual one), and GitHub's own view of it.
+/// The pull request as its forge has it now, as a plan request (clone URL from what
+/// cascade stored, or the forge's), and the forge's own view of it.
 pub async fn current_pr(
     bot: &Bot,
-    inst: &Installation,
+    forge: &Forge,
     key: &PrKey,
-) -> anyhow::Result<(PrUpdate, PullRequestInfo)> {
-    let info = inst.pull_request(&key.repo, key.number).await?;
+) -> anyhow::Result<(PrUpdate, ChangeRequest)> {
+    let info = forge.change_request(&key.repo, key.number).await?;
     let clone_url = match bot.store.pull_request(&key.repo, key.number).await? {
         Some(record) => record.clone_url,
-        None => format!("https://github.com/{}.git", key.repo),
+        None => info.clone_url.clone(),
     };
     let pr = PrUpdate {
-        installation: inst.id(),
+        forge: forge.at(),
         clone_url,
         head_sha: info.head_sha.clone(),
         head_ref: info.head_ref.clone(),
@@ -80,12 +85,14 @@ pub async fn current_pr(
 }
 
 /// Brings the repository's branches into the mirror, and for a fork the head too: a
-/// fork's commits are in the base repository only under `refs/pull/<n>/head`.
+/// fork's commits are in the base repository only under the forge's own ref for it
+/// (`refs/pull/<n>/head` on GitHub).
 async fn fetch_pull_request(bot: &Bot, key: &PrKey, pr: &PrUpdate) -> anyhow::Result<()> {
-    let token = bot.github.installation_token(pr.installation).await?;
+    let forge = bot.forges.open(pr.forge).await?;
+    let token = forge.clone_token().await?;
     let mut refspecs = vec!["+refs/heads/*:refs/heads/*".to_string()];
     if pr.fork {
-        let head = format!("refs/pull/{}/head", key.number);
+        let head = forge.fork_head_ref(key.number);
         refspecs.push(format!("+{head}:{head}"));
     }
     bot.workspaces
@@ -123,14 +130,15 @@ pub async fn plan_pull_request(
     only: Option<&[UnitPath]>,
     cancel: CancellationToken,
 ) -> anyhow::Result<()> {
-    let inst = bot.github.installation(pr.installation).await?;
+    let forge = bot.forges.open(pr.forge).await?;
+    let spelling = forge.spelling();
     let existing = bot.store.pull_request(&key.repo, key.number).await?;
     let mut record = record_for(bot, key, pr, existing);
     if pr.fork && !bot.allow_forks {
         record.state = PrState::Failed;
         bot.store.save_pull_request(&record).await?;
         bot.store.set_waiting(&key.repo, key.number, &[]).await?;
-        return reply(bot, &inst, key, FORK_REFUSAL).await;
+        return reply(bot, &forge, key, &fork_refusal(spelling.change_request)).await;
     }
     fetch_pull_request(bot, key, pr).await?;
     let checkout = bot
@@ -151,15 +159,17 @@ pub async fn plan_pull_request(
         })
     };
     let config = match bot.discovery.run(&cancel, read_config).await {
-        Err(stop) => return interrupted(bot, &inst, key, &mut record, stop).await,
+        Err(stop) => return interrupted(bot, &forge, key, pr, &mut record, stop).await,
         Ok(read) => match read? {
             Ok(config) => config,
             Err(problem) => {
                 let body = format!(
-                    "`.cascade.yaml` on the base branch is invalid, so nothing was planned:\n\n```\n{problem}\n```\nFix it on the base branch, then comment `/plan`."
+                    "`.cascade.yaml` on the base branch is invalid, so nothing was planned:\n\n```\n{problem}\n```\nFix it on the base branch, then comment `{}`.",
+                    spelling.command("plan")
                 );
                 let title = "cascade: .cascade.yaml is invalid";
-                return nothing_planned(bot, &inst, key, &mut record, title, &problem, &body).await;
+                return nothing_planned(bot, &forge, key, pr, &mut record, title, &problem, &body)
+                    .await;
             }
         },
     };
@@ -176,7 +186,7 @@ pub async fn plan_pull_request(
         .run(&cancel, move |deadline| discover::discover(input, deadline))
         .await
     {
-        Err(stop) => return interrupted(bot, &inst, key, &mut record, stop).await,
+        Err(stop) => return interrupted(bot, &forge, key, pr, &mut record, stop).await,
         Ok(found) => match found? {
             Discovered::Cycle(cycle) => {
                 let body = format!(
@@ -184,7 +194,8 @@ pub async fn plan_pull_request(
                 );
                 let title = "cascade: dependency cycle";
                 let summary = cycle.to_string();
-                return nothing_planned(bot, &inst, key, &mut record, title, &summary, &body).await;
+                return nothing_planned(bot, &forge, key, pr, &mut record, title, &summary, &body)
+                    .await;
             }
             Discovered::Targets {
                 targets,
@@ -211,9 +222,10 @@ pub async fn plan_pull_request(
 
     record.state = PrState::Planning;
     check(
-        &inst,
+        &forge,
         key,
         &mut record,
+        &pr.head_ref,
         CheckStatus::InProgress,
         "cascade is planning",
         "Planning the affected units in dependency order.",
@@ -241,18 +253,23 @@ pub async fn plan_pull_request(
         .map(|l| Problem {
             unit: l.unit.to_string(),
             reason: format!(
-                "locked by #{}: merge or close it, or comment `/unlock` there",
-                l.pr
+                "locked by {}{}: merge or close it, or comment `{}` there",
+                spelling.ref_sigil,
+                l.pr,
+                spelling.command("unlock")
             ),
         })
         .collect();
-    let parts = Comments::new().plan_comment(&view, GITHUB_LIMIT)?;
-    upsert_comment(bot, &inst, key, &mut record, &parts).await?;
-    let verdict = plan_check(&outcome.plan, &view, &held, &unresolved);
+    let parts = Comments::new()
+        .spelled(spelling)
+        .plan_comment(&view, forge.comment_limit())?;
+    upsert_comment(bot, &forge, key, &mut record, &parts).await?;
+    let verdict = plan_check(&outcome.plan, &view, &held, &unresolved, spelling);
     check(
-        &inst,
+        &forge,
         key,
         &mut record,
+        &pr.head_ref,
         verdict.status,
         &verdict.title,
         &verdict.summary,
@@ -277,10 +294,12 @@ pub async fn discard_plan_files(bot: &Bot, key: &PrKey, id: &PlanId) {
 
 /// Nothing could be planned, for a reason the pull request's authors can fix:
 /// a failed check and the cascade comment saying why and what to do.
+#[allow(clippy::too_many_arguments)]
 async fn nothing_planned(
     bot: &Bot,
-    inst: &Installation,
+    forge: &Forge,
     key: &PrKey,
+    pr: &PrUpdate,
     record: &mut PullRequestRecord,
     title: &str,
     summary: &str,
@@ -289,9 +308,18 @@ async fn nothing_planned(
     record.state = PrState::Failed;
     // Failing for its own reasons, it waits for nobody's locks.
     bot.store.set_waiting(&key.repo, key.number, &[]).await?;
-    check(inst, key, record, CheckStatus::Failure, title, summary).await?;
+    check(
+        forge,
+        key,
+        record,
+        &pr.head_ref,
+        CheckStatus::Failure,
+        title,
+        summary,
+    )
+    .await?;
     let body = format!("{}\n{body}", crate::comment::PLAN_MARKER);
-    upsert_comment(bot, inst, key, record, &[body]).await?;
+    upsert_comment(bot, forge, key, record, &[body]).await?;
     bot.store.save_pull_request(record).await
 }
 
@@ -299,8 +327,9 @@ async fn nothing_planned(
 /// superseded (nothing to say), or panicked (an internal error).
 async fn interrupted(
     bot: &Bot,
-    inst: &Installation,
+    forge: &Forge,
     key: &PrKey,
+    pr: &PrUpdate,
     record: &mut PullRequestRecord,
     stop: Interrupted,
 ) -> anyhow::Result<()> {
@@ -314,17 +343,20 @@ async fn interrupted(
             // Whole seconds from the flag print as `60`; shorter limits as `0.5`.
             let secs = limit.as_secs_f64();
             tracing::warn!(pr = %key, limit_secs = secs, "discovery timed out");
+            let spelling = forge.spelling();
             let body = format!(
-                "Discovering this pull request's units took longer than {secs} s, so nothing was planned. \
+                "Discovering this {}'s units took longer than {secs} s, so nothing was planned. \
                  Simplify the Terragrunt configuration it changes (large `for` expressions or `range()`s, \
                  long chains of `read_terragrunt_config` or includes), or ask whoever runs cascade to raise \
-                 `--discovery-timeout`; then push again or comment `/plan`."
+                 `--discovery-timeout`; then push again or comment `{}`.",
+                spelling.change_request,
+                spelling.command("plan"),
             );
             let title = format!("cascade: discovery took longer than {secs} s");
             let summary = format!(
                 "Discovery took longer than {secs} s; simplify the configuration or raise --discovery-timeout."
             );
-            nothing_planned(bot, inst, key, record, &title, &summary, &body).await
+            nothing_planned(bot, forge, key, pr, record, &title, &summary, &body).await
         }
     }
 }

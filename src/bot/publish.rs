@@ -10,7 +10,7 @@
 use super::reply_limit::Allowance;
 use super::{Bot, PrKey};
 use crate::comment::PLAN_MARKER;
-use crate::forge::github::{CheckStatus, Installation};
+use crate::forge::{CheckStatus, Forge, ForgeKind, ForgeRef};
 use crate::store::{PullRequestRecord, Store};
 
 /// Posts or edits the cascade plan comment with `parts` (more than one only when the
@@ -19,7 +19,7 @@ use crate::store::{PullRequestRecord, Store};
 /// plan had beyond these one deletion.
 pub async fn upsert_comment(
     bot: &Bot,
-    inst: &Installation,
+    forge: &Forge,
     key: &PrKey,
     record: &mut PullRequestRecord,
     parts: &[String],
@@ -29,23 +29,28 @@ pub async fn upsert_comment(
     };
     let mut posted = false;
     if let Some(id) = record.comment_id {
-        posted = inst.update_comment(&key.repo, id, first).await.is_ok();
+        posted = forge
+            .edit_comment(&key.repo, key.number, id, first)
+            .await
+            .is_ok();
     }
     if !posted {
         // After a restart the id may be unknown: find our comment by its marker.
-        let ours = inst
-            .comments(&key.repo, key.number)
+        let ours = forge
+            .own_comments(&key.repo, key.number)
             .await?
             .into_iter()
-            .find(|c| c.via_app == Some(inst.app_id()) && c.body.starts_with(PLAN_MARKER));
+            .find(|c| c.body.starts_with(PLAN_MARKER));
         match ours {
             Some(c) => {
-                inst.update_comment(&key.repo, c.id, first).await?;
+                forge
+                    .edit_comment(&key.repo, key.number, c.id, first)
+                    .await?;
                 record.comment_id = Some(c.id);
             }
             None => {
-                let c = inst.create_comment(&key.repo, key.number, first).await?;
-                record.comment_id = Some(c.id);
+                let id = forge.create_comment(&key.repo, key.number, first).await?;
+                record.comment_id = Some(id);
             }
         }
     }
@@ -53,14 +58,16 @@ pub async fn upsert_comment(
     let mut ids = Vec::with_capacity(rest.len());
     for (i, part) in rest.iter().enumerate() {
         let edited = match known.get(i) {
-            Some(id) => inst.update_comment(&key.repo, *id, part).await.is_ok(),
+            Some(id) => forge
+                .edit_comment(&key.repo, key.number, *id, part)
+                .await
+                .is_ok(),
             None => false,
         };
         if edited {
             ids.push(known[i]);
         } else {
-            let c = inst.create_comment(&key.repo, key.number, part).await?;
-            ids.push(c.id);
+            ids.push(forge.create_comment(&key.repo, key.number, part).await?);
         }
         // Remembered part by part: a failure half-way leaves no part unknown.
         let mut so_far = ids.clone();
@@ -70,7 +77,9 @@ pub async fn upsert_comment(
             .await?;
     }
     for surplus in known.iter().skip(rest.len()) {
-        inst.delete_comment(&key.repo, *surplus).await?;
+        forge
+            .delete_comment(&key.repo, key.number, *surplus)
+            .await?;
     }
     bot.store
         .set_comment_parts(&key.repo, key.number, &ids)
@@ -79,7 +88,7 @@ pub async fn upsert_comment(
 
 /// A reply to a command or an event: what went wrong and what to do next. Counted
 /// against the pull request's reply limit: past it, one notice, then nothing.
-pub async fn reply(bot: &Bot, inst: &Installation, key: &PrKey, body: &str) -> anyhow::Result<()> {
+pub async fn reply(bot: &Bot, forge: &Forge, key: &PrKey, body: &str) -> anyhow::Result<()> {
     let body = match bot.replies.take(key) {
         Allowance::Reply => body.to_string(),
         Allowance::LastWord { until } => {
@@ -88,10 +97,15 @@ pub async fn reply(bot: &Bot, inst: &Installation, key: &PrKey, body: &str) -> a
                 .as_secs()
                 .div_ceil(60)
                 .max(1);
+            let cr = forge.spelling().change_request;
+            let forge_name = match forge.kind() {
+                ForgeKind::GitHub => "GitHub",
+                ForgeKind::GitLab => "GitLab",
+            };
             format!(
-                "cascade has replied {} times on this pull request in the last {} minutes, so it \
+                "cascade has replied {} times on this {cr} in the last {} minutes, so it \
                  will not reply to commands here for the next {minutes} minute{}: replies on one \
-                 pull request must not use up the GitHub write budget every pull request shares. \
+                 {cr} must not use up the {forge_name} write budget every {cr} shares. \
                  Plans and apply results are still posted. Wait, then comment again.",
                 super::reply_limit::REPLIES_PER_WINDOW,
                 super::reply_limit::REPLY_WINDOW.as_secs() / 60,
@@ -103,7 +117,8 @@ pub async fn reply(bot: &Bot, inst: &Installation, key: &PrKey, body: &str) -> a
             return Ok(());
         }
     };
-    inst.create_comment(&key.repo, key.number, &body)
+    forge
+        .create_comment(&key.repo, key.number, &body)
         .await
         .map(|_| ())
 }
@@ -113,55 +128,69 @@ pub async fn internal_error(bot: &Bot, key: &PrKey) -> anyhow::Result<()> {
     let Some(record) = bot.store.pull_request(&key.repo, key.number).await? else {
         return Ok(());
     };
-    let inst = bot.github.installation(record.installation_id).await?;
+    let forge = bot
+        .forges
+        .open(ForgeRef::stored(&record.repo, record.installation_id))
+        .await?;
+    let spelling = forge.spelling();
     reply(
         bot,
-        &inst,
+        &forge,
         key,
-        "cascade hit an internal error while handling this pull request; the details are in the server's log. \
-         Comment `/plan` to try again, or ask whoever runs cascade.",
+        &format!(
+            "cascade hit an internal error while handling this {}; the details are in the server's log. \
+             Comment `{}` to try again, or ask whoever runs cascade.",
+            spelling.change_request,
+            spelling.command("plan"),
+        ),
     )
     .await
 }
 
 /// Says, once, that an event for this pull request was dropped after the
 /// server stopped every time it handled it (see `super::MAX_DELIVERY_ATTEMPTS`).
-pub async fn delivery_dropped(bot: &Bot, key: &PrKey, installation: u64) -> anyhow::Result<()> {
-    let inst = bot.github.installation(installation).await?;
+pub async fn delivery_dropped(bot: &Bot, key: &PrKey, at: ForgeRef) -> anyhow::Result<()> {
+    let forge = bot.forges.open(at).await?;
+    let spelling = forge.spelling();
     reply(
         bot,
-        &inst,
+        &forge,
         key,
         &format!(
-            "cascade dropped an event for this pull request: the server stopped {} times while handling it, \
-             so it will not try again. Push a new commit or comment `/plan` to try again; if that fails too, \
+            "cascade dropped an event for this {}: the server stopped {} times while handling it, \
+             so it will not try again. Push a new commit or comment `{}` to try again; if that fails too, \
              ask whoever runs cascade (the server's log names the delivery).",
-            super::MAX_DELIVERY_ATTEMPTS
+            spelling.change_request,
+            super::MAX_DELIVERY_ATTEMPTS,
+            spelling.command("plan"),
         ),
     )
     .await
 }
 
-/// Starts the `cascade` check run for a head, or updates the one already there.
+/// Starts the `cascade` check for a head (on branch `head_ref`), or updates the one
+/// already there.
 pub async fn check(
-    inst: &Installation,
+    forge: &Forge,
     key: &PrKey,
     record: &mut PullRequestRecord,
+    head_ref: &str,
     status: CheckStatus,
     title: &str,
     summary: &str,
 ) -> anyhow::Result<()> {
-    match record.check_run_id {
-        Some(id) => {
-            inst.update_check_run(&key.repo, id, status, title, summary)
-                .await
-        }
-        None => {
-            let id = inst
-                .create_check_run(&key.repo, &record.head_sha, status, title, summary)
-                .await?;
-            record.check_run_id = Some(id);
-            Ok(())
-        }
-    }
+    let id = forge
+        .set_check(
+            &key.repo,
+            key.number,
+            &record.head_sha,
+            head_ref,
+            record.check_run_id,
+            status,
+            title,
+            summary,
+        )
+        .await?;
+    record.check_run_id = Some(id);
+    Ok(())
 }

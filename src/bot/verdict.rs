@@ -6,7 +6,7 @@
 //! never "no changes".
 
 use crate::comment::PlanView;
-use crate::forge::github::CheckStatus;
+use crate::forge::{CheckStatus, Spelling};
 use crate::store::{Lock, PlanRecord, UnitStatus};
 use crate::unit::UnitPath;
 use std::collections::BTreeSet;
@@ -20,12 +20,13 @@ pub struct Verdict {
 }
 
 /// The check for `plan` as `view` shows it, with the units other pull requests hold
-/// (`held`) and the units discovery could not resolve.
+/// (`held`) and the units discovery could not resolve, worded for the forge of `spelling`.
 pub fn plan_check(
     plan: &PlanRecord,
     view: &PlanView,
     held: &[Lock],
     unresolved: &[(UnitPath, String)],
+    spelling: &Spelling,
 ) -> Verdict {
     let count = |status: UnitStatus| plan.units.iter().filter(|u| u.status == status).count();
     let failed = count(UnitStatus::Failed);
@@ -50,7 +51,10 @@ pub fn plan_check(
     }
     let must_fix = !problems.is_empty();
     if !held.is_empty() {
-        let by: Vec<String> = holders.iter().map(|pr| format!("#{pr}")).collect();
+        let by: Vec<String> = holders
+            .iter()
+            .map(|pr| format!("{}{pr}", spelling.ref_sigil))
+            .collect();
         problems.push(format!(
             "{} locked by {}",
             units(locked_units.len()),
@@ -71,18 +75,25 @@ pub fn plan_check(
             format!("cascade: {}", problems.join(", ")),
         )
     } else if !problems.is_empty() {
-        summary.push_str(
-            "\n\ncascade plans this pull request again by itself once those locks are released.",
-        );
+        summary.push_str(&format!(
+            "\n\ncascade plans this {} again by itself once those locks are released.",
+            spelling.change_request
+        ));
         let mut title = format!("cascade: {}", problems.join(", "));
         if view.needs_approval {
-            title.push_str(&format!("; /apply {} applies the rest", plan.id));
+            title.push_str(&format!(
+                "; {} applies the rest",
+                spelling.command(&format!("apply {}", plan.id))
+            ));
         }
         (CheckStatus::ActionRequired, title)
     } else if view.needs_approval {
         (
             CheckStatus::ActionRequired,
-            format!("cascade: comment /apply {} to apply", plan.id),
+            format!(
+                "cascade: comment {} to apply",
+                spelling.command(&format!("apply {}", plan.id))
+            ),
         )
     } else {
         (CheckStatus::Success, "cascade: no changes".to_string())
@@ -142,7 +153,13 @@ mod tests {
     }
 
     fn verdict(plan: &PlanRecord, held: &[Lock], unresolved: &[(UnitPath, String)]) -> Verdict {
-        plan_check(plan, &plan_view(plan, unresolved), held, unresolved)
+        plan_check(
+            plan,
+            &plan_view(plan, unresolved),
+            held,
+            unresolved,
+            &Spelling::GITHUB,
+        )
     }
 
     #[test]

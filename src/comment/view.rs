@@ -10,6 +10,7 @@
 //! contract for repo template overrides; they are listed in the header comment of each
 //! built-in template.
 
+use crate::forge::Spelling;
 use crate::plan::render::RenderedPlan;
 use crate::plan::{Counts, OutputChange, ResourceChange};
 use serde::Serialize;
@@ -145,8 +146,12 @@ const ONE_LINE_MAX: usize = 240;
 #[derive(Serialize)]
 pub(super) struct PlanContext {
     plan_id: String,
-    /// `/apply <plan_id>`, the exact line to type.
+    /// `/apply <plan_id>`, the exact line to type (`cascade apply <plan_id>` on GitLab).
     apply_command: String,
+    /// What starts a command: `/`, or `cascade ` on GitLab.
+    command_prefix: String,
+    /// `pull request`, or `merge request` on GitLab.
+    change_request: String,
     needs_approval: bool,
     head: String,
     base: String,
@@ -224,6 +229,9 @@ pub(super) struct ApplyContext {
     units: Vec<ApplyUnitContext>,
     /// The new plan's context; `null` unless the plan changed since approval.
     new_plan: Option<PlanContext>,
+    /// As in [`PlanContext`].
+    command_prefix: String,
+    change_request: String,
 }
 
 #[derive(Serialize)]
@@ -244,7 +252,7 @@ struct ApplyUnitContext {
 }
 
 impl PlanContext {
-    pub(super) fn new(view: &PlanView) -> PlanContext {
+    pub(super) fn new(view: &PlanView, spelling: &Spelling) -> PlanContext {
         let waves: Vec<WaveContext> = view
             .waves
             .iter()
@@ -265,7 +273,9 @@ impl PlanContext {
             .collect();
         PlanContext {
             plan_id: inline_text(&view.plan_id),
-            apply_command: format!("/apply {}", inline_text(&view.plan_id)),
+            apply_command: spelling.command(&format!("apply {}", inline_text(&view.plan_id))),
+            command_prefix: spelling.command_prefix.to_string(),
+            change_request: spelling.change_request.to_string(),
             needs_approval: view.needs_approval,
             head: inline_text(&view.head),
             base: inline_text(&view.base),
@@ -361,7 +371,7 @@ impl ProblemContext {
 }
 
 impl ApplyContext {
-    pub(super) fn new(view: &ApplyView) -> ApplyContext {
+    pub(super) fn new(view: &ApplyView, spelling: &Spelling) -> ApplyContext {
         let order = [
             (ApplyStatus::Applied, "applied"),
             (ApplyStatus::Unchanged, "unchanged"),
@@ -395,7 +405,12 @@ impl ApplyContext {
                     }
                 })
                 .collect(),
-            new_plan: view.new_plan.as_ref().map(PlanContext::new),
+            new_plan: view
+                .new_plan
+                .as_ref()
+                .map(|plan| PlanContext::new(plan, spelling)),
+            command_prefix: spelling.command_prefix.to_string(),
+            change_request: spelling.change_request.to_string(),
         }
     }
 }

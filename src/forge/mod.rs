@@ -1,10 +1,13 @@
-//! Forges cascade talks to: one concrete client per forge. They carry requests
-//! and answers; every decision (who may apply, what to post) is made elsewhere.
+//! Forges cascade talks to: one concrete client per forge, behind one handle ([`Forge`],
+//! an enum) that answers in the neutral [`types`]. They carry requests and answers; every
+//! decision (who may apply, what to post) is made by the bot.
 
 pub mod github;
+mod handle;
 pub mod types;
 
+pub use handle::{Forge, Forges};
 pub use types::{
-    Actor, Approver, ChangeRequest, CheckStatus as ForgeCheckStatus, ForgeKind, ForgeRef,
-    Membership, Mergeable, OwnComment, Spelling,
+    Actor, Approver, ChangeRequest, CheckStatus, ForgeKind, ForgeRef, Membership, Mergeable,
+    OwnComment, Spelling,
 };

@@ -11,6 +11,10 @@ pub enum ForgeKind {
     GitLab,
 }
 
+/// What starts a GitLab repository's key in the store (`gitlab:group/sub/project`);
+/// GitHub's keys are `owner/name`, which never hold a `:`, so the two cannot collide.
+pub const GITLAB_REPO_PREFIX: &str = "gitlab:";
+
 /// Where a change request's answers come from: the GitHub App installation whose token
 /// answers on the repository, or the GitLab project. Kept with every job and in the
 /// store (`installation_id` holds either number; the repository key's `gitlab:` prefix
@@ -26,6 +30,16 @@ impl ForgeRef {
         match self {
             ForgeRef::GitHub { .. } => ForgeKind::GitHub,
             ForgeRef::GitLab { .. } => ForgeKind::GitLab,
+        }
+    }
+
+    /// The forge of a stored pull request: `installation_id` holds [`ForgeRef::id`], and
+    /// the repository key says which forge (`gitlab:group/project` is GitLab's).
+    pub fn stored(repo: &str, id: u64) -> ForgeRef {
+        if repo.starts_with(GITLAB_REPO_PREFIX) {
+            ForgeRef::GitLab { project_id: id }
+        } else {
+            ForgeRef::GitHub { installation: id }
         }
     }
 
@@ -144,6 +158,15 @@ impl Spelling {
         change_request: "merge request",
         ref_sigil: '!',
     };
+
+    /// The change request's short name: `PR` or `MR`.
+    pub fn abbreviation(&self) -> String {
+        self.change_request
+            .split(' ')
+            .filter_map(|word| word.chars().next())
+            .map(|c| c.to_ascii_uppercase())
+            .collect()
+    }
 
     /// `command` (`apply 3f9a…`) as a user types it here.
     pub fn command(&self, command: &str) -> String {

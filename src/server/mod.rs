@@ -15,6 +15,7 @@ pub use listen::HttpLimits;
 
 use crate::bot::{Bot, BotConfig};
 use crate::exec::ProcessExecutor;
+use crate::forge::Forges;
 use crate::forge::github::GitHubApp;
 use crate::store::{AnyStore, Store};
 use anyhow::{Context, bail};
@@ -133,7 +134,9 @@ pub async fn start(config: ServeConfig) -> anyhow::Result<RunningServer> {
         .with_limit(config.parallelism);
     let shutdown = CancellationToken::new();
     let bot = Bot::start(BotConfig {
-        github,
+        forges: Forges {
+            github: Some(github),
+        },
         store: store.clone(),
         executor: Arc::new(executor),
         data_dir: config.data_dir.clone(),

@@ -53,8 +53,51 @@ fn repo_names_are_validated() {
     );
     assert!(RepoName::parse("acme/.github").is_ok());
     for bad in [
-        "../x", "a/b/c", "x", "/x", "a/", "a/..", "./a", "a b/c", "-a/b", "",
+        "../x",
+        "a/b/c",
+        "x",
+        "/x",
+        "a/",
+        "a/..",
+        "./a",
+        "a b/c",
+        "-a/b",
+        "",
+        "@gitlab/x",
     ] {
         assert!(RepoName::parse(bad).is_err(), "{bad}");
     }
+}
+
+#[test]
+fn gitlab_project_paths_are_validated() {
+    let name = RepoName::parse("gitlab:Acme/Platform/Infra").unwrap();
+    assert_eq!(name.key(), "gitlab:acme/platform/infra");
+    assert_eq!(name.dirs, ["@gitlab", "acme", "platform", "infra.git"]);
+    assert!(RepoName::parse("gitlab:acme/infra_live.v2").is_ok());
+    let deep = format!("gitlab:{}", ["g"; 22].join("/"));
+    assert!(RepoName::parse(&deep).is_ok());
+    for bad in [
+        "gitlab:",
+        "gitlab:infra",
+        "gitlab:acme//infra",
+        "gitlab:acme/infra/",
+        "gitlab:/acme/infra",
+        "gitlab:acme/../infra",
+        "gitlab:acme/./infra",
+        "gitlab:acme/.hidden",
+        "gitlab:acme/-x",
+        "gitlab:acme/in fra",
+        "gitlab:acme/in%2Ffra",
+        "gitlab:acme\\x/infra",
+        "gitlab:acme.git/infra",
+        "gitlab:acme/infra.git",
+        "gitlab:acme/feed.atom",
+        "gitlab:acme:x/infra",
+        "GitLab:acme/infra",
+    ] {
+        assert!(RepoName::parse(bad).is_err(), "{bad}");
+    }
+    let too_deep = format!("gitlab:{}", ["g"; 23].join("/"));
+    assert!(RepoName::parse(&too_deep).is_err());
 }

@@ -8,6 +8,8 @@
 //! rate limits. Answers are read into small serde shapes ([`types`]) rather
 //! than octocrab's full models, so fields GitHub adds or omits never break a call.
 
+mod neutral;
+mod review;
 mod transport;
 mod types;
 
@@ -18,15 +20,16 @@ use anyhow::Context as _;
 use serde_json::json;
 
 pub use transport::{ApiError, RetryPolicy, TOKEN_REFRESH_MARGIN, WriteBudget};
+// The check's states are the forge-neutral ones; re-exported for callers of this client.
+pub use crate::forge::types::CheckStatus;
 pub use types::{
-    CHECK_SUMMARY_LIMIT, ChangedFile, CheckStatus, IssueComment, Permission, PullRequestInfo,
-    Review,
+    CHECK_SUMMARY_LIMIT, ChangedFile, IssueComment, Permission, PullRequestInfo, Review,
 };
 
 use transport::{Actor, Call, Method, Transport};
 use types::{
     WireComment, WireFile, WireGraphqlErrors, WireId, WireMembership, WirePermission, WirePull,
-    WireReview, check_summary,
+    WireReview, check_summary, check_wire,
 };
 
 /// GitHub answers at most this many files for a pull request.
@@ -493,7 +496,7 @@ impl Installation {
 }
 
 fn check_body(status: CheckStatus, title: &str, summary: &str) -> serde_json::Value {
-    let (status, conclusion) = status.wire();
+    let (status, conclusion) = check_wire(status);
     let mut body = json!({
         "status": status,
         "output": { "title": title, "summary": check_summary(summary) },

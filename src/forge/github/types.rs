@@ -4,6 +4,8 @@
 
 use serde::Deserialize;
 
+use crate::forge::types::CheckStatus;
+
 /// A pull request as cascade needs it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PullRequestInfo {
@@ -97,26 +99,13 @@ pub struct Review {
     pub commit_id: String,
 }
 
-/// What cascade's check run says.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CheckStatus {
-    InProgress,
-    Success,
-    Failure,
-    ActionRequired,
-    Neutral,
-}
-
-impl CheckStatus {
-    /// GitHub's `status` and `conclusion` fields.
-    pub(crate) fn wire(self) -> (&'static str, Option<&'static str>) {
-        match self {
-            CheckStatus::InProgress => ("in_progress", None),
-            CheckStatus::Success => ("completed", Some("success")),
-            CheckStatus::Failure => ("completed", Some("failure")),
-            CheckStatus::ActionRequired => ("completed", Some("action_required")),
-            CheckStatus::Neutral => ("completed", Some("neutral")),
-        }
+/// GitHub's `status` and `conclusion` fields for cascade's check.
+pub(crate) fn check_wire(status: CheckStatus) -> (&'static str, Option<&'static str>) {
+    match status {
+        CheckStatus::InProgress => ("in_progress", None),
+        CheckStatus::Success => ("completed", Some("success")),
+        CheckStatus::Failure => ("completed", Some("failure")),
+        CheckStatus::ActionRequired => ("completed", Some("action_required")),
     }
 }
 

@@ -1,0 +1,172 @@
+//! GitHub's answers in the forge-neutral types the bot decides on (`forge::types`): a
+//! pull request as a `ChangeRequest` (with GitHub's mergeability read here), the App's
+//! own comments, the check run, a user's right to write and a team membership. Nothing
+//! here decides what to do with an answer.
+
+use super::{ApiError, CheckStatus, Installation, PullRequestInfo};
+use crate::forge::types::{Actor, ChangeRequest, Membership, Mergeable, OwnComment};
+
+impl Installation {
+    /// The pull request as the flows need it. `clone_url` is GitHub's usual https URL
+    /// for `repo`; the bot prefers the one a webhook gave it.
+    pub async fn change_request(&self, repo: &str, number: u64) -> anyhow::Result<ChangeRequest> {
+        Ok(change_request(repo, self.pull_request(repo, number).await?))
+    }
+
+    /// The App's own comments on the pull request, oldest first: those GitHub says it
+    /// posted (`performed_via_github_app`), never a user's copy of one.
+    pub async fn own_comments(&self, repo: &str, number: u64) -> anyhow::Result<Vec<OwnComment>> {
+        let app_id = self.app_id();
+        Ok(self
+            .comments(repo, number)
+            .await?
+            .into_iter()
+            .filter(|c| c.via_app == Some(app_id))
+            .map(|c| OwnComment {
+                id: c.id,
+                body: c.body,
+                created_at: c.created_at,
+            })
+            .collect())
+    }
+
+    /// Updates check run `existing`, or creates the `cascade` check run on `head_sha`;
+    /// returns the run's id.
+    pub async fn set_check(
+        &self,
+        repo: &str,
+        head_sha: &str,
+        existing: Option<u64>,
+        status: CheckStatus,
+        title: &str,
+        summary: &str,
+    ) -> anyhow::Result<u64> {
+        match existing {
+            Some(id) => {
+                self.update_check_run(repo, id, status, title, summary)
+                    .await?;
+                Ok(id)
+            }
+            None => {
+                self.create_check_run(repo, head_sha, status, title, summary)
+                    .await
+            }
+        }
+    }
+
+    /// May push to `repo` (and so may apply). Fails closed.
+    pub async fn may_write(&self, repo: &str, actor: &Actor) -> bool {
+        self.permission(repo, &actor.login).await.can_write()
+    }
+
+    /// Whether `actor` is an active member of `team` (`org/slug`). A 403 means the App
+    /// lacks the Organization → Members read permission: `Unreadable`.
+    pub async fn membership(&self, team: &str, actor: &Actor) -> anyhow::Result<Membership> {
+        let (org, slug) = team
+            .split_once('/')
+            .ok_or_else(|| anyhow::anyhow!("{team:?} is not a team of the form org/slug"))?;
+        match self.is_team_member(org, slug, &actor.login).await {
+            Ok(true) => Ok(Membership::Member),
+            Ok(false) => Ok(Membership::NotMember),
+            Err(error)
+                if error
+                    .downcast_ref::<ApiError>()
+                    .is_some_and(|e| e.status == 403) =>
+            {
+                tracing::warn!(
+                    team,
+                    user = actor.login,
+                    error = format!("{error:#}"),
+                    "cannot read a team membership"
+                );
+                Ok(Membership::Unreadable)
+            }
+            Err(error) => Err(error),
+        }
+    }
+
+    /// The installation token, for `git fetch` (user `x-access-token`).
+    pub async fn clone_token(&self) -> anyhow::Result<String> {
+        self.transport.token(self.id).await
+    }
+}
+
+/// GitHub merges when it says `mergeable`, or when the state says only non-required
+/// checks fail (`unstable`) or hooks run (`has_hooks`). cascade's own check is never
+/// required by GitHub for its answer here, so nothing is left out.
+fn change_request(repo: &str, pr: PullRequestInfo) -> ChangeRequest {
+    let mergeable = if pr.mergeable == Some(true)
+        || matches!(
+            pr.mergeable_state.as_str(),
+            "clean" | "unstable" | "has_hooks"
+        ) {
+        Mergeable::Yes
+    } else if pr.mergeable.is_none() {
+        Mergeable::Unknown {
+            state: pr.mergeable_state,
+        }
+    } else {
+        Mergeable::No {
+            state: pr.mergeable_state,
+        }
+    };
+    ChangeRequest {
+        number: pr.number,
+        head_sha: pr.head_sha,
+        head_ref: pr.head_ref,
+        base_sha: pr.base_sha,
+        base_ref: pr.base_ref,
+        draft: pr.draft,
+        fork: pr.fork,
+        author: pr.author,
+        open: pr.state == "open",
+        clone_url: format!("https://github.com/{repo}.git"),
+        mergeable,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pull(mergeable: Option<bool>, state: &str) -> PullRequestInfo {
+        PullRequestInfo {
+            number: 7,
+            head_sha: "h".into(),
+            head_ref: "feature".into(),
+            base_sha: "b".into(),
+            base_ref: "main".into(),
+            draft: false,
+            mergeable,
+            mergeable_state: state.into(),
+            author: "alice".into(),
+            fork: false,
+            state: "open".into(),
+            merged: false,
+        }
+    }
+
+    #[test]
+    fn mergeability_is_read_from_the_flag_and_the_state() {
+        let read = |m, s| change_request("acme/infra", pull(m, s)).mergeable;
+        assert_eq!(read(Some(true), "blocked"), Mergeable::Yes);
+        for state in ["clean", "unstable", "has_hooks"] {
+            assert_eq!(read(Some(false), state), Mergeable::Yes);
+        }
+        assert_eq!(
+            read(Some(false), "dirty"),
+            Mergeable::No {
+                state: "dirty".into()
+            }
+        );
+        assert_eq!(
+            read(None, "unknown"),
+            Mergeable::Unknown {
+                state: "unknown".into()
+            }
+        );
+        let cr = change_request("acme/infra", pull(Some(true), "clean"));
+        assert!(cr.open);
+        assert_eq!(cr.clone_url, "https://github.com/acme/infra.git");
+    }
+}

@@ -1,0 +1,193 @@
+//! The forge seam: [`Forge`], one change request's repository on whichever forge it lives
+//! on, and [`Forges`], the clients this server was started with. Every method answers in
+//! `forge::types` and forwards to that forge's client with a `match`; it carries requests
+//! and never decides (who may apply, what to post and when are the bot's). An enum, not a
+//! trait: no fourth seam to mock, no boxing of async calls (STYLE.md, like `AnyStore`).
+
+use std::sync::Arc;
+
+use super::github::{self, GitHubApp};
+use super::types::{
+    Actor, Approver, ChangeRequest, CheckStatus, ForgeKind, ForgeRef, Membership, OwnComment,
+    Spelling,
+};
+use crate::comment::GITHUB_LIMIT;
+
+/// The forge clients a server runs with; each is optional, and at least one is set.
+#[derive(Clone, Default)]
+pub struct Forges {
+    pub github: Option<Arc<GitHubApp>>,
+    // `gitlab: Option<Arc<gitlab::GitLab>>` joins here with the GitLab client.
+}
+
+impl Forges {
+    /// The handle answering for `at`. No request is made.
+    pub async fn open(&self, at: ForgeRef) -> anyhow::Result<Forge> {
+        match at {
+            ForgeRef::GitHub { installation } => {
+                let app = self.github.as_ref().ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "this server has no GitHub App configured; start it with --github-app-id, \
+                         --github-private-key-file and --github-webhook-secret to serve GitHub"
+                    )
+                })?;
+                Ok(Forge::GitHub(app.installation(installation).await?))
+            }
+            ForgeRef::GitLab { .. } => anyhow::bail!(
+                "this server has no GitLab configured; start it with the --gitlab-* flags to serve GitLab"
+            ),
+        }
+    }
+}
+
+/// One repository's forge, as the flows talk to it. `repo` is the store's key for the
+/// repository (`owner/name` on GitHub); `number` is the pull request's number.
+#[derive(Clone)]
+pub enum Forge {
+    GitHub(github::Installation),
+}
+
+impl Forge {
+    pub fn kind(&self) -> ForgeKind {
+        match self {
+            Forge::GitHub(_) => ForgeKind::GitHub,
+        }
+    }
+
+    /// Where this handle's answers come from, to keep with jobs and in the store.
+    pub fn at(&self) -> ForgeRef {
+        match self {
+            Forge::GitHub(inst) => ForgeRef::GitHub {
+                installation: inst.id(),
+            },
+        }
+    }
+
+    /// How commands and change requests are written here.
+    pub fn spelling(&self) -> &'static Spelling {
+        self.kind().spelling()
+    }
+
+    /// The longest comment the forge stores, in characters.
+    pub fn comment_limit(&self) -> usize {
+        match self {
+            Forge::GitHub(_) => GITHUB_LIMIT,
+        }
+    }
+
+    /// Where a fork's head can be fetched from in the base repository.
+    pub fn fork_head_ref(&self, number: u64) -> String {
+        match self {
+            Forge::GitHub(_) => format!("refs/pull/{number}/head"),
+        }
+    }
+
+    pub async fn change_request(&self, repo: &str, number: u64) -> anyhow::Result<ChangeRequest> {
+        match self {
+            Forge::GitHub(inst) => inst.change_request(repo, number).await,
+        }
+    }
+
+    /// cascade's own comments on the change request, oldest first.
+    pub async fn own_comments(&self, repo: &str, number: u64) -> anyhow::Result<Vec<OwnComment>> {
+        match self {
+            Forge::GitHub(inst) => inst.own_comments(repo, number).await,
+        }
+    }
+
+    /// Posts a comment and returns its id; safe to retry after a server error (the
+    /// client looks for the comment before posting it again).
+    pub async fn create_comment(&self, repo: &str, number: u64, body: &str) -> anyhow::Result<u64> {
+        match self {
+            Forge::GitHub(inst) => Ok(inst.create_comment(repo, number, body).await?.id),
+        }
+    }
+
+    pub async fn edit_comment(
+        &self,
+        repo: &str,
+        _number: u64,
+        id: u64,
+        body: &str,
+    ) -> anyhow::Result<()> {
+        match self {
+            Forge::GitHub(inst) => inst.update_comment(repo, id, body).await,
+        }
+    }
+
+    /// Deletes one of cascade's comments; one already gone counts as deleted.
+    pub async fn delete_comment(&self, repo: &str, _number: u64, id: u64) -> anyhow::Result<()> {
+        match self {
+            Forge::GitHub(inst) => inst.delete_comment(repo, id).await,
+        }
+    }
+
+    /// Says "seen, working on it" on a command's comment (an `eyes` reaction).
+    pub async fn acknowledge(
+        &self,
+        repo: &str,
+        _number: u64,
+        comment_id: u64,
+    ) -> anyhow::Result<()> {
+        match self {
+            Forge::GitHub(inst) => inst.react(repo, comment_id, "eyes").await,
+        }
+    }
+
+    /// Sets cascade's check on `head_sha`: updates `existing` (the id this returned
+    /// before, for the same head) or starts a new one. Returns the id to keep.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn set_check(
+        &self,
+        repo: &str,
+        _number: u64,
+        head_sha: &str,
+        _head_ref: &str,
+        existing: Option<u64>,
+        status: CheckStatus,
+        title: &str,
+        summary: &str,
+    ) -> anyhow::Result<u64> {
+        match self {
+            Forge::GitHub(inst) => {
+                inst.set_check(repo, head_sha, existing, status, title, summary)
+                    .await
+            }
+        }
+    }
+
+    /// May `actor` write to the repository (the default right to apply). Fails closed:
+    /// an answer the forge did not give is `false`.
+    pub async fn may_write(&self, repo: &str, actor: &Actor) -> bool {
+        match self {
+            Forge::GitHub(inst) => inst.may_write(repo, actor).await,
+        }
+    }
+
+    /// Whether `actor` belongs to `team` (GitHub `org/slug`).
+    pub async fn membership(&self, team: &str, actor: &Actor) -> anyhow::Result<Membership> {
+        match self {
+            Forge::GitHub(inst) => inst.membership(team, actor).await,
+        }
+    }
+
+    /// The approvals in force on the change request `cr`, the author's included (the
+    /// bot applies its rules to them).
+    pub async fn approvers(
+        &self,
+        repo: &str,
+        number: u64,
+        _cr: &ChangeRequest,
+    ) -> anyhow::Result<Vec<Approver>> {
+        match self {
+            Forge::GitHub(inst) => inst.approvers(repo, number).await,
+        }
+    }
+
+    /// The credential `git fetch` sends (as HTTP Basic password, in a header).
+    pub async fn clone_token(&self) -> anyhow::Result<String> {
+        match self {
+            Forge::GitHub(inst) => inst.clone_token().await,
+        }
+    }
+}
