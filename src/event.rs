@@ -11,9 +11,15 @@
 //!
 //! Order of use: [`verify_signature`] over the bytes exactly as received, then
 //! [`Delivery::from_headers`], then [`parse_event`].
+//!
+//! GitLab's deliveries (`Merge Request Hook`, `Note Hook`) are read by
+//! [`gitlab`] into the same [`Event`], under the same rules.
 
+pub mod gitlab;
 mod json_path;
 mod wire;
+
+pub use gitlab::parse_gitlab_event;
 
 #[cfg(test)]
 mod tests;
@@ -299,7 +305,12 @@ pub enum Event {
         hook_id: Option<u64>,
         app_id: Option<u64>,
     },
+    /// A GitLab merge request opened, pushed to, marked ready, closed or merged.
+    GitLabMergeRequest(gitlab::GitLabMergeRequestEvent),
+    /// A new public note on a GitLab merge request, written by a person.
+    GitLabNote(gitlab::GitLabNoteEvent),
     /// An event or action cascade does not act on; answered 200 all the same.
+    /// GitLab's are named `gitlab:<X-Gitlab-Event>`.
     Ignored {
         event: String,
         action: Option<String>,
