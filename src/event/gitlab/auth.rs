@@ -117,16 +117,24 @@ pub enum SigningError {
 /// versions are skipped) equal to the HMAC of `{webhook-id}.{timestamp}.{body}`.
 pub fn verify_signing<'a>(
     key: &SigningKey,
-    headers: impl IntoIterator<Item = (&'a str, &'a str)> + Clone,
+    headers: impl IntoIterator<Item = (&'a str, &'a str)>,
     body: &[u8],
     now: i64,
 ) -> Result<(), SigningError> {
-    let get = |name: &'static str| {
-        crate::event::header(headers.clone(), name).ok_or(SigningError::Missing(name))
-    };
-    let id = get(SIGNATURE_ID_HEADER)?;
-    let timestamp = get(SIGNATURE_TIMESTAMP_HEADER)?;
-    let signatures = get(SIGNATURE_HEADER)?;
+    let names = [
+        SIGNATURE_ID_HEADER,
+        SIGNATURE_TIMESTAMP_HEADER,
+        SIGNATURE_HEADER,
+    ];
+    let mut values = [None; 3];
+    for (name, value) in headers {
+        if let Some(i) = names.iter().position(|n| name.eq_ignore_ascii_case(n)) {
+            values[i].get_or_insert(value);
+        }
+    }
+    let [id, timestamp, signatures] =
+        [0, 1, 2].map(|i| values[i].ok_or(SigningError::Missing(names[i])));
+    let (id, timestamp, signatures) = (id?, timestamp?, signatures?);
     if id.is_empty() || id.len() > 256 {
         return Err(SigningError::Malformed(SIGNATURE_ID_HEADER));
     }
