@@ -625,12 +625,25 @@ fn on_pull_request(event: &str, root: &serde_json::Map<String, Value>) -> Result
 fn decode<T: serde::de::DeserializeOwned>(event: &str, body: &[u8]) -> Result<T, ParseError> {
     serde_json::from_slice(body).map_err(|error| {
         let (path, reason) = json_path::locate(body, &error);
+        // serde quotes the value it rejected (`invalid type: string "…"`): a
+        // long one must not make a long log line or answer.
         ParseError::Shape {
             event: event.to_owned(),
-            path,
-            reason,
+            path: clip(path, MAX_ERROR_PART_CHARS),
+            reason: clip(reason, MAX_ERROR_PART_CHARS),
         }
     })
+}
+
+/// The longest path or reason a [`ParseError::Shape`] carries.
+const MAX_ERROR_PART_CHARS: usize = 300;
+
+/// `text` cut to `max` characters, with `…` where it was cut.
+fn clip(text: String, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text,
+    }
 }
 
 fn shape(event: &str, path: &str, reason: &str) -> ParseError {

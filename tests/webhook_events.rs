@@ -584,6 +584,34 @@ fn a_field_of_the_wrong_type_is_named_by_its_path() {
 }
 
 #[test]
+fn a_long_rejected_value_is_not_quoted_whole() {
+    let long = "9".repeat(100_000);
+    let msg = error_for("pull_request.opened.json", |b| {
+        b["pull_request"]["number"] = long.clone().into()
+    });
+    assert!(
+        msg.starts_with("`pull_request` payload: pull_request.number: invalid type: string \"999"),
+        "{msg}"
+    );
+    assert!(
+        msg.chars().count() < 700,
+        "{} characters",
+        msg.chars().count()
+    );
+    let gitlab = gitlab_edited("note.merge_request.json", |b| {
+        b["object_attributes"]["id"] = long.clone().into()
+    })
+    .unwrap_err()
+    .to_string();
+    assert!(gitlab.contains("object_attributes.id"), "{gitlab}");
+    assert!(
+        gitlab.chars().count() < 700,
+        "{} characters",
+        gitlab.chars().count()
+    );
+}
+
+#[test]
 fn an_ignored_action_is_not_held_to_the_handled_shape() {
     let mut body: Value = serde_json::from_slice(&payload("pull_request.opened.json")).unwrap();
     body["action"] = "labeled".into();
