@@ -96,6 +96,8 @@ struct Hook {
     body: Vec<u8>,
     /// `(timestamp, signature)`; `None` sends no signature headers.
     signature: Option<(i64, String)>,
+    /// `webhook-id`, when it is not the `Idempotency-Key` (as GitLab sends it).
+    webhook_id: Option<String>,
 }
 
 impl Hook {
@@ -107,6 +109,7 @@ impl Hook {
             token: Some(TOKEN.into()),
             body: payload(file),
             signature: None,
+            webhook_id: None,
         }
     }
 
@@ -132,9 +135,10 @@ impl Hook {
             .header("X-Gitlab-Event", &self.event)
             .body(self.body.clone());
         if let Some(key) = &self.key {
-            request = request
-                .header("Idempotency-Key", key)
-                .header("webhook-id", key);
+            request = request.header("Idempotency-Key", key);
+        }
+        if let Some(id) = self.webhook_id.as_ref().or(self.key.as_ref()) {
+            request = request.header("webhook-id", id);
         }
         if let Some(uuid) = &self.uuid {
             request = request.header("X-Gitlab-Event-UUID", uuid);
@@ -308,6 +312,12 @@ async fn with_a_signing_token_only_fresh_valid_signatures_are_stored() {
         token: Some("nope".into()),
         ..Hook::note("a6").signed_at(t)
     };
+    // A captured signed delivery replayed under a fresh dedupe key.
+    let replayed = Hook {
+        key: Some("a8".into()),
+        webhook_id: Some("a7".into()),
+        ..Hook::note("a7").signed_at(t)
+    };
     for (what, hook) in [
         ("unsigned", unsigned),
         ("wrong", wrong),
@@ -315,6 +325,7 @@ async fn with_a_signing_token_only_fresh_valid_signatures_are_stored() {
         ("future", future),
         ("tampered", tampered),
         ("bad token", signed_bad_token),
+        ("replayed under another key", replayed),
     ] {
         assert_eq!(hook.send(&s).await, 401, "{what}");
     }

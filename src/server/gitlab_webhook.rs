@@ -10,8 +10,8 @@
 use super::AppState;
 use super::webhook::{OTHER_EVENT, UNAUTHENTICATED, count, header_pairs, store_and_hand_over};
 use crate::event::gitlab::{
-    CONFIDENTIAL_NOTE_HOOK, GitLabDelivery, MERGE_REQUEST_HOOK, NOTE_HOOK, TOKEN_HEADER,
-    parse_gitlab_event, verify_signing, verify_token,
+    CONFIDENTIAL_NOTE_HOOK, GitLabDelivery, IDEMPOTENCY_HEADER, MERGE_REQUEST_HOOK, NOTE_HOOK,
+    SIGNATURE_ID_HEADER, TOKEN_HEADER, parse_gitlab_event, verify_signing, verify_token,
 };
 use crate::event::header;
 use axum::body::Bytes;
@@ -67,6 +67,21 @@ pub async fn receive(
             return (StatusCode::BAD_REQUEST, format!("{e}\n"));
         }
     };
+    // The dedupe key is not signed, `webhook-id` is: GitLab sends the same
+    // value in both, and a replay under a fresh key must not pass as new.
+    if auth.signing_key.is_some()
+        && header(header_pairs(&headers), IDEMPOTENCY_HEADER)
+            != header(header_pairs(&headers), SIGNATURE_ID_HEADER)
+    {
+        tracing::warn!(
+            "refused a signed GitLab delivery whose Idempotency-Key is not its webhook-id"
+        );
+        count(UNAUTHENTICATED, "unauthorized");
+        return (
+            StatusCode::UNAUTHORIZED,
+            "Idempotency-Key must equal the signed webhook-id\n".into(),
+        );
+    }
     let label = label(&delivery.hook);
     let span = tracing::info_span!("delivery", id = %delivery.id, event = label);
     async move {
