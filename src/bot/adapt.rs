@@ -79,6 +79,8 @@ pub fn route(event: Event) -> Routed {
                 removed,
             })
         }
+        // wired by the GitLab flows step
+        Event::GitLabMergeRequest(_) | Event::GitLabNote(_) => Routed::Done,
         Event::Ping { .. } | Event::Ignored { .. } => Routed::Done,
     }
 }

@@ -137,7 +137,14 @@ impl Bot {
                 bot.give_up(&delivery).await?;
                 continue;
             }
-            match crate::event::parse_event(&delivery.event, &delivery.body) {
+            let parsed = match delivery
+                .event
+                .strip_prefix(crate::event::gitlab::STORED_EVENT_PREFIX)
+            {
+                Some(hook) => crate::event::parse_gitlab_event(hook, &delivery.body),
+                None => crate::event::parse_event(&delivery.event, &delivery.body),
+            };
+            match parsed {
                 Ok(event) => {
                     tracing::info!(delivery = %delivery.id, "resuming a delivery left unprocessed");
                     bot.enqueue(delivery.id, event);

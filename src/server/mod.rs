@@ -1,19 +1,22 @@
-//! `cascade serve`: the GitHub App's HTTP server. Routes webhooks to the
-//! receiver, answers health and readiness probes, exposes Prometheus metrics,
-//! and shuts down gracefully: it stops taking work and lets running applies
-//! finish within a grace period.
+//! `cascade serve`: the HTTP server of the GitHub App and the GitLab webhook.
+//! Routes each configured forge's webhooks to its receiver (a forge that is not
+//! configured has no route: 404), answers health and readiness probes, exposes
+//! Prometheus metrics, and shuts down gracefully: it stops taking work and lets
+//! running applies finish within a grace period.
 //!
 //! Every request is bounded ([`HttpLimits`]): connections, header and body
 //! time, body size, whole-request time, webhook requests in flight. The server
 //! never runs a pull request's work on its own tasks: that is the bot's, which
 //! keeps discovery off the async runtime.
 
+mod gitlab_webhook;
 mod listen;
 mod webhook;
 
 pub use listen::HttpLimits;
 
 use crate::bot::{Bot, BotConfig};
+use crate::event::gitlab::SigningKey;
 use crate::exec::ProcessExecutor;
 use crate::forge::Forges;
 use crate::forge::github::GitHubApp;
@@ -29,7 +32,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
-use tower::limit::ConcurrencyLimitLayer;
+use tower::limit::GlobalConcurrencyLimitLayer;
 use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::timeout::{RequestBodyTimeoutLayer, TimeoutLayer};
 
@@ -40,11 +43,10 @@ pub struct ServeConfig {
     pub data_dir: PathBuf,
     /// `sqlite://…`, `postgres://…` or `postgresql://…` (default: `<data-dir>/cascade.db`).
     pub database_url: Option<String>,
-    pub github_app_id: u64,
-    pub github_private_key: Vec<u8>,
-    /// Every secret is accepted (rotation).
-    pub webhook_secrets: Vec<Vec<u8>>,
-    pub github_api_url: String,
+    /// The GitHub App, when this server serves GitHub.
+    pub github: Option<GitHubServeConfig>,
+    /// The GitLab instance, when this server serves GitLab.
+    pub gitlab: Option<GitLabServeConfig>,
     pub parallelism: usize,
     pub allow_forks: bool,
     pub terraform_bin: String,
@@ -58,9 +60,64 @@ pub struct ServeConfig {
     pub http: HttpLimits,
 }
 
+/// The GitHub App this server acts as.
+#[derive(Clone)]
+pub struct GitHubServeConfig {
+    pub app_id: u64,
+    /// The App's private key (PEM).
+    pub private_key: Vec<u8>,
+    /// Every secret is accepted (rotation).
+    pub webhook_secrets: Vec<Vec<u8>>,
+    /// `https://api.github.com`, or `https://HOST/api/v3` on GitHub Enterprise.
+    pub api_url: String,
+}
+
+/// The GitLab instance this server acts on, and how its webhook authenticates.
+#[derive(Clone)]
+pub struct GitLabServeConfig {
+    /// The instance root (`https://gitlab.com`); the API is under `/api/v4`.
+    pub url: String,
+    /// The access token cascade acts with (read from its file, trimmed).
+    pub token: String,
+    /// Every secret is accepted as `X-Gitlab-Token` (rotation).
+    pub webhook_secrets: Vec<Vec<u8>>,
+    /// When set, deliveries must also carry a valid Standard-Webhooks signature.
+    pub signing_key: Option<SigningKey>,
+}
+
+// Secrets never reach a log line through `{:?}`.
+impl std::fmt::Debug for GitHubServeConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GitHubServeConfig")
+            .field("app_id", &self.app_id)
+            .field("api_url", &self.api_url)
+            .field("webhook_secrets", &self.webhook_secrets.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl std::fmt::Debug for GitLabServeConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GitLabServeConfig")
+            .field("url", &self.url)
+            .field("webhook_secrets", &self.webhook_secrets.len())
+            .field("signing_key", &self.signing_key.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+/// How GitLab deliveries are authenticated.
+pub struct GitLabHookAuth {
+    pub secrets: Vec<Vec<u8>>,
+    pub signing_key: Option<SigningKey>,
+}
+
 /// What the HTTP handlers share.
 pub struct AppState {
+    /// GitHub's webhook secrets (empty when GitHub is not served: no route).
     pub secrets: Vec<Vec<u8>>,
+    /// `None` when GitLab is not served (no route).
+    pub gitlab: Option<GitLabHookAuth>,
     pub store: Arc<AnyStore>,
     pub bot: Arc<Bot>,
     pub metrics: PrometheusHandle,
@@ -103,7 +160,21 @@ fn metrics_handle() -> PrometheusHandle {
 
 /// Starts the server and the bot's workers; returns once it listens.
 pub async fn start(config: ServeConfig) -> anyhow::Result<RunningServer> {
-    if config.webhook_secrets.is_empty() {
+    if let Some(gitlab) = &config.gitlab
+        && gitlab.webhook_secrets.iter().all(Vec::is_empty)
+    {
+        bail!(
+            "no GitLab webhook secret: set --gitlab-webhook-secret (or CASCADE_GITLAB_WEBHOOK_SECRET); cascade refuses deliveries without a token"
+        );
+    }
+    // The bot acts through the GitHub client only until the GitLab client is
+    // wired into it; GitLab deliveries are received, stored and not acted on.
+    let Some(github_config) = &config.github else {
+        bail!(
+            "this build of cascade cannot serve GitLab alone yet: the bot does not act on GitLab merge requests. Configure the GitHub App as well (--github-app-id, --github-private-key-file, --github-webhook-secret), or run a release that serves GitLab"
+        );
+    };
+    if github_config.webhook_secrets.iter().all(Vec::is_empty) {
         bail!(
             "no webhook secret: set --github-webhook-secret (or CASCADE_GITHUB_WEBHOOK_SECRET); cascade refuses unsigned deliveries"
         );
@@ -114,9 +185,9 @@ pub async fn start(config: ServeConfig) -> anyhow::Result<RunningServer> {
         Arc::new(crate::store::open(config.database_url.as_deref(), &config.data_dir).await?);
     let github = Arc::new(
         GitHubApp::new(
-            &config.github_api_url,
-            config.github_app_id,
-            &config.github_private_key,
+            &github_config.api_url,
+            github_config.app_id,
+            &github_config.private_key,
         )
         .context("cannot load the GitHub App's private key (--github-private-key-file)")?,
     );
@@ -147,8 +218,21 @@ pub async fn start(config: ServeConfig) -> anyhow::Result<RunningServer> {
         shutdown: shutdown.clone(),
     })
     .await?;
+    if config.gitlab.is_some() {
+        tracing::warn!(
+            "GitLab deliveries are received and stored, but this build does not act on them yet"
+        );
+    }
     let state = Arc::new(AppState {
-        secrets: config.webhook_secrets.clone(),
+        secrets: config
+            .github
+            .as_ref()
+            .map(|g| g.webhook_secrets.clone())
+            .unwrap_or_default(),
+        gitlab: config.gitlab.as_ref().map(|g| GitLabHookAuth {
+            secrets: g.webhook_secrets.clone(),
+            signing_key: g.signing_key.clone(),
+        }),
         store,
         bot: bot.clone(),
         metrics: metrics_handle(),
@@ -157,7 +241,7 @@ pub async fn start(config: ServeConfig) -> anyhow::Result<RunningServer> {
         .await
         .with_context(|| format!("cannot listen on {}", config.listen))?;
     let addr = listener.local_addr()?;
-    let app = router(state, &config.http);
+    let app = router(state, &config.http, config.github.is_some());
     let stop = shutdown.clone();
     let drain_bot = bot.clone();
     let grace = config.shutdown_grace;
@@ -176,12 +260,27 @@ pub async fn start(config: ServeConfig) -> anyhow::Result<RunningServer> {
     })
 }
 
-/// The HTTP routes, with the per-request limits (the listener enforces the rest).
-pub fn router(state: Arc<AppState>, limits: &HttpLimits) -> Router {
+/// The HTTP routes, with the per-request limits (the listener enforces the rest):
+/// `/webhooks/github` when `github` is served, `/webhooks/gitlab` when
+/// `state.gitlab` is set.
+pub fn router(state: Arc<AppState>, limits: &HttpLimits, github: bool) -> Router {
     // Only webhooks do work worth queueing for; probes must answer under load.
-    let webhook = post(webhook::receive).layer(ConcurrencyLimitLayer::new(limits.max_requests));
-    Router::new()
-        .route("/webhooks/github", webhook)
+    // One limit for both forges: what it bounds is the store and the bot.
+    let in_flight = GlobalConcurrencyLimitLayer::new(limits.max_requests);
+    let mut routes = Router::new();
+    if github {
+        routes = routes.route(
+            "/webhooks/github",
+            post(webhook::receive).layer(in_flight.clone()),
+        );
+    }
+    if state.gitlab.is_some() {
+        routes = routes.route(
+            "/webhooks/gitlab",
+            post(gitlab_webhook::receive).layer(in_flight),
+        );
+    }
+    routes
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(readyz))
         .route(
