@@ -2,6 +2,7 @@
 //! and answers; every decision (who may apply, what to post) is made elsewhere.
 
 pub mod github;
+pub mod gitlab;
 pub mod types;
 
 pub use types::{
