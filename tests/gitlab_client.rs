@@ -298,13 +298,10 @@ async fn own_notes_come_from_every_page_oldest_first() {
     assert_eq!(own[129].body, "cascade 129");
     // GitLab's timestamps are read (the fake writes them as GitLab does, in milliseconds).
     let now = std::time::SystemTime::now();
-    assert!(
-        own.iter().all(|c| {
-            c.created_at.is_some_and(|at| {
-                now.duration_since(at).unwrap_or_default() < Duration::from_secs(60)
-            })
-        })
-    );
+    assert!(own.iter().all(|c| {
+        c.created_at
+            .is_some_and(|at| now.duration_since(at).unwrap_or_default() < Duration::from_secs(60))
+    }));
     let pages: Vec<_> = w
         .fake
         .requests()

@@ -4,7 +4,7 @@
 // A refusal is the HTTP answer itself, carried as the error the way axum handlers do.
 #![allow(clippy::result_large_err)]
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::{Arc, MutexGuard};
 use std::time::SystemTime;
 
@@ -20,11 +20,11 @@ use serde_json::{Value, json};
 
 use super::{
     AwardModel, Failure, Model, MrModel, NOTE_LIMIT, NoteModel, ProjectModel, RequestRecord,
-    Shared, StatusModel, git, json,
+    Shared, git, json, statuses,
 };
 
-type Fake = State<Arc<Shared>>;
-type Answer = Result<Response, Response>;
+pub(super) type Fake = State<Arc<Shared>>;
+pub(super) type Answer = Result<Response, Response>;
 type Guard<'a> = MutexGuard<'a, Model>;
 
 const MR: &str = "/api/v4/projects/{id}/merge_requests/{iid}";
@@ -35,10 +35,13 @@ pub fn router(shared: Arc<Shared>) -> Router {
         .route("/api/v4/users", get(users))
         .route("/api/v4/projects/{id}", get(project))
         .route("/api/v4/projects/{id}/approvals", get(project_approvals))
-        .route("/api/v4/projects/{id}/statuses/{sha}", post(create_status))
+        .route(
+            "/api/v4/projects/{id}/statuses/{sha}",
+            post(statuses::create),
+        )
         .route(
             "/api/v4/projects/{id}/repository/commits/{sha}/statuses",
-            get(list_statuses),
+            get(statuses::list),
         )
         .route(
             "/api/v4/projects/{id}/members/all/{user}",
@@ -84,7 +87,7 @@ pub(super) fn reply(status: StatusCode, body: Value) -> Response {
     (status, axum::Json(body)).into_response()
 }
 
-fn refuse(status: u16, message: &str) -> Response {
+pub(super) fn refuse(status: u16, message: &str) -> Response {
     reply(
         StatusCode::from_u16(status).unwrap(),
         json!({ "message": message }),
@@ -108,7 +111,7 @@ pub(super) fn failure_response(failure: Failure) -> Response {
 }
 
 /// The queued failure for `kind` (`after`: once the request was carried out), if any.
-fn injected(model: &mut Model, kind: &str, after: bool) -> Result<(), Response> {
+pub(super) fn injected(model: &mut Model, kind: &str, after: bool) -> Result<(), Response> {
     match model.take_failure(kind, after) {
         Some(failure) => Err(failure_response(failure)),
         None => Ok(()),
@@ -136,7 +139,7 @@ pub(super) fn token_user(model: &Model, headers: &HeaderMap) -> Option<u64> {
 }
 
 /// Checks failure injection and the token: the model and the token's user.
-fn enter<'a>(
+pub(super) fn enter<'a>(
     fake: &'a Shared,
     kind: &str,
     headers: &HeaderMap,
@@ -147,7 +150,7 @@ fn enter<'a>(
     Ok((model, user))
 }
 
-fn find_project(model: &Model, id: &str) -> Result<u64, Response> {
+pub(super) fn find_project(model: &Model, id: &str) -> Result<u64, Response> {
     model
         .find_project(id)
         .ok_or_else(|| refuse(404, "404 Project Not Found"))
@@ -166,13 +169,16 @@ fn find_mr<'m>(
     Ok((project, mr))
 }
 
-fn wrote(model: &mut Model, kind: &str) -> Result<(), Response> {
+pub(super) fn wrote(model: &mut Model, kind: &str) -> Result<(), Response> {
     model.writes += 1;
     injected(model, kind, true)
 }
 
 /// The request's parameters: a form (what the `gitlab` crate sends) or JSON.
-fn fields(headers: &HeaderMap, body: &Bytes) -> Result<HashMap<String, String>, Response> {
+pub(super) fn fields(
+    headers: &HeaderMap,
+    body: &Bytes,
+) -> Result<HashMap<String, String>, Response> {
     let json_body = headers
         .get("content-type")
         .and_then(|v| v.to_str().ok())
@@ -197,14 +203,14 @@ fn fields(headers: &HeaderMap, body: &Bytes) -> Result<HashMap<String, String>, 
 }
 
 #[derive(Deserialize, Default)]
-struct PageQuery {
-    page: Option<usize>,
-    per_page: Option<usize>,
+pub(super) struct PageQuery {
+    pub page: Option<usize>,
+    pub per_page: Option<usize>,
 }
 
 /// One page of `items` (GitLab: 20 by default, at most 100) with GitLab's pagination
 /// headers (`X-Page`, `X-Next-Page`, `X-Total`, …) and `Link`.
-fn paged(fake: &Shared, path: &str, items: Vec<Value>, q: &PageQuery) -> Response {
+pub(super) fn paged(fake: &Shared, path: &str, items: Vec<Value>, q: &PageQuery) -> Response {
     let per_page = q.per_page.unwrap_or(20).clamp(1, 100);
     let page = q.page.unwrap_or(1).max(1);
     let pages = items.len().div_ceil(per_page).max(1);
@@ -313,59 +319,6 @@ async fn project_approvals(
     ))
 }
 
-/// What GitLab works out for `detailed_merge_status` (when a test set none): closed,
-/// draft, the head's pipeline (every latest status, by name) when "pipelines must
-/// succeed", then approvals.
-pub(super) fn detailed_merge_status(model: &Model, p: &ProjectModel, mr: &MrModel) -> String {
-    if let Some(set) = &mr.detailed_merge_status {
-        return set.clone();
-    }
-    if mr.state != "opened" {
-        return "not_open".into();
-    }
-    if mr.draft {
-        return "draft_status".into();
-    }
-    if p.pipeline_must_succeed {
-        let latest = latest_statuses(model, p.id, &mr.head_sha);
-        if latest.is_empty()
-            || latest
-                .iter()
-                .any(|s| matches!(s.current(), "created" | "pending" | "running"))
-        {
-            return if latest.is_empty() {
-                "ci_must_pass"
-            } else {
-                "ci_still_running"
-            }
-            .into();
-        }
-        if latest
-            .iter()
-            .any(|s| matches!(s.current(), "failed" | "canceled"))
-        {
-            return "ci_must_pass".into();
-        }
-    }
-    if (mr.approved_by.len() as u64) < p.approvals_required {
-        return "not_approved".into();
-    }
-    "mergeable".into()
-}
-
-/// The newest status of each (name, ref) on `sha`.
-fn latest_statuses<'m>(model: &'m Model, project: u64, sha: &str) -> Vec<&'m StatusModel> {
-    let mut latest: BTreeMap<(&str, Option<&str>), &StatusModel> = BTreeMap::new();
-    for s in model
-        .statuses
-        .values()
-        .filter(|s| s.project == project && s.sha == sha)
-    {
-        latest.insert((&s.name, s.git_ref.as_deref()), s);
-    }
-    latest.into_values().collect()
-}
-
 async fn merge_request(
     State(fake): Fake,
     Path((id, iid)): Path<(String, u64)>,
@@ -373,7 +326,7 @@ async fn merge_request(
 ) -> Answer {
     let (model, _) = enter(&fake, "merge_requests.get", &headers)?;
     let (p, mr) = find_mr(&model, &id, iid)?;
-    let detailed = detailed_merge_status(&model, p, mr);
+    let detailed = statuses::detailed_merge_status(&model, p, mr);
     Ok(reply(
         StatusCode::OK,
         json::merge_request(&model, p, mr, &detailed),
@@ -640,163 +593,6 @@ async fn award(
     Ok(reply(
         StatusCode::CREATED,
         json::award(&model, note, award_id, user, &name),
-    ))
-}
-
-/// GitLab's state machine event for a requested state.
-fn event(state: &str) -> &'static str {
-    match state {
-        "pending" => "enqueue",
-        "running" => "run",
-        "success" => "succeed",
-        "failed" => "drop",
-        "canceled" => "cancel",
-        _ => "skip",
-    }
-}
-
-async fn create_status(
-    State(fake): Fake,
-    Path((id, sha)): Path<(String, String)>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Answer {
-    let (mut model, user) = enter(&fake, "statuses.create", &headers)?;
-    let project = find_project(&model, &id)?;
-    let mut params = fields(&headers, &body)?;
-    let state = params.remove("state").unwrap_or_default();
-    if !matches!(
-        state.as_str(),
-        "pending" | "running" | "success" | "failed" | "canceled" | "skipped"
-    ) {
-        return Err(reply(
-            StatusCode::BAD_REQUEST,
-            json!({ "error": "state does not have a valid value" }),
-        ));
-    }
-    let known = model.projects[&project].mrs.values().any(|m| {
-        m.head_sha == sha
-            || m.base_sha == sha
-            || m.previous_head_sha.as_deref() == Some(sha.as_str())
-    }) || model
-        .statuses
-        .values()
-        .any(|s| s.project == project && s.sha == sha);
-    if !known {
-        return Err(refuse(404, "404 Commit Not Found"));
-    }
-    let name = params
-        .remove("name")
-        .or_else(|| params.remove("context"))
-        .unwrap_or_else(|| "default".to_string());
-    let git_ref = params.remove("ref");
-    // GitLab moves a pending or running status of the same name, sha and ref on;
-    // otherwise it makes a new one.
-    let open = model
-        .statuses
-        .values()
-        .filter(|s| s.project == project && s.sha == sha && s.name == name && s.git_ref == git_ref)
-        .filter(|s| matches!(s.current(), "created" | "pending" | "running"))
-        .map(|s| s.id)
-        .max();
-    let refused = match (
-        open.map(|id| model.statuses[&id].current().to_string())
-            .as_deref(),
-        state.as_str(),
-    ) {
-        (Some(from @ ("pending" | "running")), "pending") | (Some(from @ "running"), "running") => {
-            Some(from.to_string())
-        }
-        _ => None,
-    };
-    if let Some(from) = refused {
-        let event = event(&state);
-        return Err(refuse(
-            400,
-            &format!(
-                "Cannot transition status via :{event} from :{from} (Reason(s): Status cannot transition via \"{event}\")"
-            ),
-        ));
-    }
-    let status_id = match open {
-        Some(open) => {
-            let s = model.statuses.get_mut(&open).unwrap();
-            s.history.push(state);
-            if let Some(d) = params.remove("description") {
-                s.description = Some(d);
-            }
-            open
-        }
-        None => {
-            let new = model.next_id();
-            model.statuses.insert(
-                new,
-                StatusModel {
-                    id: new,
-                    project,
-                    sha: sha.clone(),
-                    name,
-                    git_ref,
-                    description: params.remove("description"),
-                    target_url: params.remove("target_url"),
-                    author: user,
-                    history: vec![state],
-                    created_at: SystemTime::now(),
-                },
-            );
-            new
-        }
-    };
-    wrote(&mut model, "statuses.create")?;
-    Ok(reply(
-        StatusCode::CREATED,
-        json::status(&model, &model.statuses[&status_id]),
-    ))
-}
-
-#[derive(Deserialize)]
-struct StatusQuery {
-    page: Option<usize>,
-    per_page: Option<usize>,
-    #[serde(rename = "ref")]
-    git_ref: Option<String>,
-    name: Option<String>,
-    all: Option<bool>,
-}
-
-async fn list_statuses(
-    State(fake): Fake,
-    Path((id, sha)): Path<(String, String)>,
-    Query(q): Query<StatusQuery>,
-    headers: HeaderMap,
-) -> Answer {
-    let (model, _) = enter(&fake, "statuses.list", &headers)?;
-    let project = find_project(&model, &id)?;
-    let chosen: Vec<&StatusModel> = if q.all == Some(true) {
-        model
-            .statuses
-            .values()
-            .filter(|s| s.project == project && s.sha == sha)
-            .collect()
-    } else {
-        latest_statuses(&model, project, &sha)
-    };
-    let mut chosen: Vec<&StatusModel> = chosen
-        .into_iter()
-        .filter(|s| q.git_ref.is_none() || s.git_ref == q.git_ref)
-        .filter(|s| q.name.as_ref().is_none_or(|n| &s.name == n))
-        .collect();
-    chosen.sort_by_key(|s| s.id);
-    let items = chosen.iter().map(|s| json::status(&model, s)).collect();
-    let page = PageQuery {
-        page: q.page,
-        per_page: q.per_page,
-    };
-    Ok(paged(
-        &fake,
-        &format!("/api/v4/projects/{project}/repository/commits/{sha}/statuses"),
-        items,
-        &page,
     ))
 }
 

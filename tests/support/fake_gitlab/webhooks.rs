@@ -12,7 +12,7 @@ use hmac::{Hmac, Mac};
 use serde_json::{Value, json};
 use sha2::Sha256;
 
-use super::{FakeGitLab, Model, MrModel, NoteSnapshot, ProjectModel, json, routes};
+use super::{FakeGitLab, Model, MrModel, NoteSnapshot, ProjectModel, json, statuses};
 
 /// One webhook delivery: what GitLab would POST to cascade.
 #[derive(Debug, Clone)]
@@ -201,7 +201,7 @@ fn fork_project(api: &str, model: &Model, p: &ProjectModel, mr: &MrModel) -> Val
 /// `object_attributes` of a Merge Request Hook (and, without `action`, the Note Hook's
 /// `merge_request`).
 fn mr_attributes(api: &str, model: &Model, p: &ProjectModel, mr: &MrModel) -> Value {
-    let detailed = routes::detailed_merge_status(model, p, mr);
+    let detailed = statuses::detailed_merge_status(model, p, mr);
     let source = if mr.fork {
         fork_project(api, model, p, mr)
     } else {
