@@ -835,3 +835,127 @@ mod git_over_http {
         );
     }
 }
+
+mod webhooks {
+    use super::*;
+    use serde_json::Value;
+    use support::fake_gitlab::standard_webhooks_signature;
+
+    fn sample(name: &str) -> Value {
+        let path = support::shared().join("webhooks/gitlab").join(name);
+        serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap()
+    }
+
+    /// Every key of `real` at `pointer` is in `built` there too.
+    fn has_keys_of(built: &Value, real: &Value, pointer: &str) {
+        let keys = |v: &Value| -> Vec<String> {
+            v.pointer(pointer)
+                .and_then(Value::as_object)
+                .map(|o| o.keys().cloned().collect())
+                .unwrap_or_default()
+        };
+        let built_keys = keys(built);
+        let missing: Vec<_> = keys(real)
+            .into_iter()
+            .filter(|k| !built_keys.contains(k))
+            .collect();
+        assert!(missing.is_empty(), "{pointer} lacks {missing:?}");
+    }
+
+    #[tokio::test]
+    async fn deliveries_have_gitlab_s_shapes_and_headers() {
+        let w = world().await;
+        let open = w.fake.merge_request_event(w.project, w.iid, "open");
+        assert_eq!(open.event, "Merge Request Hook");
+        let real = sample("merge_request.open.json");
+        for pointer in [
+            "",
+            "/object_attributes",
+            "/project",
+            "/object_attributes/last_commit",
+        ] {
+            has_keys_of(&open.payload(), &real, pointer);
+        }
+        assert_eq!(open.payload()["project"]["path_with_namespace"], PATH);
+        assert_eq!(open.payload()["object_attributes"]["iid"], w.iid);
+        assert!(open.payload()["object_attributes"].get("oldrev").is_none());
+
+        w.fake.push(w.project, w.iid, &"c".repeat(40), vec![]);
+        let pushed = w.fake.merge_request_pushed_event(w.project, w.iid);
+        let real = sample("merge_request.update.new-commit.json");
+        has_keys_of(&pushed.payload(), &real, "/object_attributes");
+        assert_eq!(
+            pushed.payload()["object_attributes"]["oldrev"],
+            "a".repeat(40)
+        );
+        assert_eq!(
+            pushed.payload()["object_attributes"]["last_commit"]["id"],
+            "c".repeat(40)
+        );
+
+        let ready = w.fake.merge_request_ready_event(w.project, w.iid);
+        assert_eq!(ready.payload()["changes"]["draft"]["current"], false);
+
+        let note = w.fake.user_note(w.project, w.iid, "bob", "cascade plan");
+        let hook = w.fake.note_event(&note);
+        assert_eq!(hook.event, "Note Hook");
+        let real = sample("note.merge_request.json");
+        for pointer in ["", "/object_attributes", "/merge_request"] {
+            has_keys_of(&hook.payload(), &real, pointer);
+        }
+        assert_eq!(hook.payload()["object_attributes"]["note"], "cascade plan");
+        assert_eq!(
+            hook.payload()["object_attributes"]["author_id"],
+            w.fake.user("bob")
+        );
+
+        let headers = hook.headers();
+        let header = |name: &str| {
+            headers
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, v)| v.clone())
+        };
+        assert_eq!(header("x-gitlab-token"), Some(w.fake.webhook_secret()));
+        assert_eq!(header("x-gitlab-event").as_deref(), Some("Note Hook"));
+        assert!(header("idempotency-key").is_some() && header("x-gitlab-event-uuid").is_some());
+        assert!(header("webhook-signature").is_none());
+        // A retry keeps the key; a new delivery gets a new one.
+        assert_eq!(hook.redelivered().idempotency_key, hook.idempotency_key);
+        assert_ne!(hook.renewed().idempotency_key, hook.idempotency_key);
+    }
+
+    #[tokio::test]
+    async fn signed_deliveries_follow_standard_webhooks() {
+        // The Standard Webhooks specification's own example.
+        assert_eq!(
+            standard_webhooks_signature(
+                "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+                "msg_p5jXN8AQM9LWM0D4loKWxJek",
+                1_614_265_330,
+                br#"{"test": 2432232314}"#
+            ),
+            "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE="
+        );
+        let w = world().await;
+        let token = support::fake_gitlab::signing_token();
+        w.fake.set_signing_token(Some(&token));
+        let delivery = w.fake.merge_request_event(w.project, w.iid, "close");
+        let headers = delivery.headers();
+        let header = |name: &str| {
+            headers
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, v)| v.clone())
+                .unwrap()
+        };
+        assert_eq!(header("webhook-id"), header("idempotency-key"));
+        let expected = standard_webhooks_signature(
+            &token,
+            &header("webhook-id"),
+            header("webhook-timestamp").parse().unwrap(),
+            &delivery.body,
+        );
+        assert_eq!(header("webhook-signature"), expected);
+    }
+}

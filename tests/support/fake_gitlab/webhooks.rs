@@ -386,7 +386,7 @@ impl FakeGitLab {
         let mr = &p.mrs[&note.iid];
         let n = &model.notes[&note.id];
         let created = json::hook_timestamp(n.created_at);
-        let payload = json!({
+        let mut payload = json!({
             "object_kind": "note",
             "event_type": "note",
             "user": hook_user(&model, n.author),
@@ -423,6 +423,9 @@ impl FakeGitLab {
             "repository": repository(p),
             "merge_request": mr_attributes(api, &model, p, mr),
         });
+        // Older payloads also carry these on the merge request.
+        payload["merge_request"]["assignee"] = Value::Null;
+        payload["merge_request"]["position"] = json!(0);
         Delivery::new("Note Hook", &payload, &model)
     }
 }
