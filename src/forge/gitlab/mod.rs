@@ -339,7 +339,7 @@ impl Project {
                  cascade tries again on the next event, or push again"
             );
         };
-        let detailed = mr.detailed_merge_status.clone().unwrap_or_default();
+        let detailed = mr.detailed_status();
         let others = if status::waits_on_pipeline(&detailed) {
             self.statuses(&head_sha, None, None).await?
         } else {

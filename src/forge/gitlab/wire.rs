@@ -41,6 +41,29 @@ pub(crate) struct WireMergeRequest {
     pub sha: Option<String>,
     pub diff_refs: Option<WireDiffRefs>,
     pub detailed_merge_status: Option<String>,
+    /// GitLab before 15.6 has only this coarse word.
+    pub merge_status: Option<String>,
+}
+
+impl WireMergeRequest {
+    /// `detailed_merge_status`, or on GitLab before 15.6 its nearest word from
+    /// `merge_status` (which cannot tell why a merge request is blocked).
+    pub fn detailed_status(&self) -> String {
+        if let Some(detailed) = self
+            .detailed_merge_status
+            .as_deref()
+            .filter(|d| !d.is_empty())
+        {
+            return detailed.to_string();
+        }
+        match self.merge_status.as_deref() {
+            Some("can_be_merged") => "mergeable",
+            Some("cannot_be_merged" | "cannot_be_merged_recheck") => "conflict",
+            Some("checking") => "checking",
+            _ => "unchecked",
+        }
+        .to_string()
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -161,6 +184,33 @@ mod tests {
             Duration::from_millis(1_468_275_250_123)
         );
         assert!(parse_time("yesterday").is_none());
+    }
+
+    #[test]
+    fn old_gitlab_s_merge_status_stands_in_for_the_detailed_one() {
+        let mr = |detailed: Option<&str>, coarse: Option<&str>| {
+            let mut value = serde_json::json!({
+                "iid": 1, "state": "opened", "source_branch": "f", "target_branch": "main",
+                "source_project_id": 1, "target_project_id": 1,
+                "author": { "id": 2, "username": "alice" },
+            });
+            if let Some(d) = detailed {
+                value["detailed_merge_status"] = d.into();
+            }
+            if let Some(c) = coarse {
+                value["merge_status"] = c.into();
+            }
+            serde_json::from_value::<WireMergeRequest>(value)
+                .unwrap()
+                .detailed_status()
+        };
+        assert_eq!(
+            mr(Some("ci_must_pass"), Some("can_be_merged")),
+            "ci_must_pass"
+        );
+        assert_eq!(mr(None, Some("can_be_merged")), "mergeable");
+        assert_eq!(mr(None, Some("cannot_be_merged")), "conflict");
+        assert_eq!(mr(None, None), "unchecked");
     }
 
     #[test]
