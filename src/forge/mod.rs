@@ -4,6 +4,7 @@
 
 pub mod github;
 mod handle;
+pub mod gitlab;
 pub mod types;
 
 pub use handle::{Forge, Forges};

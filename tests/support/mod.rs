@@ -2,6 +2,9 @@
 //! fixture trees in temporary git repositories.
 #![allow(dead_code)]
 
+// Loaded by path, so its own modules sit under support/fake_gitlab/.
+#[path = "fake_gitlab.rs"]
+pub mod fake_gitlab;
 pub mod fixture_tree;
 
 use std::path::{Path, PathBuf};
