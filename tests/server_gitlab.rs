@@ -18,6 +18,7 @@ use cascade::store::{DeliveryRecord, DeliveryStatus, SqliteStore, Store};
 use fake_github::FakeGitHub;
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
+use support::fake_gitlab::FakeGitLab;
 
 const TOKEN: &str = "gitlab-webhook-token";
 const OLD_TOKEN: &str = "gitlab-webhook-token-before-rotation";
@@ -25,29 +26,35 @@ const SIGNING_TOKEN: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 
 struct Served {
     fake: FakeGitHub,
+    gitlab: FakeGitLab,
     server: RunningServer,
     data: tempfile::TempDir,
 }
 
-fn gitlab_config(signing: bool) -> GitLabServeConfig {
+fn gitlab_config(gitlab: &FakeGitLab, signing: bool) -> GitLabServeConfig {
     GitLabServeConfig {
-        url: "http://127.0.0.1:9".into(),
-        token: "glpat-not-used-by-the-receiver".into(),
+        url: gitlab.url(),
+        token: gitlab.token().into(),
         webhook_secrets: vec![OLD_TOKEN.as_bytes().to_vec(), TOKEN.as_bytes().to_vec()],
         signing_key: signing.then(|| SigningKey::parse(SIGNING_TOKEN).unwrap()),
     }
 }
 
-/// The server with GitHub (a fake) and GitLab configured: the bot acts through
-/// GitHub until the GitLab flows are wired, so GitLab cannot be served alone yet.
+/// The server with GitHub and GitLab (both fakes) configured.
 async fn served(signing: bool, limits: HttpLimits) -> Served {
     let fake = FakeGitHub::start().await;
+    let gitlab = FakeGitLab::start().await;
     let data = tempfile::tempdir().unwrap();
     let mut config = serve_config(&fake, data.path());
-    config.gitlab = Some(gitlab_config(signing));
+    config.gitlab = Some(gitlab_config(&gitlab, signing));
     config.http = limits;
     let server = start(config).await.unwrap();
-    Served { fake, server, data }
+    Served {
+        fake,
+        gitlab,
+        server,
+        data,
+    }
 }
 
 impl Served {
@@ -370,23 +377,47 @@ async fn the_gitlab_route_exists_only_when_gitlab_is_configured() {
     server.shutdown().await.unwrap();
     assert_eq!(rows(data.path()).await, vec![]);
 
-    // GitLab alone cannot be served until the bot acts on GitLab: refused at start, plainly.
+    // GitLab alone: its route answers, GitHub's does not exist.
+    let gitlab = FakeGitLab::start().await;
     let mut config = serve_config(&fake, data.path());
     config.github = None;
-    config.gitlab = Some(gitlab_config(false));
+    config.gitlab = Some(gitlab_config(&gitlab, false));
+    let server = start(config).await.unwrap();
+    let github_url = format!("http://{}/webhooks/github", server.addr);
+    let answer = reqwest::Client::new()
+        .post(&github_url)
+        .header("X-GitHub-Event", "ping")
+        .body("{}")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status().as_u16(), 404);
+    server.shutdown().await.unwrap();
+
+    // A token GitLab refuses stops the start, plainly, without showing the token.
+    let mut config = serve_config(&fake, data.path());
+    config.github = None;
+    let mut refused = gitlab_config(&gitlab, false);
+    refused.token = "glpat-revoked-token-value".into();
+    config.gitlab = Some(refused);
     let error = start(config)
         .await
         .err()
-        .expect("GitLab alone is refused for now");
+        .expect("a refused token stops the start");
     let message = format!("{error:#}");
-    assert!(message.contains("cannot serve GitLab alone"), "{message}");
-    assert!(message.contains("--github-app-id"), "{message}");
+    assert!(message.contains("--gitlab-token-file"), "{message}");
+    assert!(!message.contains("glpat-revoked-token-value"), "{message}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stored_gitlab_deliveries_are_read_back_by_the_gitlab_parser_at_start() {
     let s = served(false, HttpLimits::default()).await;
-    let Served { fake, server, data } = s;
+    let Served {
+        fake,
+        gitlab,
+        server,
+        data,
+    } = s;
     server.shutdown().await.unwrap();
     let store = SqliteStore::open(&data.path().join("cascade.db"))
         .await
@@ -411,7 +442,7 @@ async fn stored_gitlab_deliveries_are_read_back_by_the_gitlab_parser_at_start() 
         assert!(store.insert_delivery(&record).await.unwrap());
     }
     let mut config = serve_config(&fake, data.path());
-    config.gitlab = Some(gitlab_config(false));
+    config.gitlab = Some(gitlab_config(&gitlab, false));
     let server = start(config).await.unwrap();
     let statuses = || query_pairs(data.path(), "SELECT id, status FROM deliveries ORDER BY id");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
@@ -423,7 +454,8 @@ async fn stored_gitlab_deliveries_are_read_back_by_the_gitlab_parser_at_start() 
         assert!(std::time::Instant::now() < deadline, "{rows:?}");
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     };
-    assert_eq!(rows[0], ("gitlab-left-over".into(), "ignored".into()));
+    // Routed to the merge request's comment job (its note is no command): processed.
+    assert_eq!(rows[0], ("gitlab-left-over".into(), "processed".into()));
     assert_eq!(rows[1], ("gitlab-not-a-note".into(), "failed".into()));
     server.shutdown().await.unwrap();
 }

@@ -340,6 +340,15 @@ impl Bot {
 
     async fn run_job(self: &Arc<Self>, key: &PrKey, job: PrJob) -> anyhow::Result<()> {
         match job {
+            PrJob::Update(pr) if pr.is_partial() => {
+                let forge = self.forges.open(pr.forge).await?;
+                let (mut current, info) = plan::current_pr(self, &forge, key).await?;
+                if !info.open {
+                    return Ok(());
+                }
+                current.clone_url = pr.clone_url;
+                self.plan_superseded_by_pushes(key, &current, None).await
+            }
             PrJob::Update(pr) => self.plan_superseded_by_pushes(key, &pr, None).await,
             PrJob::Replan { forge } => {
                 let forge = self.forges.open(forge).await?;

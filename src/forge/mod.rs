@@ -3,8 +3,8 @@
 //! decision (who may apply, what to post) is made by the bot.
 
 pub mod github;
-mod handle;
 pub mod gitlab;
+mod handle;
 pub mod types;
 
 pub use handle::{Forge, Forges};

@@ -158,6 +158,25 @@ fn metrics_handle() -> PrometheusHandle {
         .clone()
 }
 
+/// The GitLab client, with its own identity read (`GET /user`): cascade must know which
+/// notes are its own before it acts on any, and a wrong token should stop the start, not
+/// the first merge request.
+async fn connect_gitlab(
+    config: &GitLabServeConfig,
+) -> anyhow::Result<crate::forge::gitlab::GitLab> {
+    let client = crate::forge::gitlab::GitLab::new(&config.url, &config.token)
+        .context("cannot use --gitlab-url")?;
+    let me = client.current_user().await.with_context(|| {
+        format!(
+            "cannot read this token's own user from {}/api/v4/user; check --gitlab-url and \
+             the token in --gitlab-token-file (a project or group access token with the `api` scope)",
+            config.url
+        )
+    })?;
+    tracing::info!(gitlab = %config.url, user = %me.login, "GitLab token accepted");
+    Ok(client)
+}
+
 /// Starts the server and the bot's workers; returns once it listens.
 pub async fn start(config: ServeConfig) -> anyhow::Result<RunningServer> {
     if let Some(gitlab) = &config.gitlab
@@ -167,30 +186,33 @@ pub async fn start(config: ServeConfig) -> anyhow::Result<RunningServer> {
             "no GitLab webhook secret: set --gitlab-webhook-secret (or CASCADE_GITLAB_WEBHOOK_SECRET); cascade refuses deliveries without a token"
         );
     }
-    // The bot acts through the GitHub client only until the GitLab client is
-    // wired into it; GitLab deliveries are received, stored and not acted on.
-    let Some(github_config) = &config.github else {
-        bail!(
-            "this build of cascade cannot serve GitLab alone yet: the bot does not act on GitLab merge requests. Configure the GitHub App as well (--github-app-id, --github-private-key-file, --github-webhook-secret), or run a release that serves GitLab"
-        );
-    };
-    if github_config.webhook_secrets.iter().all(Vec::is_empty) {
+    if let Some(github) = &config.github
+        && github.webhook_secrets.iter().all(Vec::is_empty)
+    {
         bail!(
             "no webhook secret: set --github-webhook-secret (or CASCADE_GITHUB_WEBHOOK_SECRET); cascade refuses unsigned deliveries"
+        );
+    }
+    if config.github.is_none() && config.gitlab.is_none() {
+        bail!(
+            "no forge configured: give the GitHub App's flags (--github-app-id, --github-private-key-file, --github-webhook-secret), GitLab's (--gitlab-url, --gitlab-token-file, --gitlab-webhook-secret), or both"
         );
     }
     std::fs::create_dir_all(&config.data_dir)
         .with_context(|| format!("cannot create {}", config.data_dir.display()))?;
     let store =
         Arc::new(crate::store::open(config.database_url.as_deref(), &config.data_dir).await?);
-    let github = Arc::new(
-        GitHubApp::new(
-            &github_config.api_url,
-            github_config.app_id,
-            &github_config.private_key,
-        )
-        .context("cannot load the GitHub App's private key (--github-private-key-file)")?,
-    );
+    let github = match &config.github {
+        Some(github) => Some(Arc::new(
+            GitHubApp::new(&github.api_url, github.app_id, &github.private_key)
+                .context("cannot load the GitHub App's private key (--github-private-key-file)")?,
+        )),
+        None => None,
+    };
+    let gitlab = match &config.gitlab {
+        Some(gitlab) => Some(Arc::new(connect_gitlab(gitlab).await?)),
+        None => None,
+    };
     let executor = ProcessExecutor::new(config.data_dir.join("plugin-cache"))
         .with_binary(
             crate::config::Executor::Terraform,
@@ -205,9 +227,7 @@ pub async fn start(config: ServeConfig) -> anyhow::Result<RunningServer> {
         .with_limit(config.parallelism);
     let shutdown = CancellationToken::new();
     let bot = Bot::start(BotConfig {
-        forges: Forges {
-            github: Some(github),
-        },
+        forges: Forges { github, gitlab },
         store: store.clone(),
         executor: Arc::new(executor),
         data_dir: config.data_dir.clone(),
@@ -218,11 +238,6 @@ pub async fn start(config: ServeConfig) -> anyhow::Result<RunningServer> {
         shutdown: shutdown.clone(),
     })
     .await?;
-    if config.gitlab.is_some() {
-        tracing::warn!(
-            "GitLab deliveries are received and stored, but this build does not act on them yet"
-        );
-    }
     let state = Arc::new(AppState {
         secrets: config
             .github

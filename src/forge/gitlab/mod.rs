@@ -262,6 +262,16 @@ impl Project {
         self.id
     }
 
+    /// Whether `actor` is the token's own user (read at start): its notes are cascade's
+    /// and never commands.
+    pub async fn is_self(&self, actor: &Actor) -> bool {
+        let me = self
+            .inner
+            .me
+            .get_or_try_init(|| self.inner.read_current_user());
+        matches!(me.await, Ok(me) if me.id.is_some() && me.id == actor.id)
+    }
+
     pub fn kind(&self) -> ForgeKind {
         ForgeKind::GitLab
     }
