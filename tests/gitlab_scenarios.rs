@@ -17,7 +17,7 @@ use serde_json::json;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-use support::fake_gitlab::{Failure, TOKEN};
+use support::fake_gitlab::{DiffFile, Failure, MrSpec, TOKEN};
 
 /// A merge request from `feature` by alice, planned.
 async fn planned(w: &World) -> u64 {
@@ -304,6 +304,10 @@ async fn a_quoted_or_fenced_command_is_ignored() {
     ] {
         assert_eq!(w.note(iid, REVIEWER, &body).await, 202);
     }
+    // GitLab sends a Note Hook for cascade's own notes too.
+    let own = w.fake.bot_notes(w.project, iid).remove(0);
+    let status = w.fake.note_event(&own).post(&w.hook()).await.status();
+    assert!(status.is_success(), "{status}");
     tokio::time::sleep(Duration::from_millis(1000)).await;
     assert_eq!(w.bot_texts(iid).len(), 1, "{:#?}", w.bot_texts(iid));
     assert_eq!(w.fake.write_calls(), writes);
@@ -666,4 +670,71 @@ async fn a_fetch_refused_by_gitlab_fails_the_plan_without_showing_the_token() {
     for note in w.fake.notes(w.project, iid) {
         assert_no_token("a note", &note.body);
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_draft_waits_until_it_is_marked_ready() {
+    let w = world().await;
+    let iid = w.fake.open_merge_request(
+        w.project,
+        MrSpec {
+            author: AUTHOR.into(),
+            head_sha: w.head_sha.clone(),
+            base_sha: w.base_sha.clone(),
+            draft: true,
+            files: vec![DiffFile::modified("global/dns/main.tf")],
+            ..MrSpec::default()
+        },
+    );
+    assert_eq!(w.send_mr(iid, "open").await, 202);
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    assert!(w.bot_texts(iid).is_empty(), "a draft is not planned");
+    assert!(w.cascade_statuses(&w.head_sha).is_empty());
+    // Ready: GitLab sends `update` with `changes.draft` and no new commits.
+    w.fake.set_draft(w.project, iid, false);
+    let ready = w.fake.merge_request_ready_event(w.project, iid);
+    assert_eq!(ready.post(&w.hook()).await.status().as_u16(), 202);
+    w.until("the plan once ready", |w| w.status_done(&w.head_sha))
+        .await;
+    assert_eq!(w.bot_texts(iid).len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_gitlab_removed_on_push_does_not_count() {
+    let w = world().await;
+    let iid = planned(&w).await;
+    w.fake.approve(w.project, iid, REVIEWER);
+    // GitLab removes approvals when commits are added (the project's default).
+    let head = push_change(&w, "feature", "global/dns/main.tf", "after the review");
+    w.pushed(iid, &head, "global/dns/main.tf").await;
+    w.until("the new plan", |w| w.status_done(&head)).await;
+    let id = w.plan_id(iid);
+    w.note(iid, REVIEWER, &format!("cascade apply {id}")).await;
+    let text = nth_note(&w, iid, 2).await;
+    assert!(text.contains("needs an approving review"), "{text}");
+    assert_eq!(apply_results(&w, iid), 0);
+    // Approved again, on the new head: applied.
+    w.fake.approve(w.project, iid, REVIEWER);
+    w.note(iid, REVIEWER, &format!("cascade apply {id}")).await;
+    let text = nth_note(&w, iid, 3).await;
+    assert!(text.starts_with("<!-- cascade:apply"), "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gitlab_s_own_approval_rules_must_be_met_too() {
+    // Only `approved` is required: GitLab's word on approvals must count by itself.
+    let w = world_with("apply_requirements: [approved]\n").await;
+    w.fake.set_approvals_required(w.project, 2);
+    let iid = planned(&w).await;
+    let text = apply_approved(&w, iid).await;
+    assert!(
+        text.contains("Not applied") && text.contains("1 more approval"),
+        "{text}"
+    );
+    assert_eq!(apply_results(&w, iid), 0);
+    w.fake
+        .set_member(w.project, "carol", Some(support::fake_gitlab::DEVELOPER));
+    w.fake.approve(w.project, iid, "carol");
+    let text = apply_approved(&w, iid).await;
+    assert!(text.starts_with("<!-- cascade:apply"), "{text}");
 }

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use super::github::{self, GitHubApp};
 use super::gitlab::{self, GitLab};
 use super::types::{
-    Actor, Approver, ChangeRequest, CheckStatus, ForgeKind, ForgeRef, Membership, OwnComment,
+    Actor, Approvals, ChangeRequest, CheckStatus, ForgeKind, ForgeRef, Membership, OwnComment,
     Spelling,
 };
 use crate::comment::GITHUB_LIMIT;
@@ -200,16 +200,19 @@ impl Forge {
     }
 
     /// The approvals in force on the change request `cr`, the author's included (the
-    /// bot applies its rules to them).
-    pub async fn approvers(
+    /// bot applies its rules to them), and what the forge's own rules still want.
+    pub async fn approvals(
         &self,
         repo: &str,
         number: u64,
         cr: &ChangeRequest,
-    ) -> anyhow::Result<Vec<Approver>> {
+    ) -> anyhow::Result<Approvals> {
         match self {
-            Forge::GitHub(inst) => inst.approvers(repo, number).await,
-            Forge::GitLab(p) => p.approvers(repo, number, cr).await,
+            Forge::GitHub(inst) => Ok(Approvals {
+                approvers: inst.approvers(repo, number).await?,
+                still_required: 0,
+            }),
+            Forge::GitLab(p) => p.approvals(repo, number, cr).await,
         }
     }
 

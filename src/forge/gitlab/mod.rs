@@ -31,7 +31,8 @@ pub use status::{DESCRIPTION_LIMIT, STATUS_NAME};
 pub use transport::{ApiError, NoAnswer, RetryPolicy};
 
 use crate::forge::types::{
-    Actor, Approver, ChangeRequest, CheckStatus, ForgeKind, Membership, OwnComment, Spelling,
+    Actor, Approvals, Approver, ChangeRequest, CheckStatus, ForgeKind, Membership, OwnComment,
+    Spelling,
 };
 use transport::{Call, Transport};
 use wire::{
@@ -713,6 +714,17 @@ impl Project {
         number: u64,
         cr: &ChangeRequest,
     ) -> anyhow::Result<Vec<Approver>> {
+        Ok(self.approvals(repo, number, cr).await?.approvers)
+    }
+
+    /// [`Project::approvers`], and the approvals GitLab's own rules still want while it
+    /// says the merge request is not `approved` (its `approvals_left`, at least one).
+    pub async fn approvals(
+        &self,
+        repo: &str,
+        number: u64,
+        cr: &ChangeRequest,
+    ) -> anyhow::Result<Approvals> {
         let endpoint = MergeRequestApprovals::builder()
             .project(self.id)
             .merge_request(number)
@@ -723,11 +735,18 @@ impl Project {
             .query("merge_requests.approvals", endpoint)
             .await
             .with_context(|| format!("could not read the approvals of {repo}!{number}"))?;
+        let still_required = match approvals.approved {
+            Some(false) => approvals.approvals_left.unwrap_or(1).max(1),
+            _ => 0,
+        };
         if approvals.approved_by.is_empty() {
-            return Ok(Vec::new());
+            return Ok(Approvals {
+                approvers: Vec::new(),
+                still_required,
+            });
         }
         let resets = self.resets_approvals_on_push(repo).await;
-        Ok(approvals
+        let approvers = approvals
             .approved_by
             .into_iter()
             .map(|a| Approver {
@@ -737,7 +756,11 @@ impl Project {
                 },
                 commit: resets.then(|| cr.head_sha.clone()),
             })
-            .collect())
+            .collect();
+        Ok(Approvals {
+            approvers,
+            still_required,
+        })
     }
 
     /// The project's "Remove all approvals when commits are added to the source branch".

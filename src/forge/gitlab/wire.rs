@@ -111,6 +111,11 @@ pub(crate) struct WireApprovedBy {
 pub(crate) struct WireApprovals {
     #[serde(default)]
     pub approved_by: Vec<WireApprovedBy>,
+    /// GitLab's own verdict on its approval rules (`approvals_required`, rules, code owners).
+    #[serde(default)]
+    pub approved: Option<bool>,
+    #[serde(default)]
+    pub approvals_left: Option<u64>,
 }
 
 #[derive(Debug, Deserialize)]
