@@ -738,3 +738,32 @@ async fn gitlab_s_own_approval_rules_must_be_met_too() {
     let text = apply_approved(&w, iid).await;
     assert!(text.starts_with("<!-- cascade:apply"), "{text}");
 }
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn apply_permission_names_gitlab_users_and_nested_groups() {
+    let w =
+        world_with("apply_permission:\n  users: [john.doe]\n  teams: [acme/platform/sre_team]\n")
+            .await;
+    let iid = planned(&w).await;
+    let id = w.plan_id(iid);
+    w.fake.approve(w.project, iid, REVIEWER);
+    for user in ["john.doe", "gina"] {
+        w.fake
+            .set_member(w.project, user, Some(support::fake_gitlab::DEVELOPER));
+    }
+    // A member of a subgroup of the group named, inherited as GitLab does.
+    w.fake.set_group_member(
+        "acme/platform/sre_team",
+        "gina",
+        Some(support::fake_gitlab::DEVELOPER),
+    );
+    // bob is a Developer but neither listed nor in the group.
+    w.note(iid, REVIEWER, &format!("cascade apply {id}")).await;
+    let text = nth_note(&w, iid, 2).await;
+    assert!(
+        text.contains(&format!("@{REVIEWER} cannot run `cascade apply {id}`"))
+            && text.contains("members of `acme/platform/sre_team`"),
+        "{text}"
+    );
+    w.note(iid, "gina", &format!("cascade apply {id}")).await;
+    w.until("the apply", |w| apply_results(w, iid) == 1).await;
+}
