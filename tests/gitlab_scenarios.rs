@@ -656,6 +656,7 @@ async fn a_fetch_refused_by_gitlab_fails_the_plan_without_showing_the_token() {
         .find(|l| l.contains("cannot fetch"))
         .unwrap_or_else(|| panic!("no fetch error logged: {text}"));
     assert!(line.contains(REPO_KEY), "{line}");
+    assert!(line.contains("GitLab token may read the project"), "{line}");
     assert_no_token("the fetch error", line);
     assert!(!line.contains("x-access-token"), "{line}");
     assert!(
