@@ -768,3 +768,114 @@ async fn apply_permission_names_gitlab_users_and_nested_groups() {
     w.note(iid, "gina", &format!("cascade apply {id}")).await;
     w.until("the apply", |w| apply_results(w, iid) == 1).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fork_is_planned_from_refs_merge_requests_with_allow_forks() {
+    let w = gitlab_world::world_configured("", |c| c.allow_forks = true).await;
+    // eve's fork: a clone of the project with a commit the project never had.
+    let forks = tempfile::tempdir().unwrap();
+    let fork = forks.path().join("infra");
+    support::git(
+        forks.path(),
+        &["clone", "-q", w.origin.to_str().unwrap(), "infra"],
+    );
+    support::git(
+        &fork,
+        &["checkout", "-q", "-b", "eve-change", "origin/main"],
+    );
+    let file = fork.join("global/dns/main.tf");
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, format!("{text}\n# from a fork\n")).unwrap();
+    support::git(&fork, &["commit", "-qam", "from a fork"]);
+    let head = support::git(&fork, &["rev-parse", "HEAD"]);
+    let iid = w.fake.open_merge_request(
+        w.project,
+        MrSpec {
+            author: "eve".into(),
+            source_branch: "eve-change".into(),
+            head_sha: head.clone(),
+            base_sha: w.base_sha.clone(),
+            fork: true,
+            files: vec![DiffFile::modified("global/dns/main.tf")],
+            head_repo: Some(fork.clone()),
+            ..MrSpec::default()
+        },
+    );
+    // As on GitLab: the project has the fork's head only under refs/merge-requests/<iid>/head.
+    let refs = support::git(&w.origin, &["for-each-ref", "--contains", &head]);
+    assert_eq!(refs.lines().count(), 1, "{refs}");
+    assert!(
+        refs.ends_with(&format!("refs/merge-requests/{iid}/head")),
+        "{refs}"
+    );
+    assert_eq!(w.send_mr(iid, "open").await, 202);
+    w.until("the fork's plan", |w| w.status_done(&head)).await;
+    let text = &w.bot_texts(iid)[0];
+    assert!(
+        text.starts_with("<!-- cascade:plan") && text.contains("global/dns"),
+        "{text}"
+    );
+    assert_eq!(
+        w.status_now(&head).as_deref(),
+        Some("failed"),
+        "waits for review"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_note_is_found_again_by_its_marker_with_a_fresh_database() {
+    let mut w = world().await;
+    let iid = planned(&w).await;
+    let first = w.fake.bot_notes(w.project, iid);
+    // A new server that remembers nothing (its database and mirrors lost).
+    w.server.take().unwrap().shutdown().await.unwrap();
+    let fresh = tempfile::tempdir().unwrap();
+    let mut config = gitlab_world::config(&w);
+    config.data_dir = fresh.path().to_path_buf();
+    w.server = Some(cascade::server::start(config).await.unwrap());
+    let head = push_change(&w, "feature", "global/dns/main.tf", "after the restart");
+    w.pushed(iid, &head, "global/dns/main.tf").await;
+    w.until("the plan of the new head", |w| w.status_done(&head))
+        .await;
+    let notes = w.fake.bot_notes(w.project, iid);
+    assert_eq!(notes.len(), 1, "{notes:#?}");
+    assert_eq!(notes[0].id, first[0].id, "the same note, edited");
+    assert_eq!(notes[0].edits.len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn closing_then_reopening_plans_again() {
+    let w = world().await;
+    let iid = planned(&w).await;
+    w.fake.close(w.project, iid);
+    assert_eq!(w.send_mr(iid, "close").await, 202);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    w.fake.reopen(w.project, iid);
+    assert_eq!(w.send_mr(iid, "reopen").await, 202);
+    w.until("the plan after reopening", |w| {
+        w.cascade_statuses(&w.head_sha).len() == 2 && w.status_done(&w.head_sha)
+    })
+    .await;
+    assert_eq!(w.bot_texts(iid).len(), 1, "the same note, edited");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn help_is_spelled_the_gitlab_way() {
+    let w = world().await;
+    let iid = planned(&w).await;
+    w.note(iid, REPORTER_USER, "cascade help").await;
+    let text = nth_note(&w, iid, 2).await;
+    for command in [
+        "`cascade apply",
+        "`cascade plan",
+        "`cascade unlock`",
+        "`cascade help`",
+    ] {
+        assert!(text.contains(command), "{command}: {text}");
+    }
+    assert!(!text.contains("`/"), "{text}");
+    // The slash spelling is read too.
+    w.note(iid, REPORTER_USER, "/help").await;
+    let text = nth_note(&w, iid, 3).await;
+    assert!(text.contains("`cascade apply"), "{text}");
+}
