@@ -356,15 +356,25 @@ pub async fn serve_binary(
         .local_addr()
         .unwrap()
         .port();
-    let child = serve_process(w, port, extra, log);
+    let mut child = serve_process(w, port, extra, log);
+    if !listening(port).await {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("cascade serve did not listen on {port}");
+    }
+    (child, port)
+}
+
+/// Whether something listens on `port` of 127.0.0.1 within ten seconds.
+async fn listening(port: u16) -> bool {
     for _ in 0..200 {
         if tokio::net::TcpStream::connect(("127.0.0.1", port))
             .await
             .is_ok()
         {
-            return (child, port);
+            return true;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    panic!("cascade serve did not listen on {port}");
+    false
 }
