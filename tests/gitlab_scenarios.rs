@@ -15,7 +15,7 @@ use gitlab_world::{
 };
 use serde_json::json;
 use std::ffi::OsStr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 use support::fake_gitlab::{DiffFile, Failure, MrSpec, TOKEN};
 
@@ -517,33 +517,6 @@ async fn with_any_head_an_approval_counts_whatever_the_project_setting() {
     assert!(text.starts_with("<!-- cascade:apply"), "{text}");
 }
 
-/// A stand-in `terraform` that logs each plan (its directory) and makes plans slow, so a
-/// kill lands mid-plan; everything else is the real terraform.
-fn slow_terraform(dir: &Path) -> (PathBuf, PathBuf) {
-    let log = dir.join("invocations.log");
-    let script = dir.join("terraform");
-    let real = String::from_utf8(
-        std::process::Command::new("sh")
-            .args(["-c", "command -v terraform"])
-            .output()
-            .unwrap()
-            .stdout,
-    )
-    .unwrap();
-    std::fs::write(
-        &script,
-        format!(
-            "#!/bin/sh\nif [ \"$1\" = plan ]; then echo \"$PWD\" >> {}; sleep 1; fi\nexec {} \"$@\"\n",
-            log.display(),
-            real.trim()
-        ),
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-    (script, log)
-}
-
 /// Neither the token nor anything derived from it (its Basic credentials) is in `text`.
 fn assert_no_token(what: &str, text: &str) {
     use base64::Engine as _;
@@ -557,7 +530,7 @@ fn assert_no_token(what: &str, text: &str) {
 async fn killing_the_binary_mid_plan_then_restarting_finishes_the_plan_without_redoing_units() {
     let w = world_without_server("").await;
     let tools = tempfile::tempdir().unwrap();
-    let (terraform, invocations) = slow_terraform(tools.path());
+    let (terraform, invocations) = support::slow_terraform(tools.path());
     let log = tools.path().join("serve.log");
     // A change every unit reads: root.hcl.
     let head = push_change(&w, "wide", "root.hcl", "touch every unit");
