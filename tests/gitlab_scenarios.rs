@@ -620,7 +620,8 @@ async fn a_fetch_refused_by_gitlab_fails_the_plan_without_showing_the_token() {
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    w.until("the note saying so", |w| !w.bot_texts(iid).is_empty())
+        .await;
     server.kill().unwrap();
     server.wait().unwrap();
     let text = std::fs::read_to_string(&log).unwrap();
@@ -640,6 +641,14 @@ async fn a_fetch_refused_by_gitlab_fails_the_plan_without_showing_the_token() {
     assert!(
         w.cascade_statuses(&w.head_sha).is_empty(),
         "nothing planned"
+    );
+    // The merge request is told, though nothing about it was stored yet.
+    let notes = w.bot_texts(iid);
+    assert_eq!(notes.len(), 1, "{notes:#?}");
+    assert!(
+        notes[0].contains("internal error") && notes[0].contains("`cascade plan`"),
+        "{}",
+        notes[0]
     );
     for note in w.fake.notes(w.project, iid) {
         assert_no_token("a note", &note.body);

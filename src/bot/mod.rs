@@ -307,6 +307,7 @@ impl Bot {
                 }
             }
             let span = tracing::info_span!("pr", pr = %key);
+            let at = job.forge();
             let mut running = tokio::spawn({
                 let (bot, key) = (self.clone(), key.clone());
                 async move { bot.run_job(&key, job).await }.instrument(span)
@@ -322,13 +323,13 @@ impl Bot {
                 Ok(Ok(())) => DeliveryStatus::Processed,
                 Ok(Err(e)) => {
                     tracing::error!(pr = %key, error = %format!("{e:#}"), "internal error");
-                    let _ = publish::internal_error(&self, &key).await;
+                    let _ = publish::internal_error(&self, &key, at).await;
                     DeliveryStatus::Failed
                 }
                 Err(e) => {
                     // A panic (the task is never aborted while the actor waits for it).
                     tracing::error!(pr = %key, error = %e, "a job panicked");
-                    let _ = publish::internal_error(&self, &key).await;
+                    let _ = publish::internal_error(&self, &key, at).await;
                     DeliveryStatus::Failed
                 }
             };
