@@ -197,26 +197,26 @@ async fn apply_is_refused_to_a_reporter_before_approval_and_for_a_wrong_id() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_approved_apply_applies_round_by_round_then_the_id_is_consumed() {
-    let w = world().await;
-    let iid = planned(&w).await;
-    let first = w.plan_id(iid);
+/// bob approves and applies the merge request's plan through `hook`, then each new plan
+/// the apply hands back (dependents planned against mock outputs change once their
+/// upstream is applied), until it is all applied: the rounds it took and the last id.
+async fn apply_round_by_round(w: &World, iid: u64, hook: &str) -> (usize, String) {
     w.fake.approve(w.project, iid, REVIEWER);
-    let mut id = first.clone();
+    let mut id = w.plan_id(iid);
     let mut rounds = 0;
     loop {
         rounds += 1;
         assert!(rounds <= 6, "the apply did not converge");
-        let results = apply_results(&w, iid);
+        let results = apply_results(w, iid);
+        let statuses = w.cascade_statuses(&w.head_sha).len();
         let writes = w.fake.write_calls();
         let note = w.user_note(iid, REVIEWER, &format!("cascade apply {id}"));
-        let status = w.fake.note_event(&note).post(&w.hook()).await.status();
+        let status = w.fake.note_event(&note).post(hook).await.status();
         assert_eq!(status.as_u16(), 202);
         w.until("the apply result", |w| apply_results(w, iid) > results)
             .await;
         w.until("the status after the apply", |w| {
-            w.cascade_statuses(&w.head_sha).len() > rounds
+            w.cascade_statuses(&w.head_sha).len() > statuses
         })
         .await;
         // Seen (👀 on the command), the result, the status: three writes.
@@ -233,19 +233,26 @@ async fn an_approved_apply_applies_round_by_round_then_the_id_is_consumed() {
             "writes for one apply: {}",
             w.fake.write_calls() - writes
         );
-        let result = apply_result(&w, iid).unwrap();
+        let result = apply_result(w, iid).unwrap();
         if result.contains(&format!("cascade applied `{id}`")) {
             assert!(result.contains("merge request can be merged"), "{result}");
             assert_eq!(w.status_now(&w.head_sha).as_deref(), Some("success"));
-            break;
+            return (rounds, id);
         }
-        // The dependents planned against mock outputs changed: a new plan to apply.
         assert!(result.contains("the plan changed"), "{result}");
         assert_eq!(w.status_now(&w.head_sha).as_deref(), Some("failed"));
         let next = w.plan_id(iid);
         assert_ne!(next, id);
         id = next;
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approved_apply_applies_round_by_round_then_the_id_is_consumed() {
+    let w = world().await;
+    let iid = planned(&w).await;
+    let first = w.plan_id(iid);
+    let (rounds, id) = apply_round_by_round(&w, iid, &w.hook()).await;
     assert!(
         rounds >= 2,
         "dependents read global/dns's real outputs once applied"
@@ -860,4 +867,33 @@ async fn help_is_spelled_the_gitlab_way() {
     w.note(iid, REPORTER_USER, "/help").await;
     let text = nth_note(&w, iid, 3).await;
     assert!(text.contains("`cascade apply"), "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_binary_serving_gitlab_alone_plans_and_applies_the_example() {
+    let w = world_without_server("").await;
+    let tools = tempfile::tempdir().unwrap();
+    let log = tools.path().join("serve.log");
+    let iid = w.open_mr(AUTHOR, "feature", &w.head_sha, false);
+    let (mut server, port) = serve_binary(&w, &[], &log).await;
+    let hook = format!("http://127.0.0.1:{port}/webhooks/gitlab");
+    let open = w.fake.merge_request_event(w.project, iid, "open");
+    assert_eq!(open.post(&hook).await.status().as_u16(), 202);
+    w.until("the plan", |w| w.status_done(&w.head_sha)).await;
+    let (rounds, _) = apply_round_by_round(&w, iid, &hook).await;
+    server.kill().unwrap();
+    server.wait().unwrap();
+    assert!(rounds >= 2, "{rounds}");
+    let checkout = w.data.path().join(
+        "served/workspaces/checkouts/@gitlab/acme/platform/infra.git/pr-1/prod/dns/terraform.tfstate",
+    );
+    assert!(
+        checkout.is_file(),
+        "applied in the merge request's checkout"
+    );
+    let log = std::fs::read_to_string(&log).unwrap();
+    assert_no_token("the server's log", &log);
+    for note in w.fake.notes(w.project, iid) {
+        assert_no_token("a note", &note.body);
+    }
 }
