@@ -897,3 +897,49 @@ async fn the_binary_serving_gitlab_alone_plans_and_applies_the_example() {
         assert_no_token("a note", &note.body);
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rate_limit_and_a_note_gitlab_stored_despite_a_502_post_one_note() {
+    let w = world().await;
+    let iid = w.open_mr(AUTHOR, "feature", &w.head_sha, false);
+    w.fake.fail_next("notes.list", Failure::retry_after(1));
+    w.fake
+        .fail_next_after_storing("notes.create", Failure::status(502));
+    assert_eq!(w.send_mr(iid, "open").await, 202);
+    w.until("the plan", |w| w.status_done(&w.head_sha)).await;
+    let notes = w.bot_texts(iid);
+    assert_eq!(notes.len(), 1, "{notes:#?}");
+    // And it is the note cascade edits on the next plan.
+    let head = push_change(&w, "feature", "global/dns/main.tf", "again");
+    w.pushed(iid, &head, "global/dns/main.tf").await;
+    w.until("the second plan", |w| w.status_done(&head)).await;
+    let notes = w.fake.bot_notes(w.project, iid);
+    assert_eq!(notes.len(), 1, "{notes:#?}");
+    assert_eq!(notes[0].edits.len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plan_longer_than_a_github_comment_is_one_gitlab_note() {
+    let w = world().await;
+    let dir = w.work.path();
+    support::git(dir, &["checkout", "-q", "-B", "big", "feature"]);
+    // About 20,000 characters of plan per unit: four of them overflow GitHub's 65,536.
+    let filler = support::big_module(150);
+    for unit in ["global/dns", "dev/network", "prod/network", "dev/app"] {
+        std::fs::write(dir.join(unit).join("big.tf"), &filler).unwrap();
+    }
+    support::git(dir, &["add", "-A"]);
+    support::git(dir, &["commit", "-qm", "big plans"]);
+    let head = push_change(&w, "big", "global/dns/main.tf", "and a change");
+    let iid = w.open_mr(AUTHOR, "big", &head, false);
+    assert_eq!(w.send_mr(iid, "open").await, 202);
+    w.until("the long plan", |w| w.status_done(&head)).await;
+    let notes = w.bot_texts(iid);
+    assert_eq!(
+        notes.len(),
+        1,
+        "one note: GitLab takes 1,000,000 characters"
+    );
+    assert!(notes[0].chars().count() > 65_536, "{}", notes[0].len());
+    assert!(notes[0].contains("filler_149"));
+}

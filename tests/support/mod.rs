@@ -98,3 +98,16 @@ pub fn slow_terraform(dir: &Path) -> (PathBuf, PathBuf) {
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
     (script, log)
 }
+
+/// `count` `terraform_data` resources with long inputs: a unit's plan of about 20,000
+/// characters once rendered.
+pub fn big_module(count: usize) -> String {
+    (0..count)
+        .map(|i| {
+            format!(
+                "resource \"terraform_data\" \"filler_{i}\" {{\n  input = \"{}\"\n}}\n",
+                "x".repeat(120)
+            )
+        })
+        .collect()
+}
