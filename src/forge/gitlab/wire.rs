@@ -109,6 +109,10 @@ pub(crate) struct WireApprovedBy {
 
 #[derive(Debug, Deserialize)]
 pub(crate) struct WireApprovals {
+    /// GitLab's own verdict: every approval rule is satisfied. Absent reads as not
+    /// approved (fails closed).
+    #[serde(default)]
+    pub approved: bool,
     #[serde(default)]
     pub approved_by: Vec<WireApprovedBy>,
 }
