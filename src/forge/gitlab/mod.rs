@@ -723,11 +723,7 @@ impl Project {
             .query("merge_requests.approvals", endpoint)
             .await
             .with_context(|| format!("could not read the approvals of {repo}!{number}"))?;
-        // Approvals count only once GitLab says the rules are met (`approved`); on Free,
-        // where no rule requires one, `approved` is true with nobody approving, so the
-        // bot's own rule (an approver other than the author, with Developer access) still
-        // decides.
-        if !approvals.approved || approvals.approved_by.is_empty() {
+        if approvals.approved_by.is_empty() {
             return Ok(Vec::new());
         }
         let resets = self.resets_approvals_on_push(repo).await;

@@ -109,10 +109,6 @@ pub(crate) struct WireApprovedBy {
 
 #[derive(Debug, Deserialize)]
 pub(crate) struct WireApprovals {
-    /// GitLab's own verdict: every approval rule is satisfied. Absent reads as not
-    /// approved (fails closed).
-    #[serde(default)]
-    pub approved: bool,
     #[serde(default)]
     pub approved_by: Vec<WireApprovedBy>,
 }
