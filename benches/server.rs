@@ -124,12 +124,12 @@ async fn gitlab_ack_latency() {
     server.shutdown().await.unwrap();
 }
 
+/// A delivery as sent: its body and headers.
+type Request = (Vec<u8>, Vec<(&'static str, String)>);
+
 /// Posts `deliveries` to `url` at `RATE` a second, each leaving on time whatever the
 /// answers do; every answer must be 202. The latencies, sorted.
-async fn paced(
-    url: &str,
-    deliveries: Vec<(Vec<u8>, Vec<(&'static str, String)>)>,
-) -> Vec<Duration> {
+async fn paced(url: &str, deliveries: Vec<Request>) -> Vec<Duration> {
     let client = reqwest::Client::new();
     let started = Instant::now();
     let mut tasks = Vec::with_capacity(deliveries.len());
