@@ -166,13 +166,10 @@ async fn connect_gitlab(
 ) -> anyhow::Result<crate::forge::gitlab::GitLab> {
     let client = crate::forge::gitlab::GitLab::new(&config.url, &config.token)
         .context("cannot use --gitlab-url")?;
-    let me = client.current_user().await.with_context(|| {
-        format!(
-            "cannot read this token's own user from {}/api/v4/user; check --gitlab-url and \
-             the token in --gitlab-token-file (a project or group access token with the `api` scope)",
-            config.url
-        )
-    })?;
+    let me = client
+        .current_user()
+        .await
+        .context("cannot start serving GitLab; check --gitlab-url and --gitlab-token-file")?;
     tracing::info!(gitlab = %config.url, user = %me.login, "GitLab token accepted");
     Ok(client)
 }
