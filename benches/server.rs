@@ -5,9 +5,12 @@
 //!   deliveries of each kind (ping, pull_request, issue_comment, installation, an unknown
 //!   event, a bad signature, and `closed` for 10,000 different pull requests) at 200 a
 //!   second;
-//! - GitHub write calls for one plan event and one apply event.
+//! - GitHub write calls for one plan event and one apply event;
+//! - GitLab webhook acknowledgement latency under 200 deliveries a second (token
+//!   checked, parsed, stored before the 202), on a GitLab-only server.
 //!
-//! `cargo bench --bench server` (needs terraform on PATH for the write-call figures).
+//! `cargo bench --bench server` (needs terraform on PATH for the write-call figures);
+//! `cargo bench --bench server -- gitlab_ack_latency ack_latency` runs only those parts.
 
 #[path = "../tests/support/bot_world.rs"]
 mod bot_world;
@@ -17,11 +20,12 @@ mod fake_github;
 mod support;
 
 use bot_world::serve_config;
-use cascade::server::start;
+use cascade::server::{GitLabServeConfig, start};
 use fake_github::{APP_ID, Delivery, FakeGitHub, FileChange, PrSpec, app_key};
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
+use support::fake_gitlab::{FakeGitLab, MrSpec};
 use support::git;
 
 const RATE: u32 = 200;
@@ -72,17 +76,68 @@ async fn ack_latency() {
     let url = format!("http://{}/webhooks/github", server.addr);
     let total = (RATE * SECONDS) as usize;
     let deliveries: Vec<_> = (0..total)
-        .map(|i| fake.installation_repositories_event(77, "added", &[&format!("acme/repo-{i}")]))
+        .map(|i| {
+            let d = fake.installation_repositories_event(77, "added", &[&format!("acme/repo-{i}")]);
+            (d.body.clone(), d.headers())
+        })
         .collect();
+    let latencies = paced(&url, deliveries).await;
+    println!(
+        "webhook acknowledgement, {total} signed deliveries at {RATE}/s on loopback (verify, parse, store, 202):"
+    );
+    print_latencies(&latencies);
+    server.shutdown().await.unwrap();
+}
+
+/// The same on `/webhooks/gitlab` of a GitLab-only server: Note Hooks on one merge
+/// request (a note that is no command: stored, then read and dropped by the bot without
+/// a call to GitLab), each a new delivery with its own `Idempotency-Key`.
+async fn gitlab_ack_latency() {
+    let gitlab = FakeGitLab::start().await;
+    let project = gitlab.add_project("acme/platform/infra", None);
+    let iid = gitlab.open_merge_request(project, MrSpec::default());
+    let note = gitlab.user_note(project, iid, "alice", "Looks good to me.");
+    let data = tempfile::tempdir().unwrap();
+    let mut config = serve_config(&FakeGitHub::start().await, data.path());
+    config.github = None;
+    config.gitlab = Some(GitLabServeConfig {
+        url: gitlab.url(),
+        token: gitlab.token().into(),
+        webhook_secrets: vec![gitlab.webhook_secret().into_bytes()],
+        signing_key: None,
+    });
+    let server = start(config).await.unwrap();
+    let url = format!("http://{}/webhooks/gitlab", server.addr);
+    let total = (RATE * SECONDS) as usize;
+    let first = gitlab.note_event(&note);
+    let deliveries: Vec<_> = (0..total)
+        .map(|_| {
+            let d = first.renewed();
+            (d.body.clone(), d.headers())
+        })
+        .collect();
+    let latencies = paced(&url, deliveries).await;
+    println!(
+        "GitLab webhook acknowledgement, {total} deliveries at {RATE}/s on loopback (token, parse, store, 202):"
+    );
+    print_latencies(&latencies);
+    server.shutdown().await.unwrap();
+}
+
+/// A delivery as sent: its body and headers.
+type Request = (Vec<u8>, Vec<(&'static str, String)>);
+
+/// Posts `deliveries` to `url` at `RATE` a second, each leaving on time whatever the
+/// answers do; every answer must be 202. The latencies, sorted.
+async fn paced(url: &str, deliveries: Vec<Request>) -> Vec<Duration> {
     let client = reqwest::Client::new();
     let started = Instant::now();
-    let mut tasks = Vec::with_capacity(total);
-    for (i, d) in deliveries.into_iter().enumerate() {
-        // Paced: delivery i leaves at i / RATE seconds, whatever the answers do.
+    let mut tasks = Vec::with_capacity(deliveries.len());
+    for (i, (body, headers)) in deliveries.into_iter().enumerate() {
         let due = started + Duration::from_secs_f64(i as f64 / RATE as f64);
         tokio::time::sleep_until(due.into()).await;
-        let mut request = client.post(&url).body(d.body.clone());
-        for (name, value) in d.headers() {
+        let mut request = client.post(url).body(body);
+        for (name, value) in headers {
             request = request.header(name, value);
         }
         tasks.push(tokio::spawn(async move {
@@ -91,23 +146,23 @@ async fn ack_latency() {
             (sent.elapsed(), status)
         }));
     }
-    let mut latencies = Vec::with_capacity(total);
+    let mut latencies = Vec::with_capacity(tasks.len());
     for t in tasks {
         let (latency, status) = t.await.unwrap();
         assert_eq!(status, 202);
         latencies.push(latency);
     }
     latencies.sort();
-    println!(
-        "webhook acknowledgement, {total} signed deliveries at {RATE}/s on loopback (verify, parse, store, 202):"
-    );
+    latencies
+}
+
+fn print_latencies(latencies: &[Duration]) {
     println!(
         "  p50 {:.2} ms   p99 {:.2} ms   max {:.2} ms",
-        percentile(&latencies, 0.50).as_secs_f64() * 1e3,
-        percentile(&latencies, 0.99).as_secs_f64() * 1e3,
+        percentile(latencies, 0.50).as_secs_f64() * 1e3,
+        percentile(latencies, 0.99).as_secs_f64() * 1e3,
         latencies.last().unwrap().as_secs_f64() * 1e3
     );
-    server.shutdown().await.unwrap();
 }
 
 /// A `cascade serve` process (the real binary) on a free port of 127.0.0.1.
@@ -391,10 +446,27 @@ fn main() {
         .enable_all()
         .build()
         .unwrap();
+    // `cargo bench --bench server -- NAME…` runs only the named parts.
+    let only: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    let wanted = |name: &str| only.is_empty() || only.iter().any(|o| o == name);
     runtime.block_on(async {
-        ack_latency().await;
-        idle_memory().await;
-        flood_memory().await;
-        write_calls().await;
+        if wanted("ack_latency") {
+            ack_latency().await;
+        }
+        if wanted("gitlab_ack_latency") {
+            gitlab_ack_latency().await;
+        }
+        if wanted("idle_memory") {
+            idle_memory().await;
+        }
+        if wanted("flood_memory") {
+            flood_memory().await;
+        }
+        if wanted("write_calls") {
+            write_calls().await;
+        }
     });
 }

@@ -11,9 +11,15 @@
 //!
 //! Order of use: [`verify_signature`] over the bytes exactly as received, then
 //! [`Delivery::from_headers`], then [`parse_event`].
+//!
+//! GitLab's deliveries (`Merge Request Hook`, `Note Hook`) are read by
+//! [`gitlab`] into the same [`Event`], under the same rules.
 
+pub mod gitlab;
 mod json_path;
 mod wire;
+
+pub use gitlab::parse_gitlab_event;
 
 #[cfg(test)]
 mod tests;
@@ -299,7 +305,12 @@ pub enum Event {
         hook_id: Option<u64>,
         app_id: Option<u64>,
     },
+    /// A GitLab merge request opened, pushed to, marked ready, closed or merged.
+    GitLabMergeRequest(gitlab::GitLabMergeRequestEvent),
+    /// A new public note on a GitLab merge request, written by a person.
+    GitLabNote(gitlab::GitLabNoteEvent),
     /// An event or action cascade does not act on; answered 200 all the same.
+    /// GitLab's are named `gitlab:<X-Gitlab-Event>`.
     Ignored {
         event: String,
         action: Option<String>,
@@ -622,12 +633,25 @@ fn on_pull_request(event: &str, root: &serde_json::Map<String, Value>) -> Result
 fn decode<T: serde::de::DeserializeOwned>(event: &str, body: &[u8]) -> Result<T, ParseError> {
     serde_json::from_slice(body).map_err(|error| {
         let (path, reason) = json_path::locate(body, &error);
+        // serde quotes the value it rejected (`invalid type: string "…"`): a
+        // long one must not make a long log line or answer.
         ParseError::Shape {
             event: event.to_owned(),
-            path,
-            reason,
+            path: clip(path, MAX_ERROR_PART_CHARS),
+            reason: clip(reason, MAX_ERROR_PART_CHARS),
         }
     })
+}
+
+/// The longest path or reason a [`ParseError::Shape`] carries.
+const MAX_ERROR_PART_CHARS: usize = 300;
+
+/// `text` cut to `max` characters, with `…` where it was cut.
+fn clip(text: String, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text,
+    }
 }
 
 fn shape(event: &str, path: &str, reason: &str) -> ParseError {

@@ -349,9 +349,14 @@ impl Workspaces {
                 failure.describe(&format!("cannot fetch {repo}"))
             )),
             Err(failure) => Err(anyhow!(
-                "{}; check the installation has access to it, that the URL is right \
-                 and that the refs exist",
-                failure.describe(&format!("cannot fetch {repo} from {shown_url}"))
+                "{}; check {}, that the URL is right and that the refs exist",
+                failure.describe(&format!("cannot fetch {repo} from {shown_url}")),
+                if repo.starts_with(crate::forge::types::GITLAB_REPO_PREFIX) {
+                    "that cascade's GitLab token may read the project (a member of it, with \
+                     the `api` or `read_repository` scope)"
+                } else {
+                    "the installation has access to it"
+                }
             )),
         }
     }

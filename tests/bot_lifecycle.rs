@@ -243,19 +243,6 @@ async fn a_unit_someone_else_applied_after_approval_is_reported_with_its_depende
     assert!(!unit.join("../../dev/dns/terraform.tfstate").exists());
 }
 
-/// `count` `terraform_data` resources with long inputs: a unit's plan of about 20,000
-/// characters once rendered.
-fn big_module(count: usize) -> String {
-    (0..count)
-        .map(|i| {
-            format!(
-                "resource \"terraform_data\" \"filler_{i}\" {{\n  input = \"{}\"\n}}\n",
-                "x".repeat(120)
-            )
-        })
-        .collect()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_long_plan_edits_its_extra_parts_in_place_and_deletes_the_surplus() {
     let w = world().await;
@@ -263,7 +250,7 @@ async fn a_long_plan_edits_its_extra_parts_in_place_and_deletes_the_surplus() {
     git_out(dir, &["checkout", "-q", "-B", "big", "feature"]);
     let units = ["global/dns", "dev/network", "prod/network", "dev/app"];
     for unit in units {
-        std::fs::write(dir.join(unit).join("big.tf"), big_module(150)).unwrap();
+        std::fs::write(dir.join(unit).join("big.tf"), support::big_module(150)).unwrap();
     }
     git_out(dir, &["add", "-A"]);
     git_out(dir, &["commit", "-qm", "big plans"]);
@@ -282,7 +269,7 @@ async fn a_long_plan_edits_its_extra_parts_in_place_and_deletes_the_surplus() {
     // A new push with a plan as long: the same comments, edited.
     let dir = w.work.path();
     for unit in units {
-        let mut text = big_module(150);
+        let mut text = support::big_module(150);
         text.push_str("# again\n");
         std::fs::write(dir.join(unit).join("big.tf"), text).unwrap();
     }

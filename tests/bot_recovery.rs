@@ -71,6 +71,7 @@ async fn a_pull_request_left_applying_by_a_dead_process_is_put_back_and_a_live_o
     let bot = Bot::start(BotConfig {
         forges: Forges {
             github: Some(Arc::new(github)),
+            gitlab: None,
         },
         store: store.clone(),
         executor: Arc::new(ProcessExecutor::new(dir.path().join("plugin-cache"))),

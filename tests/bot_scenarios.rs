@@ -11,7 +11,6 @@ mod support;
 use bot_world::{REPO, push_change, serve_binary, serve_process, world, world_with};
 use fake_github::{FileChange, PrSpec};
 use std::ffi::OsStr;
-use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -350,34 +349,11 @@ async fn drafts_wait_installations_are_recorded_and_probes_answer() {
     .await;
 }
 
-/// A stand-in `terraform` that logs each plan (directory and command) and makes plans slow,
-/// so a kill lands mid-plan; everything else is the real terraform.
-fn slow_terraform(dir: &Path) -> (PathBuf, PathBuf) {
-    let log = dir.join("invocations.log");
-    let script = dir.join("terraform");
-    let real = String::from_utf8(
-        std::process::Command::new("sh")
-            .args(["-c", "command -v terraform"])
-            .output()
-            .unwrap()
-            .stdout,
-    )
-    .unwrap();
-    std::fs::write(
-        &script,
-        format!("#!/bin/sh\nif [ \"$1\" = plan ]; then echo \"$PWD\" >> {}; sleep 1; fi\nexec {} \"$@\"\n", log.display(), real.trim()),
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-    (script, log)
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn killing_the_server_mid_plan_then_restarting_finishes_the_plan_without_redoing_units() {
     let w = world().await;
     let tools = tempfile::tempdir().unwrap();
-    let (terraform, log) = slow_terraform(tools.path());
+    let (terraform, log) = support::slow_terraform(tools.path());
     // A change every unit reads: root.hcl.
     let head = push_change(&w, "wide", "root.hcl", "touch every unit");
     let n = w.fake.open_pull_request(

@@ -1,5 +1,6 @@
 //! The command-line contract: `cascade graph` and `cascade affected`, their
-//! JSON shapes and exit codes, run as a user runs them.
+//! JSON shapes and exit codes, run as a user runs them; `cascade serve`'s
+//! forge flags (GitHub, GitLab, both; all or none of each) and their twins.
 
 mod support;
 
@@ -234,4 +235,263 @@ fn bad_input_says_what_to_do() {
     let g = json(&out);
     assert_eq!(g["errors"][0]["kind"], "config");
     assert_eq!(g["errors"][0]["line"], 1);
+}
+
+// ---------------------------------------------------------------- cascade serve: forges
+
+/// `cascade serve ARGS` with `env` and no other `CASCADE_*` variable; the server
+/// must refuse to start before it binds anything.
+fn serve_refused(args: &[&str], env: &[(&str, &str)]) -> String {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_cascade"));
+    command.arg("serve").args(args);
+    for (name, _) in std::env::vars() {
+        if name.starts_with("CASCADE_") {
+            command.env_remove(name);
+        }
+    }
+    command.envs(env.iter().copied());
+    let out = command.output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{args:?} must be refused");
+    String::from_utf8(out.stderr).unwrap()
+}
+
+/// Files a deployment points the flags at.
+struct Secrets {
+    dir: tempfile::TempDir,
+}
+
+impl Secrets {
+    fn new() -> Secrets {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("token"), "  glpat-0123456789abcdef\n").unwrap();
+        std::fs::write(dir.path().join("empty"), "\n").unwrap();
+        std::fs::write(dir.path().join("key.pem"), "not read until the App starts").unwrap();
+        Secrets { dir }
+    }
+
+    fn path(&self, name: &str) -> String {
+        self.dir.path().join(name).to_str().unwrap().to_owned()
+    }
+}
+
+fn github_flags(s: &Secrets) -> Vec<String> {
+    [
+        "--github-app-id",
+        "42",
+        "--github-private-key-file",
+        &s.path("key.pem"),
+        "--github-webhook-secret",
+        "gh-secret",
+    ]
+    .map(str::to_owned)
+    .to_vec()
+}
+
+fn gitlab_flags(s: &Secrets) -> Vec<String> {
+    [
+        "--gitlab-url",
+        "https://gitlab.example.com/",
+        "--gitlab-token-file",
+        &s.path("token"),
+        "--gitlab-webhook-secret",
+        "gl-old,gl-new",
+        "--gitlab-webhook-secret",
+        "gl-next",
+    ]
+    .map(str::to_owned)
+    .to_vec()
+}
+
+#[test]
+fn serve_takes_github_only_gitlab_only_or_both() {
+    let s = Secrets::new();
+    let github = cascade::cli::serve_config(github_flags(&s)).unwrap();
+    let app = github.github.expect("GitHub is configured");
+    assert_eq!(app.app_id, 42);
+    assert_eq!(app.webhook_secrets, vec![b"gh-secret".to_vec()]);
+    assert_eq!(app.api_url, "https://api.github.com");
+    assert!(github.gitlab.is_none());
+
+    let gitlab = cascade::cli::serve_config(gitlab_flags(&s)).unwrap();
+    assert!(gitlab.github.is_none());
+    let gl = gitlab.gitlab.expect("GitLab is configured");
+    assert_eq!(gl.url, "https://gitlab.example.com");
+    assert_eq!(
+        gl.token, "glpat-0123456789abcdef",
+        "read from the file, trimmed"
+    );
+    assert_eq!(
+        gl.webhook_secrets,
+        vec![b"gl-old".to_vec(), b"gl-new".to_vec(), b"gl-next".to_vec()]
+    );
+    assert!(gl.signing_key.is_none());
+    let shown = format!("{gl:?}");
+    assert!(
+        !shown.contains("glpat") && !shown.contains("gl-old"),
+        "{shown}"
+    );
+
+    let mut both_flags = github_flags(&s);
+    both_flags.extend(gitlab_flags(&s));
+    both_flags.extend([
+        "--gitlab-signing-token".to_owned(),
+        "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw".to_owned(),
+    ]);
+    let both = cascade::cli::serve_config(both_flags).unwrap();
+    assert!(both.github.is_some());
+    assert!(both.gitlab.unwrap().signing_key.is_some());
+}
+
+#[test]
+fn serve_refuses_no_forge_or_a_partial_one_and_says_what_to_add() {
+    let s = Secrets::new();
+    let err = serve_refused(&[], &[]);
+    assert!(
+        err.contains("no forge to serve")
+            && err.contains("--github-app-id")
+            && err.contains("--gitlab-url"),
+        "{err}"
+    );
+    let cases: [(&[&str], &[&str], &[&str]); 4] = [
+        (
+            &["--gitlab-url", "https://gitlab.com"],
+            &["--gitlab-token-file", "--gitlab-webhook-secret"],
+            &["--gitlab-url ("],
+        ),
+        (
+            &[
+                "--gitlab-signing-token",
+                "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+            ],
+            &[
+                "--gitlab-url",
+                "--gitlab-token-file",
+                "--gitlab-webhook-secret",
+            ],
+            &["whsec_MfKQ"],
+        ),
+        (
+            &["--github-app-id", "42"],
+            &["--github-private-key-file", "--github-webhook-secret"],
+            &["--github-app-id ("],
+        ),
+        (
+            &["--github-webhook-secret", "gh-secret"],
+            &["--github-app-id", "--github-private-key-file"],
+            &["gh-secret"],
+        ),
+    ];
+    for (args, missing, absent) in cases {
+        let err = serve_refused(args, &[]);
+        assert!(err.contains("only partly configured"), "{args:?}: {err}");
+        for name in missing {
+            assert!(err.contains(name), "{args:?} must name {name}: {err}");
+        }
+        for text in absent {
+            assert!(!err.contains(text), "{args:?} must not show {text}: {err}");
+        }
+    }
+    // A complete GitLab set with a bad URL, an empty token or a bad signing token.
+    let token = s.path("token");
+    let empty = s.path("empty");
+    let err = serve_refused(
+        &[
+            "--gitlab-url",
+            "gitlab.com",
+            "--gitlab-token-file",
+            &token,
+            "--gitlab-webhook-secret",
+            "x",
+        ],
+        &[],
+    );
+    assert!(err.contains("https://gitlab.com"), "{err}");
+    let err = serve_refused(
+        &[
+            "--gitlab-url",
+            "https://gitlab.com",
+            "--gitlab-token-file",
+            &empty,
+            "--gitlab-webhook-secret",
+            "x",
+        ],
+        &[],
+    );
+    assert!(
+        err.contains("is empty") && err.contains("access token"),
+        "{err}"
+    );
+    let err = serve_refused(
+        &[
+            "--gitlab-url",
+            "https://gitlab.com",
+            "--gitlab-token-file",
+            &token,
+            "--gitlab-webhook-secret",
+            "x",
+            "--gitlab-signing-token",
+            "topsecret",
+        ],
+        &[],
+    );
+    assert!(
+        err.contains("whsec_") && !err.contains("topsecret"),
+        "{err}"
+    );
+}
+
+#[test]
+fn serve_reads_every_gitlab_flag_from_its_environment_twin() {
+    let s = Secrets::new();
+    let empty = s.path("empty");
+    // Each twin counts as given: only the one left out is named.
+    let err = serve_refused(
+        &[],
+        &[
+            ("CASCADE_GITLAB_URL", "https://gitlab.com"),
+            ("CASCADE_GITLAB_WEBHOOK_SECRET", "a,b"),
+        ],
+    );
+    assert!(err.contains("--gitlab-token-file"), "{err}");
+    assert!(!err.contains("--gitlab-webhook-secret"), "{err}");
+    assert!(!err.contains("--gitlab-url ("), "{err}");
+    // The token file's twin is read (and found empty).
+    let err = serve_refused(
+        &[],
+        &[
+            ("CASCADE_GITLAB_URL", "https://gitlab.com"),
+            ("CASCADE_GITLAB_TOKEN_FILE", &empty),
+            ("CASCADE_GITLAB_WEBHOOK_SECRET", "a,b"),
+        ],
+    );
+    assert!(err.contains("is empty"), "{err}");
+    // The signing token's twin is read, and checked.
+    let err = serve_refused(
+        &[],
+        &[
+            ("CASCADE_GITLAB_URL", "https://gitlab.com"),
+            ("CASCADE_GITLAB_TOKEN_FILE", &s.path("token")),
+            ("CASCADE_GITLAB_WEBHOOK_SECRET", "a"),
+            ("CASCADE_GITLAB_SIGNING_TOKEN", "not-a-signing-token"),
+        ],
+    );
+    assert!(err.contains("--gitlab-signing-token"), "{err}");
+    // Secrets given in the environment never show in the help.
+    let out = Command::new(env!("CARGO_BIN_EXE_cascade"))
+        .args(["serve", "--help"])
+        .env("CASCADE_GITLAB_WEBHOOK_SECRET", "hush-webhook")
+        .env("CASCADE_GITLAB_SIGNING_TOKEN", "whsec_aHVzaA==")
+        .env("CASCADE_GITLAB_URL", "https://gitlab.example.com")
+        .output()
+        .unwrap();
+    let help = String::from_utf8(out.stdout).unwrap();
+    assert!(help.contains("CASCADE_GITLAB_TOKEN_FILE"), "{help}");
+    assert!(
+        help.contains("gitlab.example.com"),
+        "non-secret values show: {help}"
+    );
+    assert!(
+        !help.contains("hush-webhook") && !help.contains("aHVzaA"),
+        "{help}"
+    );
 }

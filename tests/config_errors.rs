@@ -597,6 +597,30 @@ fn who_may_apply_and_which_approvals_count() {
 }
 
 #[test]
+fn gitlab_usernames_and_nested_groups_may_apply_but_not_paths_that_escape() {
+    let c = RepoConfig::parse(
+        "apply_permission:\n  users: [john.doe, jane_smith]\n  teams: [acme/platform/sre_team, my.org/infra]\n",
+    )
+    .unwrap();
+    let allowed = c.apply_permission.unwrap();
+    assert_eq!(allowed.users, ["john.doe", "jane_smith"]);
+    let teams: Vec<String> = allowed.teams.iter().map(ToString::to_string).collect();
+    assert_eq!(teams, ["acme/platform/sre_team", "my.org/infra"]);
+    let deep = format!("apply_permission:\n  teams: [{}]\n", ["g"; 22].join("/"));
+    for yaml in [
+        "apply_permission:\n  teams: [acme/../x]\n",
+        "apply_permission:\n  teams: [acme/platform/]\n",
+        "apply_permission:\n  teams: [acme//sre]\n",
+        "apply_permission:\n  users: [.hidden]\n",
+        "apply_permission:\n  users: [-dash]\n",
+        "apply_permission:\n  users: [\"a/b\"]\n",
+        &deep,
+    ] {
+        assert!(RepoConfig::parse(yaml).is_err(), "{yaml}");
+    }
+}
+
+#[test]
 fn apply_permission_naming_nobody() {
     assert_rejected!(
         "config_apply_permission_empty",

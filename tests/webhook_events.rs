@@ -1,12 +1,18 @@
 //! Webhook deliveries: signatures (GitHub's documented vector, every row of
 //! `SIGNATURES.tsv`, rotation and every way a header can be wrong) and every
-//! real payload in `../shared/webhooks/github/` parsed into its typed event.
+//! real payload in `../shared/webhooks/github/` parsed into its typed event;
+//! GitLab's token, Standard-Webhooks signature, delivery ids, and every payload
+//! in `../shared/webhooks/gitlab/` parsed and classified as its README says.
 
 mod support;
 
+use cascade::event::gitlab::{
+    GitLabDelivery, MergeRequestAction, SigningError, SigningKey, TokenError, verify_signing,
+    verify_token,
+};
 use cascade::event::{
     AccountKind, Event, InstallationAction, InstallationRepositoriesAction, ParseError,
-    PullRequestAction, SignatureError, parse_event, verify_signature,
+    PullRequestAction, SignatureError, parse_event, parse_gitlab_event, verify_signature,
 };
 use serde_json::Value;
 use std::path::PathBuf;
@@ -233,6 +239,15 @@ fn kind(event: &Event) -> String {
         Event::Installation(i) => format!("installation {:?}", i.action),
         Event::InstallationRepositories(i) => format!("installation_repositories {:?}", i.action),
         Event::Ping { .. } => "ping".into(),
+        Event::GitLabMergeRequest(mr) => match &mr.action {
+            MergeRequestAction::Pushed { .. } => "gitlab merge_request NewHead pushed".into(),
+            action if action.is_new_head() && *action != MergeRequestAction::Ready => {
+                format!("gitlab merge_request NewHead {action:?}")
+            }
+            action if action.is_closed() => format!("gitlab merge_request Closed {action:?}"),
+            action => format!("gitlab merge_request {action:?}"),
+        },
+        Event::GitLabNote(_) => "gitlab note Comment".into(),
         Event::Ignored { event, action } => format!("ignored {event} {action:?}"),
     }
 }
@@ -569,6 +584,34 @@ fn a_field_of_the_wrong_type_is_named_by_its_path() {
 }
 
 #[test]
+fn a_long_rejected_value_is_not_quoted_whole() {
+    let long = "9".repeat(100_000);
+    let msg = error_for("pull_request.opened.json", |b| {
+        b["pull_request"]["number"] = long.clone().into()
+    });
+    assert!(
+        msg.starts_with("`pull_request` payload: pull_request.number: invalid type: string \"999"),
+        "{msg}"
+    );
+    assert!(
+        msg.chars().count() < 700,
+        "{} characters",
+        msg.chars().count()
+    );
+    let gitlab = gitlab_edited("note.merge_request.json", |b| {
+        b["object_attributes"]["id"] = long.clone().into()
+    })
+    .unwrap_err()
+    .to_string();
+    assert!(gitlab.contains("object_attributes.id"), "{gitlab}");
+    assert!(
+        gitlab.chars().count() < 700,
+        "{} characters",
+        gitlab.chars().count()
+    );
+}
+
+#[test]
 fn an_ignored_action_is_not_held_to_the_handled_shape() {
     let mut body: Value = serde_json::from_slice(&payload("pull_request.opened.json")).unwrap();
     body["action"] = "labeled".into();
@@ -580,4 +623,512 @@ fn an_ignored_action_is_not_held_to_the_handled_shape() {
             action: Some("labeled".into())
         })
     );
+}
+
+// ---------------------------------------------------------------- GitLab
+
+fn gitlab_dir() -> PathBuf {
+    let dir = support::shared().join("webhooks/gitlab");
+    assert!(dir.is_dir(), "{} is missing", dir.display());
+    dir
+}
+
+fn gitlab_payload(file: &str) -> Vec<u8> {
+    let path = gitlab_dir().join(file);
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The `X-Gitlab-Event` of each file, from `SOURCES.tsv` (its last column).
+fn gitlab_hook_of(file: &str) -> String {
+    let table = std::fs::read_to_string(gitlab_dir().join("SOURCES.tsv")).unwrap();
+    table
+        .lines()
+        .skip(1)
+        .find_map(|line| {
+            let cols: Vec<&str> = line.split('\t').collect();
+            (cols.first() == Some(&file)).then(|| cols.last().unwrap().to_string())
+        })
+        .unwrap_or_else(|| panic!("SOURCES.tsv does not list {file}"))
+}
+
+fn parse_gitlab_file(file: &str) -> Event {
+    parse_gitlab_event(&gitlab_hook_of(file), &gitlab_payload(file))
+        .unwrap_or_else(|e| panic!("{file}: {e}"))
+}
+
+/// Every GitLab payload file and what the bot must route it as.
+const GITLAB_EXPECTED: &[(&str, &str)] = &[
+    (
+        "merge_request.close.json",
+        "gitlab merge_request Closed Closed",
+    ),
+    (
+        "merge_request.merge.json",
+        "gitlab merge_request Closed Merged",
+    ),
+    (
+        "merge_request.open.json",
+        "gitlab merge_request NewHead Opened",
+    ),
+    (
+        "merge_request.reopen.json",
+        "gitlab merge_request NewHead Reopened",
+    ),
+    // Older GitLab: only the title loses its `Draft:` prefix.
+    (
+        "merge_request.update.mark-as-ready.2.json",
+        "gitlab merge_request Ready",
+    ),
+    // Named "mark as ready", but `changes.draft` goes false → true: ready → draft.
+    (
+        "merge_request.update.mark-as-ready.json",
+        r#"ignored gitlab:Merge Request Hook Some("update")"#,
+    ),
+    (
+        "merge_request.update.new-commit.json",
+        "gitlab merge_request NewHead pushed",
+    ),
+    (
+        "merge_request.update.target-branch.json",
+        r#"ignored gitlab:Merge Request Hook Some("update")"#,
+    ),
+    (
+        "merge_request.update.title.json",
+        r#"ignored gitlab:Merge Request Hook Some("update")"#,
+    ),
+    ("note.merge_request.2.json", "gitlab note Comment"),
+    ("note.merge_request.json", "gitlab note Comment"),
+];
+
+#[test]
+fn every_gitlab_payload_parses_and_classifies_as_its_readme_says() {
+    let mut on_disk: Vec<String> = std::fs::read_dir(gitlab_dir())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|name| name.ends_with(".json"))
+        .collect();
+    on_disk.sort();
+    let listed: Vec<&str> = GITLAB_EXPECTED.iter().map(|(file, _)| *file).collect();
+    assert_eq!(
+        on_disk, listed,
+        "a GitLab payload file was added or removed: update GITLAB_EXPECTED"
+    );
+    let mut failures = Vec::new();
+    for (file, expected) in GITLAB_EXPECTED {
+        let got = kind(&parse_gitlab_file(file));
+        if got != *expected {
+            failures.push(format!("{file}: expected {expected}, got {got}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn gitlab_merge_request_event_carries_what_the_flows_need() {
+    let Event::GitLabMergeRequest(e) = parse_gitlab_file("merge_request.update.new-commit.json")
+    else {
+        panic!("not a merge request event");
+    };
+    assert_eq!(
+        e.action,
+        MergeRequestAction::Pushed {
+            oldrev: cascade::event::Sha::new("1ca7e340460796fe3eb17e2ea1b383ac4a1c95b7").unwrap()
+        }
+    );
+    assert_eq!(e.project.id, 910);
+    assert_eq!(e.project.path_with_namespace, "quan.hoang/atlantis-example");
+    assert_eq!(e.project.repo_key(), "gitlab:quan.hoang/atlantis-example");
+    assert_eq!(
+        e.project.git_http_url,
+        "https://gitlab.com/quan.hoang/atlantis-example.git"
+    );
+    let mr = &e.merge_request;
+    assert_eq!(mr.iid, 3);
+    assert_eq!(
+        mr.head_sha.as_str(),
+        "5ff66a1f7404deee915b50998c340e96d995f048"
+    );
+    assert_eq!(
+        (mr.source_branch.as_str(), mr.target_branch.as_str()),
+        ("get-event-payload", "main")
+    );
+    assert_eq!((mr.source_project_id, mr.target_project_id), (910, 910));
+    assert!(!mr.fork());
+    assert!(!mr.draft);
+    assert_eq!(mr.author_id, 255);
+    assert_eq!(e.user.username, "quan.hoang");
+    assert_eq!(e.user.id, None, "this payload's user has no id");
+
+    // `draft` where GitLab sends it; `work_in_progress` in older payloads.
+    let mut body: Value =
+        serde_json::from_slice(&gitlab_payload("merge_request.open.json")).unwrap();
+    body["object_attributes"]["work_in_progress"] = true.into();
+    let Ok(Event::GitLabMergeRequest(e)) =
+        parse_gitlab_event("Merge Request Hook", &serde_json::to_vec(&body).unwrap())
+    else {
+        panic!("not a merge request event");
+    };
+    assert!(e.merge_request.draft);
+    assert_eq!(e.user.id, Some(1));
+}
+
+#[test]
+fn gitlab_note_event_carries_what_the_flows_need() {
+    let Event::GitLabNote(n) = parse_gitlab_file("note.merge_request.2.json") else {
+        panic!("not a note event");
+    };
+    assert_eq!(
+        n.project.path_with_namespace,
+        "lkysow-test/subgroup/sub-subgroup/atlantis-example"
+    );
+    assert_eq!(n.project.id, 7804027);
+    assert_eq!(n.note.id, 96056916);
+    assert_eq!(n.note.body, "atlantis plan");
+    assert_eq!(n.note.author_id, 1755902);
+    assert_eq!(n.merge_request.iid, 2);
+    assert_eq!(
+        n.merge_request.head_sha.as_str(),
+        "901d9770ef1a6862e2a73ec1bacc73590abb9aff"
+    );
+    assert!(!n.merge_request.fork());
+    assert_eq!(n.merge_request.author_id, 1755902);
+    assert_eq!(n.user.username, "lkysow");
+    assert_eq!(n.user.id, Some(1755902), "the note's author id stands in");
+}
+
+/// A change to a payload, before it is parsed.
+type Edit = fn(&mut Value);
+
+/// `file` as GitLab would send it after `edit`, parsed.
+fn gitlab_edited(file: &str, edit: impl FnOnce(&mut Value)) -> Result<Event, ParseError> {
+    let mut body: Value = serde_json::from_slice(&gitlab_payload(file)).unwrap();
+    edit(&mut body);
+    parse_gitlab_event(
+        &gitlab_hook_of(file),
+        &serde_json::to_vec_pretty(&body).unwrap(),
+    )
+}
+
+fn gitlab_kind(file: &str, edit: impl FnOnce(&mut Value)) -> String {
+    kind(&gitlab_edited(file, edit).unwrap_or_else(|e| panic!("{file}: {e}")))
+}
+
+#[test]
+fn gitlab_draft_changes_route_one_way_only() {
+    let ready = "merge_request.update.mark-as-ready.json";
+    // The same payload turned around (draft true → false) is ready.
+    assert_eq!(
+        gitlab_kind(ready, |b| {
+            b["changes"]["draft"] = serde_json::json!({"previous": true, "current": false});
+            b["object_attributes"]["draft"] = false.into();
+        }),
+        "gitlab merge_request Ready"
+    );
+    // `changes.draft` decides over the title when both are sent.
+    assert_eq!(
+        gitlab_kind(ready, |b| {
+            b["changes"]["title"] = serde_json::json!({"previous": "Draft: x", "current": "x"});
+        }),
+        r#"ignored gitlab:Merge Request Hook Some("update")"#
+    );
+    // A title losing its prefix while the merge request stays a draft is not ready.
+    assert_eq!(
+        gitlab_kind("merge_request.update.mark-as-ready.2.json", |b| {
+            b["object_attributes"]["work_in_progress"] = true.into();
+        }),
+        r#"ignored gitlab:Merge Request Hook Some("update")"#
+    );
+    // New commits on a draft are still a new head: whether drafts wait is the bot's rule.
+    assert_eq!(
+        gitlab_kind("merge_request.update.new-commit.json", |b| {
+            b["object_attributes"]["draft"] = true.into();
+        }),
+        "gitlab merge_request NewHead pushed"
+    );
+    // Some versions send an empty `oldrev` with no new commits.
+    assert_eq!(
+        gitlab_kind("merge_request.update.title.json", |b| {
+            b["object_attributes"]["oldrev"] = "".into();
+        }),
+        r#"ignored gitlab:Merge Request Hook Some("update")"#
+    );
+}
+
+#[test]
+fn gitlab_approvals_and_unknown_actions_are_ignored_without_decoding() {
+    for action in ["approved", "unapproved", "approval", "unapproval", "label"] {
+        let got = gitlab_kind("merge_request.open.json", |b| {
+            b["object_attributes"]["action"] = action.into();
+            remove(b, "object_attributes.last_commit");
+            remove(b, "project");
+        });
+        assert_eq!(
+            got,
+            format!("ignored gitlab:Merge Request Hook Some({action:?})")
+        );
+    }
+}
+
+#[test]
+fn gitlab_notes_that_are_not_public_new_commands_are_ignored() {
+    let file = "note.merge_request.json";
+    let ignored = |action: &str| format!("ignored gitlab:Note Hook Some({action:?})");
+    let cases: [(&str, Edit); 5] = [
+        ("create", |b| b["object_attributes"]["system"] = true.into()),
+        ("create", |b| {
+            b["object_attributes"]["confidential"] = true.into()
+        }),
+        ("create", |b| {
+            b["object_attributes"]["internal"] = true.into()
+        }),
+        ("update", |b| {
+            b["object_attributes"]["action"] = "update".into()
+        }),
+        ("create", |b| {
+            b["object_attributes"]["noteable_type"] = "Issue".into();
+            remove(b, "merge_request");
+        }),
+    ];
+    for (action, edit) in cases {
+        assert_eq!(gitlab_kind(file, edit), ignored(action));
+    }
+    // The confidential hook is never read, whatever its body says.
+    assert_eq!(
+        kind(&parse_gitlab_event("Confidential Note Hook", &gitlab_payload(file)).unwrap()),
+        r#"ignored gitlab:Confidential Note Hook Some("create")"#
+    );
+    // Hooks cascade does not handle are ignored, body unread beyond JSON.
+    assert_eq!(
+        kind(&parse_gitlab_event("Push Hook", br#"{"object_kind":"push"}"#).unwrap()),
+        "ignored gitlab:Push Hook None"
+    );
+}
+
+#[test]
+fn gitlab_malformed_bodies_are_errors() {
+    let body = gitlab_payload("merge_request.open.json");
+    for broken in [&body[..body.len() / 2], b"", b"not json", b"[1]"] {
+        for hook in ["Merge Request Hook", "Note Hook", "Push Hook"] {
+            assert!(
+                parse_gitlab_event(hook, broken).is_err(),
+                "{hook} {:?}",
+                String::from_utf8_lossy(&broken[..broken.len().min(40)])
+            );
+        }
+    }
+    let shape_error = |file: &str, edit: Edit| match gitlab_edited(file, edit) {
+        Err(e @ ParseError::Shape { .. }) => e.to_string(),
+        other => panic!("{file}: expected a shape error, got {other:?}"),
+    };
+    let mr = "merge_request.update.new-commit.json";
+    let note = "note.merge_request.json";
+    let cases: [(&str, Edit, &str); 9] = [
+        (
+            mr,
+            |b| remove(b, "object_attributes.last_commit"),
+            "object_attributes.last_commit",
+        ),
+        (
+            mr,
+            |b| remove(b, "object_attributes.iid"),
+            "object_attributes.iid",
+        ),
+        (
+            mr,
+            |b| remove(b, "project.path_with_namespace"),
+            "project.path_with_namespace",
+        ),
+        (
+            mr,
+            |b| b["object_attributes"]["oldrev"] = "HEAD~1".into(),
+            "object_attributes.oldrev",
+        ),
+        (
+            mr,
+            |b| b["project"]["path_with_namespace"] = "../../etc".into(),
+            "project.path_with_namespace",
+        ),
+        (
+            mr,
+            |b| b["project"]["git_http_url"] = "file:///etc/passwd".into(),
+            "project.git_http_url",
+        ),
+        (
+            mr,
+            |b| b["object_attributes"]["source_branch"] = "a".repeat(2000).into(),
+            "object_attributes.source_branch",
+        ),
+        (
+            note,
+            |b| remove(b, "merge_request.last_commit"),
+            "merge_request.last_commit",
+        ),
+        (
+            note,
+            |b| b["object_attributes"]["note"] = "x".repeat(1_000_001).into(),
+            "object_attributes.note",
+        ),
+    ];
+    for (file, edit, path) in cases {
+        let message = shape_error(file, edit);
+        assert!(
+            message.contains(&format!(": {path}: ")),
+            "{file}: {message}"
+        );
+        assert!(
+            message.len() < 300,
+            "an error quotes the payload: {message}"
+        );
+    }
+}
+
+// ---------------------------------------------------------------- GitLab authentication
+
+#[test]
+fn gitlab_token_is_compared_with_every_secret() {
+    let both = secrets(&["old-token", "new-token"]);
+    assert_eq!(verify_token(&both, Some("old-token")), Ok(()));
+    assert_eq!(verify_token(&both, Some("new-token")), Ok(()));
+    for wrong in [
+        "new-token ",
+        "NEW-TOKEN",
+        "new-toke",
+        "",
+        "old-tokennew-token",
+    ] {
+        assert_eq!(
+            verify_token(&both, Some(wrong)),
+            Err(TokenError::Mismatch),
+            "{wrong:?}"
+        );
+    }
+    assert_eq!(verify_token(&both, None), Err(TokenError::Missing));
+    assert_eq!(verify_token(&[], Some("x")), Err(TokenError::NoSecret));
+    assert_eq!(
+        verify_token(&secrets(&[""]), Some("")),
+        Err(TokenError::NoSecret)
+    );
+}
+
+/// The Standard Webhooks specification's published test vector.
+const SIGNING_TOKEN: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+
+#[test]
+fn gitlab_signature_matches_the_standard_webhooks_vector() {
+    let key = SigningKey::parse(SIGNING_TOKEN).unwrap();
+    let (id, ts, body) = (
+        "msg_p5jXN8AQM9LWM0D4loKWxJek",
+        1614265330,
+        br#"{"test": 2432232314}"#,
+    );
+    let signature = "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=";
+    assert_eq!(key.sign(id, ts, body), signature);
+    let headers = [
+        ("webhook-id", id),
+        ("webhook-timestamp", "1614265330"),
+        ("webhook-signature", signature),
+    ];
+    assert_eq!(verify_signing(&key, headers, body, ts), Ok(()));
+}
+
+#[test]
+fn gitlab_signature_verifies_within_five_minutes_only() {
+    let key = SigningKey::parse(SIGNING_TOKEN).unwrap();
+    let body = gitlab_payload("note.merge_request.json");
+    let id = "f5e5f430-f57b-4e6e-9fac-d9128cd7232f";
+    let now = 1_700_000_000;
+    let signed = key.sign(id, now, &body);
+    let ts = now.to_string();
+    let headers = |signature: &str, ts: &str| {
+        vec![
+            ("webhook-id".to_string(), id.to_string()),
+            ("Webhook-Timestamp".to_string(), ts.to_string()),
+            ("webhook-signature".to_string(), signature.to_string()),
+        ]
+    };
+    let check = |h: &[(String, String)], body: &[u8], now: i64| {
+        verify_signing(
+            &key,
+            h.iter().map(|(n, v)| (n.as_str(), v.as_str())),
+            body,
+            now,
+        )
+    };
+    assert_eq!(check(&headers(&signed, &ts), &body, now), Ok(()));
+    // Clock skew up to five minutes either way; no more.
+    assert_eq!(check(&headers(&signed, &ts), &body, now + 300), Ok(()));
+    assert_eq!(check(&headers(&signed, &ts), &body, now - 300), Ok(()));
+    assert_eq!(
+        check(&headers(&signed, &ts), &body, now + 301),
+        Err(SigningError::Stale)
+    );
+    // Several signatures (key rotation): any v1 entry may match; other versions are skipped.
+    let several = format!("v1a,abc v1,{} {signed}", "A".repeat(44));
+    assert_eq!(check(&headers(&several, &ts), &body, now), Ok(()));
+    // The same signature over another body, id or timestamp does not verify.
+    assert_eq!(
+        check(&headers(&signed, &ts), &body[1..], now),
+        Err(SigningError::Mismatch)
+    );
+    let later = (now + 1).to_string();
+    assert_eq!(
+        check(&headers(&signed, &later), &body, now),
+        Err(SigningError::Mismatch)
+    );
+    let other = SigningKey::parse("whsec_dGhlIG90aGVyIGtleSB0aGF0IGlzIG5vdCBpdA==").unwrap();
+    assert_eq!(
+        check(&headers(&other.sign(id, now, &body), &ts), &body, now),
+        Err(SigningError::Mismatch)
+    );
+    // Missing or malformed headers.
+    assert_eq!(
+        check(&headers(&signed, &ts)[..2], &body, now),
+        Err(SigningError::Missing("webhook-signature"))
+    );
+    assert_eq!(
+        check(&headers(&signed, "soon"), &body, now),
+        Err(SigningError::Malformed("webhook-timestamp"))
+    );
+    assert_eq!(
+        check(&headers("v2,abc", &ts), &body, now),
+        Err(SigningError::Malformed("webhook-signature"))
+    );
+    for bad in [
+        "",
+        "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+        "whsec_",
+        "whsec_***",
+    ] {
+        assert!(SigningKey::parse(bad).is_err(), "{bad:?}");
+    }
+    assert!(!format!("{key:?}").contains("MfKQ"));
+}
+
+#[test]
+fn gitlab_delivery_id_prefers_the_idempotency_key() {
+    let key = "f5e5f430-f57b-4e6e-9fac-d9128cd7232f";
+    let uuid = "13792a34-cac6-4fda-95a8-c58e00a3954e";
+    let d = GitLabDelivery::from_headers([
+        ("X-Gitlab-Event", "Merge Request Hook"),
+        ("X-Gitlab-Event-UUID", uuid),
+        ("Idempotency-Key", key),
+    ])
+    .unwrap();
+    assert_eq!(d.id.as_str(), format!("gitlab-{key}"));
+    assert_eq!(d.hook, "Merge Request Hook");
+    assert_eq!(d.stored_event(), "gitlab:Merge Request Hook");
+    let errors = [
+        GitLabDelivery::from_headers([("X-Gitlab-Event", "Note Hook")]),
+        GitLabDelivery::from_headers([("Idempotency-Key", key)]),
+        GitLabDelivery::from_headers([("X-Gitlab-Event", "Note Hook"), ("Idempotency-Key", "")]),
+        GitLabDelivery::from_headers([
+            ("X-Gitlab-Event", "Note Hook"),
+            ("Idempotency-Key", key),
+            ("idempotency-key", key),
+        ]),
+        GitLabDelivery::from_headers([("X-Gitlab-Event", "Note_Hook\n"), ("Idempotency-Key", key)]),
+    ];
+    for error in errors {
+        assert!(error.is_err(), "{error:?}");
+    }
 }

@@ -11,7 +11,8 @@
 
 use cascade::command::{Command, Parsed, parse_comment};
 use cascade::config::RepoConfig;
-use cascade::event::{self, Delivery, verify_signature};
+use cascade::event::gitlab::{GitLabDelivery, SigningKey, verify_signing, verify_token};
+use cascade::event::{self, Delivery, parse_gitlab_event, verify_signature};
 use cascade::forge::Spelling;
 use cascade::problem::Problem;
 use cascade::terragrunt::parse::HclFile;
@@ -52,6 +53,17 @@ pub const WEBHOOK_EVENTS: &[&str] = &[
     "installation_repositories",
     "check_run",
 ];
+
+/// Every `X-Gitlab-Event` `cascade::event::parse_gitlab_event` reads, plus one it ignores.
+pub const GITLAB_HOOKS: &[&str] = &[
+    "Merge Request Hook",
+    "Note Hook",
+    "Confidential Note Hook",
+    "Push Hook",
+];
+
+/// The signing token the `webhook` target signs GitLab bodies with.
+const GITLAB_SIGNING_TOKEN: &str = "whsec_ZnV6ei13ZWJob29rLXNpZ25pbmcta2V5LTMyYnl0ZXM=";
 
 /// The secret the `webhook` target signs bodies with.
 const WEBHOOK_SECRET: &[u8] = b"fuzz-webhook-secret";
@@ -185,14 +197,21 @@ pub fn command(data: &[u8]) {
     );
 }
 
-/// `webhook`: the input as the body of a delivery of each event in [`WEBHOOK_EVENTS`], and
-/// its lines as `Name: value` headers.
+/// `webhook`: the input as the body of a delivery of each event in [`WEBHOOK_EVENTS`] and
+/// each GitLab hook in [`GITLAB_HOOKS`], and its lines as `Name: value` headers.
 ///
-/// Checks: no panic; a body signed with the configured secret is accepted and the header
-/// parser survives any value (the first line of the input is also tried as the signature).
+/// Checks: no panic; a body signed with the configured secret (GitHub) or signing token
+/// (GitLab) is accepted and the header parsers survive any value (the first line of the
+/// input is also tried as the signature and as the token); a parse error's message is
+/// bounded.
 pub fn webhook(data: &[u8]) {
     for name in WEBHOOK_EVENTS {
         let _ = event::parse_event(name, data);
+    }
+    for hook in GITLAB_HOOKS {
+        if let Err(error) = parse_gitlab_event(hook, data) {
+            assert_message_bounded(&error.to_string());
+        }
     }
     let text = String::from_utf8_lossy(data);
     let headers: Vec<(&str, &str)> = text
@@ -211,6 +230,32 @@ pub fn webhook(data: &[u8]) {
     let first_line = text.lines().next().unwrap_or_default();
     if first_line != signed {
         assert!(verify_signature(&secrets, Some(first_line), data).is_err());
+    }
+
+    let key = SigningKey::parse(GITLAB_SIGNING_TOKEN).expect("a valid signing token");
+    let _ = GitLabDelivery::from_headers(headers.iter().copied());
+    let _ = verify_signing(&key, headers.iter().copied(), data, 0);
+    let token = String::from_utf8_lossy(WEBHOOK_SECRET);
+    assert_eq!(verify_token(&secrets, Some(&token)), Ok(()));
+    if first_line != token {
+        assert!(verify_token(&secrets, Some(first_line)).is_err());
+    }
+    let id = "fuzz-delivery";
+    let at = 1_700_000_000;
+    let gitlab_signed = key.sign(id, at, data);
+    let gitlab_headers = [
+        ("webhook-id", id),
+        ("webhook-timestamp", "1700000000"),
+        ("webhook-signature", gitlab_signed.as_str()),
+    ];
+    assert_eq!(verify_signing(&key, gitlab_headers, data, at), Ok(()));
+    if first_line != gitlab_signed {
+        let forged = [
+            gitlab_headers[0],
+            gitlab_headers[1],
+            ("webhook-signature", first_line),
+        ];
+        assert!(verify_signing(&key, forged, data, at).is_err());
     }
 }
 

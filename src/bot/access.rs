@@ -6,13 +6,14 @@
 //! (checked with the forge's team or group membership; on GitHub that needs the App's
 //! Organization → Members read permission). An approval the forge reports counts when its
 //! author has write permission, is not the change request's author, and approved the
-//! current head (unless `approvals: any_head`). Everything here fails closed: an answer
-//! the forge did not give is a refusal.
+//! current head (unless `approvals: any_head`); the forge's own approval rules must be met
+//! too (GitLab's `approved`). Everything here fails closed: an answer the forge did not
+//! give is a refusal.
 //! Every refusal names the rule that failed and what to do; nothing here posts.
 
 use super::PrKey;
 use crate::config::{ApprovalRule, RepoConfig};
-use crate::forge::{Actor, Approver, ChangeRequest, Forge, ForgeKind, Membership};
+use crate::forge::{Actor, Approver, ChangeRequest, Forge, ForgeKind, Membership, Spelling};
 
 /// Why `actor` may not run `command` (`/apply`, `/plan`, `/unlock`), or `None` when they may.
 pub async fn refuse_command(
@@ -76,7 +77,7 @@ pub async fn refuse_command(
 /// Why the change request's approvals do not allow `/apply` of `id`, or `None` when one
 /// counts: an approval in force (the forge says which) counts when it is not the author's,
 /// was given on the current head (unless `approvals: any_head`) and its author has write
-/// permission.
+/// permission; then the forge's own rules must want no more approvals.
 pub async fn unapproved(
     forge: &Forge,
     key: &PrKey,
@@ -84,19 +85,26 @@ pub async fn unapproved(
     config: &RepoConfig,
     id: &str,
 ) -> anyhow::Result<Option<String>> {
-    let approvers = forge.approvers(&key.repo, key.number, cr).await?;
+    let approvals = forge.approvals(&key.repo, key.number, cr).await?;
     let spelling = forge.spelling();
     let apply = spelling.command(&format!("apply {id}"));
-    let approvals = approvers
+    let counted = approvals
+        .approvers
         .iter()
         .filter(|a| !a.actor.login.eq_ignore_ascii_case(&cr.author));
     let (mut stale, mut unpinned, mut without_write) = (Vec::new(), Vec::new(), Vec::new());
     let on_head = config.approvals == ApprovalRule::Head;
-    for approver in approvals {
+    for approver in counted {
         match &approver.commit {
             Some(commit) if on_head && *commit != cr.head_sha => stale.push((approver, commit)),
             None if on_head => unpinned.push(approver),
-            _ if forge.may_write(&key.repo, &approver.actor).await => return Ok(None),
+            _ if forge.may_write(&key.repo, &approver.actor).await => {
+                return Ok(forge_rules_unmet(
+                    approvals.still_required,
+                    spelling,
+                    &apply,
+                ));
+            }
             _ => without_write.push(approver),
         }
     }
@@ -146,4 +154,22 @@ pub async fn unapproved(
             why.join("; ")
         )
     }))
+}
+
+/// The refusal when an approval counts for cascade but the forge's own approval rules
+/// (GitLab's approvals required, approval rules, code owners) still want `missing` more.
+fn forge_rules_unmet(missing: u64, spelling: &Spelling, apply: &str) -> Option<String> {
+    (missing > 0).then(|| {
+        format!(
+            "Not applied: the project's approval rules still want {missing} more approval{} \
+             on this {}. Ask for {}, then comment `{apply}` again.",
+            if missing == 1 { "" } else { "s" },
+            spelling.change_request,
+            if missing == 1 {
+                "another review"
+            } else {
+                "more reviews"
+            },
+        )
+    })
 }

@@ -79,6 +79,52 @@ pub fn route(event: Event) -> Routed {
                 removed,
             })
         }
+        Event::GitLabMergeRequest(e) => {
+            let key = PrKey {
+                repo: e.project.repo_key(),
+                number: e.merge_request.iid,
+            };
+            let mr = &e.merge_request;
+            let update = PrUpdate {
+                forge: ForgeRef::GitLab {
+                    project_id: e.project.id,
+                },
+                clone_url: e.project.git_http_url.clone(),
+                head_sha: mr.head_sha.as_str().to_string(),
+                head_ref: mr.source_branch.clone(),
+                // GitLab's hook carries neither the base commit nor the author's name:
+                // the job reads the merge request before it plans (`PrUpdate::is_partial`).
+                base_sha: String::new(),
+                base_ref: mr.target_branch.clone(),
+                draft: mr.draft,
+                fork: mr.fork(),
+                author: String::new(),
+            };
+            if e.action.is_closed() {
+                Routed::Pr(key, PrJob::Closed(update))
+            } else {
+                // Opened, reopened, new commits, ready: the parser left out the rest.
+                Routed::Pr(key, PrJob::Update(update))
+            }
+        }
+        Event::GitLabNote(e) => Routed::Pr(
+            PrKey {
+                repo: e.project.repo_key(),
+                number: e.merge_request.iid,
+            },
+            PrJob::Comment(PrComment {
+                forge: ForgeRef::GitLab {
+                    project_id: e.project.id,
+                },
+                comment_id: e.note.id,
+                author: e.user.username.clone(),
+                author_id: Some(e.note.author_id),
+                // cascade's own notes are told by the token's user id, which the bot's
+                // forge knows (`Forge::is_self`); a GitLab username says nothing.
+                author_is_bot: false,
+                body: e.note.body.clone(),
+            }),
+        ),
         Event::Ping { .. } | Event::Ignored { .. } => Routed::Done,
     }
 }

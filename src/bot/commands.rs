@@ -44,6 +44,13 @@ pub async fn handle_comment(
         return Ok(());
     }
     let forge = bot.forges.open(comment.forge).await?;
+    let actor = Actor {
+        id: comment.author_id,
+        login: comment.author.clone(),
+    };
+    if forge.is_self(&actor).await {
+        return Ok(());
+    }
     let mut replies: Vec<String> = read
         .mistakes
         .iter()

@@ -40,6 +40,14 @@ pub struct PrUpdate {
     pub author: String,
 }
 
+impl PrUpdate {
+    /// Read from an event that does not say everything a plan needs (GitLab's hooks
+    /// carry no base commit): the merge request is read before planning.
+    pub fn is_partial(&self) -> bool {
+        self.base_sha.is_empty()
+    }
+}
+
 /// A comment newly created on a pull request.
 #[derive(Clone, Debug)]
 pub struct PrComment {

@@ -137,7 +137,14 @@ impl Bot {
                 bot.give_up(&delivery).await?;
                 continue;
             }
-            match crate::event::parse_event(&delivery.event, &delivery.body) {
+            let parsed = match delivery
+                .event
+                .strip_prefix(crate::event::gitlab::STORED_EVENT_PREFIX)
+            {
+                Some(hook) => crate::event::parse_gitlab_event(hook, &delivery.body),
+                None => crate::event::parse_event(&delivery.event, &delivery.body),
+            };
+            match parsed {
                 Ok(event) => {
                     tracing::info!(delivery = %delivery.id, "resuming a delivery left unprocessed");
                     bot.enqueue(delivery.id, event);
@@ -300,6 +307,7 @@ impl Bot {
                 }
             }
             let span = tracing::info_span!("pr", pr = %key);
+            let at = job.forge();
             let mut running = tokio::spawn({
                 let (bot, key) = (self.clone(), key.clone());
                 async move { bot.run_job(&key, job).await }.instrument(span)
@@ -315,13 +323,13 @@ impl Bot {
                 Ok(Ok(())) => DeliveryStatus::Processed,
                 Ok(Err(e)) => {
                     tracing::error!(pr = %key, error = %format!("{e:#}"), "internal error");
-                    let _ = publish::internal_error(&self, &key).await;
+                    let _ = publish::internal_error(&self, &key, at).await;
                     DeliveryStatus::Failed
                 }
                 Err(e) => {
                     // A panic (the task is never aborted while the actor waits for it).
                     tracing::error!(pr = %key, error = %e, "a job panicked");
-                    let _ = publish::internal_error(&self, &key).await;
+                    let _ = publish::internal_error(&self, &key, at).await;
                     DeliveryStatus::Failed
                 }
             };
@@ -333,6 +341,15 @@ impl Bot {
 
     async fn run_job(self: &Arc<Self>, key: &PrKey, job: PrJob) -> anyhow::Result<()> {
         match job {
+            PrJob::Update(pr) if pr.is_partial() => {
+                let forge = self.forges.open(pr.forge).await?;
+                let (mut current, info) = plan::current_pr(self, &forge, key).await?;
+                if !info.open {
+                    return Ok(());
+                }
+                current.clone_url = pr.clone_url;
+                self.plan_superseded_by_pushes(key, &current, None).await
+            }
             PrJob::Update(pr) => self.plan_superseded_by_pushes(key, &pr, None).await,
             PrJob::Replan { forge } => {
                 let forge = self.forges.open(forge).await?;

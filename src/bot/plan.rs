@@ -53,7 +53,9 @@ fn record_for(
     record.installation_id = pr.forge.id();
     record.clone_url = pr.clone_url.clone();
     record.head_sha = pr.head_sha.clone();
-    record.base_sha = pr.base_sha.clone();
+    if !pr.is_partial() {
+        record.base_sha = pr.base_sha.clone();
+    }
     record.updated_at = bot.now();
     record
 }

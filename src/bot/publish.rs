@@ -124,14 +124,14 @@ pub async fn reply(bot: &Bot, forge: &Forge, key: &PrKey, body: &str) -> anyhow:
 }
 
 /// One generic comment for an internal error; the details are in the server's log.
-pub async fn internal_error(bot: &Bot, key: &PrKey) -> anyhow::Result<()> {
-    let Some(record) = bot.store.pull_request(&key.repo, key.number).await? else {
-        return Ok(());
+/// `at` is the forge of the job that failed: a pull request's first plan can fail before
+/// anything about it is stored (a refused fetch), and its authors must still hear of it.
+pub async fn internal_error(bot: &Bot, key: &PrKey, at: ForgeRef) -> anyhow::Result<()> {
+    let at = match bot.store.pull_request(&key.repo, key.number).await? {
+        Some(record) => ForgeRef::stored(&record.repo, record.installation_id),
+        None => at,
     };
-    let forge = bot
-        .forges
-        .open(ForgeRef::stored(&record.repo, record.installation_id))
-        .await?;
+    let forge = bot.forges.open(at).await?;
     let spelling = forge.spelling();
     reply(
         bot,

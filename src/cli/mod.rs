@@ -36,7 +36,8 @@ enum Command {
     Plan(PlanArgs),
     /// Apply a plan by its id, exactly as reviewed: each unit is re-planned and applied only if unchanged.
     Apply(ApplyArgs),
-    /// Run the GitHub App: receive webhooks, plan pull requests, apply on `/apply <id>`.
+    /// Run the bot for a GitHub App and/or a GitLab instance: receive webhooks, plan pull
+    /// requests, apply on `/apply <id>`.
     Serve(Box<serve_cmd::ServeArgs>),
     /// Print the JSON schema of `.cascade.yaml`, for editors.
     Schema,
@@ -186,6 +187,24 @@ fn parse_feature(text: &str) -> Result<(String, String), String> {
 enum TextOrJson {
     Text,
     Json,
+}
+
+/// The configuration `cascade serve ARGS…` would start the server with (the
+/// flags, their `CASCADE_*` environment twins, the files they name, each
+/// forge all or none), without starting it.
+pub fn serve_config<I, T>(args: I) -> anyhow::Result<crate::server::ServeConfig>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let argv = ["cascade", "serve"]
+        .into_iter()
+        .map(std::ffi::OsString::from)
+        .chain(args.into_iter().map(Into::into));
+    match Cli::try_parse_from(argv)?.command {
+        Command::Serve(args) => args.into_config(),
+        _ => unreachable!("the arguments start with `serve`"),
+    }
 }
 
 /// Runs the command line and returns the process exit code.

@@ -1,7 +1,11 @@
 //! `cascade serve`: flags (each with a `CASCADE_*` environment twin) to the server.
+//! Each forge (the GitHub App, a GitLab instance) is configured by all of its
+//! flags or none, and at least one must be: a half-configured forge is an error
+//! naming what is missing, never a server that quietly serves less.
 
-use crate::server::{HttpLimits, ServeConfig, serve};
-use anyhow::Context;
+use crate::event::gitlab::SigningKey;
+use crate::server::{GitHubServeConfig, GitLabServeConfig, HttpLimits, ServeConfig, serve};
+use anyhow::{Context, bail};
 use clap::builder::RangedU64ValueParser;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -22,16 +26,15 @@ pub struct ServeArgs {
     database_url: Option<String>,
     /// The GitHub App's id.
     #[arg(long, env = "CASCADE_GITHUB_APP_ID")]
-    github_app_id: u64,
+    github_app_id: Option<u64>,
     /// The GitHub App's private key (PEM), as downloaded from the App's settings.
     #[arg(long, env = "CASCADE_GITHUB_PRIVATE_KEY_FILE")]
-    github_private_key_file: PathBuf,
+    github_private_key_file: Option<PathBuf>,
     /// Webhook secret; repeat or separate with commas to accept several while rotating.
     #[arg(
         long,
         env = "CASCADE_GITHUB_WEBHOOK_SECRET",
         value_delimiter = ',',
-        required = true,
         hide_env_values = true
     )]
     github_webhook_secret: Vec<String>,
@@ -42,6 +45,25 @@ pub struct ServeArgs {
         default_value = "https://api.github.com"
     )]
     github_api_url: String,
+    /// The GitLab instance's root URL (`https://gitlab.com`, or a self-managed
+    /// `https://HOST`); the API is under `URL/api/v4`.
+    #[arg(long, env = "CASCADE_GITLAB_URL")]
+    gitlab_url: Option<String>,
+    /// A file holding the GitLab access token cascade acts with.
+    #[arg(long, env = "CASCADE_GITLAB_TOKEN_FILE")]
+    gitlab_token_file: Option<PathBuf>,
+    /// The GitLab webhook's secret token; repeat or separate with commas to accept
+    /// several while rotating.
+    #[arg(
+        long,
+        env = "CASCADE_GITLAB_WEBHOOK_SECRET",
+        value_delimiter = ',',
+        hide_env_values = true
+    )]
+    gitlab_webhook_secret: Vec<String>,
+    /// The GitLab webhook's signing token (`whsec_…`): deliveries must then also be signed.
+    #[arg(long, env = "CASCADE_GITLAB_SIGNING_TOKEN", hide_env_values = true)]
+    gitlab_signing_token: Option<String>,
     /// How many units plan or apply at once, over every pull request.
     #[arg(long, env = "CASCADE_PARALLELISM", default_value_t = 4)]
     parallelism: usize,
@@ -85,46 +107,197 @@ impl ServeArgs {
 }
 
 pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
-    let key = std::fs::read(&args.github_private_key_file).with_context(|| {
-        format!(
-            "cannot read the GitHub App private key {}",
-            args.github_private_key_file.display()
-        )
-    })?;
-    // Whatever a command prints, these never reach a log, a stored detail or a comment.
-    for secret in &args.github_webhook_secret {
-        crate::redact::register_secret(secret);
-    }
-    crate::redact::register_secret(&String::from_utf8_lossy(&key));
-    crate::exec::set_default_pass_env(args.pass.names.clone());
-    let config = ServeConfig {
-        listen: args.listen,
-        data_dir: args.data_dir,
-        database_url: args.database_url,
-        github_app_id: args.github_app_id,
-        github_private_key: key,
-        webhook_secrets: args
-            .github_webhook_secret
-            .into_iter()
-            .filter(|s| !s.is_empty())
-            .map(String::into_bytes)
-            .collect(),
-        github_api_url: args.github_api_url,
-        parallelism: args.parallelism,
-        allow_forks: args.allow_forks,
-        terraform_bin: args.terraform_bin,
-        tofu_bin: args.tofu_bin,
-        terragrunt_bin: args.terragrunt_bin,
-        shutdown_grace: Duration::from_secs(args.shutdown_grace),
-        unit_timeout: Duration::from_secs(args.unit_timeout),
-        discovery_timeout: Duration::from_secs(args.discovery_timeout),
-        http: HttpLimits {
-            max_connections: args.max_connections,
-            max_requests: args.max_requests,
-            ..HttpLimits::default()
-        },
-    };
+    let config = args.into_config()?;
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(serve(config))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The flags of one forge: which were given, by flag and environment name.
+struct ForgeFlags {
+    forge: &'static str,
+    /// `--github-*`, `--gitlab-*`.
+    prefix: &'static str,
+    given: Vec<bool>,
+    names: &'static [&'static str],
+}
+
+impl ForgeFlags {
+    fn any(&self) -> bool {
+        self.given.iter().any(|g| *g)
+    }
+
+    /// All or none; "some" is an error naming what to add.
+    fn check(&self) -> anyhow::Result<bool> {
+        if !self.any() {
+            return Ok(false);
+        }
+        let missing: Vec<&str> = self
+            .given
+            .iter()
+            .zip(self.names)
+            .filter(|(given, _)| !**given)
+            .map(|(_, name)| *name)
+            .collect();
+        if let Some((last, rest)) = missing.split_last() {
+            let missing = if rest.is_empty() {
+                last.to_string()
+            } else {
+                format!("{} and {last}", rest.join(", "))
+            };
+            bail!(
+                "{} is only partly configured: add {missing}, or remove the {} flags to serve without it",
+                self.forge,
+                self.prefix,
+            );
+        }
+        Ok(true)
+    }
+}
+
+/// Non-empty secrets, each registered for redaction.
+fn secrets(values: Vec<String>) -> Vec<Vec<u8>> {
+    values
+        .into_iter()
+        .filter(|s| !s.is_empty())
+        .inspect(|s| crate::redact::register_secret(s))
+        .map(String::into_bytes)
+        .collect()
+}
+
+impl ServeArgs {
+    /// The server's configuration: each forge all-or-none, at least one, files
+    /// read, and every secret registered for redaction (whatever a command
+    /// prints, these never reach a log, a stored detail or a comment).
+    pub(super) fn into_config(self) -> anyhow::Result<ServeConfig> {
+        let github_flags = ForgeFlags {
+            forge: "the GitHub App",
+            prefix: "--github-*",
+            given: vec![
+                self.github_app_id.is_some(),
+                self.github_private_key_file.is_some(),
+                self.github_webhook_secret.iter().any(|s| !s.is_empty()),
+            ],
+            names: &[
+                "--github-app-id (CASCADE_GITHUB_APP_ID)",
+                "--github-private-key-file (CASCADE_GITHUB_PRIVATE_KEY_FILE)",
+                "--github-webhook-secret (CASCADE_GITHUB_WEBHOOK_SECRET)",
+            ],
+        };
+        let gitlab_flags = ForgeFlags {
+            forge: "GitLab",
+            prefix: "--gitlab-*",
+            given: vec![
+                self.gitlab_url.is_some(),
+                self.gitlab_token_file.is_some(),
+                self.gitlab_webhook_secret.iter().any(|s| !s.is_empty()),
+                // Optional, but only with the others.
+                self.gitlab_signing_token.is_some() || self.gitlab_url.is_some(),
+            ],
+            names: &[
+                "--gitlab-url (CASCADE_GITLAB_URL)",
+                "--gitlab-token-file (CASCADE_GITLAB_TOKEN_FILE)",
+                "--gitlab-webhook-secret (CASCADE_GITLAB_WEBHOOK_SECRET)",
+                "--gitlab-signing-token (CASCADE_GITLAB_SIGNING_TOKEN)",
+            ],
+        };
+        let (serve_github, serve_gitlab) = (github_flags.check()?, gitlab_flags.check()?);
+        if !serve_github && !serve_gitlab {
+            bail!(
+                "no forge to serve: give the GitHub App's --github-app-id, --github-private-key-file and --github-webhook-secret, or GitLab's --gitlab-url, --gitlab-token-file and --gitlab-webhook-secret, or both (each also as CASCADE_* variables)"
+            );
+        }
+        let github = match (
+            serve_github,
+            self.github_app_id,
+            self.github_private_key_file,
+        ) {
+            (true, Some(app_id), Some(key_file)) => {
+                let key = std::fs::read(&key_file).with_context(|| {
+                    format!(
+                        "cannot read the GitHub App private key {}",
+                        key_file.display()
+                    )
+                })?;
+                crate::redact::register_secret(&String::from_utf8_lossy(&key));
+                Some(GitHubServeConfig {
+                    app_id,
+                    private_key: key,
+                    webhook_secrets: secrets(self.github_webhook_secret),
+                    api_url: self.github_api_url,
+                })
+            }
+            _ => None,
+        };
+        let gitlab = match (serve_gitlab, self.gitlab_url, self.gitlab_token_file) {
+            (true, Some(url), Some(token_file)) => Some(gitlab_config(
+                url,
+                &token_file,
+                self.gitlab_webhook_secret,
+                self.gitlab_signing_token,
+            )?),
+            _ => None,
+        };
+        crate::exec::set_default_pass_env(self.pass.names.clone());
+        Ok(ServeConfig {
+            listen: self.listen,
+            data_dir: self.data_dir,
+            database_url: self.database_url,
+            github,
+            gitlab,
+            parallelism: self.parallelism,
+            allow_forks: self.allow_forks,
+            terraform_bin: self.terraform_bin,
+            tofu_bin: self.tofu_bin,
+            terragrunt_bin: self.terragrunt_bin,
+            shutdown_grace: Duration::from_secs(self.shutdown_grace),
+            unit_timeout: Duration::from_secs(self.unit_timeout),
+            discovery_timeout: Duration::from_secs(self.discovery_timeout),
+            http: HttpLimits {
+                max_connections: self.max_connections,
+                max_requests: self.max_requests,
+                ..HttpLimits::default()
+            },
+        })
+    }
+}
+
+fn gitlab_config(
+    url: String,
+    token_file: &std::path::Path,
+    webhook_secrets: Vec<String>,
+    signing_token: Option<String>,
+) -> anyhow::Result<GitLabServeConfig> {
+    let url = url.trim().trim_end_matches('/').to_owned();
+    if !(url.starts_with("https://") || url.starts_with("http://")) {
+        bail!(
+            "--gitlab-url must be the instance's root URL, like https://gitlab.com or https://gitlab.example.com"
+        );
+    }
+    let token = std::fs::read_to_string(token_file).with_context(|| {
+        format!(
+            "cannot read the GitLab token file {} (--gitlab-token-file)",
+            token_file.display()
+        )
+    })?;
+    let token = token.trim().to_owned();
+    if token.is_empty() {
+        bail!(
+            "the GitLab token file {} is empty: put a project, group or personal access token in it",
+            token_file.display()
+        );
+    }
+    crate::redact::register_secret(&token);
+    let signing_key = signing_token
+        .map(|t| {
+            crate::redact::register_secret(&t);
+            SigningKey::parse(&t).context("--gitlab-signing-token")
+        })
+        .transpose()?;
+    Ok(GitLabServeConfig {
+        url,
+        token,
+        webhook_secrets: secrets(webhook_secrets),
+        signing_key,
+    })
 }

@@ -115,11 +115,12 @@ pub(super) struct ConfigFile {
 #[derive(Debug, serde::Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct ApplyPermissionEntry {
-    /// GitHub logins that may apply.
+    /// GitHub logins or GitLab usernames that may apply.
     #[serde(default, deserialize_with = "logins")]
     #[schemars(with = "Vec<String>", extend("default" = []))]
     pub users: Vec<Spanned<String>>,
-    /// Teams, as `org/team-slug`, whose active members may apply.
+    /// Teams, as `org/team-slug` (GitHub) or a group's full path (GitLab, subgroups
+    /// included), whose active members may apply.
     #[serde(default, deserialize_with = "teams")]
     #[schemars(with = "Vec<String>", extend("default" = []), example = ["acme/platform"])]
     pub teams: Vec<Spanned<String>>,

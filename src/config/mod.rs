@@ -124,7 +124,8 @@ pub enum ApprovalRule {
 /// write permission, and be listed in `users` or be an active member of one of `teams`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ApplyPermission {
-    /// GitHub logins, as written (GitHub compares them case-insensitively).
+    /// GitHub logins or GitLab usernames, as written (both forges compare them
+    /// case-insensitively).
     pub users: Vec<String>,
     /// Teams whose active members may apply.
     pub teams: Vec<TeamName>,
@@ -137,7 +138,8 @@ impl ApplyPermission {
     }
 }
 
-/// A GitHub team, `org/team-slug`.
+/// A GitHub team, `org/team-slug`, or a GitLab group's full path (`org` its top-level
+/// group, `slug` the subgroups below it).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct TeamName {
     pub org: String,

@@ -212,6 +212,21 @@ fn is_login(text: &str) -> bool {
         && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
 }
 
+/// A GitLab username or one segment of a group's path: letters, digits, `_`, `-` and
+/// `.`, not starting with `-` or `.` nor ending with `.` (GitLab's rule).
+fn is_gitlab_name(text: &str) -> bool {
+    !text.is_empty()
+        && text.len() <= 255
+        && !text.starts_with(['-', '.'])
+        && !text.ends_with('.')
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+}
+
+/// Group levels GitLab allows: a top-level group and up to 20 subgroups.
+const GITLAB_GROUP_DEPTH: usize = 21;
+
 /// A team slug as GitHub makes it from the team's name.
 fn is_team_slug(text: &str) -> bool {
     !text.is_empty()
@@ -226,11 +241,12 @@ fn apply_permission(spanned: Spanned<ApplyPermissionEntry>) -> Result<ApplyPermi
     let mut out = ApplyPermission::default();
     for user in &entry.users {
         let login = user.value.trim().trim_start_matches('@');
-        if !is_login(login) {
+        if !is_login(login) && !is_gitlab_name(login) {
             return Err(problem_at(
                 user.referenced,
                 format!(
-                    "`{}` in `apply_permission.users` is not a GitHub login; write logins like `alice`",
+                    "`{}` in `apply_permission.users` is not a GitHub login or GitLab username; \
+                     write them like `alice`",
                     user.value.trim()
                 ),
             ));
@@ -241,8 +257,16 @@ fn apply_permission(spanned: Spanned<ApplyPermissionEntry>) -> Result<ApplyPermi
     }
     for team in &entry.teams {
         let text = team.value.trim();
+        // GitHub's `org/team-slug`, or a GitLab group's full path (`acme/platform/sre`).
+        let github =
+            |org: &str, slug: &str| is_login(org) && !org.ends_with("[bot]") && is_team_slug(slug);
+        let gitlab = |org: &str, rest: &str| {
+            is_gitlab_name(org)
+                && rest.split('/').count() < GITLAB_GROUP_DEPTH
+                && rest.split('/').all(is_gitlab_name)
+        };
         let parsed = text.split_once('/').and_then(|(org, slug)| {
-            (is_login(org) && !org.ends_with("[bot]") && is_team_slug(slug)).then(|| TeamName {
+            (github(org, slug) || gitlab(org, slug)).then(|| TeamName {
                 org: org.to_string(),
                 slug: slug.to_ascii_lowercase(),
             })
@@ -252,7 +276,8 @@ fn apply_permission(spanned: Spanned<ApplyPermissionEntry>) -> Result<ApplyPermi
                 team.referenced,
                 format!(
                     "`{text}` in `apply_permission.teams` is not a team; write it as \
-                     `organization/team-slug`, like `acme/platform`"
+                     `organization/team-slug` (GitHub) or a group's full path (GitLab), like \
+                     `acme/platform`"
                 ),
             ));
         };

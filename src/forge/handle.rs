@@ -7,8 +7,9 @@
 use std::sync::Arc;
 
 use super::github::{self, GitHubApp};
+use super::gitlab::{self, GitLab};
 use super::types::{
-    Actor, Approver, ChangeRequest, CheckStatus, ForgeKind, ForgeRef, Membership, OwnComment,
+    Actor, Approvals, ChangeRequest, CheckStatus, ForgeKind, ForgeRef, Membership, OwnComment,
     Spelling,
 };
 use crate::comment::GITHUB_LIMIT;
@@ -17,7 +18,7 @@ use crate::comment::GITHUB_LIMIT;
 #[derive(Clone, Default)]
 pub struct Forges {
     pub github: Option<Arc<GitHubApp>>,
-    // `gitlab: Option<Arc<gitlab::GitLab>>` joins here with the GitLab client.
+    pub gitlab: Option<Arc<GitLab>>,
 }
 
 impl Forges {
@@ -33,9 +34,15 @@ impl Forges {
                 })?;
                 Ok(Forge::GitHub(app.installation(installation).await?))
             }
-            ForgeRef::GitLab { .. } => anyhow::bail!(
-                "this server has no GitLab configured; start it with the --gitlab-* flags to serve GitLab"
-            ),
+            ForgeRef::GitLab { project_id } => {
+                let client = self.gitlab.as_ref().ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "this server has no GitLab configured; start it with --gitlab-url, \
+                         --gitlab-token-file and --gitlab-webhook-secret to serve GitLab"
+                    )
+                })?;
+                Ok(Forge::GitLab(client.project(project_id)))
+            }
         }
     }
 }
@@ -45,12 +52,14 @@ impl Forges {
 #[derive(Clone)]
 pub enum Forge {
     GitHub(github::Installation),
+    GitLab(gitlab::Project),
 }
 
 impl Forge {
     pub fn kind(&self) -> ForgeKind {
         match self {
             Forge::GitHub(_) => ForgeKind::GitHub,
+            Forge::GitLab(_) => ForgeKind::GitLab,
         }
     }
 
@@ -59,6 +68,9 @@ impl Forge {
         match self {
             Forge::GitHub(inst) => ForgeRef::GitHub {
                 installation: inst.id(),
+            },
+            Forge::GitLab(project) => ForgeRef::GitLab {
+                project_id: project.id(),
             },
         }
     }
@@ -72,6 +84,7 @@ impl Forge {
     pub fn comment_limit(&self) -> usize {
         match self {
             Forge::GitHub(_) => GITHUB_LIMIT,
+            Forge::GitLab(project) => project.comment_limit(),
         }
     }
 
@@ -79,12 +92,14 @@ impl Forge {
     pub fn fork_head_ref(&self, number: u64) -> String {
         match self {
             Forge::GitHub(_) => format!("refs/pull/{number}/head"),
+            Forge::GitLab(project) => project.fork_head_ref(number),
         }
     }
 
     pub async fn change_request(&self, repo: &str, number: u64) -> anyhow::Result<ChangeRequest> {
         match self {
             Forge::GitHub(inst) => inst.change_request(repo, number).await,
+            Forge::GitLab(p) => p.change_request(repo, number).await,
         }
     }
 
@@ -92,6 +107,7 @@ impl Forge {
     pub async fn own_comments(&self, repo: &str, number: u64) -> anyhow::Result<Vec<OwnComment>> {
         match self {
             Forge::GitHub(inst) => inst.own_comments(repo, number).await,
+            Forge::GitLab(p) => p.own_comments(repo, number).await,
         }
     }
 
@@ -100,25 +116,28 @@ impl Forge {
     pub async fn create_comment(&self, repo: &str, number: u64, body: &str) -> anyhow::Result<u64> {
         match self {
             Forge::GitHub(inst) => Ok(inst.create_comment(repo, number, body).await?.id),
+            Forge::GitLab(p) => p.create_comment(repo, number, body).await,
         }
     }
 
     pub async fn edit_comment(
         &self,
         repo: &str,
-        _number: u64,
+        number: u64,
         id: u64,
         body: &str,
     ) -> anyhow::Result<()> {
         match self {
             Forge::GitHub(inst) => inst.update_comment(repo, id, body).await,
+            Forge::GitLab(p) => p.edit_comment(repo, number, id, body).await,
         }
     }
 
     /// Deletes one of cascade's comments; one already gone counts as deleted.
-    pub async fn delete_comment(&self, repo: &str, _number: u64, id: u64) -> anyhow::Result<()> {
+    pub async fn delete_comment(&self, repo: &str, number: u64, id: u64) -> anyhow::Result<()> {
         match self {
             Forge::GitHub(inst) => inst.delete_comment(repo, id).await,
+            Forge::GitLab(p) => p.delete_comment(repo, number, id).await,
         }
     }
 
@@ -126,11 +145,12 @@ impl Forge {
     pub async fn acknowledge(
         &self,
         repo: &str,
-        _number: u64,
+        number: u64,
         comment_id: u64,
     ) -> anyhow::Result<()> {
         match self {
             Forge::GitHub(inst) => inst.react(repo, comment_id, "eyes").await,
+            Forge::GitLab(p) => p.acknowledge(repo, number, comment_id).await,
         }
     }
 
@@ -140,9 +160,9 @@ impl Forge {
     pub async fn set_check(
         &self,
         repo: &str,
-        _number: u64,
+        number: u64,
         head_sha: &str,
-        _head_ref: &str,
+        head_ref: &str,
         existing: Option<u64>,
         status: CheckStatus,
         title: &str,
@@ -153,6 +173,12 @@ impl Forge {
                 inst.set_check(repo, head_sha, existing, status, title, summary)
                     .await
             }
+            Forge::GitLab(p) => {
+                p.set_check(
+                    repo, number, head_sha, head_ref, existing, status, title, summary,
+                )
+                .await
+            }
         }
     }
 
@@ -161,6 +187,7 @@ impl Forge {
     pub async fn may_write(&self, repo: &str, actor: &Actor) -> bool {
         match self {
             Forge::GitHub(inst) => inst.may_write(repo, actor).await,
+            Forge::GitLab(p) => p.may_write(repo, actor).await,
         }
     }
 
@@ -168,19 +195,33 @@ impl Forge {
     pub async fn membership(&self, team: &str, actor: &Actor) -> anyhow::Result<Membership> {
         match self {
             Forge::GitHub(inst) => inst.membership(team, actor).await,
+            Forge::GitLab(p) => p.membership(team, actor).await,
         }
     }
 
     /// The approvals in force on the change request `cr`, the author's included (the
-    /// bot applies its rules to them).
-    pub async fn approvers(
+    /// bot applies its rules to them), and what the forge's own rules still want.
+    pub async fn approvals(
         &self,
         repo: &str,
         number: u64,
-        _cr: &ChangeRequest,
-    ) -> anyhow::Result<Vec<Approver>> {
+        cr: &ChangeRequest,
+    ) -> anyhow::Result<Approvals> {
         match self {
-            Forge::GitHub(inst) => inst.approvers(repo, number).await,
+            Forge::GitHub(inst) => Ok(Approvals {
+                approvers: inst.approvers(repo, number).await?,
+                still_required: 0,
+            }),
+            Forge::GitLab(p) => p.approvals(repo, number, cr).await,
+        }
+    }
+
+    /// Whether `actor` is cascade itself (GitLab: the token's own user, by id). GitHub's
+    /// App comments are told apart on the event already (a bot account).
+    pub async fn is_self(&self, actor: &Actor) -> bool {
+        match self {
+            Forge::GitHub(_) => false,
+            Forge::GitLab(p) => p.is_self(actor).await,
         }
     }
 
@@ -188,6 +229,7 @@ impl Forge {
     pub async fn clone_token(&self) -> anyhow::Result<String> {
         match self {
             Forge::GitHub(inst) => inst.clone_token().await,
+            Forge::GitLab(p) => p.clone_token().await,
         }
     }
 }

@@ -3,11 +3,12 @@
 //! decision (who may apply, what to post) is made by the bot.
 
 pub mod github;
+pub mod gitlab;
 mod handle;
 pub mod types;
 
 pub use handle::{Forge, Forges};
 pub use types::{
-    Actor, Approver, ChangeRequest, CheckStatus, ForgeKind, ForgeRef, Membership, Mergeable,
-    OwnComment, Spelling,
+    Actor, Approvals, Approver, ChangeRequest, CheckStatus, ForgeKind, ForgeRef, Membership,
+    Mergeable, OwnComment, Spelling,
 };

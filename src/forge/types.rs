@@ -125,6 +125,17 @@ pub struct Approver {
     pub commit: Option<String>,
 }
 
+/// The approvals in force on a change request, and what the forge's own approval rules
+/// still want: cascade's rule (an approval that counts) and the forge's must both hold.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Approvals {
+    pub approvers: Vec<Approver>,
+    /// Approvals the forge's own rules still require (GitLab's `approvals_left` while it
+    /// says `approved: false`); 0 when the forge has no such rule or it is met. GitHub's
+    /// required reviews show in its mergeable state instead.
+    pub still_required: u64,
+}
+
 /// Whether an actor belongs to a team (GitHub `org/slug`) or group (GitLab path).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Membership {

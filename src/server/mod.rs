@@ -1,19 +1,22 @@
-//! `cascade serve`: the GitHub App's HTTP server. Routes webhooks to the
-//! receiver, answers health and readiness probes, exposes Prometheus metrics,
-//! and shuts down gracefully: it stops taking work and lets running applies
-//! finish within a grace period.
+//! `cascade serve`: the HTTP server of the GitHub App and the GitLab webhook.
+//! Routes each configured forge's webhooks to its receiver (a forge that is not
+//! configured has no route: 404), answers health and readiness probes, exposes
+//! Prometheus metrics, and shuts down gracefully: it stops taking work and lets
+//! running applies finish within a grace period.
 //!
 //! Every request is bounded ([`HttpLimits`]): connections, header and body
 //! time, body size, whole-request time, webhook requests in flight. The server
 //! never runs a pull request's work on its own tasks: that is the bot's, which
 //! keeps discovery off the async runtime.
 
+mod gitlab_webhook;
 mod listen;
 mod webhook;
 
 pub use listen::HttpLimits;
 
 use crate::bot::{Bot, BotConfig};
+use crate::event::gitlab::SigningKey;
 use crate::exec::ProcessExecutor;
 use crate::forge::Forges;
 use crate::forge::github::GitHubApp;
@@ -29,7 +32,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
-use tower::limit::ConcurrencyLimitLayer;
+use tower::limit::GlobalConcurrencyLimitLayer;
 use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::timeout::{RequestBodyTimeoutLayer, TimeoutLayer};
 
@@ -40,11 +43,10 @@ pub struct ServeConfig {
     pub data_dir: PathBuf,
     /// `sqlite://…`, `postgres://…` or `postgresql://…` (default: `<data-dir>/cascade.db`).
     pub database_url: Option<String>,
-    pub github_app_id: u64,
-    pub github_private_key: Vec<u8>,
-    /// Every secret is accepted (rotation).
-    pub webhook_secrets: Vec<Vec<u8>>,
-    pub github_api_url: String,
+    /// The GitHub App, when this server serves GitHub.
+    pub github: Option<GitHubServeConfig>,
+    /// The GitLab instance, when this server serves GitLab.
+    pub gitlab: Option<GitLabServeConfig>,
     pub parallelism: usize,
     pub allow_forks: bool,
     pub terraform_bin: String,
@@ -58,9 +60,64 @@ pub struct ServeConfig {
     pub http: HttpLimits,
 }
 
+/// The GitHub App this server acts as.
+#[derive(Clone)]
+pub struct GitHubServeConfig {
+    pub app_id: u64,
+    /// The App's private key (PEM).
+    pub private_key: Vec<u8>,
+    /// Every secret is accepted (rotation).
+    pub webhook_secrets: Vec<Vec<u8>>,
+    /// `https://api.github.com`, or `https://HOST/api/v3` on GitHub Enterprise.
+    pub api_url: String,
+}
+
+/// The GitLab instance this server acts on, and how its webhook authenticates.
+#[derive(Clone)]
+pub struct GitLabServeConfig {
+    /// The instance root (`https://gitlab.com`); the API is under `/api/v4`.
+    pub url: String,
+    /// The access token cascade acts with (read from its file, trimmed).
+    pub token: String,
+    /// Every secret is accepted as `X-Gitlab-Token` (rotation).
+    pub webhook_secrets: Vec<Vec<u8>>,
+    /// When set, deliveries must also carry a valid Standard-Webhooks signature.
+    pub signing_key: Option<SigningKey>,
+}
+
+// Secrets never reach a log line through `{:?}`.
+impl std::fmt::Debug for GitHubServeConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GitHubServeConfig")
+            .field("app_id", &self.app_id)
+            .field("api_url", &self.api_url)
+            .field("webhook_secrets", &self.webhook_secrets.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl std::fmt::Debug for GitLabServeConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GitLabServeConfig")
+            .field("url", &self.url)
+            .field("webhook_secrets", &self.webhook_secrets.len())
+            .field("signing_key", &self.signing_key.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+/// How GitLab deliveries are authenticated.
+pub struct GitLabHookAuth {
+    pub secrets: Vec<Vec<u8>>,
+    pub signing_key: Option<SigningKey>,
+}
+
 /// What the HTTP handlers share.
 pub struct AppState {
+    /// GitHub's webhook secrets (empty when GitHub is not served: no route).
     pub secrets: Vec<Vec<u8>>,
+    /// `None` when GitLab is not served (no route).
+    pub gitlab: Option<GitLabHookAuth>,
     pub store: Arc<AnyStore>,
     pub bot: Arc<Bot>,
     pub metrics: PrometheusHandle,
@@ -101,25 +158,58 @@ fn metrics_handle() -> PrometheusHandle {
         .clone()
 }
 
+/// The GitLab client, with its own identity read (`GET /user`): cascade must know which
+/// notes are its own before it acts on any, and a wrong token should stop the start, not
+/// the first merge request.
+async fn connect_gitlab(
+    config: &GitLabServeConfig,
+) -> anyhow::Result<crate::forge::gitlab::GitLab> {
+    let client = crate::forge::gitlab::GitLab::new(&config.url, &config.token)
+        .context("cannot use --gitlab-url")?;
+    let me = client
+        .current_user()
+        .await
+        .context("cannot start serving GitLab; check --gitlab-url and --gitlab-token-file")?;
+    tracing::info!(gitlab = %config.url, user = %me.login, "GitLab token accepted");
+    Ok(client)
+}
+
 /// Starts the server and the bot's workers; returns once it listens.
 pub async fn start(config: ServeConfig) -> anyhow::Result<RunningServer> {
-    if config.webhook_secrets.is_empty() {
+    if let Some(gitlab) = &config.gitlab
+        && gitlab.webhook_secrets.iter().all(Vec::is_empty)
+    {
+        bail!(
+            "no GitLab webhook secret: set --gitlab-webhook-secret (or CASCADE_GITLAB_WEBHOOK_SECRET); cascade refuses deliveries without a token"
+        );
+    }
+    if let Some(github) = &config.github
+        && github.webhook_secrets.iter().all(Vec::is_empty)
+    {
         bail!(
             "no webhook secret: set --github-webhook-secret (or CASCADE_GITHUB_WEBHOOK_SECRET); cascade refuses unsigned deliveries"
+        );
+    }
+    if config.github.is_none() && config.gitlab.is_none() {
+        bail!(
+            "no forge configured: give the GitHub App's flags (--github-app-id, --github-private-key-file, --github-webhook-secret), GitLab's (--gitlab-url, --gitlab-token-file, --gitlab-webhook-secret), or both"
         );
     }
     std::fs::create_dir_all(&config.data_dir)
         .with_context(|| format!("cannot create {}", config.data_dir.display()))?;
     let store =
         Arc::new(crate::store::open(config.database_url.as_deref(), &config.data_dir).await?);
-    let github = Arc::new(
-        GitHubApp::new(
-            &config.github_api_url,
-            config.github_app_id,
-            &config.github_private_key,
-        )
-        .context("cannot load the GitHub App's private key (--github-private-key-file)")?,
-    );
+    let github = match &config.github {
+        Some(github) => Some(Arc::new(
+            GitHubApp::new(&github.api_url, github.app_id, &github.private_key)
+                .context("cannot load the GitHub App's private key (--github-private-key-file)")?,
+        )),
+        None => None,
+    };
+    let gitlab = match &config.gitlab {
+        Some(gitlab) => Some(Arc::new(connect_gitlab(gitlab).await?)),
+        None => None,
+    };
     let executor = ProcessExecutor::new(config.data_dir.join("plugin-cache"))
         .with_binary(
             crate::config::Executor::Terraform,
@@ -134,9 +224,7 @@ pub async fn start(config: ServeConfig) -> anyhow::Result<RunningServer> {
         .with_limit(config.parallelism);
     let shutdown = CancellationToken::new();
     let bot = Bot::start(BotConfig {
-        forges: Forges {
-            github: Some(github),
-        },
+        forges: Forges { github, gitlab },
         store: store.clone(),
         executor: Arc::new(executor),
         data_dir: config.data_dir.clone(),
@@ -148,7 +236,15 @@ pub async fn start(config: ServeConfig) -> anyhow::Result<RunningServer> {
     })
     .await?;
     let state = Arc::new(AppState {
-        secrets: config.webhook_secrets.clone(),
+        secrets: config
+            .github
+            .as_ref()
+            .map(|g| g.webhook_secrets.clone())
+            .unwrap_or_default(),
+        gitlab: config.gitlab.as_ref().map(|g| GitLabHookAuth {
+            secrets: g.webhook_secrets.clone(),
+            signing_key: g.signing_key.clone(),
+        }),
         store,
         bot: bot.clone(),
         metrics: metrics_handle(),
@@ -157,7 +253,7 @@ pub async fn start(config: ServeConfig) -> anyhow::Result<RunningServer> {
         .await
         .with_context(|| format!("cannot listen on {}", config.listen))?;
     let addr = listener.local_addr()?;
-    let app = router(state, &config.http);
+    let app = router(state, &config.http, config.github.is_some());
     let stop = shutdown.clone();
     let drain_bot = bot.clone();
     let grace = config.shutdown_grace;
@@ -176,12 +272,27 @@ pub async fn start(config: ServeConfig) -> anyhow::Result<RunningServer> {
     })
 }
 
-/// The HTTP routes, with the per-request limits (the listener enforces the rest).
-pub fn router(state: Arc<AppState>, limits: &HttpLimits) -> Router {
+/// The HTTP routes, with the per-request limits (the listener enforces the rest):
+/// `/webhooks/github` when `github` is served, `/webhooks/gitlab` when
+/// `state.gitlab` is set.
+pub fn router(state: Arc<AppState>, limits: &HttpLimits, github: bool) -> Router {
     // Only webhooks do work worth queueing for; probes must answer under load.
-    let webhook = post(webhook::receive).layer(ConcurrencyLimitLayer::new(limits.max_requests));
-    Router::new()
-        .route("/webhooks/github", webhook)
+    // One limit for both forges: what it bounds is the store and the bot.
+    let in_flight = GlobalConcurrencyLimitLayer::new(limits.max_requests);
+    let mut routes = Router::new();
+    if github {
+        routes = routes.route(
+            "/webhooks/github",
+            post(webhook::receive).layer(in_flight.clone()),
+        );
+    }
+    if state.gitlab.is_some() {
+        routes = routes.route(
+            "/webhooks/gitlab",
+            post(gitlab_webhook::receive).layer(in_flight),
+        );
+    }
+    routes
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(readyz))
         .route(

@@ -8,7 +8,8 @@
 
 use super::AppState;
 use crate::event::{
-    Delivery, Event, SIGNATURE_HEADER, header, known_event, parse_event, verify_signature,
+    Delivery, DeliveryId, Event, ParseError, SIGNATURE_HEADER, header, known_event, parse_event,
+    verify_signature,
 };
 use crate::store::{DeliveryRecord, DeliveryStatus, Store};
 use axum::body::Bytes;
@@ -18,18 +19,18 @@ use std::sync::Arc;
 use tracing::Instrument;
 
 /// The metric label of every request whose signature did not verify.
-const UNAUTHENTICATED: &str = "unauthenticated";
+pub(super) const UNAUTHENTICATED: &str = "unauthenticated";
 /// The metric label of authenticated events cascade does not parse.
-const OTHER_EVENT: &str = "other";
+pub(super) const OTHER_EVENT: &str = "other";
 
-/// Counts a delivery: `event` is one of [`crate::event::KNOWN_EVENTS`],
-/// [`OTHER_EVENT`] or [`UNAUTHENTICATED`], never a header's text.
-fn count(event: &'static str, outcome: &'static str) {
+/// Counts a delivery: `event` is one of [`crate::event::KNOWN_EVENTS`], a
+/// GitLab label, [`OTHER_EVENT`] or [`UNAUTHENTICATED`], never a header's text.
+pub(super) fn count(event: &'static str, outcome: &'static str) {
     metrics::counter!("cascade_deliveries_total", "event" => event, "outcome" => outcome)
         .increment(1);
 }
 
-fn header_pairs(headers: &HeaderMap) -> impl Iterator<Item = (&str, &str)> {
+pub(super) fn header_pairs(headers: &HeaderMap) -> impl Iterator<Item = (&str, &str)> {
     headers
         .iter()
         .filter_map(|(name, value)| Some((name.as_str(), value.to_str().ok()?)))
@@ -76,7 +77,34 @@ async fn accept(
     label: &'static str,
     body: Bytes,
 ) -> (StatusCode, String) {
-    let event = match parse_event(&delivery.event, &body) {
+    let event = parse_event(&delivery.event, &body);
+    let redeliver = "redeliver it from the GitHub App's advanced settings";
+    store_and_hand_over(
+        state,
+        delivery.id,
+        delivery.event,
+        label,
+        body,
+        event,
+        redeliver,
+    )
+    .await
+}
+
+/// Stores a parsed, authenticated delivery, then hands it to the bot: 202 once
+/// stored, 200 for a delivery already stored (a redelivery) or one with nothing
+/// to do, 400 for a body that did not parse, 503 when the store refuses.
+/// `redeliver` tells the sender's admin where to send it again.
+pub(super) async fn store_and_hand_over(
+    state: Arc<AppState>,
+    id: DeliveryId,
+    stored_event: String,
+    label: &'static str,
+    body: Bytes,
+    parsed: Result<Event, ParseError>,
+    redeliver: &str,
+) -> (StatusCode, String) {
+    let event = match parsed {
         Ok(event) => event,
         Err(e) => {
             tracing::warn!(error = %e, "malformed delivery");
@@ -91,8 +119,8 @@ async fn accept(
         return (StatusCode::OK, "ignored\n".into());
     }
     let record = DeliveryRecord {
-        id: delivery.id.to_string(),
-        event: delivery.event,
+        id: id.to_string(),
+        event: stored_event,
         body: body.to_vec(),
         status: DeliveryStatus::Received,
         received_at: state.bot.now(),
@@ -108,8 +136,7 @@ async fn accept(
             count(label, "error");
             return (
                 StatusCode::SERVICE_UNAVAILABLE,
-                "cannot store the delivery; redeliver it from the GitHub App's advanced settings once /readyz answers 200\n"
-                    .into(),
+                format!("cannot store the delivery; {redeliver} once /readyz answers 200\n"),
             );
         }
     }

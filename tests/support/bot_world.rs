@@ -6,7 +6,7 @@
 #![allow(dead_code)]
 
 use crate::fake_github::{APP_ID, FakeGitHub, FileChange, PrSpec, app_key};
-use cascade::server::{HttpLimits, RunningServer, ServeConfig, start};
+use cascade::server::{GitHubServeConfig, HttpLimits, RunningServer, ServeConfig, start};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -68,10 +68,13 @@ pub fn serve_config(fake: &FakeGitHub, data: &Path) -> ServeConfig {
         listen: "127.0.0.1:0".parse().unwrap(),
         data_dir: data.to_path_buf(),
         database_url: None,
-        github_app_id: APP_ID,
-        github_private_key: app_key(),
-        webhook_secrets: vec![fake.webhook_secret().into_bytes()],
-        github_api_url: fake.url(),
+        github: Some(GitHubServeConfig {
+            app_id: APP_ID,
+            private_key: app_key(),
+            webhook_secrets: vec![fake.webhook_secret().into_bytes()],
+            api_url: fake.url(),
+        }),
+        gitlab: None,
         parallelism: 4,
         allow_forks: false,
         terraform_bin: "terraform".into(),

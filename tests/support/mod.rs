@@ -2,6 +2,9 @@
 //! fixture trees in temporary git repositories.
 #![allow(dead_code)]
 
+// Loaded by path, so its own modules sit under support/fake_gitlab/.
+#[path = "fake_gitlab.rs"]
+pub mod fake_gitlab;
 pub mod fixture_tree;
 
 use std::path::{Path, PathBuf};
@@ -71,4 +74,40 @@ pub fn fixture_repo(name: &str) -> tempfile::TempDir {
     git(tmp.path(), &["add", "-A"]);
     git(tmp.path(), &["commit", "-qm", "fixture"]);
     tmp
+}
+
+/// A stand-in `terraform` in `dir` that logs each plan (its directory) and makes plans slow,
+/// so a kill lands mid-plan; everything else is the real terraform.
+pub fn slow_terraform(dir: &Path) -> (PathBuf, PathBuf) {
+    let log = dir.join("invocations.log");
+    let script = dir.join("terraform");
+    let real = String::from_utf8(
+        std::process::Command::new("sh")
+            .args(["-c", "command -v terraform"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    std::fs::write(
+        &script,
+        format!("#!/bin/sh\nif [ \"$1\" = plan ]; then echo \"$PWD\" >> {}; sleep 1; fi\nexec {} \"$@\"\n", log.display(), real.trim()),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    (script, log)
+}
+
+/// `count` `terraform_data` resources with long inputs: a unit's plan of about 20,000
+/// characters once rendered.
+pub fn big_module(count: usize) -> String {
+    (0..count)
+        .map(|i| {
+            format!(
+                "resource \"terraform_data\" \"filler_{i}\" {{\n  input = \"{}\"\n}}\n",
+                "x".repeat(120)
+            )
+        })
+        .collect()
 }

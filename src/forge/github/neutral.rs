@@ -65,6 +65,10 @@ impl Installation {
         let (org, slug) = team
             .split_once('/')
             .ok_or_else(|| anyhow::anyhow!("{team:?} is not a team of the form org/slug"))?;
+        if slug.contains('/') {
+            // A GitLab group's path (with subgroups) names no GitHub team: nobody is in it.
+            return Ok(Membership::NotMember);
+        }
         match self.is_team_member(org, slug, &actor.login).await {
             Ok(true) => Ok(Membership::Member),
             Ok(false) => Ok(Membership::NotMember),
