@@ -239,12 +239,6 @@ async fn run_async(args: &DriftArgs) -> anyhow::Result<ExitCode> {
         .await?;
     let logs = keep_logs(&outcome.run_dir, &drift_dir.join("logs"));
     drop(engine);
-    scratch.close().with_context(|| {
-        format!(
-            "cannot delete the drift run's files in {}",
-            drift_dir.display()
-        )
-    })?;
     let report = DriftReport::of_plan(&outcome.plan);
     let out = match args.run.format {
         RunFormat::Json => serde_json::to_string_pretty(&report)? + "\n",
@@ -254,6 +248,14 @@ async fn run_async(args: &DriftArgs) -> anyhow::Result<ExitCode> {
     match logs {
         Ok(dir) => eprintln!("logs: {}", dir.display()),
         Err(err) => eprintln!("cascade: the logs were not kept ({err:#})"),
+    }
+    let scratch_path = scratch.path().to_path_buf();
+    if let Err(err) = scratch.close() {
+        // It holds saved plans (values in clear); the report stands, the run did not end cleanly.
+        bail!(
+            "cannot delete this run's private directory {} ({err}); delete it by hand",
+            scratch_path.display()
+        );
     }
     Ok(report.exit_code())
 }
