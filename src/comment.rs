@@ -29,6 +29,8 @@ pub use view::{
     ApplyOutcome, ApplyStatus, ApplyUnitView, ApplyView, PlanView, Problem, UnitView, WaveView,
 };
 
+pub(crate) use view::{fenced, inline_text};
+
 use crate::forge::Spelling;
 use fit::{Layout, fit};
 use handlebars::{Handlebars, RenderErrorReason};

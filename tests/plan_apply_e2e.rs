@@ -14,43 +14,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Duration;
 
-fn example_repo() -> tempfile::TempDir {
-    assert!(
-        Command::new("terraform")
-            .arg("version")
-            .output()
-            .is_ok_and(|o| o.status.success()),
-        "terraform must be on PATH: these tests plan and apply for real"
-    );
-    let tmp = tempfile::tempdir().unwrap();
-    support::copy_dir(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/live"),
-        tmp.path(),
-    );
-    support::git(tmp.path(), &["init", "-q"]);
-    support::git(tmp.path(), &["add", "-A"]);
-    support::git(tmp.path(), &["commit", "-qm", "example"]);
-    tmp
-}
+use support::{example_repo, stdout_json as json};
 
 fn cascade(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cascade"))
-        .args(args)
-        .current_dir(dir)
-        .env("CHECKPOINT_DISABLE", "1")
-        .env("TF_IN_AUTOMATION", "1")
-        .output()
-        .unwrap()
-}
-
-fn json(out: &Output) -> Json {
-    let text = String::from_utf8_lossy(&out.stdout);
-    serde_json::from_str(&text).unwrap_or_else(|e| {
-        panic!(
-            "not JSON ({e}): {text}\nstderr: {}",
-            String::from_utf8_lossy(&out.stderr)
-        )
-    })
+    support::run_in(env!("CARGO_BIN_EXE_cascade"), dir, args)
 }
 
 fn plan(dir: &Path, changed: &[&str]) -> (Output, Json) {

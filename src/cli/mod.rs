@@ -1,10 +1,12 @@
-//! The command line: `cascade graph` and `cascade affected`. Each command
+//! The command line: `cascade graph`, `affected`, `plan`, `apply`, `drift`,
+//! `serve` and `schema`. `cascade graph` and `cascade affected`: each command
 //! loads the repo configuration, discovers the graph and prints it for people
 //! (text) or for programs (JSON, DOT, mermaid). Exit codes: 0 when there is
 //! nothing wrong, 1 when the graph has problems (output is still printed),
 //! 2 when cascade could not run at all.
 
 mod affected_cmd;
+mod drift_cmd;
 mod graph_cmd;
 mod render;
 mod repo;
@@ -36,6 +38,11 @@ enum Command {
     Plan(PlanArgs),
     /// Apply a plan by its id, exactly as reviewed: each unit is re-planned and applied only if unchanged.
     Apply(ApplyArgs),
+    /// Plan every unit of the checked-out tree (or those --units picks) and report the
+    /// ones whose real infrastructure no longer matches: a plan that is not empty. Never
+    /// applies. Exit status: 0 nothing drifted, 2 something drifted, 1 a unit failed to
+    /// plan or cascade could not run (failure wins over drift).
+    Drift(DriftArgs),
     /// Run the bot for a GitHub App and/or a GitLab instance: receive webhooks, plan pull
     /// requests, apply on `/apply <id>`.
     Serve(Box<serve_cmd::ServeArgs>),
@@ -56,7 +63,14 @@ struct PlanArgs {
     /// The revision holding the change; it must be the one checked out.
     #[arg(long, default_value = "HEAD", requires = "base")]
     head: String,
-    /// How many units plan at once.
+    #[command(flatten)]
+    run: RunOptions,
+}
+
+/// The options of every command that runs terraform.
+#[derive(clap::Args, Debug)]
+struct RunOptions {
+    /// How many units run at once.
     #[arg(long, default_value_t = 4, env = "CASCADE_PARALLELISM")]
     parallelism: usize,
     /// The longest one terraform command may run, in seconds.
@@ -64,11 +78,29 @@ struct PlanArgs {
     timeout: u64,
     #[arg(long, value_enum, default_value_t = RunFormat::Markdown)]
     format: RunFormat,
-    /// Where plans, runs and logs are kept (default: <repo>/.cascade).
+    /// Where plans, runs and logs are kept (default: <repo>/.cascade); `cascade drift`
+    /// keeps only the logs of its last run there, in drift/logs.
     #[arg(long, env = "CASCADE_DATA_DIR")]
     data_dir: Option<PathBuf>,
     #[command(flatten)]
     pass: PassEnv,
+}
+
+#[derive(clap::Args, Debug)]
+#[command(
+    after_help = "Exit status: 0 when nothing drifted, 2 when some unit drifted, 1 when a \
+unit failed to plan (or was skipped because a unit it depends on failed) or cascade could not \
+run. A failure wins over drift: 1 even when other units drifted."
+)]
+struct DriftArgs {
+    #[arg(long, default_value = ".", env = "CASCADE_REPO")]
+    repo: PathBuf,
+    /// Check only the units whose path (or a directory above it) matches this glob
+    /// (repeatable; `*` stays within a directory, `**` crosses directories).
+    #[arg(long = "units", value_name = "GLOB")]
+    units: Vec<String>,
+    #[command(flatten)]
+    run: RunOptions,
 }
 
 #[derive(clap::Args, Debug)]
@@ -77,16 +109,8 @@ struct ApplyArgs {
     repo: PathBuf,
     /// The plan id, as in `/apply <id>`.
     id: String,
-    #[arg(long, default_value_t = 4, env = "CASCADE_PARALLELISM")]
-    parallelism: usize,
-    #[arg(long, default_value_t = 1800)]
-    timeout: u64,
-    #[arg(long, value_enum, default_value_t = RunFormat::Markdown)]
-    format: RunFormat,
-    #[arg(long, env = "CASCADE_DATA_DIR")]
-    data_dir: Option<PathBuf>,
     #[command(flatten)]
-    pass: PassEnv,
+    run: RunOptions,
 }
 
 /// `--pass-env`, shared by the commands that run terraform.
@@ -162,13 +186,11 @@ impl Command {
             Ok(())
         };
         match self {
-            Command::Plan(args) => {
-                absolute(&mut args.repo)?;
-                args.data_dir.as_mut().map(absolute).transpose()?;
-            }
-            Command::Apply(args) => {
-                absolute(&mut args.repo)?;
-                args.data_dir.as_mut().map(absolute).transpose()?;
+            Command::Plan(PlanArgs { repo, run, .. })
+            | Command::Apply(ApplyArgs { repo, run, .. })
+            | Command::Drift(DriftArgs { repo, run, .. }) => {
+                absolute(repo)?;
+                run.data_dir.as_mut().map(absolute).transpose()?;
             }
             Command::Serve(args) => args.make_paths_absolute()?,
             Command::Graph(_) | Command::Affected(_) | Command::Schema => {}
@@ -209,7 +231,20 @@ where
 
 /// Runs the command line and returns the process exit code.
 pub fn main() -> ExitCode {
-    let mut cli = Cli::parse();
+    let mut cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => {
+            let _ = err.print();
+            // `cascade drift` exits 2 when something drifted; a usage error must not look like drift.
+            let drift = std::env::args_os().nth(1).is_some_and(|a| a == "drift");
+            let code = if err.use_stderr() && drift {
+                1
+            } else {
+                err.exit_code()
+            };
+            return ExitCode::from(u8::try_from(code).unwrap_or(2));
+        }
+    };
     init_tracing(matches!(cli.command, Command::Serve(_)));
     // Once, before anything runs: terraform runs in each unit's directory, so a
     // relative path given on the command line would point somewhere else there.
@@ -224,6 +259,7 @@ pub fn main() -> ExitCode {
         Command::Affected(args) => affected_cmd::run(&args),
         Command::Plan(args) => run_cmd::plan(&args),
         Command::Apply(args) => run_cmd::apply(&args),
+        Command::Drift(args) => drift_cmd::run(&args),
         Command::Serve(args) => serve_cmd::run(*args),
         Command::Schema => {
             println!("{}", crate::config::RepoConfig::json_schema());

@@ -4,7 +4,7 @@
 //! `Command::make_paths_absolute`).
 
 use super::repo::{locate, scan};
-use super::{ApplyArgs, PlanArgs, RunFormat};
+use super::{ApplyArgs, PlanArgs, RunFormat, RunOptions};
 use crate::affected::{ReadIndex, affected, deleted_units};
 use crate::engine::{Engine, targets};
 use crate::exec::ProcessExecutor;
@@ -21,26 +21,26 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 /// Where runs, plans and base trees are kept.
-fn data_dir(dir: &Path, flag: &Option<PathBuf>) -> PathBuf {
+pub(super) fn data_dir(dir: &Path, flag: &Option<PathBuf>) -> PathBuf {
     flag.clone().unwrap_or_else(|| dir.join(".cascade"))
 }
 
-async fn engine(
+/// The engine over the store in `data`, with terraform's plugin cache in `plugin_cache`.
+pub(super) async fn engine(
     data: &Path,
-    parallelism: usize,
-    timeout: u64,
-    pass_env: &[String],
+    plugin_cache: PathBuf,
+    options: &RunOptions,
 ) -> anyhow::Result<Engine<ProcessExecutor, AnyStore>> {
     let store = crate::store::open(None, data).await?;
-    let executor = ProcessExecutor::new(data.join("plugin-cache"))
-        .with_environment(std::env::vars_os(), pass_env);
+    let executor = ProcessExecutor::new(plugin_cache)
+        .with_environment(std::env::vars_os(), &options.pass.names);
     Ok(Engine {
         executor: Arc::new(executor),
         store: Arc::new(store),
         clock: Arc::new(SystemClock),
         data_dir: data.to_path_buf(),
-        parallelism: parallelism.max(1),
-        timeout: Duration::from_secs(timeout),
+        parallelism: options.parallelism.max(1),
+        timeout: Duration::from_secs(options.timeout),
         shutdown: CancellationToken::new(),
     })
 }
@@ -60,7 +60,7 @@ fn base_tree(root: &Path, data: &Path, sha: &str) -> anyhow::Result<PathBuf> {
 }
 
 /// A progress line on a terminal; nothing when output is piped.
-fn progress(total: usize) -> impl FnMut(WalkEvent<'_>) {
+pub(super) fn progress(total: usize) -> impl FnMut(WalkEvent<'_>) {
     let bar = if std::io::stderr().is_terminal() {
         let bar = indicatif::ProgressBar::new(total as u64);
         bar.set_style(
@@ -85,6 +85,33 @@ fn progress(total: usize) -> impl FnMut(WalkEvent<'_>) {
     }
 }
 
+/// Refuses a graph with a cycle (printing the problems): no order to run it in.
+pub(super) fn refuse_cycles(scan: &super::repo::Scan, doing: &str) -> anyhow::Result<()> {
+    if scan
+        .problems
+        .iter()
+        .any(|p| p.kind == crate::problem::ProblemKind::Cycle)
+    {
+        for p in &scan.problems {
+            eprintln!("{p}");
+        }
+        bail!("the graph has a cycle; fix it before {doing}");
+    }
+    Ok(())
+}
+
+/// A token cancelled on Ctrl-C: running commands get SIGTERM, units not started are cancelled.
+pub(super) fn cancel_on_ctrl_c() -> CancellationToken {
+    let cancel = CancellationToken::new();
+    let ctrl_c = cancel.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            ctrl_c.cancel();
+        }
+    });
+    cancel
+}
+
 pub fn plan(args: &PlanArgs) -> anyhow::Result<ExitCode> {
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(plan_async(args))
@@ -94,7 +121,7 @@ async fn plan_async(args: &PlanArgs) -> anyhow::Result<ExitCode> {
     let (dir, root) = locate(&args.repo)?;
     let prefix = paths::relative(&root.to_string_lossy(), &dir.to_string_lossy());
     let prefix = if prefix == "." { String::new() } else { prefix };
-    let data = data_dir(&dir, &args.data_dir);
+    let data = data_dir(&dir, &args.run.data_dir);
     let head = crate::git::worktree_identity(&dir)
         .context("cascade plan needs a git repository (it binds the plan to a commit): run `git init && git add -A && git commit`")?;
     let head_commit = head.split('+').next().unwrap_or_default().to_string();
@@ -120,16 +147,7 @@ async fn plan_async(args: &PlanArgs) -> anyhow::Result<ExitCode> {
         None => (args.changed.clone(), head_commit.clone(), false),
     };
     let head_scan = scan(&dir, &root, &[]);
-    if head_scan
-        .problems
-        .iter()
-        .any(|p| p.kind == crate::problem::ProblemKind::Cycle)
-    {
-        for p in &head_scan.problems {
-            eprintln!("{p}");
-        }
-        bail!("the graph has a cycle; fix it before planning");
-    }
+    refuse_cycles(&head_scan, "planning")?;
     let changed: Vec<String> = changed
         .into_iter()
         .filter(|f| !head_scan.config.is_ignored(f))
@@ -163,20 +181,20 @@ async fn plan_async(args: &PlanArgs) -> anyhow::Result<ExitCode> {
             .as_ref()
             .map(|(b, d)| (&b.discovery, &b.graph, d.as_path())),
     );
-    let engine = engine(&data, args.parallelism, args.timeout, &args.pass.names).await?;
+    let engine = engine(&data, data.join("plugin-cache"), &args.run).await?;
     let repo_key = dir.display().to_string();
     let observe = progress(plan_targets.len());
-    let cancel = CancellationToken::new();
-    let ctrl_c = cancel.clone();
-    tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            ctrl_c.cancel();
-        }
-    });
     let outcome = engine
-        .plan(&repo_key, &head, &base, plan_targets, cancel, observe)
+        .plan(
+            &repo_key,
+            &head,
+            &base,
+            plan_targets,
+            cancel_on_ctrl_c(),
+            observe,
+        )
         .await?;
-    let out = match args.format {
+    let out = match args.run.format {
         RunFormat::Json => {
             serde_json::to_string_pretty(&super::render::plan_json(&outcome.plan))? + "\n"
         }
@@ -203,9 +221,9 @@ async fn apply_async(args: &ApplyArgs) -> anyhow::Result<ExitCode> {
     let (dir, root) = locate(&args.repo)?;
     let prefix = paths::relative(&root.to_string_lossy(), &dir.to_string_lossy());
     let prefix = if prefix == "." { String::new() } else { prefix };
-    let data = data_dir(&dir, &args.data_dir);
+    let data = data_dir(&dir, &args.run.data_dir);
     let head = crate::git::worktree_identity(&dir)?;
-    let engine = engine(&data, args.parallelism, args.timeout, &args.pass.names).await?;
+    let engine = engine(&data, data.join("plugin-cache"), &args.run).await?;
     let repo_key = dir.display().to_string();
     let plan = engine.store.plan(&repo_key, &id).await.ok().flatten();
     // Destroys run in the base revision's tree, as they were planned.
@@ -236,7 +254,7 @@ async fn apply_async(args: &ApplyArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::FAILURE);
         }
     };
-    let out = match args.format {
+    let out = match args.run.format {
         RunFormat::Json => {
             serde_json::to_string_pretty(&super::render::apply_json(&outcome))? + "\n"
         }

@@ -498,7 +498,7 @@ fn inline_markdown(text: &str) -> String {
 /// code spans, table cells and `<summary>` lines: one line, no angle brackets (which would
 /// let a crafted directory name close a `<details>` block), no `|` or backtick (which would
 /// end a cell or a code span). Real unit paths never contain these characters.
-fn inline_text(text: &str) -> String {
+pub(crate) fn inline_text(text: &str) -> String {
     text.chars()
         .map(|c| match c {
             '<' => '‹',
@@ -566,6 +566,13 @@ fn block_text(text: &str) -> String {
         .join("\n")
         .trim_matches('\n')
         .to_string()
+}
+
+/// `text` as a fenced code block no line of it can close, control characters replaced.
+pub(crate) fn fenced(text: &str) -> String {
+    let fence = fence_for(text);
+    let lines: Vec<String> = text.lines().map(code_text).collect();
+    format!("{fence}\n{}\n{fence}", lines.join("\n"))
 }
 
 /// A backtick fence longer than any run of backticks in `text`, so no line of it can close

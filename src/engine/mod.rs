@@ -18,7 +18,7 @@ pub mod views;
 pub use apply_run::{ApplyError, ApplyOutcome, ApplyRecovery, UnitApply};
 pub use claim::{LEASE_SECS, owner_alive, this_host};
 pub use plan_run::PlanOutcome;
-pub use targets::{PlanTarget, stack_dir, stack_path, targets};
+pub use targets::{PlanTarget, head_targets, stack_dir, stack_path, targets};
 
 use crate::exec::Executor;
 use crate::plan::PlanId;

@@ -48,31 +48,7 @@ pub fn targets(
         })
         .map(|u| u.path.clone())
         .collect();
-    let mut out = Vec::new();
-    let waves = head_graph.waves_of(&planned);
-    for (i, wave) in waves.iter().enumerate() {
-        for path in wave {
-            let unit = head
-                .unit(path)
-                .expect("planned units come from the head graph");
-            let deps = head_graph
-                .dependencies(path)
-                .into_iter()
-                .filter(|d| planned.contains(*d))
-                .cloned()
-                .collect();
-            out.push(PlanTarget {
-                path: path.clone(),
-                wave: i + 1,
-                deps,
-                destroy: false,
-                tool: tool_for(unit.kind, unit.executor),
-                dir: unit_dir(head_dir, path),
-                init_args: Vec::new(),
-                stack: unit.stack.as_ref().map(|s| unit_dir(head_dir, s)),
-            });
-        }
-    }
+    let mut out = head_targets(head, head_graph, head_dir, &planned);
     let deleted: BTreeSet<UnitPath> = affected
         .units
         .iter()
@@ -82,7 +58,7 @@ pub fn targets(
     let Some((base_disc, base_graph, base_dir)) = base else {
         return out;
     };
-    let first_destroy_wave = waves.len() + 1;
+    let first_destroy_wave = out.iter().map(|t| t.wave).max().unwrap_or(0) + 1;
     for (i, wave) in base_graph.waves_down_of(&deleted).iter().enumerate() {
         for path in wave {
             let Some(unit) = base_disc.unit(path) else {
@@ -111,6 +87,43 @@ pub fn targets(
                 dir: unit_dir(base_dir, path),
                 init_args,
                 stack: unit.stack.as_ref().map(|s| unit_dir(base_dir, s)),
+            });
+        }
+    }
+    out
+}
+
+/// The units of `planned` (paths of `head`, stacks left out by the caller) in
+/// head-graph waves, each with its dependencies inside `planned`: what a plan of
+/// the head tree walks. `cascade drift` plans a whole tree this way.
+pub fn head_targets(
+    head: &Discovery,
+    head_graph: &Graph,
+    head_dir: &Path,
+    planned: &BTreeSet<UnitPath>,
+) -> Vec<PlanTarget> {
+    let mut out = Vec::new();
+    let waves = head_graph.waves_of(planned);
+    for (i, wave) in waves.iter().enumerate() {
+        for path in wave {
+            let unit = head
+                .unit(path)
+                .expect("planned units come from the head graph");
+            let deps = head_graph
+                .dependencies(path)
+                .into_iter()
+                .filter(|d| planned.contains(*d))
+                .cloned()
+                .collect();
+            out.push(PlanTarget {
+                path: path.clone(),
+                wave: i + 1,
+                deps,
+                destroy: false,
+                tool: tool_for(unit.kind, unit.executor),
+                dir: unit_dir(head_dir, path),
+                init_args: Vec::new(),
+                stack: unit.stack.as_ref().map(|s| unit_dir(head_dir, s)),
             });
         }
     }

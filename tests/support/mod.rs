@@ -111,3 +111,46 @@ pub fn big_module(count: usize) -> String {
         })
         .collect()
 }
+
+/// A copy of the bundled example (`examples/live`) in a fresh git repository, one commit.
+/// Asserts terraform is on PATH: the tests using it plan and apply for real.
+pub fn example_repo() -> tempfile::TempDir {
+    assert!(
+        Command::new("terraform")
+            .arg("version")
+            .output()
+            .is_ok_and(|o| o.status.success()),
+        "terraform must be on PATH: these tests plan and apply for real"
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/live"),
+        tmp.path(),
+    );
+    git(tmp.path(), &["init", "-q"]);
+    git(tmp.path(), &["add", "-A"]);
+    git(tmp.path(), &["commit", "-qm", "example"]);
+    tmp
+}
+
+/// Runs `program ARGS…` in `dir` with terraform's automation settings, to the end.
+pub fn run_in(program: &str, dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(program)
+        .args(args)
+        .current_dir(dir)
+        .env("CHECKPOINT_DISABLE", "1")
+        .env("TF_IN_AUTOMATION", "1")
+        .output()
+        .unwrap()
+}
+
+/// A command's stdout as JSON; panics with stdout and stderr when it is not.
+pub fn stdout_json(out: &std::process::Output) -> serde_json::Value {
+    let text = String::from_utf8_lossy(&out.stdout);
+    serde_json::from_str(&text).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}): {text}\nstderr: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}

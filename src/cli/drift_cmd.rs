@@ -1,0 +1,280 @@
+//! `cascade drift`: plans every unit of the checked-out tree (or those the
+//! `--units` globs pick) with the plan engine, in dependency order, and reports
+//! the units whose plan is not empty.
+//!
+//! Never applies, and never leaves a plan a later `cascade apply` could pick up:
+//! the run gets its own store and run directory in a private temporary directory
+//! under the data directory, deleted when the run ends (saved plan files
+//! included); only the per-unit logs are kept, in `<data-dir>/drift/logs/`. A
+//! fresh store each time also means a drift run never resumes an earlier one,
+//! whose results may be stale.
+
+use super::repo::{locate, scan};
+use super::run_cmd::{cancel_on_ctrl_c, data_dir, engine, progress, refuse_cycles};
+use super::{DriftArgs, RunFormat};
+use crate::engine::head_targets;
+use crate::plan::Counts;
+use crate::plan::render::RenderedPlan;
+use crate::store::{PlanRecord, UnitStatus};
+use crate::terragrunt::UnitKind;
+use crate::unit::UnitPath;
+use anyhow::{Context, bail};
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use serde::Serialize;
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::ExitCode;
+
+/// Exit status when some unit drifted (as terraform's `-detailed-exitcode`).
+const DRIFTED: u8 = 2;
+/// Exit status when a unit failed, or cascade could not run; wins over drift.
+const FAILED: u8 = 1;
+
+/// What `cascade drift --format json` prints.
+#[derive(Debug, Default, Serialize)]
+pub(super) struct DriftReport {
+    drifted: Vec<DriftedUnit>,
+    clean: Vec<UnitPath>,
+    failed: Vec<FailedUnit>,
+}
+
+#[derive(Debug, Serialize)]
+struct DriftedUnit {
+    path: UnitPath,
+    counts: Counts,
+    fingerprint: String,
+    /// The attribute-level diff, for the Markdown report only.
+    #[serde(skip)]
+    rendered: Option<RenderedPlan>,
+}
+
+#[derive(Debug, Serialize)]
+struct FailedUnit {
+    path: UnitPath,
+    reason: String,
+}
+
+impl DriftReport {
+    /// Sorts the units of a finished plan run: planned and empty → clean, planned and
+    /// not empty → drifted, anything else (failed, skipped behind a failed dependency,
+    /// cancelled) → failed with the engine's reason.
+    fn of_plan(plan: &PlanRecord) -> DriftReport {
+        let mut report = DriftReport::default();
+        for unit in &plan.units {
+            match (&unit.status, &unit.summary) {
+                (UnitStatus::Planned, Some(summary)) if summary.is_empty() => {
+                    report.clean.push(unit.path.clone())
+                }
+                (UnitStatus::Planned, Some(summary)) => report.drifted.push(DriftedUnit {
+                    path: unit.path.clone(),
+                    counts: summary.counts,
+                    fingerprint: summary.fingerprint.0.clone(),
+                    rendered: unit.rendered.clone(),
+                }),
+                (status, _) => report.failed.push(FailedUnit {
+                    path: unit.path.clone(),
+                    reason: if unit.detail.is_empty() {
+                        status.as_str().to_string()
+                    } else {
+                        unit.detail.clone()
+                    },
+                }),
+            }
+        }
+        report
+    }
+
+    fn exit_code(&self) -> ExitCode {
+        if !self.failed.is_empty() {
+            ExitCode::from(FAILED)
+        } else if !self.drifted.is_empty() {
+            ExitCode::from(DRIFTED)
+        } else {
+            ExitCode::SUCCESS
+        }
+    }
+
+    /// The report for people: drifted units with their counts and diff, how many are
+    /// clean, failed units with their reasons. Paths and reasons are shown the way the
+    /// plan comment shows them (inline text, fenced excerpts).
+    fn markdown(&self) -> String {
+        use crate::comment::{fenced, inline_text};
+        let total = self.drifted.len() + self.clean.len() + self.failed.len();
+        let mut out = if self.drifted.is_empty() {
+            format!("## Drift: none in {total} units\n")
+        } else {
+            format!(
+                "## Drift: {} of {total} units drifted\n",
+                self.drifted.len()
+            )
+        };
+        for unit in &self.drifted {
+            out.push_str(&format!(
+                "\n### `{}`\n\n**Plan:** {}.\n",
+                inline_text(unit.path.as_str()),
+                counts_line(&unit.counts)
+            ));
+            if let Some(rendered) = unit.rendered.as_ref().filter(|r| !r.is_empty()) {
+                out.push_str(&format!("\n{}\n", rendered.to_markdown()));
+            }
+        }
+        out.push_str(&format!("\n**Clean:** {} units.\n", self.clean.len()));
+        if !self.failed.is_empty() {
+            out.push_str(&format!("\n### Failed: {} units\n", self.failed.len()));
+            for unit in &self.failed {
+                out.push_str(&format!(
+                    "\n`{}`:\n\n{}\n",
+                    inline_text(unit.path.as_str()),
+                    fenced(&unit.reason)
+                ));
+            }
+        }
+        out
+    }
+}
+
+/// `1 to add, 0 to change, 0 to destroy`, and the other actions when there are any.
+fn counts_line(c: &Counts) -> String {
+    let mut parts = vec![
+        format!("{} to add", c.add),
+        format!("{} to change", c.change),
+        format!("{} to destroy", c.destroy),
+    ];
+    for (n, what) in [
+        (c.replace, "to replace"),
+        (c.import, "to import"),
+        (c.moved, "to move"),
+        (c.forget, "to forget"),
+        (c.read, "to read"),
+    ] {
+        if n > 0 {
+            parts.push(format!("{n} {what}"));
+        }
+    }
+    parts.join(", ")
+}
+
+/// The `--units` globs: `*` stays within a directory, `**` crosses them, as in
+/// `.cascade.yaml`'s `ignore`.
+fn unit_globs(patterns: &[String]) -> anyhow::Result<GlobSet> {
+    let mut set = GlobSetBuilder::new();
+    for pattern in patterns {
+        let glob = GlobBuilder::new(pattern.trim_end_matches('/'))
+            .literal_separator(true)
+            .build()
+            .with_context(|| format!("--units {pattern} is not a valid glob; use `*`, `**`, `?`, `[abc]` or `{{a,b}}`"))?;
+        set.add(glob);
+    }
+    Ok(set.build()?)
+}
+
+/// True when `set` matches the unit's path or a directory above it (`dev` picks
+/// `dev/app`).
+fn picked(set: &GlobSet, unit: &UnitPath) -> bool {
+    let path = unit.as_str();
+    set.is_match(path)
+        || path
+            .match_indices('/')
+            .any(|(end, _)| set.is_match(&path[..end]))
+}
+
+pub fn run(args: &DriftArgs) -> anyhow::Result<ExitCode> {
+    let runtime = tokio::runtime::Runtime::new()?;
+    // Exit status 2 means drift here, so cascade's own errors exit 1.
+    match runtime.block_on(run_async(args)) {
+        Ok(code) => Ok(code),
+        Err(err) => {
+            eprintln!("cascade: {err:#}");
+            Ok(ExitCode::from(FAILED))
+        }
+    }
+}
+
+async fn run_async(args: &DriftArgs) -> anyhow::Result<ExitCode> {
+    let globs = unit_globs(&args.units)?;
+    let (dir, root) = locate(&args.repo)?;
+    let data = data_dir(&dir, &args.run.data_dir);
+    // Outside git the plan is bound to nothing; it is never applied anyway.
+    let head = crate::git::worktree_identity(&dir).unwrap_or_else(|_| "0".repeat(40));
+    let scan = scan(&dir, &root, &[]);
+    refuse_cycles(&scan, "checking for drift")?;
+    let picked: BTreeSet<UnitPath> = scan
+        .discovery
+        .units
+        .iter()
+        .filter(|u| u.kind != UnitKind::Stack && u.excluded.is_none())
+        .filter(|u| !scan.config.is_ignored(u.path.as_str()))
+        .filter(|u| args.units.is_empty() || picked(&globs, &u.path))
+        .map(|u| u.path.clone())
+        .collect();
+    if picked.is_empty() {
+        bail!(
+            "no unit to check: {}; run `cascade graph` to see the units",
+            if args.units.is_empty() {
+                "discovery found none"
+            } else {
+                "no unit matches --units"
+            }
+        );
+    }
+    let plan_targets = head_targets(&scan.discovery, &scan.graph, &dir, &picked);
+    let drift_dir = data.join("drift");
+    std::fs::create_dir_all(&drift_dir)
+        .with_context(|| format!("cannot create {}", drift_dir.display()))?;
+    // Private (0700) and deleted on drop: the store, saved plans and raw output of this run.
+    let scratch = tempfile::Builder::new()
+        .prefix("run-")
+        .tempdir_in(&drift_dir)
+        .with_context(|| format!("cannot create a directory in {}", drift_dir.display()))?;
+    let engine = engine(scratch.path(), data.join("plugin-cache"), &args.run).await?;
+    let outcome = engine
+        .plan(
+            &dir.display().to_string(),
+            &head,
+            &head,
+            plan_targets.clone(),
+            cancel_on_ctrl_c(),
+            progress(plan_targets.len()),
+        )
+        .await?;
+    let logs = keep_logs(&outcome.run_dir, &drift_dir.join("logs"));
+    drop(engine);
+    let report = DriftReport::of_plan(&outcome.plan);
+    let out = match args.run.format {
+        RunFormat::Json => serde_json::to_string_pretty(&report)? + "\n",
+        RunFormat::Markdown => report.markdown(),
+    };
+    print!("{out}");
+    match logs {
+        Ok(dir) => eprintln!("logs: {}", dir.display()),
+        Err(err) => eprintln!("cascade: the logs were not kept ({err:#})"),
+    }
+    let scratch_path = scratch.path().to_path_buf();
+    if let Err(err) = scratch.close() {
+        // It holds saved plans (values in clear); the report stands, the run did not end cleanly.
+        bail!(
+            "cannot delete this run's private directory {} ({err}); delete it by hand",
+            scratch_path.display()
+        );
+    }
+    Ok(report.exit_code())
+}
+
+/// Moves the run's per-unit logs to `to`, replacing the previous drift run's.
+fn keep_logs(run_dir: &Path, to: &Path) -> anyhow::Result<std::path::PathBuf> {
+    match std::fs::remove_dir_all(to) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e).with_context(|| format!("cannot clear {}", to.display())),
+    }
+    std::fs::create_dir_all(to).with_context(|| format!("cannot create {}", to.display()))?;
+    for entry in std::fs::read_dir(run_dir)? {
+        let path = entry?.path();
+        if path.extension().is_some_and(|e| e == "log") {
+            let name = path.file_name().unwrap_or_default();
+            std::fs::rename(&path, to.join(name))
+                .with_context(|| format!("cannot move a log into {}", to.display()))?;
+        }
+    }
+    Ok(to.to_path_buf())
+}
