@@ -132,6 +132,7 @@ fn record(doc: &[u8]) -> PlanRecord {
         detail: String::new(),
         summary: Some(PlanSummary::from_show_json(doc).unwrap()),
         rendered: Some(RenderedPlan::from_show_json(doc, &RenderOptions::default()).unwrap()),
+        retried: 0,
     };
     PlanRecord {
         id: PlanId("3f9a2c1b7d4e".into()),

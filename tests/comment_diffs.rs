@@ -57,6 +57,7 @@ fn planned(path: &str, wave: usize, destroy: bool, json: &[u8]) -> PlannedUnit {
         detail: String::new(),
         summary: Some(PlanSummary::from_show_json(json).unwrap()),
         rendered: Some(RenderedPlan::from_show_json(json, &RenderOptions::default()).unwrap()),
+        retried: 0,
     }
 }
 

@@ -56,6 +56,7 @@ fn unit(path: &str, fingerprint: &str, resources: Vec<ResourceChange>) -> UnitVi
         outputs: Vec::new(),
         provisional: false,
         rendered: None,
+        retried: 0,
     }
 }
 
@@ -63,6 +64,7 @@ fn problem(unit: &str, reason: &str) -> Problem {
     Problem {
         unit: unit.into(),
         reason: reason.into(),
+        retried: 0,
     }
 }
 

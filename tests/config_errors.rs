@@ -472,7 +472,8 @@ fn schema_describes_every_key_and_both_environment_forms() {
             "environments",
             "ignore",
             "implicit_deps",
-            "modules"
+            "modules",
+            "retries"
         ]
     );
     for (key, property) in properties {

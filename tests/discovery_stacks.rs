@@ -378,6 +378,7 @@ async fn plan_in_checkout(
             "head",
             "base",
             db_change_targets(&repo.root(), checkout),
+            &Default::default(),
             CancellationToken::new(),
             |_| {},
         )

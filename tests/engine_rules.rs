@@ -218,6 +218,7 @@ async fn plan(f: &Fixture, head: &str) -> cascade::engine::PlanOutcome {
             head,
             "base",
             targets(),
+            &Default::default(),
             CancellationToken::new(),
             |_| {},
         )
@@ -541,11 +542,19 @@ async fn an_interrupted_plan_resumes_without_planning_finished_units_again() {
     let stop = cancel.clone();
     let first = f
         .engine
-        .plan(REPO, "h1", "base", targets(), cancel, move |e| {
-            if matches!(e, cascade::walk::WalkEvent::Finished(..)) {
-                stop.cancel();
-            }
-        })
+        .plan(
+            REPO,
+            "h1",
+            "base",
+            targets(),
+            &Default::default(),
+            cancel,
+            move |e| {
+                if matches!(e, cascade::walk::WalkEvent::Finished(..)) {
+                    stop.cancel();
+                }
+            },
+        )
         .await
         .unwrap();
     assert!(first.failed, "an interrupted plan is incomplete");

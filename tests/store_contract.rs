@@ -227,6 +227,8 @@ fn plan(id: &str, repo: &str, created_at: i64) -> PlanRecord {
             detail: String::new(),
             summary: Some(summary("f1")),
             rendered: Some(rendered()),
+            // Kept in the plan's JSON: both backends must give it back.
+            retried: 2,
         }],
         created_at,
     }
@@ -352,6 +354,10 @@ async fn plans_and_results_stored_before_renderings_were_kept_still_load(backend
     let plan = store.current_plan("r").await.unwrap().unwrap();
     assert_eq!(plan.units[0].summary, Some(summary("f1")));
     assert_eq!(plan.units[0].rendered, None);
+    assert_eq!(
+        plan.units[0].retried, 0,
+        "plans from before retries were never retried"
+    );
     let records = store.unit_records("r0").await.unwrap();
     assert_eq!(records[0].summary, Some(summary("f1")));
     assert_eq!(records[0].rendered, None);

@@ -182,6 +182,7 @@ pub async fn plan_pull_request(
     }
     record.state = PrState::Discovering;
     bot.store.save_pull_request(&record).await?;
+    let retries = config.retries.clone();
     let input = discover::input(bot, key, pr, checkout.clone(), config, only);
     let (mut plan_targets, unresolved, merge_base) = match bot
         .discovery
@@ -241,6 +242,7 @@ pub async fn plan_pull_request(
             &pr.head_sha,
             &merge_base,
             plan_targets,
+            &retries,
             cancel.clone(),
             |_| {},
         )
@@ -260,6 +262,7 @@ pub async fn plan_pull_request(
                 l.pr,
                 spelling.command("unlock")
             ),
+            retried: 0,
         })
         .collect();
     let parts = Comments::new()

@@ -129,6 +129,7 @@ mod tests {
             detail: String::new(),
             summary: None,
             rendered: None,
+            retried: 0,
         }
     }
 

@@ -190,6 +190,7 @@ async fn plan_async(args: &PlanArgs) -> anyhow::Result<ExitCode> {
             &head,
             &base,
             plan_targets,
+            &head_scan.config.retries,
             cancel_on_ctrl_c(),
             observe,
         )

@@ -72,6 +72,8 @@ pub struct UnitView {
     /// The plan as `terraform plan` draws it (masked, redacted, bounded), shown in place of
     /// the resource list; `None` for plans stored before cascade kept it.
     pub rendered: Option<RenderedPlan>,
+    /// How many times its plan was tried again after a transient failure.
+    pub retried: u32,
 }
 
 /// A unit that was not planned or applied, and why.
@@ -82,6 +84,9 @@ pub struct Problem {
     /// Why; may span several lines (an error excerpt). The first line is shown in lists,
     /// the whole text in a collapsed block.
     pub reason: String,
+    /// How many times its plan was tried again after a transient failure (0 for anything
+    /// but a unit that failed to plan).
+    pub retried: u32,
 }
 
 /// Everything an apply result comment shows.
@@ -189,6 +194,8 @@ pub(super) struct UnitContext {
     fingerprint: String,
     no_changes: bool,
     provisional: bool,
+    /// "retried 2×" when its plan took retries, else empty.
+    retried: String,
     /// Resources plus outputs.
     changes: usize,
     /// "1 change", "7 changes".
@@ -217,6 +224,9 @@ struct ProblemContext {
     detail: String,
     /// A backtick fence longer than any backtick run in `detail`.
     fence: String,
+    /// "retried 2×; comment `/plan` to try again" for a unit that failed to plan after
+    /// retries, else empty.
+    retried: String,
 }
 
 /// What `apply.md.hbs` sees.
@@ -288,7 +298,11 @@ impl PlanContext {
             diffs_cut_text: String::new(),
             waves,
             destroys,
-            failed: view.failed.iter().map(ProblemContext::new).collect(),
+            failed: view
+                .failed
+                .iter()
+                .map(|p| ProblemContext::new(p).with_way_out(p, spelling))
+                .collect(),
             skipped: view.skipped.iter().map(ProblemContext::new).collect(),
             unresolved: view.unresolved.iter().map(ProblemContext::new).collect(),
             locked: view.locked.iter().map(ProblemContext::new).collect(),
@@ -305,6 +319,10 @@ impl UnitContext {
             fingerprint: inline_text(&unit.fingerprint),
             no_changes: unit.no_changes,
             provisional: unit.provisional,
+            retried: match unit.retried {
+                0 => String::new(),
+                n => retried_text(n),
+            },
             changes,
             changes_text: plural(changes, "change"),
             resource_lines: unit.resources.iter().map(resource_line).collect(),
@@ -366,8 +384,26 @@ impl ProblemContext {
             reason,
             detail,
             fence,
+            retried: String::new(),
         }
     }
+
+    /// For a unit that failed to plan after retries: how many, and how to try again.
+    fn with_way_out(mut self, problem: &Problem, spelling: &Spelling) -> ProblemContext {
+        if problem.retried > 0 {
+            self.retried = format!(
+                "{}; comment `{}` to try again",
+                retried_text(problem.retried),
+                spelling.command("plan")
+            );
+        }
+        self
+    }
+}
+
+/// "retried 2×".
+fn retried_text(retried: u32) -> String {
+    format!("retried {retried}×")
 }
 
 impl ApplyContext {

@@ -29,9 +29,12 @@ pub(super) const TOP_KEYS: &[&str] = &[
     "apply_requirements",
     "apply_permission",
     "approvals",
+    "retries",
 ];
 /// Keys allowed in `apply_permission`.
 pub(super) const APPLY_PERMISSION_KEYS: &[&str] = &["users", "teams"];
+/// Keys allowed in `retries`.
+pub(super) const RETRIES_KEYS: &[&str] = &["attempts", "base", "factor", "transient"];
 /// Keys allowed in the long form of an environment.
 pub(super) const ENVIRONMENT_KEYS: &[&str] = &["path", "executor"];
 /// Keys allowed in a `modules` entry.
@@ -109,6 +112,36 @@ pub(super) struct ConfigFile {
     #[serde(default)]
     #[schemars(extend("default" = "head"))]
     pub approvals: ApprovalRule,
+
+    /// How a unit whose plan fails with a transient error (a held state lock, a timeout,
+    /// a reset connection, a provider's HTTP 429 or 5xx) is tried again, with exponential
+    /// backoff, while the other units go on.
+    #[serde(default, deserialize_with = "retries")]
+    #[schemars(with = "Option<RetriesEntry>")]
+    pub retries: Option<Spanned<RetriesEntry>>,
+}
+
+/// How transient plan failures are retried.
+#[derive(Debug, serde::Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RetriesEntry {
+    /// Tries in all, the first included (1 to 10); `1` turns retries off.
+    #[serde(default)]
+    #[schemars(with = "Option<u32>", extend("default" = 3, "minimum" = 1, "maximum" = 10))]
+    pub attempts: Option<Spanned<u32>>,
+    /// The wait before the first retry, like `5s`, `500ms` or `1m` (at most 5m).
+    #[serde(default)]
+    #[schemars(with = "Option<String>", extend("default" = "5s"), example = "10s")]
+    pub base: Option<Spanned<String>>,
+    /// Each further wait is the previous one times this (1 to 10).
+    #[serde(default)]
+    #[schemars(with = "Option<u32>", extend("default" = 2, "minimum" = 1, "maximum" = 10))]
+    pub factor: Option<Spanned<u32>>,
+    /// Extra regular expressions (Rust `regex` syntax) that mark a failure as transient,
+    /// matched against the unit's error output, beside the built-in ones.
+    #[serde(default, deserialize_with = "transient")]
+    #[schemars(with = "Vec<String>", extend("default" = []), example = ["quota exceeded"])]
+    pub transient: Vec<Spanned<String>>,
 }
 
 /// Who may apply: users and teams.
@@ -139,6 +172,7 @@ impl Default for ConfigFile {
             apply_requirements: default_requirements(),
             apply_permission: None,
             approvals: ApprovalRule::default(),
+            retries: None,
         }
     }
 }
@@ -257,6 +291,14 @@ impl TableShape for ConfigFile {
 impl TableShape for ApplyPermissionEntry {
     const EXPECTING: &'static str = "`apply_permission` must be a mapping with `users` and/or \
         `teams`, like `apply_permission: {teams: [acme/platform]}`";
+    fn empty() -> Option<Self> {
+        None
+    }
+}
+
+impl TableShape for RetriesEntry {
+    const EXPECTING: &'static str = "`retries` must be a mapping with `attempts`, `base`, \
+        `factor` and/or `transient`, like `retries: {attempts: 3, base: 5s}`";
     fn empty() -> Option<Self> {
         None
     }
@@ -427,6 +469,24 @@ fn apply_permission<'de, D: Deserializer<'de>>(
         table.referenced,
         table.defined,
     )))
+}
+
+fn retries<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<Spanned<RetriesEntry>>, D::Error> {
+    let table = Spanned::<Table<RetriesEntry>>::deserialize(deserializer)?;
+    Ok(Some(Spanned::new(
+        table.value.0,
+        table.referenced,
+        table.defined,
+    )))
+}
+
+fn transient<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<Spanned<String>>, D::Error> {
+    list(
+        deserializer,
+        "`transient` must be a list of regular expressions, like `transient: [\"quota exceeded\"]`",
+    )
 }
 
 fn logins<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<Spanned<String>>, D::Error> {

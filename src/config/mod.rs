@@ -76,6 +76,8 @@ pub struct RepoConfig {
     pub apply_permission: Option<ApplyPermission>,
     /// Which approving reviews count (default: only those on the current head).
     pub approvals: ApprovalRule,
+    /// How transient plan failures are retried (default: 3 tries, 5 s then 10 s apart).
+    pub retries: crate::engine::RetryPolicy,
     /// `ignore`, compiled.
     ignore_set: CompiledGlobs,
 }
@@ -92,6 +94,7 @@ impl Default for RepoConfig {
             apply_requirements: vec![ApplyRequirement::Approved, ApplyRequirement::Mergeable],
             apply_permission: None,
             approvals: ApprovalRule::Head,
+            retries: crate::engine::RetryPolicy::default(),
             ignore_set: CompiledGlobs::default(),
         }
     }

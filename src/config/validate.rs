@@ -5,18 +5,21 @@
 use super::diagnose::{problem_at, shortened};
 use super::file::{
     ApplyPermissionEntry, ConfigFile, DependencyEntries, EnvironmentEntries, EnvironmentEntry,
-    ModuleEntry,
+    ModuleEntry, RetriesEntry,
 };
 use super::{
     ApplyPermission, CompiledGlobs, Environment, Executor, FILE_NAME, ModuleUnit, RepoConfig,
     TeamName,
 };
+use crate::engine::RetryPolicy;
 use crate::problem::{Problem, ProblemKind};
 use crate::unit::UnitPath;
 use globset::{GlobBuilder, GlobSetBuilder};
+use regex::{Regex, RegexBuilder};
 use serde_saphyr::Spanned;
 use std::collections::BTreeMap;
 use std::collections::btree_map::Entry;
+use std::time::Duration;
 
 /// Turns the parsed file into a `RepoConfig`, or the first problem found, checking
 /// environments, implicit_deps, ignore and modules in that order.
@@ -26,6 +29,7 @@ pub(super) fn repo_config(file: ConfigFile) -> Result<RepoConfig, Problem> {
     let ignore_set = ignore(&file.ignore)?;
     let modules = modules(file.modules)?;
     let apply_permission = file.apply_permission.map(apply_permission).transpose()?;
+    let retries = file.retries.map(retries).transpose()?.unwrap_or_default();
     let mut requirements = file.apply_requirements;
     requirements.dedup();
     Ok(RepoConfig {
@@ -38,6 +42,7 @@ pub(super) fn repo_config(file: ConfigFile) -> Result<RepoConfig, Problem> {
         apply_requirements: requirements,
         apply_permission,
         approvals: file.approvals,
+        retries,
         ignore_set,
     })
 }
@@ -351,4 +356,132 @@ fn unit_path(raw: &Spanned<String>, place: &str) -> Result<UnitPath, Problem> {
         ));
     }
     Ok(unit)
+}
+
+/// The most patterns `retries.transient` may list.
+const MAX_TRANSIENT_PATTERNS: usize = 32;
+/// The longest pattern `retries.transient` may hold, in bytes.
+const MAX_TRANSIENT_PATTERN_BYTES: usize = 512;
+/// The most memory one compiled pattern may take (the regex crate's own limits).
+const MAX_TRANSIENT_REGEX_BYTES: usize = 256 * 1024;
+/// The longest first wait `retries.base` may ask for.
+const MAX_RETRY_BASE: Duration = Duration::from_secs(5 * 60);
+/// The most tries, and the largest factor, `retries` may ask for.
+const MAX_ATTEMPTS: u32 = 10;
+const MAX_FACTOR: u32 = 10;
+
+fn retries(spanned: Spanned<RetriesEntry>) -> Result<RetryPolicy, Problem> {
+    let entry = spanned.value;
+    let mut policy = RetryPolicy::default();
+    if let Some(attempts) = entry.attempts {
+        if !(1..=MAX_ATTEMPTS).contains(&attempts.value) {
+            return Err(problem_at(
+                attempts.referenced,
+                format!(
+                    "`retries.attempts` is {}; write a number of tries from 1 (no retry) to \
+                     {MAX_ATTEMPTS}, the first try included",
+                    attempts.value
+                ),
+            ));
+        }
+        policy.attempts = attempts.value;
+    }
+    if let Some(factor) = entry.factor {
+        if !(1..=MAX_FACTOR).contains(&factor.value) {
+            return Err(problem_at(
+                factor.referenced,
+                format!(
+                    "`retries.factor` is {}; write a whole number from 1 (equal waits) to \
+                     {MAX_FACTOR}",
+                    factor.value
+                ),
+            ));
+        }
+        policy.factor = factor.value;
+    }
+    if let Some(base) = entry.base {
+        policy.base = match duration(base.value.trim()) {
+            Some(wait) if !wait.is_zero() && wait <= MAX_RETRY_BASE => wait,
+            _ => {
+                return Err(problem_at(
+                    base.referenced,
+                    format!(
+                        "`retries.base` `{}` is not a wait from 1ms to 5m; write it like \
+                         `500ms`, `5s` or `1m`",
+                        shortened(&base.value)
+                    ),
+                ));
+            }
+        };
+    }
+    if entry.transient.len() > MAX_TRANSIENT_PATTERNS {
+        return Err(problem_at(
+            spanned.referenced,
+            format!(
+                "`retries.transient` lists {} patterns; list at most {MAX_TRANSIENT_PATTERNS} \
+                 (one pattern can join several with `|`)",
+                entry.transient.len()
+            ),
+        ));
+    }
+    for pattern in &entry.transient {
+        policy.extra.push(transient_pattern(pattern)?);
+    }
+    Ok(policy)
+}
+
+/// One `retries.transient` pattern, compiled within bounded size.
+fn transient_pattern(pattern: &Spanned<String>) -> Result<Regex, Problem> {
+    let text = &pattern.value;
+    if text.trim().is_empty() {
+        return Err(problem_at(
+            pattern.referenced,
+            "empty pattern in `retries.transient` (it would match every failure); remove it \
+             or write a regular expression like `quota exceeded`",
+        ));
+    }
+    if text.len() > MAX_TRANSIENT_PATTERN_BYTES {
+        return Err(problem_at(
+            pattern.referenced,
+            format!(
+                "a pattern in `retries.transient` is {} bytes long; keep each under \
+                 {MAX_TRANSIENT_PATTERN_BYTES} bytes",
+                text.len()
+            ),
+        ));
+    }
+    RegexBuilder::new(text)
+        .size_limit(MAX_TRANSIENT_REGEX_BYTES)
+        .dfa_size_limit(MAX_TRANSIENT_REGEX_BYTES)
+        .nest_limit(32)
+        .build()
+        .map_err(|err| {
+            let why = match err {
+                regex::Error::CompiledTooBig(_) => "it compiles too big; simplify it".to_string(),
+                regex::Error::Syntax(_) => "it is not a valid regular expression (Rust `regex` \
+                    syntax); fix it"
+                    .to_string(),
+                _ => "it cannot be compiled; simplify it".to_string(),
+            };
+            problem_at(
+                pattern.referenced,
+                format!(
+                    "`retries.transient` pattern `{}` is refused: {why}",
+                    shortened(text)
+                ),
+            )
+        })
+}
+
+/// A wait written like `500ms`, `5s` or `2m`.
+fn duration(text: &str) -> Option<Duration> {
+    let digits = text.find(|c: char| !c.is_ascii_digit())?;
+    let (number, unit) = text.split_at(digits);
+    let number: u64 = number.parse().ok()?;
+    match unit.trim() {
+        "ms" => Some(Duration::from_millis(number)),
+        "s" => Some(Duration::from_secs(number)),
+        "m" => number.checked_mul(60).map(Duration::from_secs),
+        _ => None,
+    }
 }

@@ -177,6 +177,9 @@ impl<E: Executor, S: Store> Engine<E, S> {
                 .collect(),
             previous: self.unit_results(&run.id).await?,
             generated: Default::default(),
+            // An apply re-plans each unit once; retrying applies is not built yet.
+            retries: super::RetryPolicy::default(),
+            retried: Default::default(),
         })
     }
 

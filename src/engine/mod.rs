@@ -13,12 +13,14 @@ mod apply_run;
 mod claim;
 mod plan_run;
 mod targets;
+mod transient;
 pub mod views;
 
 pub use apply_run::{ApplyError, ApplyOutcome, ApplyRecovery, UnitApply};
 pub use claim::{LEASE_SECS, owner_alive, this_host};
 pub use plan_run::PlanOutcome;
 pub use targets::{PlanTarget, head_targets, stack_dir, stack_path, targets};
+pub use transient::RetryPolicy;
 
 use crate::exec::Executor;
 use crate::plan::PlanId;

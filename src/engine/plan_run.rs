@@ -1,7 +1,7 @@
 //! A plan run: every target planned in dependency order, each result
 //! persisted as it lands, the whole bound to a plan id.
 
-use super::{Engine, PlanTarget, unit_file_stem};
+use super::{Engine, PlanTarget, RetryPolicy, unit_file_stem};
 use crate::exec::{Executor, UnitJob};
 use crate::plan::render::{RenderOptions, RenderedPlan};
 use crate::plan::{PlanId, PlanSummary};
@@ -80,6 +80,29 @@ pub(super) struct RunCtx<E, S> {
     pub previous: BTreeMap<UnitPath, UnitRecord>,
     /// Stacks generated in this run: each once, before its first unit plans.
     pub generated: StacksGenerated,
+    /// How transient plan failures are retried.
+    pub retries: RetryPolicy,
+    /// How many times each unit's plan was tried again in this process.
+    pub retried: std::sync::Mutex<BTreeMap<UnitPath, u32>>,
+}
+
+/// Why a unit has no plan.
+pub(super) enum Unplanned {
+    /// Its last try failed, for this reason.
+    Failed(String),
+    /// Cancelled while it waited to try again: the run stays open for the same request to
+    /// resume.
+    Cancelled,
+}
+
+/// Why one try of a unit's plan failed.
+pub(super) struct PlanFailure {
+    /// What the unit's record and the comment say.
+    pub reason: String,
+    /// True when the tool ran and failed, so `reason` holds its output: only then can the
+    /// failure be transient (cascade's own timeout, a cancellation or a missing binary
+    /// would fail the same way again).
+    pub tool_failed: bool,
 }
 
 /// The stacks a run has generated (or failed to), by directory.
@@ -126,20 +149,65 @@ impl<E: Executor, S: Store> RunCtx<E, S> {
     /// Plans one unit: the saved plan file, its summary and its rendering. The plan JSON
     /// is read, summarised and drawn here, once, off the async workers, and dropped.
     pub async fn plan_unit(&self, target: &PlanTarget) -> Result<UnitPlan, String> {
+        self.try_plan(target).await.map_err(|f| f.reason)
+    }
+
+    /// [`RunCtx::plan_unit`], telling a failure of the tool from any other.
+    async fn try_plan(&self, target: &PlanTarget) -> Result<UnitPlan, PlanFailure> {
+        let other = |reason: String| PlanFailure {
+            reason,
+            tool_failed: false,
+        };
         if let Some(stack) = &target.stack {
-            self.generate_stack(stack, target).await?;
+            self.generate_stack(stack, target).await.map_err(other)?;
         }
         let job = self.job(target);
         let json = self
             .executor
             .plan(&job, &self.cancel)
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| PlanFailure {
+                tool_failed: matches!(e, crate::exec::ExecError::Failed { .. }),
+                reason: e.to_string(),
+            })?;
         let redactor = self.executor.redactor();
         let unit = target.path.clone();
         tokio::task::spawn_blocking(move || UnitPlan::of_show_json(&unit, &json, &redactor))
             .await
-            .map_err(|e| format!("reading the plan stopped: {e}"))?
+            .map_err(|e| format!("reading the plan stopped: {e}"))
+            .and_then(|plan| plan)
+            .map_err(other)
+    }
+
+    /// Plans one unit, trying again after each transient failure while the policy allows:
+    /// the wait before retry `n` is `base * factor^(n-1)`, and a cancellation (a new push,
+    /// shutdown) ends the wait at once. Past the limit, the last failure stands. How many
+    /// retries it took is in `retried`. The worker keeps its slot of the walk while it
+    /// waits (the walk counts a slot per running worker).
+    async fn plan_with_retries(&self, target: &PlanTarget) -> Result<UnitPlan, Unplanned> {
+        let mut retried = 0;
+        loop {
+            let failure = match self.try_plan(target).await {
+                Ok(plan) => return Ok(plan),
+                Err(failure) => failure,
+            };
+            let transient = failure.tool_failed && self.retries.is_transient(&failure.reason);
+            if !transient || retried + 1 >= self.retries.attempts {
+                return Err(Unplanned::Failed(failure.reason));
+            }
+            retried += 1;
+            self.retried
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(target.path.clone(), retried);
+            let wait = self.retries.wait_before(retried);
+            tracing::info!(unit = %target.path, retry = retried, wait_ms = wait.as_millis() as u64, "transient plan failure; trying again");
+            tokio::select! {
+                () = tokio::time::sleep(wait) => {}
+                () = self.cancel.cancelled() => return Err(Unplanned::Cancelled),
+                () = self.shutdown.cancelled() => return Err(Unplanned::Cancelled),
+            }
+        }
     }
 }
 
@@ -224,12 +292,16 @@ impl<E: Executor, S: Store> Engine<E, S> {
     /// Plans `targets` for `repo` at `head` (against `base`) and saves the
     /// plan as the repository's current one. A run interrupted earlier with
     /// the same inputs is resumed: units it planned are not planned again.
+    /// A unit whose plan fails with a transient error is planned again as `retries` says.
+    // Each argument is a different input of the run; a struct would only rename them.
+    #[allow(clippy::too_many_arguments)]
     pub async fn plan(
         &self,
         repo: &str,
         head: &str,
         base: &str,
         targets: Vec<PlanTarget>,
+        retries: &RetryPolicy,
         cancel: CancellationToken,
         observe: impl FnMut(WalkEvent<'_>),
     ) -> anyhow::Result<PlanOutcome> {
@@ -253,6 +325,8 @@ impl<E: Executor, S: Store> Engine<E, S> {
                 .collect(),
             previous,
             generated: Default::default(),
+            retries: retries.clone(),
+            retried: Default::default(),
         });
         let walk = Walk::new(
             targets
@@ -278,6 +352,7 @@ impl<E: Executor, S: Store> Engine<E, S> {
         record_unrun(&ctx, &states, "failed to plan").await;
 
         let records = self.unit_results(&run.id).await?;
+        let retried = std::mem::take(&mut *ctx.retried.lock().unwrap_or_else(|p| p.into_inner()));
         let units: Vec<PlannedUnit> = targets
             .iter()
             .map(|t| {
@@ -294,6 +369,7 @@ impl<E: Executor, S: Store> Engine<E, S> {
                     detail: record.map(|r| r.detail.clone()).unwrap_or_default(),
                     summary: record.and_then(|r| r.summary.clone()),
                     rendered: record.and_then(|r| r.rendered.clone()),
+                    retried: retried.get(&t.path).copied().unwrap_or(0),
                 }
             })
             .collect();
@@ -345,13 +421,19 @@ async fn plan_one<E: Executor, S: Store>(ctx: &RunCtx<E, S>, unit: &UnitPath) ->
     let target = &ctx.targets[unit];
     ctx.record(unit, UnitStatus::Planning, String::new(), None)
         .await;
-    match ctx.plan_unit(target).await {
+    match ctx.plan_with_retries(target).await {
         Ok(plan) => {
             ctx.record(unit, UnitStatus::Planned, String::new(), Some(plan))
                 .await;
             Outcome::Done
         }
-        Err(why) => {
+        Err(Unplanned::Cancelled) => {
+            let why = "cancelled while waiting to try again".to_string();
+            ctx.record(unit, UnitStatus::Cancelled, why.clone(), None)
+                .await;
+            Outcome::Failed(why)
+        }
+        Err(Unplanned::Failed(why)) => {
             ctx.record(unit, UnitStatus::Failed, why.clone(), None)
                 .await;
             Outcome::Failed(why)

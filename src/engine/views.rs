@@ -32,6 +32,7 @@ pub fn plan_view(plan: &PlanRecord, unresolved: &[(UnitPath, String)]) -> PlanVi
             UnitStatus::Failed => failed.push(Problem {
                 unit: unit.path.to_string(),
                 reason: redact(&unit.detail),
+                retried: unit.retried,
             }),
             UnitStatus::Planned => {
                 let view = unit_view(unit, provisional(unit, &by_path, &changing));
@@ -44,6 +45,7 @@ pub fn plan_view(plan: &PlanRecord, unresolved: &[(UnitPath, String)]) -> PlanVi
             _ => skipped.push(Problem {
                 unit: unit.path.to_string(),
                 reason: redact(&unit.detail),
+                retried: 0,
             }),
         }
     }
@@ -75,6 +77,7 @@ pub fn plan_view(plan: &PlanRecord, unresolved: &[(UnitPath, String)]) -> PlanVi
             .map(|(u, why)| Problem {
                 unit: u.to_string(),
                 reason: redact(why),
+                retried: 0,
             })
             .collect(),
         locked: Vec::new(),
@@ -157,6 +160,7 @@ fn unit_view(unit: &PlannedUnit, provisional: bool) -> UnitView {
         // Redacted when it was drawn; redacting again would take cascade's own
         // `password = (sensitive value)` for a password.
         rendered: unit.rendered.clone(),
+        retried: unit.retried,
     }
 }
 

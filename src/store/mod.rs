@@ -144,6 +144,10 @@ pub struct PlannedUnit {
     /// before cascade kept it have none; the comment then lists the resources.
     #[serde(default)]
     pub rendered: Option<RenderedPlan>,
+    /// How many times its plan was tried again after a transient failure (0 for plans
+    /// stored before cascade retried). Kept in the plan record's JSON, so no migration.
+    #[serde(default)]
+    pub retried: u32,
 }
 
 impl PlannedUnit {

@@ -76,22 +76,24 @@ pub fn fixture_repo(name: &str) -> tempfile::TempDir {
     tmp
 }
 
+/// Where the real `terraform` on PATH is, for stand-ins that end by running it.
+pub fn real_terraform() -> String {
+    let out = std::process::Command::new("sh")
+        .args(["-c", "command -v terraform"])
+        .output()
+        .unwrap();
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
 /// A stand-in `terraform` in `dir` that logs each plan (its directory) and makes plans slow,
 /// so a kill lands mid-plan; everything else is the real terraform.
 pub fn slow_terraform(dir: &Path) -> (PathBuf, PathBuf) {
     let log = dir.join("invocations.log");
     let script = dir.join("terraform");
-    let real = String::from_utf8(
-        std::process::Command::new("sh")
-            .args(["-c", "command -v terraform"])
-            .output()
-            .unwrap()
-            .stdout,
-    )
-    .unwrap();
+    let real = real_terraform();
     std::fs::write(
         &script,
-        format!("#!/bin/sh\nif [ \"$1\" = plan ]; then echo \"$PWD\" >> {}; sleep 1; fi\nexec {} \"$@\"\n", log.display(), real.trim()),
+        format!("#!/bin/sh\nif [ \"$1\" = plan ]; then echo \"$PWD\" >> {}; sleep 1; fi\nexec {} \"$@\"\n", log.display(), real),
     )
     .unwrap();
     use std::os::unix::fs::PermissionsExt;
