@@ -495,3 +495,42 @@ fn serve_reads_every_gitlab_flag_from_its_environment_twin() {
         "{help}"
     );
 }
+
+/// `plan` and `drift` run terraform: with a `.cascade.yaml` they cannot read they refuse,
+/// naming the file and line, instead of running with the defaults (another executor, no
+/// `ignore`); nothing is planned and no run is recorded. `graph` still reports and goes on.
+#[test]
+fn plan_and_drift_refuse_a_broken_cascade_yaml() {
+    let repo = support::example_repo();
+    let dir = repo.path();
+    let config = dir.join(".cascade.yaml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    let line = text.lines().count() + 2;
+    std::fs::write(&config, format!("{text}\nretries:\n  attempts: 0\n")).unwrap();
+    for (args, command) in [
+        (
+            &["plan", "--changed", "global/dns/main.tf"][..],
+            "cascade plan",
+        ),
+        (&["drift"][..], "cascade drift"),
+    ] {
+        let (code, out, err) = cascade(args, dir);
+        assert_ne!(code, 0, "{command}: {out}");
+        assert!(out.is_empty(), "{command} printed a report: {out}");
+        assert!(
+            err.contains(&format!(".cascade.yaml:{}", line + 1)),
+            "{command}: {err}"
+        );
+        assert!(err.contains("attempts"), "{command}: {err}");
+        assert!(
+            err.contains(&format!("run `{command}` again")),
+            "{command}: {err}"
+        );
+    }
+    assert!(!dir.join(".cascade/runs").exists(), "a run was recorded");
+    // `graph` lists the problem with the rest of the graph (and exits 1 for problems).
+    let (code, out, err) = cascade(&["graph"], dir);
+    assert_eq!(code, 1, "{err}");
+    assert!(out.contains("critical path"), "{out}");
+    assert!(format!("{out}{err}").contains("attempts"), "{out}{err}");
+}

@@ -9,7 +9,7 @@
 //! fresh store each time also means a drift run never resumes an earlier one,
 //! whose results may be stale.
 
-use super::repo::{locate, scan};
+use super::repo::{locate, scan_to_run};
 use super::run_cmd::{cancel_on_ctrl_c, data_dir, engine, progress, refuse_cycles};
 use super::{DriftArgs, RunFormat};
 use crate::engine::head_targets;
@@ -196,7 +196,7 @@ async fn run_async(args: &DriftArgs) -> anyhow::Result<ExitCode> {
     let data = data_dir(&dir, &args.run.data_dir);
     // Outside git the plan is bound to nothing; it is never applied anyway.
     let head = crate::git::worktree_identity(&dir).unwrap_or_else(|_| "0".repeat(40));
-    let scan = scan(&dir, &root, &[]);
+    let scan = scan_to_run(&dir, &root, "cascade drift")?;
     refuse_cycles(&scan, "checking for drift")?;
     let picked: BTreeSet<UnitPath> = scan
         .discovery

@@ -1,6 +1,7 @@
 //! Finding the repository around `--repo` and discovering its graph, shared by
 //! the commands.
 
+use crate::config::RepoConfig;
 pub use crate::scan::{Scan, scan};
 use anyhow::{Context, bail};
 use std::path::{Path, PathBuf};
@@ -20,4 +21,17 @@ pub fn locate(repo: &Path) -> anyhow::Result<(PathBuf, PathBuf)> {
         .and_then(|t| std::fs::canonicalize(t).ok())
         .unwrap_or_else(|| dir.clone());
     Ok((dir, root))
+}
+
+/// Discovers `dir` for a command that runs terraform (`plan`, `drift`): unlike `graph`,
+/// which reports a broken `.cascade.yaml` and goes on, these refuse to run with the
+/// defaults in its place (another executor, no `ignore`), as the bot refuses to plan.
+pub fn scan_to_run(dir: &Path, root: &Path, command: &str) -> anyhow::Result<Scan> {
+    let config = RepoConfig::load(dir).map_err(|problem| {
+        anyhow::anyhow!(
+            "{problem}\n`{command}` does not run with a `.cascade.yaml` it cannot read: fix it \
+             (`cascade graph` lists every problem), then run `{command}` again"
+        )
+    })?;
+    Ok(crate::scan::scan_with(dir, root, config, &[]))
 }

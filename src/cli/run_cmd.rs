@@ -3,7 +3,7 @@
 //! `--repo` and `--data-dir` are absolute by the time they get here (see
 //! `Command::make_paths_absolute`).
 
-use super::repo::{locate, scan};
+use super::repo::{locate, scan, scan_to_run};
 use super::{ApplyArgs, PlanArgs, RunFormat, RunOptions};
 use crate::affected::{ReadIndex, affected, deleted_units};
 use crate::engine::{Engine, targets};
@@ -146,7 +146,7 @@ async fn plan_async(args: &PlanArgs) -> anyhow::Result<ExitCode> {
         }
         None => (args.changed.clone(), head_commit.clone(), false),
     };
-    let head_scan = scan(&dir, &root, &[]);
+    let head_scan = scan_to_run(&dir, &root, "cascade plan")?;
     refuse_cycles(&head_scan, "planning")?;
     let changed: Vec<String> = changed
         .into_iter()
