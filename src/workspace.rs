@@ -42,6 +42,7 @@ use tokio::process::Command;
 
 // The repo configuration file, read from the base commit.
 use crate::config::FILE_NAME as CONFIG_FILE;
+use repo_name::RepoName;
 
 /// A `.cascade.yaml` larger than this is refused rather than parsed.
 const MAX_CONFIG_BYTES: usize = 1 << 20;
@@ -67,114 +68,6 @@ pub struct Workspaces {
     fetch_timeout: Duration,
     local_timeout: Duration,
     locks: Arc<Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>>,
-}
-
-/// A validated repository key, lowercased (GitHub and GitLab names are case-insensitive, so
-/// `Acme/Infra` and `acme/infra` share one mirror): GitHub's `owner/name`, or GitLab's
-/// `gitlab:group/sub/project` (nested groups). Each maps to its own directory under the
-/// workspace root: GitHub's `owner/name`, GitLab's `@gitlab/group/sub/project.git`, which no
-/// GitHub name can reach (`@` is refused in an owner) and no GitLab project can nest in
-/// (GitLab refuses a group path ending in `.git`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-struct RepoName {
-    key: String,
-    /// Directory segments below `mirrors/`, `checkouts/` and `trees/`.
-    dirs: Vec<String>,
-}
-
-/// GitLab allows 20 levels of subgroups under a top-level group.
-const GITLAB_MAX_SEGMENTS: usize = 22;
-
-impl RepoName {
-    fn parse(repo: &str) -> anyhow::Result<RepoName> {
-        match repo.strip_prefix(crate::forge::types::GITLAB_REPO_PREFIX) {
-            Some(path) => RepoName::parse_gitlab(repo, path),
-            None => RepoName::parse_github(repo),
-        }
-    }
-
-    fn parse_github(repo: &str) -> anyhow::Result<RepoName> {
-        let invalid = || {
-            anyhow!(
-                "invalid repository name {repo:?}: expected `owner/name` made of letters, digits, \
-                 `-`, `_` and `.`; check the repository in the webhook or the server configuration"
-            )
-        };
-        let (owner, name) = repo.split_once('/').ok_or_else(invalid)?;
-        for part in [owner, name] {
-            if !name_segment(part, 100) {
-                return Err(invalid());
-            }
-        }
-        let (owner, name) = (owner.to_ascii_lowercase(), name.to_ascii_lowercase());
-        Ok(RepoName {
-            key: format!("{owner}/{name}"),
-            dirs: vec![owner, name],
-        })
-    }
-
-    /// `group[/subgroup…]/project` by GitLab's path rules: letters, digits, `-`, `_` and `.`,
-    /// not starting with `-` or `.`, and no segment (so no group) ending in `.git` or `.atom`.
-    fn parse_gitlab(repo: &str, path: &str) -> anyhow::Result<RepoName> {
-        let invalid = || {
-            anyhow!(
-                "invalid GitLab project {repo:?}: expected `gitlab:group/project` (or with \
-                 subgroups, `gitlab:group/sub/project`) made of letters, digits, `-`, `_` and `.`; \
-                 check the project in the webhook"
-            )
-        };
-        let segments: Vec<&str> = path.split('/').collect();
-        if !(2..=GITLAB_MAX_SEGMENTS).contains(&segments.len()) {
-            return Err(invalid());
-        }
-        let mut dirs = vec!["@gitlab".to_string()];
-        for segment in &segments {
-            let lower = segment.to_ascii_lowercase();
-            if !name_segment(segment, 255)
-                || segment.starts_with('.')
-                || lower.ends_with(".git")
-                || lower.ends_with(".atom")
-            {
-                return Err(invalid());
-            }
-            dirs.push(lower);
-        }
-        let key = format!(
-            "{}{}",
-            crate::forge::types::GITLAB_REPO_PREFIX,
-            dirs[1..].join("/")
-        );
-        // The project's own directory ends in `.git`, which no group can: a project never
-        // lies inside another's checkouts.
-        if let Some(project) = dirs.last_mut() {
-            project.push_str(".git");
-        }
-        Ok(RepoName { key, dirs })
-    }
-
-    fn key(&self) -> String {
-        self.key.clone()
-    }
-
-    /// `<root>/<area>/<segments…>`: where this repository's `area` (`checkouts`, `trees`) lives.
-    fn dir_in(&self, root: &Path, area: &str) -> PathBuf {
-        let mut dir = root.join(area);
-        dir.extend(&self.dirs);
-        dir
-    }
-}
-
-/// One segment of a repository name: at most `max` of letters, digits, `-`, `_` and `.`,
-/// never empty, `.`, `..` or starting with `-` (git would read it as an option).
-fn name_segment(part: &str, max: usize) -> bool {
-    !part.is_empty()
-        && part.len() <= max
-        && part != "."
-        && part != ".."
-        && !part.starts_with('-')
-        && part
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }
 
 /// How a git invocation went wrong, before the caller says what it was doing.
@@ -855,5 +748,6 @@ async fn remove_dir(dir: &Path) -> anyhow::Result<()> {
     }
 }
 
+mod repo_name;
 #[cfg(test)]
 mod tests;
