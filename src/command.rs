@@ -17,6 +17,8 @@
 
 mod markdown;
 #[cfg(test)]
+mod spelling_tests;
+#[cfg(test)]
 mod tests;
 
 use crate::forge::Spelling;

@@ -1,0 +1,83 @@
+//! The `cascade <command>` spelling: read on every forge (GitLab takes `/unlock` itself).
+
+use super::tests::show;
+use super::*;
+
+#[test]
+fn cascade_unlock_is_unlock() {
+    insta::assert_snapshot!(show("cascade unlock"), @"/unlock");
+}
+
+#[test]
+fn cascade_apply_with_an_id() {
+    insta::assert_snapshot!(show("cascade apply 3f9a2c1b7d4e"), @"/apply 3f9a2c1b7d4e");
+}
+
+#[test]
+fn cascade_in_any_case_then_a_tab() {
+    insta::assert_snapshot!(show("CASCADE\tplan live/dev/vpc\nCascade help."), @r"
+    /plan live/dev/vpc
+    /help
+    ");
+}
+
+#[test]
+fn cascade_glued_to_the_command_is_not_a_command() {
+    insta::assert_snapshot!(show("cascadeunlock\ncascade-unlock\ncascade:unlock"), @"");
+}
+
+#[test]
+fn cascade_then_two_spaces_is_not_a_command() {
+    insta::assert_snapshot!(show("cascade  unlock"), @"");
+}
+
+#[test]
+fn cascade_in_prose_is_not_a_command() {
+    insta::assert_snapshot!(show("cascade is great\nI think cascade unlock is needed\ncascade"), @"");
+}
+
+#[test]
+fn cascade_commands_in_quotes_and_code_are_not_read() {
+    insta::assert_snapshot!(show("> cascade unlock\n\n```\ncascade unlock\n```\n\n    cascade unlock\n\n`cascade unlock`"), @"");
+}
+
+#[test]
+fn cascade_with_a_wrong_case_command_is_corrected_in_its_spelling() {
+    insta::assert_snapshot!(show("Cascade Unlock"), @"error on `Cascade Unlock`: Commands are lowercase: post `cascade unlock` in a new comment (`Cascade Unlock` is not read).");
+}
+
+#[test]
+fn cascade_mistakes_are_worded_for_the_forge() {
+    let gitlab = |body: &str| {
+        parse_comment_spelled(body, &Spelling::GITLAB)
+            .into_iter()
+            .map(|parsed| match parsed {
+                Parsed::Command(command) => command.spelled(&Spelling::GITLAB),
+                Parsed::Error(error) => error.message,
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    insta::assert_snapshot!(gitlab("cascade apply\n/unlock now\ncascade plan ../x\ncascade apply 3f9a2c1b7d4e"), @r"
+    `cascade apply` needs the plan id from the plan comment, like `cascade apply 3f9a2c1b7d4e`; post it in a new comment.
+    `cascade unlock` takes no arguments, but this line has `now`: post `cascade unlock` on a line of its own in a new comment.
+    `cascade plan` cannot use `../x`: unit paths cannot contain `..`. Post `cascade plan` to re-plan every unit this MR affects, or name units by their path from the repository root, like `cascade plan live/dev/vpc live/dev/app`, in a new comment.
+    cascade apply 3f9a2c1b7d4e
+    ");
+}
+
+#[test]
+fn help_reply_spelled_for_gitlab() {
+    insta::assert_snapshot!(help_text(&Spelling::GITLAB), @r#"
+        ### cascade commands
+
+        Post a command at the start of a line in a new comment. Commands inside code, quotes or HTML comments are not read, and neither are edits to a comment; a command repeated in one comment runs once.
+
+        | Command | What it does |
+        | --- | --- |
+        | `cascade plan [unit …]` | Re-plan every unit this MR affects, or only the named units (paths from the repository root, like `live/dev/vpc`) and the units that depend on them. Needs the right to apply. |
+        | `cascade apply <plan id>` | Apply exactly the plan with this id, as shown in the plan comment: `cascade apply 3f9a2c1b7d4e`. Who may apply, and when, is set by the repository; cascade says why when it refuses. |
+        | `cascade unlock` | Release this MR's locks and discard its plan; `cascade plan` plans again. Needs the right to apply. |
+        | `cascade help` | Show this list. |
+    "#);
+}
