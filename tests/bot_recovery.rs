@@ -80,6 +80,7 @@ async fn a_pull_request_left_applying_by_a_dead_process_is_put_back_and_a_live_o
         allow_forks: false,
         unit_timeout: Duration::from_secs(60),
         discovery_timeout: Duration::from_secs(60),
+        replica_lease: Duration::from_secs(15),
         shutdown: CancellationToken::new(),
     })
     .await

@@ -438,6 +438,8 @@ async fn stored_gitlab_deliveries_are_read_back_by_the_gitlab_parser_at_start() 
             body,
             status: DeliveryStatus::Received,
             received_at: 1,
+            owner: None,
+            claimed_until: 0,
         };
         assert!(store.insert_delivery(&record).await.unwrap());
     }

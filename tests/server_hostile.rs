@@ -621,6 +621,8 @@ async fn stored_delivery(w: &World, number: u64, attempts: u32) -> String {
         body: d.body.clone(),
         status: DeliveryStatus::Received,
         received_at: 1,
+        owner: None,
+        claimed_until: 0,
     };
     assert!(store.insert_delivery(&record).await.unwrap());
     for _ in 0..attempts {

@@ -241,6 +241,8 @@ fn delivery(id: &str, received_at: i64) -> DeliveryRecord {
         body: format!("{{\"id\":\"{id}\"}}").into_bytes(),
         status: DeliveryStatus::Received,
         received_at,
+        owner: None,
+        claimed_until: 0,
     }
 }
 

@@ -23,6 +23,7 @@ mod discover;
 mod jobs;
 mod plan;
 mod publish;
+mod replica;
 mod reply_limit;
 mod verdict;
 
@@ -63,6 +64,8 @@ pub struct BotConfig {
     pub unit_timeout: Duration,
     /// How long discovering one pull request may take.
     pub discovery_timeout: Duration,
+    /// How long this replica's claims and leases outlive its last heartbeat.
+    pub replica_lease: Duration,
     /// Fired when the server shuts down.
     pub shutdown: CancellationToken,
 }
@@ -82,6 +85,7 @@ pub struct Bot {
     /// Replies per pull request in the current window.
     pub(crate) replies: reply_limit::ReplyLimits,
     tasks: TaskTracker,
+    replica: replica::Replica,
     /// Stops the actors' work at once (a crash in tests); shutdown drains instead.
     kill: CancellationToken,
 }
@@ -110,13 +114,18 @@ impl Bot {
             planning: Mutex::new(HashMap::new()),
             replies: reply_limit::ReplyLimits::default(),
             tasks: TaskTracker::new(),
+            replica: replica::Replica::new(config.replica_lease),
             kill: CancellationToken::new(),
         });
+        tracing::info!(replica = %bot.replica.id, "replica started");
         // A pull request a dead process left `applying`: record what its applies did and
         // put it back, so the re-processed `/apply` resumes the run (re-attaching to any
         // terraform still running) instead of answering that an apply is running.
+        // With PostgreSQL another replica may be applying it now: the job that
+        // next runs under the pull request's lease recovers it instead.
+        let lone = matches!(*bot.store, AnyStore::Sqlite(_));
         for mut pr in bot.store.unfinished_pull_requests().await? {
-            if pr.state != PrState::Applying {
+            if !lone || pr.state != PrState::Applying {
                 continue;
             }
             let key = PrKey {
@@ -132,36 +141,14 @@ impl Bot {
             pr.state = PrState::Commented;
             bot.store.save_pull_request(&pr).await?;
         }
-        for delivery in bot.store.pending_deliveries().await? {
-            if bot.store.delivery_attempts(&delivery.id).await? >= MAX_DELIVERY_ATTEMPTS {
-                bot.give_up(&delivery).await?;
-                continue;
-            }
-            let parsed = match delivery
-                .event
-                .strip_prefix(crate::event::gitlab::STORED_EVENT_PREFIX)
-            {
-                Some(hook) => crate::event::parse_gitlab_event(hook, &delivery.body),
-                None => crate::event::parse_event(&delivery.event, &delivery.body),
-            };
-            match parsed {
-                Ok(event) => {
-                    tracing::info!(delivery = %delivery.id, "resuming a delivery left unprocessed");
-                    bot.enqueue(delivery.id, event);
-                }
-                Err(e) => {
-                    tracing::error!(delivery = %delivery.id, error = %e, "a stored delivery no longer parses");
-                    bot.store
-                        .set_delivery_status(&delivery.id, DeliveryStatus::Failed)
-                        .await?;
-                }
-            }
-        }
+        let left = bot.claim_at_start().await?;
+        bot.resume_deliveries(left).await?;
         // Pull requests that waited for locks released before the last process could
         // plan them again (level-based: read from the store, not remembered).
         for (repo, number) in bot.store.released_waiters().await? {
             bot.replan(PrKey { repo, number }).await?;
         }
+        bot.start_heartbeat(config.shutdown.clone());
         Ok(bot)
     }
 
@@ -243,6 +230,9 @@ impl Bot {
         {
             running.cancel();
         }
+        if job.is_new_head() {
+            self.supersede_elsewhere(&key);
+        }
         // The map stays locked until the job is queued: an idle actor removes
         // itself only under this lock, after seeing its queue empty.
         let mut actors = self.actors.lock().unwrap_or_else(|p| p.into_inner());
@@ -308,9 +298,17 @@ impl Bot {
             }
             let span = tracing::info_span!("pr", pr = %key);
             let at = job.forge();
+            // One job of a pull request at a time, across every replica.
+            if self.take_lease(&key).await.is_none() {
+                return;
+            }
             let mut running = tokio::spawn({
                 let (bot, key) = (self.clone(), key.clone());
-                async move { bot.run_job(&key, job).await }.instrument(span)
+                async move {
+                    bot.recover_stale_apply(&key).await?;
+                    bot.run_job(&key, job).await
+                }
+                .instrument(span)
             });
             let result = tokio::select! {
                 r = &mut running => r,
@@ -319,6 +317,7 @@ impl Bot {
                     return;
                 }
             };
+            self.release_lease(&key).await;
             let status = match result {
                 Ok(Ok(())) => DeliveryStatus::Processed,
                 Ok(Err(e)) => {
@@ -364,6 +363,15 @@ impl Bot {
             PrJob::Closed(pr) => plan::close_pull_request(self, key, &pr).await,
             PrJob::Comment(comment) => commands::handle_comment(self, key, &comment).await,
         }
+    }
+
+    /// The cancel token of the plan `key` runs here now, if any.
+    fn planning_token(&self, key: &PrKey) -> Option<CancellationToken> {
+        self.planning
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(key)
+            .cloned()
     }
 
     /// Plans `pr`; a new push cancels it (see `send`).

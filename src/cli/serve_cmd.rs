@@ -86,6 +86,12 @@ pub struct ServeArgs {
     #[arg(long, env = "CASCADE_DISCOVERY_TIMEOUT", default_value_t = 60,
           value_parser = clap::value_parser!(u64).range(1..))]
     discovery_timeout: u64,
+    /// Seconds a replica's claims on deliveries and pull requests outlive its last
+    /// heartbeat (sent every fifth of it): how soon another replica takes over a
+    /// dead one's work.
+    #[arg(long, env = "CASCADE_REPLICA_LEASE", default_value_t = 15,
+          value_parser = clap::value_parser!(u64).range(2..=3600))]
+    replica_lease: u64,
     /// HTTP connections open at once; more wait until one closes.
     #[arg(long, env = "CASCADE_MAX_CONNECTIONS", default_value_t = HttpLimits::default().max_connections,
           value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
@@ -253,6 +259,7 @@ impl ServeArgs {
             shutdown_grace: Duration::from_secs(self.shutdown_grace),
             unit_timeout: Duration::from_secs(self.unit_timeout),
             discovery_timeout: Duration::from_secs(self.discovery_timeout),
+            replica_lease: Duration::from_secs(self.replica_lease),
             http: HttpLimits {
                 max_connections: self.max_connections,
                 max_requests: self.max_requests,

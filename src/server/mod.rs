@@ -57,6 +57,9 @@ pub struct ServeConfig {
     pub unit_timeout: Duration,
     /// How long discovering one pull request (head and base) may take.
     pub discovery_timeout: Duration,
+    /// How long a replica's claims and leases outlive its last heartbeat: a
+    /// replica that died has its work taken over after at most about this long.
+    pub replica_lease: Duration,
     pub http: HttpLimits,
 }
 
@@ -232,6 +235,7 @@ pub async fn start(config: ServeConfig) -> anyhow::Result<RunningServer> {
         allow_forks: config.allow_forks,
         unit_timeout: config.unit_timeout,
         discovery_timeout: config.discovery_timeout,
+        replica_lease: config.replica_lease,
         shutdown: shutdown.clone(),
     })
     .await?;

@@ -124,6 +124,9 @@ pub(super) async fn store_and_hand_over(
         body: body.to_vec(),
         status: DeliveryStatus::Received,
         received_at: state.bot.now(),
+        // The replica that stores it processes it, unless it dies first.
+        owner: Some(state.bot.replica_id().to_string()),
+        claimed_until: state.bot.claim_until(),
     };
     match state.store.insert_delivery(&record).await {
         Ok(true) => {}

@@ -250,4 +250,47 @@ impl Store for AnyStore {
     ) -> anyhow::Result<Option<ApplyClaim>> {
         on_backend!(self, s => s.apply_claim(repo, plan_id))
     }
+
+    async fn claim_deliveries(
+        &self,
+        owner: &str,
+        now: i64,
+        until: i64,
+        limit: u32,
+    ) -> anyhow::Result<Vec<DeliveryRecord>> {
+        on_backend!(self, s => s.claim_deliveries(owner, now, until, limit))
+    }
+
+    async fn renew_deliveries(&self, owner: &str, until: i64) -> anyhow::Result<u64> {
+        on_backend!(self, s => s.renew_deliveries(owner, until))
+    }
+
+    async fn take_pr_lease(
+        &self,
+        repo: &str,
+        number: u64,
+        owner: &str,
+        now: i64,
+        until: i64,
+    ) -> anyhow::Result<bool> {
+        on_backend!(self, s => s.take_pr_lease(repo, number, owner, now, until))
+    }
+
+    async fn renew_pr_lease(
+        &self,
+        repo: &str,
+        number: u64,
+        owner: &str,
+        until: i64,
+    ) -> anyhow::Result<Option<bool>> {
+        on_backend!(self, s => s.renew_pr_lease(repo, number, owner, until))
+    }
+
+    async fn release_pr_lease(&self, repo: &str, number: u64, owner: &str) -> anyhow::Result<()> {
+        on_backend!(self, s => s.release_pr_lease(repo, number, owner))
+    }
+
+    async fn supersede_pr(&self, repo: &str, number: u64, owner: &str) -> anyhow::Result<bool> {
+        on_backend!(self, s => s.supersede_pr(repo, number, owner))
+    }
 }

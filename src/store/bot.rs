@@ -42,6 +42,10 @@ pub struct DeliveryRecord {
     pub body: Vec<u8>,
     pub status: DeliveryStatus,
     pub received_at: i64,
+    /// The replica processing it (`None`: nobody yet) ...
+    pub owner: Option<String>,
+    /// ... until when, unless it renews the claim (seconds since the epoch; 0 with no owner).
+    pub claimed_until: i64,
 }
 
 /// The state of a pull request, per head: level-based, recomputed and saved

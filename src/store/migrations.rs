@@ -36,6 +36,11 @@ pub(super) const SQLITE: &[Embedded] = &[
         "waiting_and_comment_parts",
         include_str!("../../migrations/0006_waiting_and_comment_parts.sql"),
     ),
+    (
+        7,
+        "replicas",
+        include_str!("../../migrations/0007_replicas.sql"),
+    ),
 ];
 
 /// The PostgreSQL schema, in order: the twins of [`SQLITE`].
@@ -69,6 +74,11 @@ pub(super) const POSTGRES: &[Embedded] = &[
         6,
         "waiting_and_comment_parts",
         include_str!("../../migrations/postgres/0006_waiting_and_comment_parts.sql"),
+    ),
+    (
+        7,
+        "replicas",
+        include_str!("../../migrations/postgres/0007_replicas.sql"),
     ),
 ];
 

@@ -16,6 +16,7 @@ mod any;
 mod bot;
 mod claims;
 mod comment_parts;
+mod leases;
 mod migrations;
 mod postgres;
 mod rows;
@@ -380,6 +381,59 @@ pub trait Store: Send + Sync + 'static {
         repo: &str,
         plan_id: &PlanId,
     ) -> impl Future<Output = anyhow::Result<Option<ApplyClaim>>> + Send;
+
+    /// Claims, for `owner` until `until`, at most `limit` deliveries still to
+    /// process whose claim ran out before `now` (or that nobody claimed), oldest
+    /// first. Replicas claiming at once get disjoint sets. `now = i64::MAX`
+    /// takes every one (a lone server's start-up: nobody else holds them).
+    fn claim_deliveries(
+        &self,
+        owner: &str,
+        now: i64,
+        until: i64,
+        limit: u32,
+    ) -> impl Future<Output = anyhow::Result<Vec<DeliveryRecord>>> + Send;
+    /// Extends to `until` every claim `owner` holds on a delivery still to process.
+    fn renew_deliveries(
+        &self,
+        owner: &str,
+        until: i64,
+    ) -> impl Future<Output = anyhow::Result<u64>> + Send;
+    /// Takes the lease on a pull request's jobs for `owner` until `until`: true
+    /// when it was free, ran out before `now`, or was `owner`'s already (its
+    /// supersede mark is cleared). Two takers at once: one wins.
+    fn take_pr_lease(
+        &self,
+        repo: &str,
+        number: u64,
+        owner: &str,
+        now: i64,
+        until: i64,
+    ) -> impl Future<Output = anyhow::Result<bool>> + Send;
+    /// Extends `owner`'s lease to `until`: `None` when it is no longer
+    /// `owner`'s, else whether another replica marked it superseded.
+    fn renew_pr_lease(
+        &self,
+        repo: &str,
+        number: u64,
+        owner: &str,
+        until: i64,
+    ) -> impl Future<Output = anyhow::Result<Option<bool>>> + Send;
+    /// Gives `owner`'s lease back (nothing when someone else holds it now).
+    fn release_pr_lease(
+        &self,
+        repo: &str,
+        number: u64,
+        owner: &str,
+    ) -> impl Future<Output = anyhow::Result<()>> + Send;
+    /// Tells the replica holding the lease (when it is not `owner`) that a
+    /// newer head arrived; true when another replica holds it.
+    fn supersede_pr(
+        &self,
+        repo: &str,
+        number: u64,
+        owner: &str,
+    ) -> impl Future<Output = anyhow::Result<bool>> + Send;
 }
 
 /// The time seam: seconds since the epoch.

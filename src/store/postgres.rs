@@ -269,13 +269,15 @@ impl Store for PostgresStore {
 
     async fn insert_delivery(&self, d: &DeliveryRecord) -> anyhow::Result<bool> {
         let done = sqlx::query(
-            "INSERT INTO deliveries (id, event, body, status, received_at) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING",
+            "INSERT INTO deliveries (id, event, body, status, received_at, owner, claimed_until) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (id) DO NOTHING",
         )
         .bind(&d.id)
         .bind(&d.event)
         .bind(&d.body)
         .bind(d.status.as_str())
         .bind(d.received_at)
+        .bind(&d.owner)
+        .bind(d.owner.as_ref().map(|_| d.claimed_until))
         .execute(&self.pool)
         .await?;
         Ok(done.rows_affected() == 1)
@@ -567,6 +569,49 @@ impl Store for PostgresStore {
         plan_id: &PlanId,
     ) -> anyhow::Result<Option<ApplyClaim>> {
         super::claims::postgres::get(&self.pool, repo, plan_id).await
+    }
+
+    async fn claim_deliveries(
+        &self,
+        owner: &str,
+        now: i64,
+        until: i64,
+        limit: u32,
+    ) -> anyhow::Result<Vec<DeliveryRecord>> {
+        super::leases::postgres::claim_deliveries(&self.pool, owner, now, until, limit).await
+    }
+
+    async fn renew_deliveries(&self, owner: &str, until: i64) -> anyhow::Result<u64> {
+        super::leases::postgres::renew_deliveries(&self.pool, owner, until).await
+    }
+
+    async fn take_pr_lease(
+        &self,
+        repo: &str,
+        number: u64,
+        owner: &str,
+        now: i64,
+        until: i64,
+    ) -> anyhow::Result<bool> {
+        super::leases::postgres::take_pr_lease(&self.pool, repo, number, owner, now, until).await
+    }
+
+    async fn renew_pr_lease(
+        &self,
+        repo: &str,
+        number: u64,
+        owner: &str,
+        until: i64,
+    ) -> anyhow::Result<Option<bool>> {
+        super::leases::postgres::renew_pr_lease(&self.pool, repo, number, owner, until).await
+    }
+
+    async fn release_pr_lease(&self, repo: &str, number: u64, owner: &str) -> anyhow::Result<()> {
+        super::leases::postgres::release_pr_lease(&self.pool, repo, number, owner).await
+    }
+
+    async fn supersede_pr(&self, repo: &str, number: u64, owner: &str) -> anyhow::Result<bool> {
+        super::leases::postgres::supersede_pr(&self.pool, repo, number, owner).await
     }
 }
 

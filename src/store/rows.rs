@@ -108,6 +108,8 @@ pub(super) fn delivery(row: &impl StoredRow) -> anyhow::Result<DeliveryRecord> {
         body: row.bytes("body")?,
         status: DeliveryStatus::parse(&row.text("status")?),
         received_at: row.int("received_at")?,
+        owner: row.maybe_text("owner")?,
+        claimed_until: row.maybe_int("claimed_until")?.unwrap_or(0),
     })
 }
 

@@ -200,13 +200,16 @@ impl Store for SqliteStore {
 
     async fn insert_delivery(&self, d: &DeliveryRecord) -> anyhow::Result<bool> {
         let done = sqlx::query(
-            "INSERT INTO deliveries (id, event, body, status, received_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
+            "INSERT INTO deliveries (id, event, body, status, received_at, owner, claimed_until) VALUES (?, ?, ?, ?, ?, ?, ?)
+             ON CONFLICT (id) DO NOTHING",
         )
         .bind(&d.id)
         .bind(&d.event)
         .bind(&d.body)
         .bind(d.status.as_str())
         .bind(d.received_at)
+        .bind(&d.owner)
+        .bind(d.owner.as_ref().map(|_| d.claimed_until))
         .execute(&self.pool)
         .await?;
         Ok(done.rows_affected() == 1)
@@ -490,5 +493,48 @@ impl Store for SqliteStore {
         plan_id: &PlanId,
     ) -> anyhow::Result<Option<ApplyClaim>> {
         super::claims::sqlite::get(&self.pool, repo, plan_id).await
+    }
+
+    async fn claim_deliveries(
+        &self,
+        owner: &str,
+        now: i64,
+        until: i64,
+        limit: u32,
+    ) -> anyhow::Result<Vec<DeliveryRecord>> {
+        super::leases::sqlite::claim_deliveries(&self.pool, owner, now, until, limit).await
+    }
+
+    async fn renew_deliveries(&self, owner: &str, until: i64) -> anyhow::Result<u64> {
+        super::leases::sqlite::renew_deliveries(&self.pool, owner, until).await
+    }
+
+    async fn take_pr_lease(
+        &self,
+        repo: &str,
+        number: u64,
+        owner: &str,
+        now: i64,
+        until: i64,
+    ) -> anyhow::Result<bool> {
+        super::leases::sqlite::take_pr_lease(&self.pool, repo, number, owner, now, until).await
+    }
+
+    async fn renew_pr_lease(
+        &self,
+        repo: &str,
+        number: u64,
+        owner: &str,
+        until: i64,
+    ) -> anyhow::Result<Option<bool>> {
+        super::leases::sqlite::renew_pr_lease(&self.pool, repo, number, owner, until).await
+    }
+
+    async fn release_pr_lease(&self, repo: &str, number: u64, owner: &str) -> anyhow::Result<()> {
+        super::leases::sqlite::release_pr_lease(&self.pool, repo, number, owner).await
+    }
+
+    async fn supersede_pr(&self, repo: &str, number: u64, owner: &str) -> anyhow::Result<bool> {
+        super::leases::sqlite::supersede_pr(&self.pool, repo, number, owner).await
     }
 }

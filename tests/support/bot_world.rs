@@ -83,6 +83,7 @@ pub fn serve_config(fake: &FakeGitHub, data: &Path) -> ServeConfig {
         shutdown_grace: Duration::from_secs(30),
         unit_timeout: Duration::from_secs(300),
         discovery_timeout: Duration::from_secs(60),
+        replica_lease: Duration::from_secs(15),
         http: HttpLimits::default(),
     }
 }

@@ -92,6 +92,7 @@ pub fn config(w: &World) -> ServeConfig {
         shutdown_grace: Duration::from_secs(30),
         unit_timeout: Duration::from_secs(300),
         discovery_timeout: Duration::from_secs(60),
+        replica_lease: Duration::from_secs(15),
         http: HttpLimits::default(),
     }
 }
