@@ -243,6 +243,9 @@ impl Bot {
             self.tasks.spawn(async move { bot.actor(k, rx).await });
             tx
         });
+        if let Some(id) = &delivery {
+            self.replica.hold_delivery(id, true);
+        }
         metrics::gauge!("cascade_queue_depth").increment(1.0);
         if let Err(mpsc::error::SendError(queued)) = sender.send((delivery, job)) {
             // Only after a kill (tests): start a fresh actor rather than drop the job.
@@ -287,6 +290,7 @@ impl Bot {
                         .store
                         .set_delivery_status(d, DeliveryStatus::Processed)
                         .await;
+                    self.replica.hold_delivery(d, false);
                 }
                 continue;
             }
@@ -333,7 +337,10 @@ impl Bot {
                 }
             };
             if let Some(d) = delivery {
+                // Not recorded (the database is away): its claim runs out and
+                // it is processed again, here or by another replica.
                 let _ = self.store.set_delivery_status(&d, status).await;
+                self.replica.hold_delivery(&d, false);
             }
         }
     }

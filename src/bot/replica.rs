@@ -27,6 +27,8 @@ pub(crate) struct Replica {
     pub lease: Duration,
     /// Pull requests whose job runs here under their lease.
     held: Mutex<HashSet<PrKey>>,
+    /// Deliveries queued or processed here, whose claims the heartbeat renews.
+    in_hand: Mutex<HashSet<String>>,
 }
 
 impl Replica {
@@ -41,7 +43,23 @@ impl Replica {
             ),
             lease,
             held: Mutex::new(HashSet::new()),
+            in_hand: Mutex::new(HashSet::new()),
         }
+    }
+
+    /// Notes that delivery `id` is in hand here (`true`) or done with (`false`).
+    pub fn hold_delivery(&self, id: &str, on: bool) {
+        let mut in_hand = self.in_hand.lock().unwrap_or_else(|p| p.into_inner());
+        if on {
+            in_hand.insert(id.to_string());
+        } else {
+            in_hand.remove(id);
+        }
+    }
+
+    fn deliveries_in_hand(&self) -> Vec<String> {
+        let in_hand = self.in_hand.lock().unwrap_or_else(|p| p.into_inner());
+        in_hand.iter().cloned().collect()
     }
 
     fn heartbeat_every(&self) -> Duration {
@@ -228,7 +246,9 @@ impl Bot {
     /// lost leases, and (unless shutting down) take a dead replica's deliveries.
     async fn heartbeat(self: &Arc<Self>, sweep: bool) -> anyhow::Result<()> {
         let until = self.claim_until();
-        self.store.renew_deliveries(&self.replica.id, until).await?;
+        self.store
+            .renew_deliveries(&self.replica.id, &self.replica.deliveries_in_hand(), until)
+            .await?;
         for key in self.replica.held() {
             let renewed = self
                 .store
@@ -245,10 +265,13 @@ impl Bot {
             }
         }
         if sweep {
-            let claimed = self
+            let mut claimed = self
                 .store
                 .claim_deliveries(&self.replica.id, self.now(), until, SWEEP_LIMIT)
                 .await?;
+            // Its own, when a renewal came too late: still being processed here.
+            let in_hand = self.replica.deliveries_in_hand();
+            claimed.retain(|d| !in_hand.contains(&d.id));
             if !claimed.is_empty() {
                 tracing::warn!(
                     count = claimed.len(),

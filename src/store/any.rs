@@ -261,8 +261,13 @@ impl Store for AnyStore {
         on_backend!(self, s => s.claim_deliveries(owner, now, until, limit))
     }
 
-    async fn renew_deliveries(&self, owner: &str, until: i64) -> anyhow::Result<u64> {
-        on_backend!(self, s => s.renew_deliveries(owner, until))
+    async fn renew_deliveries(
+        &self,
+        owner: &str,
+        ids: &[String],
+        until: i64,
+    ) -> anyhow::Result<u64> {
+        on_backend!(self, s => s.renew_deliveries(owner, ids, until))
     }
 
     async fn take_pr_lease(

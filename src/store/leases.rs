@@ -3,7 +3,7 @@
 //! and many take one code path).
 //!
 //! A delivery is claimed by the replica that stored it, until a time that
-//! replica keeps pushing forward while it lives ([`renew`](queries)). A claim
+//! replica keeps pushing forward while it has the delivery in hand. A claim
 //! that ran out is a dead replica's: another takes it in one statement
 //! (PostgreSQL: `FOR UPDATE SKIP LOCKED`, so replicas sweeping at once take
 //! disjoint sets). A pull request's jobs run under a lease taken by an
@@ -12,9 +12,10 @@
 //! epoch): the store holds no clock, and the tests move time by hand.
 
 /// The statements for one pool type; `$claim` is the backend's statement for
-/// taking expired delivery claims (`$1` owner, `$2` until, `$3` now, `$4` limit).
+/// taking expired delivery claims (`$1` owner, `$2` until, `$3` now, `$4`
+/// limit), `$ids` its set of ids from a JSON array of strings.
 macro_rules! lease_queries {
-    ($module:ident, $pool:ty, $claim:literal) => {
+    ($module:ident, $pool:ty, $claim:literal, $ids:literal) => {
         pub(super) mod $module {
             use crate::store::DeliveryRecord;
 
@@ -47,13 +48,19 @@ macro_rules! lease_queries {
             pub(in crate::store) async fn renew_deliveries(
                 pool: &Pool,
                 owner: &str,
+                ids: &[String],
                 until: i64,
             ) -> anyhow::Result<u64> {
-                let done = sqlx::query(
-                    "UPDATE deliveries SET claimed_until = $1 WHERE owner = $2 AND status = 'received'",
-                )
+                if ids.is_empty() {
+                    return Ok(0);
+                }
+                let done = sqlx::query(concat!(
+                    "UPDATE deliveries SET claimed_until = $1 WHERE owner = $2 AND status = 'received' AND id IN ",
+                    $ids
+                ))
                 .bind(until)
                 .bind(owner)
+                .bind(serde_json::to_string(ids)?)
                 .execute(pool)
                 .await?;
                 Ok(done.rows_affected())
@@ -147,7 +154,8 @@ lease_queries!(
      WHERE id IN (SELECT id FROM deliveries
                   WHERE status = 'received' AND (claimed_until IS NULL OR claimed_until < $3)
                   ORDER BY received_at, rowid LIMIT $4)
-     RETURNING *, rowid AS arrival"
+     RETURNING *, rowid AS arrival",
+    "(SELECT value FROM json_each($3))"
 );
 lease_queries!(
     postgres,
@@ -156,5 +164,6 @@ lease_queries!(
      WHERE id IN (SELECT id FROM deliveries
                   WHERE status = 'received' AND (claimed_until IS NULL OR claimed_until < $3)
                   ORDER BY received_at, seq LIMIT $4 FOR UPDATE SKIP LOCKED)
-     RETURNING *, seq AS arrival"
+     RETURNING *, seq AS arrival",
+    "(SELECT jsonb_array_elements_text($3::jsonb))"
 );

@@ -393,10 +393,14 @@ pub trait Store: Send + Sync + 'static {
         until: i64,
         limit: u32,
     ) -> impl Future<Output = anyhow::Result<Vec<DeliveryRecord>>> + Send;
-    /// Extends to `until` every claim `owner` holds on a delivery still to process.
+    /// Extends to `until` `owner`'s claims on the deliveries `ids` still to
+    /// process (the ones it has in hand: a delivery it holds but no longer
+    /// processes, say its result could not be recorded, runs out and is
+    /// processed again). Answers how many were extended.
     fn renew_deliveries(
         &self,
         owner: &str,
+        ids: &[String],
         until: i64,
     ) -> impl Future<Output = anyhow::Result<u64>> + Send;
     /// Takes the lease on a pull request's jobs for `owner` until `until`: true

@@ -581,8 +581,13 @@ impl Store for PostgresStore {
         super::leases::postgres::claim_deliveries(&self.pool, owner, now, until, limit).await
     }
 
-    async fn renew_deliveries(&self, owner: &str, until: i64) -> anyhow::Result<u64> {
-        super::leases::postgres::renew_deliveries(&self.pool, owner, until).await
+    async fn renew_deliveries(
+        &self,
+        owner: &str,
+        ids: &[String],
+        until: i64,
+    ) -> anyhow::Result<u64> {
+        super::leases::postgres::renew_deliveries(&self.pool, owner, ids, until).await
     }
 
     async fn take_pr_lease(
