@@ -169,10 +169,25 @@ impl Bot {
         if pr.state != PrState::Applying {
             return Ok(());
         }
-        if let Some(id) = &pr.plan_id
-            && let ApplyRecovery::Busy(_) = self.engine.recover_apply(&key.plan_key(), id).await?
-        {
-            return Ok(());
+        if let Some(id) = &pr.plan_id {
+            // The dead replica's apply claim outlives it by up to the claim's lease
+            // when it ran on another host (no pid to look at): wait that out, as
+            // holding this lease means no live replica applies this pull request.
+            let give_up = self.now() + crate::engine::LEASE_SECS + 10;
+            let mut told = false;
+            while let ApplyRecovery::Busy(holder) =
+                self.engine.recover_apply(&key.plan_key(), id).await?
+            {
+                if self.now() > give_up {
+                    tracing::warn!(pr = %key, pid = holder.pid, host = %holder.host, "the apply claim is still renewed; leaving the apply to its holder");
+                    return Ok(());
+                }
+                if !told {
+                    tracing::info!(pr = %key, host = %holder.host, "waiting for a stopped replica's apply claim to run out");
+                    told = true;
+                }
+                tokio::time::sleep(Duration::from_secs(2)).await;
+            }
         }
         tracing::warn!(pr = %key, "an apply was interrupted (its replica died); it resumes with the next /apply");
         pr.state = PrState::Commented;
