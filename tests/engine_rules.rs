@@ -233,7 +233,7 @@ async fn apply(
 ) -> Result<cascade::engine::ApplyOutcome, ApplyError> {
     let dir_for = |u: &cascade::store::PlannedUnit| PathBuf::from("/nowhere").join(u.path.as_str());
     f.engine
-        .apply(REPO, id, head, &dir_for, |_| {})
+        .apply(REPO, id, head, &dir_for, &Default::default(), |_| {})
         .await
         .unwrap()
 }

@@ -132,7 +132,14 @@ pub async fn command_apply(
     let dir_for = |u: &PlannedUnit| dirs[u.path.as_str()].clone();
     let outcome = match bot
         .engine
-        .apply(&key.plan_key(), id, &record.head_sha, &dir_for, |_| {})
+        .apply(
+            &key.plan_key(),
+            id,
+            &record.head_sha,
+            &dir_for,
+            &config.retries,
+            |_| {},
+        )
         .await?
     {
         Ok(outcome) => outcome,

@@ -22,6 +22,7 @@ pub fn plan_json(plan: &PlanRecord) -> Value {
             "counts": u.summary.as_ref().map(|s| s.counts).unwrap_or_default(),
             "fingerprint": u.summary.as_ref().map(|s| s.fingerprint.0.clone()),
             "detail": u.detail,
+            "retried": u.retried,
             "diff": u.rendered.as_ref().map(|r| r.text()),
         })).collect::<Vec<_>>(),
         "totals": totals(plan),
@@ -36,6 +37,7 @@ pub fn apply_json(outcome: &ApplyOutcome) -> Value {
             "path": u.path,
             "status": u.status.as_str(),
             "detail": u.detail,
+            "retried": u.retried,
         })).collect::<Vec<_>>(),
         "new_plan": outcome.new_plan.as_ref().map(plan_json),
     })

@@ -245,8 +245,13 @@ async fn apply_async(args: &ApplyArgs) -> anyhow::Result<ExitCode> {
         }
     };
     let total = plan.as_ref().map(|p| p.units.len()).unwrap_or(0);
+    // Transient apply failures are retried as the repository says; with a
+    // `.cascade.yaml` it cannot read, as by default (the apply itself was approved).
+    let retries = crate::config::RepoConfig::load(&dir)
+        .map(|c| c.retries)
+        .unwrap_or_default();
     let outcome = match engine
-        .apply(&repo_key, &id, &head, &dir_for, progress(total))
+        .apply(&repo_key, &id, &head, &dir_for, &retries, progress(total))
         .await?
     {
         Ok(outcome) => outcome,

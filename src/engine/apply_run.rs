@@ -1,6 +1,9 @@
 //! An apply run: the approved plan walked again in the same order. Each unit
 //! is re-planned (with refresh) and fingerprinted; only a plan equal to the
-//! approved one is applied. A unit whose plan changed is not applied and holds
+//! approved one is applied. An apply that fails with a transient error is
+//! tried again, after the repository's backoff, only while the unit's fresh
+//! plan still has the approved fingerprint (a retry needs no new approval
+//! because it applies exactly what was approved); otherwise it stops and asks. A unit whose plan changed is not applied and holds
 //! back its dependents; what is left becomes a new plan with a new id.
 //!
 //! An apply holds the plan id's claim from start to end. Before anything else
@@ -10,7 +13,7 @@
 //! then means it was applied).
 
 use super::plan_run::{RunCtx, UnitPlan, plan_id, record_unrun};
-use super::{Engine, PlanTarget};
+use super::{Engine, PlanTarget, RetryPolicy};
 use crate::exec::{Executor, Resumed};
 use crate::plan::PlanId;
 use crate::store::{
@@ -73,6 +76,8 @@ pub struct UnitApply {
     pub path: UnitPath,
     pub status: UnitStatus,
     pub detail: String,
+    /// How many times its apply was tried again after a transient failure.
+    pub retried: u32,
 }
 
 /// What an apply did.
@@ -99,12 +104,15 @@ impl<E: Executor, S: Store> Engine<E, S> {
     /// `dir_for` says where each planned unit's tool runs: its directory in
     /// the working tree, or for a destroy, in a tree of the base revision.
     /// Refused with [`ApplyError::Busy`] while another live process applies `id`.
+    /// A unit whose apply fails with a transient error is tried again as
+    /// `retries` says, each time only after a fresh plan equal to the approved one.
     pub async fn apply(
         &self,
         repo: &str,
         id: &PlanId,
         head: &str,
         dir_for: &(dyn Fn(&PlannedUnit) -> PathBuf + Sync),
+        retries: &RetryPolicy,
         observe: impl FnMut(WalkEvent<'_>),
     ) -> anyhow::Result<Result<ApplyOutcome, ApplyError>> {
         let held = match self.take_claim(repo, id).await? {
@@ -117,7 +125,9 @@ impl<E: Executor, S: Store> Engine<E, S> {
                 }));
             }
         };
-        let result = self.apply_claimed(repo, id, head, dir_for, observe).await;
+        let result = self
+            .apply_claimed(repo, id, head, dir_for, retries, observe)
+            .await;
         self.release_claim(held).await;
         result
     }
@@ -147,7 +157,9 @@ impl<E: Executor, S: Store> Engine<E, S> {
             return Ok(ApplyRecovery::Recovered { running: vec![] });
         };
         // Re-attaching reads the unit's working files only; it runs nothing in its directory.
-        let ctx = self.apply_ctx(&run, &plan, &|_| PathBuf::new()).await?;
+        let ctx = self
+            .apply_ctx(&run, &plan, &|_| PathBuf::new(), RetryPolicy::default())
+            .await?;
         let now = CancellationToken::new();
         now.cancel();
         let found = reattach(&ctx, &now).await;
@@ -161,6 +173,7 @@ impl<E: Executor, S: Store> Engine<E, S> {
         run: &RunRecord,
         plan: &PlanRecord,
         dir_for: &(dyn Fn(&PlannedUnit) -> PathBuf + Sync),
+        retries: RetryPolicy,
     ) -> anyhow::Result<RunCtx<E, S>> {
         Ok(RunCtx {
             executor: self.executor.clone(),
@@ -177,8 +190,7 @@ impl<E: Executor, S: Store> Engine<E, S> {
                 .collect(),
             previous: self.unit_results(&run.id).await?,
             generated: Default::default(),
-            // An apply re-plans each unit once; retrying applies is not built yet.
-            retries: super::RetryPolicy::default(),
+            retries,
             retried: Default::default(),
         })
     }
@@ -189,6 +201,7 @@ impl<E: Executor, S: Store> Engine<E, S> {
         id: &PlanId,
         head: &str,
         dir_for: &(dyn Fn(&PlannedUnit) -> PathBuf + Sync),
+        retries: &RetryPolicy,
         observe: impl FnMut(WalkEvent<'_>),
     ) -> anyhow::Result<Result<ApplyOutcome, ApplyError>> {
         let current = self.store.current_plan(repo).await?.map(|p| p.id);
@@ -248,7 +261,9 @@ impl<E: Executor, S: Store> Engine<E, S> {
             .iter()
             .map(|u| (u.path.clone(), u.clone()))
             .collect();
-        let mut ctx = self.apply_ctx(&run, &plan, dir_for).await?;
+        let mut ctx = self
+            .apply_ctx(&run, &plan, dir_for, retries.clone())
+            .await?;
         // Before anything else: applies an earlier process left running.
         let found = reattach(&ctx, &self.shutdown).await;
         ctx.previous = self.unit_results(&run.id).await?;
@@ -281,6 +296,7 @@ impl<E: Executor, S: Store> Engine<E, S> {
         record_unrun(&ctx, &states, "failed").await;
         let records = self.unit_results(&run.id).await?;
         self.store.finish_run(&run.id).await?;
+        let retried = std::mem::take(&mut *ctx.retried.lock().unwrap_or_else(|p| p.into_inner()));
 
         let units: Vec<UnitApply> = plan
             .units
@@ -291,6 +307,7 @@ impl<E: Executor, S: Store> Engine<E, S> {
                     path: u.path.clone(),
                     status: r.map(|r| r.status).unwrap_or(UnitStatus::Cancelled),
                     detail: r.map(|r| r.detail.clone()).unwrap_or_default(),
+                    retried: retried.get(&u.path).copied().unwrap_or(0),
                 }
             })
             .collect();
@@ -489,25 +506,87 @@ async fn apply_one<E: Executor, S: Store>(
             .await;
         return Outcome::Done;
     }
-    ctx.record(
-        unit,
-        UnitStatus::Applying,
-        String::new(),
-        Some(fresh.clone()),
-    )
-    .await;
-    match ctx.executor.apply(&ctx.job(target), &ctx.shutdown).await {
-        Ok(()) => {
-            ctx.record(unit, UnitStatus::Applied, String::new(), Some(fresh))
-                .await;
-            Outcome::Done
-        }
-        Err(e) => {
-            let why = e.to_string();
+    apply_with_retries(ctx, target, expected, fresh).await
+}
+
+/// Applies a unit whose fresh plan is the approved one. After a transient
+/// failure, while the policy allows, it waits, plans again and applies again
+/// only if the new plan still has the approved fingerprint (what failed may
+/// have changed something: then a reviewer must see the new plan).
+async fn apply_with_retries<E: Executor, S: Store>(
+    ctx: &RunCtx<E, S>,
+    target: &PlanTarget,
+    expected: &crate::plan::PlanSummary,
+    mut fresh: UnitPlan,
+) -> Outcome {
+    let unit = &target.path;
+    let mut retried = 0;
+    loop {
+        ctx.record(
+            unit,
+            UnitStatus::Applying,
+            String::new(),
+            Some(fresh.clone()),
+        )
+        .await;
+        let error = match ctx.executor.apply(&ctx.job(target), &ctx.shutdown).await {
+            Ok(()) => {
+                ctx.record(unit, UnitStatus::Applied, String::new(), Some(fresh))
+                    .await;
+                return Outcome::Done;
+            }
+            Err(e) => e,
+        };
+        let why = error.to_string();
+        let transient = matches!(error, crate::exec::ExecError::Failed { .. })
+            && ctx.retries.is_transient(&why);
+        if !transient || retried + 1 >= ctx.retries.attempts {
+            let why = if retried > 0 {
+                format!("retried {retried}×, then: {why}")
+            } else {
+                why
+            };
             ctx.record(unit, UnitStatus::Failed, why.clone(), Some(fresh))
                 .await;
-            Outcome::Failed(why)
+            return Outcome::Failed(why);
         }
+        retried += 1;
+        ctx.retried
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(unit.clone(), retried);
+        let wait = ctx.retries.wait_before(retried);
+        tracing::info!(unit = %unit, retry = retried, wait_ms = wait.as_millis() as u64, "transient apply failure; planning again to retry");
+        ctx.record(unit, UnitStatus::Failed, why.clone(), Some(fresh.clone()))
+            .await;
+        tokio::select! {
+            () = tokio::time::sleep(wait) => {}
+            () = ctx.shutdown.cancelled() => return Outcome::Failed(why),
+        }
+        ctx.record(unit, UnitStatus::Planning, String::new(), None)
+            .await;
+        let again = match ctx.plan_unit(target).await {
+            Ok(plan) => plan,
+            Err(plan_failed) => {
+                let detail = format!(
+                    "the apply failed ({why}) and planning it again to retry failed too: {plan_failed}"
+                );
+                ctx.record(unit, UnitStatus::Failed, detail.clone(), None)
+                    .await;
+                return Outcome::Failed(detail);
+            }
+        };
+        if again.summary.fingerprint != expected.fingerprint {
+            let detail = format!(
+                "the apply failed ({why}) and was not retried: the unit's plan changed since approval (approved {}, now {}); plan again and approve the new plan",
+                expected.fingerprint.short(),
+                again.summary.fingerprint.short()
+            );
+            ctx.record(unit, UnitStatus::Failed, detail.clone(), Some(again))
+                .await;
+            return Outcome::Failed(detail);
+        }
+        fresh = again;
     }
 }
 
