@@ -233,3 +233,45 @@ async fn past_the_last_try_the_unit_fails_with_the_last_reason() {
     assert!(flaky.detail.contains("state lock"), "{}", flaky.detail);
     assert_eq!(count(&world.applies(), "flaky"), 2);
 }
+
+#[tokio::test]
+async fn an_apply_stopped_while_waiting_to_retry_goes_on_counting_when_resumed() {
+    let world = World::new(10, "Error acquiring the state lock", false).await;
+    let policy = retries("{attempts: 3, base: 1s}");
+    // Stopped (a shutdown) during the wait after the first failed apply.
+    let engine = &world.engine;
+    let shutdown = engine.shutdown.clone();
+    let log = world.tmp.path().join("flaky.count");
+    tokio::spawn(async move {
+        while !log.exists() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        shutdown.cancel();
+    });
+    let first = world.plan_and_apply(&policy).await;
+    assert_eq!(unit(&first, "flaky").status, UnitStatus::Failed);
+    assert_eq!(unit(&first, "flaky").retried, 1);
+    // A new process applies the same plan id: the stored count and due time carry on.
+    let resumed = Engine {
+        executor: engine.executor.clone(),
+        store: engine.store.clone(),
+        clock: engine.clock.clone(),
+        data_dir: engine.data_dir.clone(),
+        parallelism: 3,
+        timeout: Duration::from_secs(120),
+        shutdown: CancellationToken::new(),
+    };
+    let dir_for = |u: &PlannedUnit| world.dir(u.path.as_str());
+    let outcome = resumed
+        .apply(REPO, &first.plan_id, "head", &dir_for, &policy, |_| {})
+        .await
+        .unwrap()
+        .expect("the same plan id is applied again");
+    let flaky = unit(&outcome, "flaky");
+    assert_eq!((flaky.status, flaky.retried), (UnitStatus::Failed, 2));
+    assert_eq!(count(&world.applies(), "flaky"), 3, "three tries in all");
+    for other in ["steady", "other"] {
+        assert_eq!(count(&world.applies(), other), 1, "applied once, not again");
+    }
+}

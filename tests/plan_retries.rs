@@ -304,3 +304,62 @@ fn defaults_hold_without_the_key() {
     let policy = retries("{base: 500ms, factor: 3}");
     assert_eq!(policy.wait_before(2), Duration::from_millis(1500));
 }
+
+#[tokio::test]
+async fn a_wait_cut_short_is_resumed_with_its_count_and_due_time() {
+    let world = World::new(10, "Error acquiring the state lock").await;
+    let policy = retries("{attempts: 3, base: 1s}");
+    let targets = || {
+        vec![PlanTarget {
+            path: UnitPath::new("flaky"),
+            wave: 1,
+            deps: vec![],
+            destroy: false,
+            tool: Tool::Terraform,
+            dir: world.tmp.path().join("repo/flaky"),
+            init_args: vec![],
+            stack: None,
+        }]
+    };
+    // The first try fails; the process "stops" (a new push) while it waits for the retry.
+    let cancel = CancellationToken::new();
+    let stop = cancel.clone();
+    let count = world.tmp.path().join("flaky.count");
+    tokio::spawn(async move {
+        while !count.exists() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        stop.cancel();
+    });
+    let first = world
+        .engine
+        .plan("acme/infra", "h", "b", targets(), &policy, cancel, |_| {})
+        .await
+        .unwrap();
+    assert_eq!(status(&first, "flaky").0, UnitStatus::Cancelled);
+    assert_eq!(
+        status(&first, "flaky").1,
+        1,
+        "the retry it waited for is stored"
+    );
+    // The same request again resumes the run: it goes on counting from 1, so two
+    // more tries use up the three attempts (without the stored count it would try three).
+    let resumed = world
+        .engine
+        .plan(
+            "acme/infra",
+            "h",
+            "b",
+            targets(),
+            &policy,
+            CancellationToken::new(),
+            |_| {},
+        )
+        .await
+        .unwrap();
+    assert_eq!(world.flaky_tries(), 3);
+    let (state, retried, detail) = status(&resumed, "flaky");
+    assert_eq!((state, retried), (UnitStatus::Failed, 2));
+    assert!(detail.contains("state lock"), "{detail}");
+}

@@ -199,6 +199,8 @@ fn run(id: &str, key: &str, created_at: i64) -> RunRecord {
 
 fn unit_record(unit: &str, status: UnitStatus, detail: &str) -> UnitRecord {
     UnitRecord {
+        retried: 0,
+        retry_at: None,
         unit: UnitPath::new(unit),
         status,
         detail: detail.into(),

@@ -192,6 +192,8 @@ impl<E: Executor, S: Store> Engine<E, S> {
             generated: Default::default(),
             retries,
             retried: Default::default(),
+            retry_at: Default::default(),
+            clock: self.clock.clone(),
         })
     }
 
@@ -296,7 +298,6 @@ impl<E: Executor, S: Store> Engine<E, S> {
         record_unrun(&ctx, &states, "failed").await;
         let records = self.unit_results(&run.id).await?;
         self.store.finish_run(&run.id).await?;
-        let retried = std::mem::take(&mut *ctx.retried.lock().unwrap_or_else(|p| p.into_inner()));
 
         let units: Vec<UnitApply> = plan
             .units
@@ -307,7 +308,7 @@ impl<E: Executor, S: Store> Engine<E, S> {
                     path: u.path.clone(),
                     status: r.map(|r| r.status).unwrap_or(UnitStatus::Cancelled),
                     detail: r.map(|r| r.detail.clone()).unwrap_or_default(),
-                    retried: retried.get(&u.path).copied().unwrap_or(0),
+                    retried: r.map(|r| r.retried).unwrap_or(0),
                 }
             })
             .collect();
@@ -451,6 +452,12 @@ async fn apply_one<E: Executor, S: Store>(
     if let Some(why) = found.failed.get(unit) {
         return Outcome::Failed(why.clone());
     }
+    // Left waiting to be tried again by a process that stopped: the rest of the wait.
+    if let Some(left) = ctx.resumed_wait(unit)
+        && !ctx.wait_for_retry(unit, left, &ctx.shutdown).await
+    {
+        return Outcome::Failed("stopped while waiting to try the apply again".into());
+    }
     let target = &ctx.targets[unit];
     let Some(expected) = approved.summary.as_ref() else {
         return Outcome::Failed("the approved plan has no summary for this unit".into());
@@ -520,7 +527,7 @@ async fn apply_with_retries<E: Executor, S: Store>(
     mut fresh: UnitPlan,
 ) -> Outcome {
     let unit = &target.path;
-    let mut retried = 0;
+    let mut retried = ctx.retried_so_far(unit);
     loop {
         ctx.record(
             unit,
@@ -551,17 +558,13 @@ async fn apply_with_retries<E: Executor, S: Store>(
             return Outcome::Failed(why);
         }
         retried += 1;
-        ctx.retried
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(unit.clone(), retried);
         let wait = ctx.retries.wait_before(retried);
         tracing::info!(unit = %unit, retry = retried, wait_ms = wait.as_millis() as u64, "transient apply failure; planning again to retry");
+        ctx.start_wait(unit, retried, wait);
         ctx.record(unit, UnitStatus::Failed, why.clone(), Some(fresh.clone()))
             .await;
-        tokio::select! {
-            () = tokio::time::sleep(wait) => {}
-            () = ctx.shutdown.cancelled() => return Outcome::Failed(why),
+        if !ctx.wait_for_retry(unit, wait, &ctx.shutdown).await {
+            return Outcome::Failed(why);
         }
         ctx.record(unit, UnitStatus::Planning, String::new(), None)
             .await;

@@ -82,8 +82,12 @@ pub(super) struct RunCtx<E, S> {
     pub generated: StacksGenerated,
     /// How transient plan failures are retried.
     pub retries: RetryPolicy,
-    /// How many times each unit's plan was tried again in this process.
+    /// How many times each unit's plan (or apply) was tried again, counting
+    /// the tries of an earlier process that this run resumes.
     pub retried: std::sync::Mutex<BTreeMap<UnitPath, u32>>,
+    /// When each unit waiting to be tried again is due (seconds since the epoch).
+    pub retry_at: std::sync::Mutex<BTreeMap<UnitPath, i64>>,
+    pub clock: Arc<dyn crate::store::Clock>,
 }
 
 /// Why a unit has no plan.
@@ -140,10 +144,54 @@ impl<E: Executor, S: Store> RunCtx<E, S> {
             detail: crate::redact::redact(&detail),
             summary,
             rendered,
+            retried: self.retried_so_far(unit),
+            retry_at: lock(&self.retry_at).get(unit).copied(),
         };
         if let Err(e) = self.store.record_unit(&self.run_id, &record).await {
             tracing::error!(unit = %unit, error = %e, "cannot record a unit's result");
         }
+    }
+
+    /// How many times `unit` was tried again so far.
+    pub fn retried_so_far(&self, unit: &UnitPath) -> u32 {
+        lock(&self.retried).get(unit).copied().unwrap_or(0)
+    }
+
+    /// Retry `n` of `unit` is due in `wait`: counted and timed here, stored with
+    /// the unit's next record, so a process that stops during the wait leaves
+    /// both for the run that resumes it.
+    pub fn start_wait(&self, unit: &UnitPath, n: u32, wait: Duration) {
+        lock(&self.retried).insert(unit.clone(), n);
+        let due = self.clock.now() + wait.as_secs_f64().ceil() as i64;
+        lock(&self.retry_at).insert(unit.clone(), due);
+    }
+
+    /// Waits until `unit`'s retry is due, unless `stop` fires first (false).
+    pub async fn wait_for_retry(
+        &self,
+        unit: &UnitPath,
+        wait: Duration,
+        stop: &CancellationToken,
+    ) -> bool {
+        let waited = tokio::select! {
+            () = tokio::time::sleep(wait) => true,
+            () = stop.cancelled() => false,
+            () = self.shutdown.cancelled() => false,
+        };
+        if waited {
+            lock(&self.retry_at).remove(unit);
+        }
+        waited
+    }
+
+    /// A unit an earlier process left waiting to be tried again: takes over its
+    /// count and answers how long is left of its wait.
+    pub fn resumed_wait(&self, unit: &UnitPath) -> Option<Duration> {
+        let previous = self.previous.get(unit)?;
+        let due = previous.retry_at?;
+        lock(&self.retried).insert(unit.clone(), previous.retried);
+        lock(&self.retry_at).insert(unit.clone(), due);
+        Some(Duration::from_secs((due - self.clock.now()).max(0) as u64))
     }
 
     /// Plans one unit: the saved plan file, its summary and its rendering. The plan JSON
@@ -185,7 +233,13 @@ impl<E: Executor, S: Store> RunCtx<E, S> {
     /// retries it took is in `retried`. The worker keeps its slot of the walk while it
     /// waits (the walk counts a slot per running worker).
     async fn plan_with_retries(&self, target: &PlanTarget) -> Result<UnitPlan, Unplanned> {
-        let mut retried = 0;
+        let unit = &target.path;
+        if let Some(left) = self.resumed_wait(unit)
+            && !self.wait_for_retry(unit, left, &self.cancel).await
+        {
+            return Err(Unplanned::Cancelled);
+        }
+        let mut retried = self.retried_so_far(unit);
         loop {
             let failure = match self.try_plan(target).await {
                 Ok(plan) => return Ok(plan),
@@ -196,16 +250,13 @@ impl<E: Executor, S: Store> RunCtx<E, S> {
                 return Err(Unplanned::Failed(failure.reason));
             }
             retried += 1;
-            self.retried
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .insert(target.path.clone(), retried);
             let wait = self.retries.wait_before(retried);
-            tracing::info!(unit = %target.path, retry = retried, wait_ms = wait.as_millis() as u64, "transient plan failure; trying again");
-            tokio::select! {
-                () = tokio::time::sleep(wait) => {}
-                () = self.cancel.cancelled() => return Err(Unplanned::Cancelled),
-                () = self.shutdown.cancelled() => return Err(Unplanned::Cancelled),
+            tracing::info!(unit = %unit, retry = retried, wait_ms = wait.as_millis() as u64, "transient plan failure; trying again");
+            self.start_wait(unit, retried, wait);
+            self.record(unit, UnitStatus::Planning, failure.reason, None)
+                .await;
+            if !self.wait_for_retry(unit, wait, &self.cancel).await {
+                return Err(Unplanned::Cancelled);
             }
         }
     }
@@ -327,6 +378,8 @@ impl<E: Executor, S: Store> Engine<E, S> {
             generated: Default::default(),
             retries: retries.clone(),
             retried: Default::default(),
+            retry_at: Default::default(),
+            clock: self.clock.clone(),
         });
         let walk = Walk::new(
             targets
@@ -352,7 +405,6 @@ impl<E: Executor, S: Store> Engine<E, S> {
         record_unrun(&ctx, &states, "failed to plan").await;
 
         let records = self.unit_results(&run.id).await?;
-        let retried = std::mem::take(&mut *ctx.retried.lock().unwrap_or_else(|p| p.into_inner()));
         let units: Vec<PlannedUnit> = targets
             .iter()
             .map(|t| {
@@ -369,7 +421,7 @@ impl<E: Executor, S: Store> Engine<E, S> {
                     detail: record.map(|r| r.detail.clone()).unwrap_or_default(),
                     summary: record.and_then(|r| r.summary.clone()),
                     rendered: record.and_then(|r| r.rendered.clone()),
-                    retried: retried.get(&t.path).copied().unwrap_or(0),
+                    retried: record.map(|r| r.retried).unwrap_or(0),
                 }
             })
             .collect();
@@ -439,4 +491,9 @@ async fn plan_one<E: Executor, S: Store>(ctx: &RunCtx<E, S>, unit: &UnitPath) ->
             Outcome::Failed(why)
         }
     }
+}
+
+/// A map of the run's, poisoned or not (a panicked worker leaves it consistent).
+fn lock<T>(map: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    map.lock().unwrap_or_else(|p| p.into_inner())
 }

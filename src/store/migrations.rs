@@ -41,6 +41,11 @@ pub(super) const SQLITE: &[Embedded] = &[
         "replicas",
         include_str!("../../migrations/0007_replicas.sql"),
     ),
+    (
+        8,
+        "unit_retries",
+        include_str!("../../migrations/0008_unit_retries.sql"),
+    ),
 ];
 
 /// The PostgreSQL schema, in order: the twins of [`SQLITE`].
@@ -79,6 +84,11 @@ pub(super) const POSTGRES: &[Embedded] = &[
         7,
         "replicas",
         include_str!("../../migrations/postgres/0007_replicas.sql"),
+    ),
+    (
+        8,
+        "unit_retries",
+        include_str!("../../migrations/postgres/0008_unit_retries.sql"),
     ),
 ];
 

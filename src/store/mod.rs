@@ -117,6 +117,11 @@ pub struct UnitRecord {
     /// The unit's plan as the comment shows it; `None` before it planned, or when it
     /// could not be drawn (the comment then lists the resources).
     pub rendered: Option<RenderedPlan>,
+    /// How many times its plan or apply was tried again after a transient failure.
+    pub retried: u32,
+    /// While it waits to be tried again: when (seconds since the epoch). A run
+    /// resumed after a restart waits out the rest and goes on counting.
+    pub retry_at: Option<i64>,
 }
 
 /// One unit of an approvable plan.

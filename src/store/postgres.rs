@@ -179,8 +179,9 @@ impl Store for PostgresStore {
 
     async fn record_unit(&self, run_id: &str, unit: &UnitRecord) -> anyhow::Result<()> {
         sqlx::query(sqlx::AssertSqlSafe(format!(
-            "INSERT INTO unit_results (run_id, unit, status, detail, summary, rendered, updated_at) VALUES ($1, $2, $3, $4, $5, $6, {NOW})
-             ON CONFLICT (run_id, unit) DO UPDATE SET status = excluded.status, detail = excluded.detail, summary = excluded.summary, rendered = excluded.rendered, updated_at = excluded.updated_at",
+            "INSERT INTO unit_results (run_id, unit, status, detail, summary, rendered, retried, retry_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, {NOW})
+             ON CONFLICT (run_id, unit) DO UPDATE SET status = excluded.status, detail = excluded.detail, summary = excluded.summary, rendered = excluded.rendered,
+             retried = excluded.retried, retry_at = excluded.retry_at, updated_at = excluded.updated_at",
         )))
         .bind(run_id)
         .bind(text(unit.unit.as_str()))
@@ -188,6 +189,8 @@ impl Store for PostgresStore {
         .bind(text(&unit.detail))
         .bind(rows::json(unit.summary.as_ref())?)
         .bind(rows::json(unit.rendered.as_ref())?)
+        .bind(i64::from(unit.retried))
+        .bind(unit.retry_at)
         .execute(&self.pool)
         .await?;
         Ok(())
@@ -195,7 +198,7 @@ impl Store for PostgresStore {
 
     async fn unit_records(&self, run_id: &str) -> anyhow::Result<Vec<UnitRecord>> {
         sqlx::query(
-            "SELECT unit, status, detail, summary, rendered FROM unit_results WHERE run_id = $1 ORDER BY unit",
+            "SELECT unit, status, detail, summary, rendered, retried, retry_at FROM unit_results WHERE run_id = $1 ORDER BY unit",
         )
         .bind(run_id)
         .fetch_all(&self.pool)

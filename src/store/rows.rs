@@ -84,6 +84,8 @@ pub(super) fn unit_record(row: &impl StoredRow) -> anyhow::Result<UnitRecord> {
             .maybe_text("rendered")?
             .map(|s| serde_json::from_str(&s))
             .transpose()?,
+        retried: u32::try_from(row.int("retried")?).unwrap_or(0),
+        retry_at: row.maybe_int("retry_at")?,
     })
 }
 

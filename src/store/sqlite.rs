@@ -116,8 +116,9 @@ impl Store for SqliteStore {
         let summary = rows::json(unit.summary.as_ref())?;
         let rendered = rows::json(unit.rendered.as_ref())?;
         sqlx::query(
-            "INSERT INTO unit_results (run_id, unit, status, detail, summary, rendered, updated_at) VALUES (?, ?, ?, ?, ?, ?, strftime('%s','now'))
-             ON CONFLICT (run_id, unit) DO UPDATE SET status = excluded.status, detail = excluded.detail, summary = excluded.summary, rendered = excluded.rendered, updated_at = excluded.updated_at",
+            "INSERT INTO unit_results (run_id, unit, status, detail, summary, rendered, retried, retry_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, strftime('%s','now'))
+             ON CONFLICT (run_id, unit) DO UPDATE SET status = excluded.status, detail = excluded.detail, summary = excluded.summary, rendered = excluded.rendered,
+             retried = excluded.retried, retry_at = excluded.retry_at, updated_at = excluded.updated_at",
         )
         .bind(run_id)
         .bind(unit.unit.as_str())
@@ -125,6 +126,8 @@ impl Store for SqliteStore {
         .bind(&unit.detail)
         .bind(summary)
         .bind(rendered)
+        .bind(i64::from(unit.retried))
+        .bind(unit.retry_at)
         .execute(&self.pool)
         .await?;
         Ok(())
@@ -132,7 +135,7 @@ impl Store for SqliteStore {
 
     async fn unit_records(&self, run_id: &str) -> anyhow::Result<Vec<UnitRecord>> {
         let found = sqlx::query(
-            "SELECT unit, status, detail, summary, rendered FROM unit_results WHERE run_id = ? ORDER BY unit",
+            "SELECT unit, status, detail, summary, rendered, retried, retry_at FROM unit_results WHERE run_id = ? ORDER BY unit",
         )
         .bind(run_id)
         .fetch_all(&self.pool)
