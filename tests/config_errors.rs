@@ -469,6 +469,7 @@ fn schema_describes_every_key_and_both_environment_forms() {
             "approvals",
             "autoplan",
             "drafts",
+            "drift",
             "environments",
             "ignore",
             "implicit_deps",
@@ -664,4 +665,45 @@ fn apply_permission_as_a_list() {
 #[test]
 fn approvals_unknown_rule() {
     assert_rejected!("config_approvals_unknown", "approvals: anyhead\n");
+}
+
+#[test]
+fn drift_sections_are_checked_with_their_line() {
+    for (yaml, says) in [
+        ("drift:\n  schedule: 1m\n", ".cascade.yaml:2:"),
+        ("drift:\n  schedule: 1m\n", "from 10m to 31d"),
+        ("drift:\n  schedule: \"0 0 31 2 *\"\n", "never fires"),
+        ("drift:\n  schedule: \"* * *\"\n", "not a cron expression"),
+        (
+            "drift:\n  units: [\"/live/**\"]\n",
+            "`drift.units` glob `/live/**` starts with `/`",
+        ),
+        (
+            "drift:\n  units: \"live/**\"\n",
+            "`units` must be a list of globs",
+        ),
+        ("drift:\n  every: 6h\n", "unknown key `every` in `drift`"),
+        ("drift: 6h\n", "`drift` must be a mapping"),
+    ] {
+        let problem = RepoConfig::parse(yaml).unwrap_err().to_string();
+        assert!(problem.contains(says), "{yaml}: {problem}");
+    }
+}
+
+#[test]
+fn drift_defaults_and_unit_globs() {
+    let config = RepoConfig::parse("drift:\n").unwrap();
+    let drift = config.drift.expect("an empty `drift:` turns drift on");
+    assert!(drift.enabled);
+    assert_eq!(drift.schedule_text, "24h");
+    assert!(drift.covers("live/dev/app"));
+    let config = RepoConfig::parse(
+        "drift:\n  schedule: \"0 6 * * 1-5\"\n  units: [\"live/prod/**\"]\n  enabled: false\n",
+    )
+    .unwrap();
+    let drift = config.drift.unwrap();
+    assert!(!drift.enabled);
+    assert!(drift.covers("live/prod/vpc"));
+    assert!(!drift.covers("live/dev/vpc"));
+    assert!(RepoConfig::parse("").unwrap().drift.is_none());
 }

@@ -2,7 +2,9 @@
 //! users see. The location always comes from serde-saphyr; only the wording is ours.
 
 use super::FILE_NAME;
-use super::file::{APPLY_PERMISSION_KEYS, ENVIRONMENT_KEYS, MODULE_KEYS, RETRIES_KEYS, TOP_KEYS};
+use super::file::{
+    APPLY_PERMISSION_KEYS, DRIFT_KEYS, ENVIRONMENT_KEYS, MODULE_KEYS, RETRIES_KEYS, TOP_KEYS,
+};
 use crate::problem::{Problem, ProblemKind};
 use serde_saphyr::{Error, Location, MessageFormatter, UserMessageFormatter};
 use std::borrow::Cow;
@@ -114,6 +116,8 @@ fn key_owner(expected: &[&str]) -> &'static str {
         "`apply_permission`"
     } else if expected == RETRIES_KEYS {
         "`retries`"
+    } else if expected == DRIFT_KEYS {
+        "`drift`"
     } else {
         "this mapping"
     }

@@ -30,11 +30,14 @@ pub(super) const TOP_KEYS: &[&str] = &[
     "apply_permission",
     "approvals",
     "retries",
+    "drift",
 ];
 /// Keys allowed in `apply_permission`.
 pub(super) const APPLY_PERMISSION_KEYS: &[&str] = &["users", "teams"];
 /// Keys allowed in `retries`.
 pub(super) const RETRIES_KEYS: &[&str] = &["attempts", "base", "factor", "transient"];
+/// Keys allowed in `drift`.
+pub(super) const DRIFT_KEYS: &[&str] = &["schedule", "units", "enabled"];
 /// Keys allowed in the long form of an environment.
 pub(super) const ENVIRONMENT_KEYS: &[&str] = &["path", "executor"];
 /// Keys allowed in a `modules` entry.
@@ -119,6 +122,33 @@ pub(super) struct ConfigFile {
     #[serde(default, deserialize_with = "retries")]
     #[schemars(with = "Option<RetriesEntry>")]
     pub retries: Option<Spanned<RetriesEntry>>,
+
+    /// Drift detection: on this schedule the server plans the default branch (the units
+    /// `units` selects, all by default) and keeps one issue listing the units whose real
+    /// infrastructure differs from it, with an `/apply` line; closed once nothing drifts.
+    #[serde(default, deserialize_with = "drift")]
+    #[schemars(with = "Option<DriftEntry>")]
+    pub drift: Option<Spanned<DriftEntry>>,
+}
+
+/// When and where drift detection runs.
+#[derive(Debug, serde::Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct DriftEntry {
+    /// An interval from `10m` to `31d` (`30m`, `6h`, `1d`), counted from the last run, or a
+    /// five-field cron expression in UTC (`0 6 * * 1-5`). Default `24h`.
+    #[serde(default)]
+    #[schemars(with = "Option<String>", extend("default" = "24h"), example = "6h")]
+    pub schedule: Option<Spanned<String>>,
+    /// Globs of the units to check (repo-relative; `*` within a directory, `**` across).
+    /// None: every unit.
+    #[serde(default, deserialize_with = "drift_units")]
+    #[schemars(with = "Vec<String>", extend("default" = []), example = ["live/prod/**"])]
+    pub units: Vec<Spanned<String>>,
+    /// `false` keeps the settings and runs nothing. Default `true`.
+    #[serde(default)]
+    #[schemars(extend("default" = true))]
+    pub enabled: Option<bool>,
 }
 
 /// How transient plan failures are retried.
@@ -173,6 +203,7 @@ impl Default for ConfigFile {
             apply_permission: None,
             approvals: ApprovalRule::default(),
             retries: None,
+            drift: None,
         }
     }
 }
@@ -301,6 +332,18 @@ impl TableShape for RetriesEntry {
         `factor` and/or `transient`, like `retries: {attempts: 3, base: 5s}`";
     fn empty() -> Option<Self> {
         None
+    }
+}
+
+impl TableShape for DriftEntry {
+    const EXPECTING: &'static str = "`drift` must be a mapping with `schedule`, `units` and/or \
+        `enabled`, like `drift: {schedule: 6h}`";
+    fn empty() -> Option<Self> {
+        Some(DriftEntry {
+            schedule: None,
+            units: Vec::new(),
+            enabled: None,
+        })
     }
 }
 
@@ -480,6 +523,26 @@ fn retries<'de, D: Deserializer<'de>>(
         table.referenced,
         table.defined,
     )))
+}
+
+fn drift<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<Spanned<DriftEntry>>, D::Error> {
+    let table = Spanned::<Table<DriftEntry>>::deserialize(deserializer)?;
+    Ok(Some(Spanned::new(
+        table.value.0,
+        table.referenced,
+        table.defined,
+    )))
+}
+
+fn drift_units<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Vec<Spanned<String>>, D::Error> {
+    list(
+        deserializer,
+        "`units` must be a list of globs, like `units: [\"live/prod/**\"]`",
+    )
 }
 
 fn transient<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<Spanned<String>>, D::Error> {

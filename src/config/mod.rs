@@ -16,6 +16,7 @@
 //! it is that regular file.
 
 mod diagnose;
+pub mod drift;
 mod file;
 #[cfg(test)]
 mod tests;
@@ -78,6 +79,8 @@ pub struct RepoConfig {
     pub approvals: ApprovalRule,
     /// How transient plan failures are retried (default: 3 tries, 5 s then 10 s apart).
     pub retries: crate::engine::RetryPolicy,
+    /// Drift detection on the default branch (default: none).
+    pub drift: Option<drift::DriftConfig>,
     /// `ignore`, compiled.
     ignore_set: CompiledGlobs,
 }
@@ -95,6 +98,7 @@ impl Default for RepoConfig {
             apply_permission: None,
             approvals: ApprovalRule::Head,
             retries: crate::engine::RetryPolicy::default(),
+            drift: None,
             ignore_set: CompiledGlobs::default(),
         }
     }

@@ -30,6 +30,7 @@ pub(super) fn repo_config(file: ConfigFile) -> Result<RepoConfig, Problem> {
     let modules = modules(file.modules)?;
     let apply_permission = file.apply_permission.map(apply_permission).transpose()?;
     let retries = file.retries.map(retries).transpose()?.unwrap_or_default();
+    let drift = file.drift.map(super::drift::drift).transpose()?;
     let mut requirements = file.apply_requirements;
     requirements.dedup();
     Ok(RepoConfig {
@@ -43,6 +44,7 @@ pub(super) fn repo_config(file: ConfigFile) -> Result<RepoConfig, Problem> {
         apply_permission,
         approvals: file.approvals,
         retries,
+        drift,
         ignore_set,
     })
 }
@@ -133,6 +135,14 @@ fn dependencies(
 }
 
 fn ignore(globs: &[Spanned<String>]) -> Result<CompiledGlobs, Problem> {
+    compile_globs("ignore", globs)
+}
+
+/// Globs of `key` (`ignore`, `drift.units`), repo-relative, compiled into one set.
+pub(super) fn compile_globs(
+    key: &str,
+    globs: &[Spanned<String>],
+) -> Result<CompiledGlobs, Problem> {
     let mut patterns = Vec::with_capacity(globs.len());
     let mut set = GlobSetBuilder::new();
     for glob in globs {
@@ -140,7 +150,7 @@ fn ignore(globs: &[Spanned<String>]) -> Result<CompiledGlobs, Problem> {
         if pattern.trim().is_empty() {
             return Err(problem_at(
                 glob.referenced,
-                "empty glob in `ignore`; remove it or write a pattern like `sandbox/**`",
+                format!("empty glob in `{key}`; remove it or write a pattern like `sandbox/**`"),
             ));
         }
         let shown = shortened(pattern);
@@ -148,7 +158,7 @@ fn ignore(globs: &[Spanned<String>]) -> Result<CompiledGlobs, Problem> {
             return Err(problem_at(
                 glob.referenced,
                 format!(
-                    "`ignore` glob `{shown}` starts with `/`; globs match paths relative to \
+                    "`{key}` glob `{shown}` starts with `/`; globs match paths relative to \
                      the repository root, so write `{}`",
                     shortened(pattern.trim_start_matches('/'))
                 ),
@@ -162,7 +172,7 @@ fn ignore(globs: &[Spanned<String>]) -> Result<CompiledGlobs, Problem> {
                 problem_at(
                     glob.referenced,
                     format!(
-                        "`ignore` glob `{shown}` is invalid: {}; fix the pattern \
+                        "`{key}` glob `{shown}` is invalid: {}; fix the pattern \
                      (`*`, `**`, `?`, `[abc]` and `{{a,b}}` are supported)",
                         err.kind()
                     ),
@@ -175,7 +185,7 @@ fn ignore(globs: &[Spanned<String>]) -> Result<CompiledGlobs, Problem> {
         // Every glob compiled on its own, so this is globset's own limit being hit.
         Problem::new(
             ProblemKind::Config,
-            format!("`ignore` globs cannot be combined: {err}"),
+            format!("`{key}` globs cannot be combined: {err}"),
         )
         .at(FILE_NAME, None, None)
     })?;
