@@ -3,9 +3,13 @@
 //! each unit's rendered plan; records stored before it still load),
 //! deliveries are deduplicated by id and wait in arrival order, locks are
 //! exclusive, pull request state round-trips, apply claims are taken by one
-//! and taken over by one, leases expire by the clock. Every claim and
-//! compare-and-swap is raced by eight tasks over two stores on one database,
-//! as two replicas would; text a pull request writes never fails a write.
+//! and taken over by one, leases expire by the clock. Replicas' delivery
+//! claims are taken only when free or run out (oldest first, within the
+//! limit, never a handled delivery) and renewed only by their owner; a pull
+//! request's lease has one holder until it runs out, and its supersede mark
+//! lasts until the lease is taken again. Every claim and compare-and-swap is
+//! raced by eight tasks over two stores on one database, as two replicas
+//! would; text a pull request writes never fails a write.
 //!
 //! Each test gets its own database: a SQLite file in a temporary directory,
 //! or a fresh database on the binary's throwaway PostgreSQL cluster.
@@ -148,6 +152,12 @@ contract!(
     an_apply_claim_lease_expires_by_the_clock,
     text_a_pull_request_writes_never_fails_a_write,
     a_gitlab_repo_key_round_trips_beside_the_same_github_path,
+    deliveries_unclaimed_or_whose_claim_ran_out_are_claimed_oldest_first,
+    a_replica_renews_only_its_own_claims_on_deliveries_still_to_process,
+    a_pull_request_lease_has_one_holder_until_it_runs_out,
+    eight_replicas_sweeping_at_once_claim_each_expired_delivery_once,
+    eight_replicas_taking_one_pull_request_lease_leave_one_holder,
+    eight_pull_requests_taking_overlapping_units_at_once_hold_each_unit_once,
 );
 
 fn summary(fp: &str) -> PlanSummary {
@@ -677,6 +687,19 @@ async fn locks_are_exclusive_until_released(backend: Backend) {
     );
 }
 
+/// What `pr`, having asked for `asked`, must be told others hold, in the
+/// order it asked, given who holds each unit now.
+fn held_by_others(pr: u64, asked: &[UnitPath], owners: &BTreeMap<UnitPath, u64>) -> Vec<Lock> {
+    asked
+        .iter()
+        .filter(|u| owners[*u] != pr)
+        .map(|u| Lock {
+            unit: u.clone(),
+            pr: owners[u],
+        })
+        .collect()
+}
+
 async fn locks_taken_through_two_stores_at_once_stay_consistent(backend: Backend) {
     let [a, b] = two_replicas(&backend).await;
     // Wide enough for the two to take their first units at the same moment.
@@ -703,16 +726,9 @@ async fn locks_taken_through_two_stores_at_once_stay_consistent(backend: Backend
             "round {round}: every unit asked for is locked"
         );
         for (pr, asked, told) in [(1, &first, &held_by_2), (2, &second, &held_by_1)] {
-            let others: Vec<Lock> = asked
-                .iter()
-                .filter(|u| owners[*u] != pr)
-                .map(|u| Lock {
-                    unit: u.clone(),
-                    pr: owners[u],
-                })
-                .collect();
             assert_eq!(
-                told, &others,
+                told,
+                &held_by_others(pr, asked, &owners),
                 "round {round}: pull request {pr} is told exactly the units the other holds"
             );
         }
@@ -1132,6 +1148,386 @@ async fn text_a_pull_request_writes_never_fails_a_write(backend: Backend) {
     d.body = (0..=255u8).rev().collect();
     assert!(store.insert_delivery(&d).await.unwrap());
     assert_eq!(store.pending_deliveries().await.unwrap(), vec![d]);
+}
+
+/// A delivery as `owner` claimed it, until `until`.
+fn claimed(id: &str, received_at: i64, owner: &str, until: i64) -> DeliveryRecord {
+    DeliveryRecord {
+        owner: Some(owner.into()),
+        claimed_until: until,
+        ..delivery(id, received_at)
+    }
+}
+
+fn ids(deliveries: &[DeliveryRecord]) -> Vec<&str> {
+    deliveries.iter().map(|d| d.id.as_str()).collect()
+}
+
+async fn deliveries_unclaimed_or_whose_claim_ran_out_are_claimed_oldest_first(backend: Backend) {
+    let store = backend.open().await;
+    let now = 1_000;
+    for d in [
+        delivery("unclaimed", 3),
+        claimed("dead-replica", 1, "dead", now - 1),
+        claimed("live-replica", 2, "live", now + 10),
+        // A claim until `now` still holds at `now`.
+        claimed("runs-out-now", 2, "live", now),
+        delivery("same-second", 3),
+        claimed("processed", 0, "dead", now - 100),
+        delivery("failed", 0),
+    ] {
+        assert!(store.insert_delivery(&d).await.unwrap());
+    }
+    for (id, handled) in [
+        ("processed", DeliveryStatus::Processed),
+        ("failed", DeliveryStatus::Failed),
+    ] {
+        store.set_delivery_status(id, handled).await.unwrap();
+    }
+
+    assert_eq!(
+        store
+            .claim_deliveries("me", now, now + 15, 2)
+            .await
+            .unwrap(),
+        vec![
+            claimed("dead-replica", 1, "me", now + 15),
+            claimed("unclaimed", 3, "me", now + 15),
+        ],
+        "oldest first, at most the limit, with their bodies"
+    );
+    assert_eq!(
+        store
+            .claim_deliveries("other", now, now + 15, 16)
+            .await
+            .unwrap(),
+        vec![claimed("same-second", 3, "other", now + 15)],
+        "neither live claims, nor the ones just claimed, nor handled deliveries"
+    );
+    assert!(
+        store
+            .claim_deliveries("other", now, now + 15, 16)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(
+        store
+            .claim_deliveries("other", now + 1, now + 16, 0)
+            .await
+            .unwrap(),
+        vec![],
+        "a limit of none takes none"
+    );
+    assert_eq!(
+        store
+            .claim_deliveries("other", now + 1, now + 16, 16)
+            .await
+            .unwrap(),
+        vec![claimed("runs-out-now", 2, "other", now + 16)],
+        "a second later, the claim until then has run out"
+    );
+
+    // A lone server's start-up takes every delivery still to process, whoever
+    // holds it and until when; never a handled one.
+    let all = store
+        .claim_deliveries("lone", i64::MAX, now + 20, u32::MAX)
+        .await
+        .unwrap();
+    assert_eq!(
+        ids(&all),
+        [
+            "dead-replica",
+            "live-replica",
+            "runs-out-now",
+            "unclaimed",
+            "same-second"
+        ]
+    );
+    assert!(
+        all.iter()
+            .all(|d| d.owner.as_deref() == Some("lone") && d.claimed_until == now + 20),
+        "{all:?}"
+    );
+    assert_eq!(
+        store.pending_deliveries().await.unwrap(),
+        all,
+        "the claims are stored"
+    );
+}
+
+async fn a_replica_renews_only_its_own_claims_on_deliveries_still_to_process(backend: Backend) {
+    let store = backend.open().await;
+    for d in [
+        claimed("a1", 1, "a", 100),
+        claimed("a2", 2, "a", 100),
+        claimed("b1", 3, "b", 100),
+        claimed("a-done", 4, "a", 100),
+    ] {
+        assert!(store.insert_delivery(&d).await.unwrap());
+    }
+    store
+        .set_delivery_status("a-done", DeliveryStatus::Processed)
+        .await
+        .unwrap();
+    assert_eq!(store.renew_deliveries("a", 300).await.unwrap(), 2);
+    assert_eq!(store.renew_deliveries("nobody", 300).await.unwrap(), 0);
+    // At 200, b's claim has run out and a's renewed ones have not.
+    let taken = store.claim_deliveries("c", 200, 400, 16).await.unwrap();
+    assert_eq!(ids(&taken), ["b1"]);
+    assert_eq!(
+        store.renew_deliveries("b", 500).await.unwrap(),
+        0,
+        "b lost its claim: nothing of its own to renew"
+    );
+    assert_eq!(
+        store.pending_deliveries().await.unwrap(),
+        vec![
+            claimed("a1", 1, "a", 300),
+            claimed("a2", 2, "a", 300),
+            claimed("b1", 3, "c", 400),
+        ]
+    );
+    store
+        .set_delivery_status("a1", DeliveryStatus::Processed)
+        .await
+        .unwrap();
+    assert_eq!(store.renew_deliveries("a", 600).await.unwrap(), 1);
+}
+
+/// How long the pull request leases of these tests hold.
+const PR_LEASE: i64 = 15;
+
+async fn a_pull_request_lease_has_one_holder_until_it_runs_out(backend: Backend) {
+    let store = backend.open().await;
+    let clock = FakeClock(AtomicI64::new(1_000_000));
+    let take = |owner: &'static str| {
+        let now = clock.now();
+        store.take_pr_lease("acme/infra", 7, owner, now, now + PR_LEASE)
+    };
+    let renew =
+        |owner: &'static str| store.renew_pr_lease("acme/infra", 7, owner, clock.now() + PR_LEASE);
+    assert!(take("a").await.unwrap());
+    assert!(!take("b").await.unwrap(), "a holds it");
+    assert!(take("a").await.unwrap(), "taking one's own lease again");
+    assert_eq!(renew("a").await.unwrap(), Some(false));
+    let now = clock.now();
+    for (repo, number) in [("acme/infra", 8), ("acme/other", 7)] {
+        assert!(
+            store
+                .take_pr_lease(repo, number, "b", now, now + PR_LEASE)
+                .await
+                .unwrap(),
+            "{repo}#{number} has a lease of its own"
+        );
+    }
+
+    clock.advance(PR_LEASE);
+    assert!(!take("b").await.unwrap(), "a lease until now still holds");
+    clock.advance(1);
+    assert!(take("b").await.unwrap(), "a's lease ran out");
+    assert_eq!(renew("a").await.unwrap(), None, "a lost it");
+    store.release_pr_lease("acme/infra", 7, "a").await.unwrap();
+    assert!(!take("c").await.unwrap(), "a cannot release b's lease");
+    assert_eq!(renew("b").await.unwrap(), Some(false));
+
+    // A newer head received by another replica marks the holder's lease.
+    assert!(!store.supersede_pr("acme/infra", 7, "b").await.unwrap());
+    assert_eq!(renew("b").await.unwrap(), Some(false), "not by the holder");
+    assert!(store.supersede_pr("acme/infra", 7, "a").await.unwrap());
+    assert_eq!(renew("b").await.unwrap(), Some(true));
+    assert_eq!(
+        renew("b").await.unwrap(),
+        Some(true),
+        "the mark stays until the lease is taken again"
+    );
+    assert!(take("b").await.unwrap());
+    assert_eq!(
+        renew("b").await.unwrap(),
+        Some(false),
+        "taken again: the mark is cleared"
+    );
+    assert!(store.supersede_pr("acme/infra", 7, "c").await.unwrap());
+    clock.advance(PR_LEASE + 1);
+    assert!(take("c").await.unwrap());
+    assert_eq!(
+        renew("c").await.unwrap(),
+        Some(false),
+        "a new holder starts unmarked"
+    );
+    assert_eq!(renew("b").await.unwrap(), None);
+
+    store.release_pr_lease("acme/infra", 7, "c").await.unwrap();
+    assert!(take("a").await.unwrap(), "released: free at once");
+    assert!(!store.supersede_pr("acme/infra", 99, "a").await.unwrap());
+    assert_eq!(
+        store
+            .renew_pr_lease("acme/infra", 99, "a", clock.now())
+            .await
+            .unwrap(),
+        None,
+        "nobody holds #99"
+    );
+    store.release_pr_lease("acme/infra", 99, "a").await.unwrap();
+}
+
+async fn eight_replicas_sweeping_at_once_claim_each_expired_delivery_once(backend: Backend) {
+    let stores = two_replicas(&backend).await;
+    for round in 0..5 {
+        let id = format!("orphan-{round}");
+        assert!(
+            stores[0]
+                .insert_delivery(&claimed(&id, round, "dead", 100))
+                .await
+                .unwrap()
+        );
+        let got = eight_at_once(&stores, |i, store| async move {
+            store
+                .claim_deliveries(&format!("replica-{i}"), 200, 300, 16)
+                .await
+                .unwrap()
+        })
+        .await;
+        let winners: Vec<(usize, &Vec<DeliveryRecord>)> = got
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| !c.is_empty())
+            .collect();
+        assert_eq!(winners.len(), 1, "round {round}: one takes it: {got:?}");
+        let (i, taken) = winners[0];
+        assert_eq!(
+            taken,
+            &vec![claimed(&id, round, &format!("replica-{i}"), 300)]
+        );
+    }
+
+    // Many orphans: sweeps at once take disjoint sets, each its limit.
+    for n in 0..40 {
+        let d = claimed(&format!("many-{n:02}"), 10 + n, "dead", 100);
+        assert!(stores[1].insert_delivery(&d).await.unwrap());
+    }
+    let got = eight_at_once(&stores, |i, store| async move {
+        store
+            .claim_deliveries(&format!("sweeper-{i}"), 200, 300, 4)
+            .await
+            .unwrap()
+    })
+    .await;
+    let mut taken: Vec<&str> = got.iter().flat_map(|c| ids(c)).collect();
+    assert!(got.iter().all(|c| c.len() == 4), "{got:?}");
+    taken.sort();
+    taken.dedup();
+    assert_eq!(taken.len(), 32, "no delivery taken twice: {got:?}");
+    let rest = stores[0]
+        .claim_deliveries("last", 200, 300, 16)
+        .await
+        .unwrap();
+    assert_eq!(rest.len(), 8);
+    assert!(rest.iter().all(|d| !taken.contains(&d.id.as_str())));
+}
+
+async fn eight_replicas_taking_one_pull_request_lease_leave_one_holder(backend: Backend) {
+    let stores = two_replicas(&backend).await;
+    let mut now = 1_000_000;
+    let mut holder: Option<String> = None;
+    // Round 0 races to insert the lease; the others to take over an expired one.
+    for round in 0..6 {
+        let taken = eight_at_once(&stores, |i, store| async move {
+            let me = format!("replica-{round}-{i}");
+            let won = store
+                .take_pr_lease("acme/infra", 7, &me, now, now + PR_LEASE)
+                .await
+                .unwrap();
+            (me, won)
+        })
+        .await;
+        let winners: Vec<&String> = taken.iter().filter(|(_, w)| *w).map(|(m, _)| m).collect();
+        assert_eq!(winners.len(), 1, "round {round}: one holder: {taken:?}");
+        let winner = winners[0].clone();
+        let losers = taken.iter().filter(|(_, w)| !*w).map(|(m, _)| m.as_str());
+        for owner in losers.chain(holder.as_deref()) {
+            assert_eq!(
+                stores[0]
+                    .renew_pr_lease("acme/infra", 7, owner, now + PR_LEASE)
+                    .await
+                    .unwrap(),
+                None,
+                "round {round}: {owner} does not hold it"
+            );
+        }
+        assert_eq!(
+            stores[1]
+                .renew_pr_lease("acme/infra", 7, &winner, now + PR_LEASE)
+                .await
+                .unwrap(),
+            Some(false)
+        );
+        holder = Some(winner);
+        now += PR_LEASE + 1;
+    }
+}
+
+async fn eight_pull_requests_taking_overlapping_units_at_once_hold_each_unit_once(
+    backend: Backend,
+) {
+    let stores = two_replicas(&backend).await;
+    let names: Vec<UnitPath> = (0..55)
+        .map(|i| UnitPath::new(format!("live/u{i:02}")))
+        .collect();
+    // Pull request i + 1 asks for 20 units from 5 * i: each overlaps the next
+    // three; every other one asks in the opposite order.
+    let asked = |i: usize| {
+        let mut mine = names[5 * i..5 * i + 20].to_vec();
+        if i % 2 == 1 {
+            mine.reverse();
+        }
+        mine
+    };
+    for round in 0..10 {
+        let told = eight_at_once(&stores, |i, store| {
+            let mine = asked(i);
+            async move {
+                let held = store
+                    .take_locks("acme/infra", i as u64 + 1, &mine)
+                    .await
+                    .unwrap();
+                (mine, held)
+            }
+        })
+        .await;
+        let locks = stores[0].locks("acme/infra").await.unwrap();
+        let owners: BTreeMap<UnitPath, u64> =
+            locks.iter().map(|l| (l.unit.clone(), l.pr)).collect();
+        assert_eq!(
+            owners.len(),
+            locks.len(),
+            "round {round}: a unit held twice"
+        );
+        assert_eq!(
+            owners.keys().collect::<Vec<_>>(),
+            names.iter().collect::<Vec<_>>(),
+            "round {round}: every unit asked for is held"
+        );
+        for (unit, pr) in &owners {
+            assert!(asked(*pr as usize - 1).contains(unit), "{unit:?} by #{pr}");
+        }
+        for (i, (mine, held)) in told.iter().enumerate() {
+            let pr = i as u64 + 1;
+            assert_eq!(
+                held,
+                &held_by_others(pr, mine, &owners),
+                "round {round}: #{pr} is told exactly the units others hold"
+            );
+        }
+        let mut released = 0;
+        for pr in 1..=8 {
+            released += stores[pr % 2]
+                .release_locks("acme/infra", pr as u64)
+                .await
+                .unwrap();
+        }
+        assert_eq!(released, 55);
+    }
 }
 
 // Not part of the contract: how replicas open one PostgreSQL database, and how

@@ -315,16 +315,30 @@ pub fn router(state: Arc<AppState>, limits: &HttpLimits, github: bool) -> Router
         .with_state(state)
 }
 
-/// Ready when the store answers (the App's key was loaded at start-up, or the server would not run).
+/// How long readiness waits for the store. A probe is answered within its
+/// own timeout, not after the pool's wait for a connection (PostgreSQL's keeps
+/// retrying a refused connection until its acquire timeout): a store slower
+/// than this is as good as gone for the webhook too.
+const READY_WAIT: Duration = Duration::from_secs(2);
+
+/// Ready when the store answers within [`READY_WAIT`] (the App's key was loaded
+/// at start-up, or the server would not run).
 async fn readyz(State(state): State<Arc<AppState>>) -> (StatusCode, &'static str) {
-    match state.store.pending_delivery_count().await {
-        Ok(_) => (StatusCode::OK, "ready"),
-        Err(_) => (
-            StatusCode::SERVICE_UNAVAILABLE,
-            "the store is not reachable",
-        ),
+    match tokio::time::timeout(READY_WAIT, state.store.pending_delivery_count()).await {
+        Ok(Ok(_)) => (StatusCode::OK, "ready"),
+        Ok(Err(e)) => {
+            tracing::warn!(error = %format!("{e:#}"), "not ready: the store does not answer");
+            (StatusCode::SERVICE_UNAVAILABLE, NOT_READY)
+        }
+        Err(_) => {
+            tracing::warn!("not ready: the store did not answer within {READY_WAIT:?}");
+            (StatusCode::SERVICE_UNAVAILABLE, NOT_READY)
+        }
     }
 }
+
+/// What `/readyz` answers while the store cannot be reached.
+const NOT_READY: &str = "the store is not reachable; check that the database --database-url names is up and accepts connections\n";
 
 /// Runs until SIGINT or SIGTERM, then shuts down gracefully.
 pub async fn serve(config: ServeConfig) -> anyhow::Result<()> {

@@ -37,8 +37,10 @@ use std::time::Duration;
 /// Connections one replica keeps: webhook requests, pull request jobs and
 /// heartbeats share them; each statement is short.
 const MAX_CONNECTIONS: u32 = 10;
-/// How long a statement waits for a free connection before it fails (the
-/// webhook answers 500 then, and GitHub redelivers).
+/// How long a statement waits for a connection before it fails: a free one
+/// from the pool, or a new one (a refused connection is retried until then).
+/// Shorter than GitHub's 10 s webhook timeout: while the database is down a
+/// delivery is answered 503 (to redeliver) before GitHub gives up on it.
 const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(5);
 
 pub struct PostgresStore {

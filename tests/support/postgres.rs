@@ -56,6 +56,11 @@ impl Cluster {
         )
     }
 
+    /// The cluster's unix socket (what a test puts a proxy in front of).
+    pub fn socket(&self) -> PathBuf {
+        self.dir.join(".s.PGSQL.5432")
+    }
+
     /// Creates a database with a name no other test of this binary uses.
     pub async fn create_database(&self) -> String {
         let name = format!(
