@@ -1261,8 +1261,9 @@ async fn a_replica_renews_only_its_own_claims_on_deliveries_still_to_process(bac
     for d in [
         claimed("a1", 1, "a", 100),
         claimed("a2", 2, "a", 100),
-        claimed("b1", 3, "b", 100),
-        claimed("a-done", 4, "a", 100),
+        claimed("a3", 3, "a", 100),
+        claimed("b1", 4, "b", 100),
+        claimed("a-done", 5, "a", 100),
     ] {
         assert!(store.insert_delivery(&d).await.unwrap());
     }
@@ -1270,13 +1271,31 @@ async fn a_replica_renews_only_its_own_claims_on_deliveries_still_to_process(bac
         .set_delivery_status("a-done", DeliveryStatus::Processed)
         .await
         .unwrap();
-    assert_eq!(store.renew_deliveries("a", 300).await.unwrap(), 2);
-    assert_eq!(store.renew_deliveries("nobody", 300).await.unwrap(), 0);
-    // At 200, b's claim has run out and a's renewed ones have not.
-    let taken = store.claim_deliveries("c", 200, 400, 16).await.unwrap();
-    assert_eq!(ids(&taken), ["b1"]);
+    let hand = |ids: &[&str]| ids.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    // a has a1 and a2 in hand (a3 it no longer processes), and names b's and a done one.
     assert_eq!(
-        store.renew_deliveries("b", 500).await.unwrap(),
+        store
+            .renew_deliveries("a", &hand(&["a1", "a2", "b1", "a-done"]), 300)
+            .await
+            .unwrap(),
+        2
+    );
+    assert_eq!(
+        store
+            .renew_deliveries("nobody", &hand(&["a1"]), 300)
+            .await
+            .unwrap(),
+        0
+    );
+    assert_eq!(store.renew_deliveries("a", &[], 300).await.unwrap(), 0);
+    // At 200, b's claim and a's unrenewed a3 have run out; a's renewed ones have not.
+    let taken = store.claim_deliveries("c", 200, 400, 16).await.unwrap();
+    assert_eq!(ids(&taken), ["a3", "b1"]);
+    assert_eq!(
+        store
+            .renew_deliveries("b", &hand(&["b1"]), 500)
+            .await
+            .unwrap(),
         0,
         "b lost its claim: nothing of its own to renew"
     );
@@ -1285,14 +1304,21 @@ async fn a_replica_renews_only_its_own_claims_on_deliveries_still_to_process(bac
         vec![
             claimed("a1", 1, "a", 300),
             claimed("a2", 2, "a", 300),
-            claimed("b1", 3, "c", 400),
+            claimed("a3", 3, "c", 400),
+            claimed("b1", 4, "c", 400),
         ]
     );
     store
         .set_delivery_status("a1", DeliveryStatus::Processed)
         .await
         .unwrap();
-    assert_eq!(store.renew_deliveries("a", 600).await.unwrap(), 1);
+    assert_eq!(
+        store
+            .renew_deliveries("a", &hand(&["a1", "a2"]), 600)
+            .await
+            .unwrap(),
+        1
+    );
 }
 
 /// How long the pull request leases of these tests hold.
