@@ -303,6 +303,7 @@ async fn wide_on_processes(terraform: &Terraform) -> (World, Vec<Process>, u64, 
         &w,
         &database,
         3,
+        replicas::LEASE,
         &[OsStr::new("--terraform-bin"), bin.as_os_str()],
     )
     .await;

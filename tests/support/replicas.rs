@@ -71,10 +71,16 @@ pub struct Process {
     data: tempfile::TempDir,
 }
 
-/// `count` replica processes on `database` with the test lease, `--parallelism 1` and
-/// `extra` arguments, each listening; each logs to `serve.log` in its data directory.
-pub async fn processes(w: &World, database: &str, count: usize, extra: &[&OsStr]) -> Vec<Process> {
-    let lease = LEASE.as_secs().to_string();
+/// `count` replica processes on `database` with `lease`, `--parallelism 1` and `extra`
+/// arguments, each listening; each logs to `serve.log` in its data directory.
+pub async fn processes(
+    w: &World,
+    database: &str,
+    count: usize,
+    lease: Duration,
+    extra: &[&OsStr],
+) -> Vec<Process> {
+    let lease = lease.as_secs().to_string();
     let mut args: Vec<&OsStr> = vec![
         OsStr::new("--database-url"),
         OsStr::new(database),
