@@ -1,6 +1,7 @@
 //! The GitHub App server's own costs:
 //! - webhook acknowledgement latency (p50 / p99 / max) under 200 signed deliveries a second
-//!   on loopback, each verified, parsed and stored before the answer;
+//!   on loopback, each verified, parsed and stored before the answer, on SQLite and on
+//!   PostgreSQL (a throwaway cluster, as the tests start; needs `initdb`);
 //! - resident memory of an idle `cascade serve`, and before, during and after 10,000
 //!   deliveries of each kind (ping, pull_request, issue_comment, installation, an unknown
 //!   event, a bad signature, and `closed` for 10,000 different pull requests) at 200 a
@@ -16,6 +17,8 @@
 mod bot_world;
 #[path = "../tests/support/fake_github.rs"]
 mod fake_github;
+#[path = "../tests/support/postgres.rs"]
+mod postgres;
 #[path = "../tests/support/mod.rs"]
 mod support;
 
@@ -68,11 +71,25 @@ fn pull_request_on(fake: &FakeGitHub, work: &Path, changed: &str) -> (u64, Strin
     (n, head)
 }
 
+/// Acknowledgement latency on SQLite, then on PostgreSQL (a throwaway cluster on a unix
+/// socket, as the tests use), side by side.
 async fn ack_latency() {
+    ack_latency_on(None).await;
+    ack_latency_on(Some(postgres::database().await)).await;
+}
+
+async fn ack_latency_on(database_url: Option<String>) {
     let fake = FakeGitHub::start().await;
     fake.add_installation(77, "acme");
     let data = tempfile::tempdir().unwrap();
-    let server = start(serve_config(&fake, data.path())).await.unwrap();
+    let backend = if database_url.is_some() {
+        "PostgreSQL"
+    } else {
+        "SQLite"
+    };
+    let mut config = serve_config(&fake, data.path());
+    config.database_url = database_url;
+    let server = start(config).await.unwrap();
     let url = format!("http://{}/webhooks/github", server.addr);
     let total = (RATE * SECONDS) as usize;
     let deliveries: Vec<_> = (0..total)
@@ -83,7 +100,7 @@ async fn ack_latency() {
         .collect();
     let latencies = paced(&url, deliveries).await;
     println!(
-        "webhook acknowledgement, {total} signed deliveries at {RATE}/s on loopback (verify, parse, store, 202):"
+        "webhook acknowledgement on {backend}, {total} signed deliveries at {RATE}/s on loopback (verify, parse, store, 202):"
     );
     print_latencies(&latencies);
     server.shutdown().await.unwrap();

@@ -100,6 +100,16 @@ pub async fn world_with(extra: &str) -> World {
 /// A world whose base branch's `.cascade.yaml` has `extra` appended, and whose
 /// server configuration `tweak` changes.
 pub async fn world_configured(extra: &str, tweak: impl FnOnce(&mut ServeConfig)) -> World {
+    let mut w = world_unserved(extra).await;
+    let mut config = config(&w);
+    tweak(&mut config);
+    w.server = Some(start(config).await.unwrap());
+    w
+}
+
+/// A world whose base branch's `.cascade.yaml` has `extra` appended, with no server yet
+/// (the replica tests start their own).
+pub async fn world_unserved(extra: &str) -> World {
     assert!(
         std::process::Command::new("terraform")
             .arg("version")
@@ -139,10 +149,6 @@ pub async fn world_configured(extra: &str, tweak: impl FnOnce(&mut ServeConfig))
         head_sha: String::new(),
     };
     w.head_sha = push_change(&w, "feature", "global/dns/main.tf", "a change under review");
-    let mut config = config(&w);
-    tweak(&mut config);
-    let server = start(config).await.unwrap();
-    w.server = Some(server);
     w
 }
 
@@ -241,7 +247,19 @@ impl World {
 
 /// The real `cascade serve` binary for this world, on `port`, with `extra` arguments.
 pub fn serve_process(w: &World, port: u16, extra: &[&std::ffi::OsStr]) -> std::process::Child {
-    let key = w.data.path().join("app-key.pem");
+    serve_process_in(w, w.data.path(), port, extra, std::process::Stdio::null())
+}
+
+/// The real `cascade serve` binary keeping its key and data under `data`, on `port`, with
+/// `extra` arguments; its log goes to `stderr`.
+pub fn serve_process_in(
+    w: &World,
+    data: &Path,
+    port: u16,
+    extra: &[&std::ffi::OsStr],
+    stderr: std::process::Stdio,
+) -> std::process::Child {
+    let key = data.join("app-key.pem");
     std::fs::write(&key, app_key()).unwrap();
     std::process::Command::new(env!("CARGO_BIN_EXE_cascade"))
         .args([
@@ -252,7 +270,7 @@ pub fn serve_process(w: &World, port: u16, extra: &[&std::ffi::OsStr]) -> std::p
             "1",
         ])
         .arg("--data-dir")
-        .arg(w.data.path().join("served"))
+        .arg(data.join("served"))
         .args([
             "--github-app-id",
             &APP_ID.to_string(),
@@ -264,7 +282,7 @@ pub fn serve_process(w: &World, port: u16, extra: &[&std::ffi::OsStr]) -> std::p
         .args(extra)
         .env("CASCADE_GITHUB_WEBHOOK_SECRET", w.fake.webhook_secret())
         .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
+        .stderr(stderr)
         .spawn()
         .unwrap()
 }
