@@ -1,12 +1,13 @@
 //! Replicas on one PostgreSQL database (a throwaway cluster, as the tests
-//! start; needs `initdb`), with the fake GitHub and the real terraform behind a
-//! stand-in that makes every unit's plan take a fixed time:
+//! start; needs `initdb`), with the fake GitHub:
 //! - plans per minute with 1 and with 3 in-process replicas (`--parallelism 1`
 //!   each), pull requests each changing one unit of their own, their
 //!   deliveries spread round-robin; the ratio shows whether the replicas share
-//!   the work or serialise on the database (target >= 2.5x);
+//!   the work or serialise on the database (target >= 2.5x); a scripted
+//!   `terraform` (no real one: a fixed sleep and a canned one-resource plan) makes
+//!   every unit take the same time and no CPU, so the figure is cascade's;
 //! - takeover: two replica processes with the default lease (15 s), a slow
-//!   plan on the first, SIGKILL, and the time until the second starts planning
+//!   plan (the real terraform behind a sleeping stand-in) on the first, SIGKILL, and the time until the second starts planning
 //!   that pull request (target < 30 s).
 //!
 //! `cargo bench --bench replicas` (both); `cargo bench --bench replicas -- takeover`
@@ -30,7 +31,7 @@ use std::time::{Duration, Instant};
 
 /// Pull requests per run, each its own unit.
 const PULL_REQUESTS: usize = 12;
-/// What the stand-in sleeps before each real `terraform plan`.
+/// How long each unit's plan takes (the stand-in's sleep).
 const UNIT_SECONDS: f64 = 2.0;
 /// `cascade serve`'s default `--replica-lease`.
 const DEFAULT_LEASE: Duration = Duration::from_secs(15);
@@ -63,7 +64,7 @@ fn add_units(w: &mut World, count: usize) {
 
 /// Plans per minute of `replicas` in-process replicas on `PULL_REQUESTS` pull requests.
 async fn plan_rate(replicas: usize) -> f64 {
-    let terraform = Terraform::new();
+    let terraform = Terraform::scripted();
     terraform.set_sleep("plan", UNIT_SECONDS);
     let database = postgres::database().await;
     let mut w = world_unserved("").await;
@@ -114,7 +115,7 @@ async fn plan_rate(replicas: usize) -> f64 {
 async fn plans_per_minute() {
     println!(
         "plans per minute on one PostgreSQL, {PULL_REQUESTS} pull requests of one unit each \
-         ({UNIT_SECONDS} s stand-in sleep + the real terraform plan), --parallelism 1 per \
+         ({UNIT_SECONDS} s scripted plan), --parallelism 1 per \
          replica, deliveries round-robin:"
     );
     let one = plan_rate(1).await;

@@ -168,6 +168,49 @@ impl Terraform {
         Terraform { dir }
     }
 
+    /// A scripted `terraform` that runs no real one: `init` succeeds, `plan` logs,
+    /// sleeps as set, writes its `-out` file and reports one resource to create,
+    /// `show -json` prints that plan, `apply` logs, sleeps and succeeds. A unit then
+    /// takes a fixed time and no CPU, so a bench measures cascade, not terraform.
+    pub fn scripted() -> Terraform {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().display();
+        let show = serde_json::json!({
+            "format_version": "1.2",
+            "terraform_version": "1.11.4",
+            "planned_values": {"root_module": {}},
+            "resource_changes": [{
+                "address": "terraform_data.unit", "mode": "managed", "type": "terraform_data",
+                "name": "unit", "provider_name": "terraform.io/builtin/terraform",
+                "change": {"actions": ["create"], "before": null, "after": {"input": "x"},
+                           "after_unknown": {"id": true}, "before_sensitive": false,
+                           "after_sensitive": {}}
+            }]
+        });
+        std::fs::write(dir.path().join("show.json"), show.to_string()).unwrap();
+        let script = format!(
+            r#"#!/bin/sh
+case "$1" in
+plan|apply)
+  echo "$1 $(date +%s%3N) $(pwd -P)" >> {d}/calls.log
+  sleep "$(cat {d}/$1.sleep 2>/dev/null || echo 0)";;
+esac
+case "$1" in
+plan)
+  for a in "$@"; do case "$a" in -out=*) printf plan > "${{a#-out=}}";; esac; done
+  exit 2;;
+show) cat {d}/show.json;;
+esac
+exit 0
+"#
+        );
+        let bin = dir.path().join("terraform");
+        std::fs::write(&bin, script).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+        Terraform { dir }
+    }
+
     pub fn bin(&self) -> PathBuf {
         self.dir.path().join("terraform")
     }
