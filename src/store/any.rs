@@ -5,8 +5,8 @@
 //! message.
 
 use super::{
-    ApplyClaim, DeliveryRecord, DeliveryStatus, Lock, PlanRecord, PlanStatus, PostgresStore,
-    PullRequestRecord, RunKind, RunRecord, SqliteStore, Store, UnitRecord,
+    ApplyClaim, DeliveryRecord, DeliveryStatus, DriftRecord, Lock, PlanRecord, PlanStatus,
+    PostgresStore, PullRequestRecord, RunKind, RunRecord, SqliteStore, Store, UnitRecord,
 };
 use crate::plan::PlanId;
 use crate::unit::UnitPath;
@@ -297,5 +297,42 @@ impl Store for AnyStore {
 
     async fn supersede_pr(&self, repo: &str, number: u64, owner: &str) -> anyhow::Result<bool> {
         on_backend!(self, s => s.supersede_pr(repo, number, owner))
+    }
+
+    async fn seed_drift(&self, now: i64) -> anyhow::Result<u64> {
+        on_backend!(self, s => s.seed_drift(now))
+    }
+
+    async fn claim_due_drift(
+        &self,
+        owner: &str,
+        now: i64,
+        until: i64,
+        limit: u32,
+    ) -> anyhow::Result<Vec<DriftRecord>> {
+        on_backend!(self, s => s.claim_due_drift(owner, now, until, limit))
+    }
+
+    async fn renew_drift(&self, owner: &str, repos: &[String], until: i64) -> anyhow::Result<u64> {
+        on_backend!(self, s => s.renew_drift(owner, repos, until))
+    }
+
+    async fn release_drift(&self, repo: &str, owner: &str, next_at: i64) -> anyhow::Result<bool> {
+        on_backend!(self, s => s.release_drift(repo, owner, next_at))
+    }
+
+    async fn record_drift_run(
+        &self,
+        repo: &str,
+        forge_id: u64,
+        at: i64,
+        issue_number: Option<u64>,
+        drifted: u64,
+    ) -> anyhow::Result<()> {
+        on_backend!(self, s => s.record_drift_run(repo, forge_id, at, issue_number, drifted))
+    }
+
+    async fn drift_schedule(&self, repo: &str) -> anyhow::Result<Option<DriftRecord>> {
+        on_backend!(self, s => s.drift_schedule(repo))
     }
 }

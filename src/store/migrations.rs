@@ -46,6 +46,7 @@ pub(super) const SQLITE: &[Embedded] = &[
         "unit_retries",
         include_str!("../../migrations/0008_unit_retries.sql"),
     ),
+    (9, "drift", include_str!("../../migrations/0009_drift.sql")),
 ];
 
 /// The PostgreSQL schema, in order: the twins of [`SQLITE`].
@@ -89,6 +90,11 @@ pub(super) const POSTGRES: &[Embedded] = &[
         8,
         "unit_retries",
         include_str!("../../migrations/postgres/0008_unit_retries.sql"),
+    ),
+    (
+        9,
+        "drift",
+        include_str!("../../migrations/postgres/0009_drift.sql"),
     ),
 ];
 

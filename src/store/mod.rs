@@ -16,6 +16,7 @@ mod any;
 mod bot;
 mod claims;
 mod comment_parts;
+mod drift;
 mod leases;
 mod migrations;
 mod postgres;
@@ -26,6 +27,7 @@ mod waiting;
 pub use any::{AnyStore, open};
 pub use bot::{DeliveryRecord, DeliveryStatus, Lock, PrState, PullRequestRecord};
 pub use claims::ApplyClaim;
+pub use drift::DriftRecord;
 pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
 
@@ -443,6 +445,50 @@ pub trait Store: Send + Sync + 'static {
         number: u64,
         owner: &str,
     ) -> impl Future<Output = anyhow::Result<bool>> + Send;
+
+    /// Adds a drift schedule, due at `now`, for every repository the store knows
+    /// (an active installation's, or one a pull request came from) without one;
+    /// answers how many were added.
+    fn seed_drift(&self, now: i64) -> impl Future<Output = anyhow::Result<u64>> + Send;
+    /// Claims, for `owner` until `until`, at most `limit` schedules due at `now`
+    /// that nobody holds (or whose holder's claim ran out), soonest first.
+    /// Replicas claiming at once get disjoint sets.
+    fn claim_due_drift(
+        &self,
+        owner: &str,
+        now: i64,
+        until: i64,
+        limit: u32,
+    ) -> impl Future<Output = anyhow::Result<Vec<DriftRecord>>> + Send;
+    /// Extends `owner`'s claims on the schedules of `repos` to `until`.
+    fn renew_drift(
+        &self,
+        owner: &str,
+        repos: &[String],
+        until: i64,
+    ) -> impl Future<Output = anyhow::Result<u64>> + Send;
+    /// Gives `owner`'s claim on `repo`'s schedule back, due next at `next_at`;
+    /// false when it was not `owner`'s any more.
+    fn release_drift(
+        &self,
+        repo: &str,
+        owner: &str,
+        next_at: i64,
+    ) -> impl Future<Output = anyhow::Result<bool>> + Send;
+    /// Records a finished drift run of `repo` (the schedule is made if missing):
+    /// when, the drift issue (kept when `None`), how many units drifted.
+    fn record_drift_run(
+        &self,
+        repo: &str,
+        forge_id: u64,
+        at: i64,
+        issue_number: Option<u64>,
+        drifted: u64,
+    ) -> impl Future<Output = anyhow::Result<()>> + Send;
+    fn drift_schedule(
+        &self,
+        repo: &str,
+    ) -> impl Future<Output = anyhow::Result<Option<DriftRecord>>> + Send;
 }
 
 /// The time seam: seconds since the epoch.

@@ -545,4 +545,42 @@ impl Store for SqliteStore {
     async fn supersede_pr(&self, repo: &str, number: u64, owner: &str) -> anyhow::Result<bool> {
         super::leases::sqlite::supersede_pr(&self.pool, repo, number, owner).await
     }
+
+    async fn seed_drift(&self, now: i64) -> anyhow::Result<u64> {
+        super::drift::sqlite::seed(&self.pool, now).await
+    }
+
+    async fn claim_due_drift(
+        &self,
+        owner: &str,
+        now: i64,
+        until: i64,
+        limit: u32,
+    ) -> anyhow::Result<Vec<super::DriftRecord>> {
+        super::drift::sqlite::claim_due(&self.pool, owner, now, until, limit).await
+    }
+
+    async fn renew_drift(&self, owner: &str, repos: &[String], until: i64) -> anyhow::Result<u64> {
+        super::drift::sqlite::renew(&self.pool, owner, repos, until).await
+    }
+
+    async fn release_drift(&self, repo: &str, owner: &str, next_at: i64) -> anyhow::Result<bool> {
+        super::drift::sqlite::release(&self.pool, repo, owner, next_at).await
+    }
+
+    async fn record_drift_run(
+        &self,
+        repo: &str,
+        forge_id: u64,
+        at: i64,
+        issue_number: Option<u64>,
+        drifted: u64,
+    ) -> anyhow::Result<()> {
+        super::drift::sqlite::record_run(&self.pool, repo, forge_id, at, issue_number, drifted)
+            .await
+    }
+
+    async fn drift_schedule(&self, repo: &str) -> anyhow::Result<Option<super::DriftRecord>> {
+        super::drift::sqlite::get(&self.pool, repo).await
+    }
 }
