@@ -369,7 +369,8 @@ pub fn router(state: Arc<AppState>, limits: &HttpLimits) -> Router {
         .with_state(state)
 }
 
-/// Ready when the store answers (the App's key was loaded at start-up, or the server would not run).
+/// Ready when the store answers (a configured App's key was loaded at start-up, or the
+/// server would not run; a server waiting for its setup is ready to serve `/setup`).
 async fn readyz(State(state): State<Arc<AppState>>) -> (StatusCode, &'static str) {
     match state.store.pending_delivery_count().await {
         Ok(_) => (StatusCode::OK, "ready"),

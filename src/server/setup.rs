@@ -520,8 +520,13 @@ async fn finish(state: &Arc<AppState>, code: &str) -> Result<Finished, Unfinishe
     let data_dir = setup.data_dir.clone();
     let stored = tokio::task::spawn_blocking(move || stored.save(&data_dir).map(|()| stored))
         .await
-        .map_err(|e| Unfinished::Failed(anyhow::anyhow!("storing the App stopped: {e}")))?
-        .map_err(Unfinished::Failed)?;
+        .map_err(|e| anyhow::anyhow!("storing the App stopped: {e}"))
+        .and_then(|saved| saved)
+        .map_err(|e| {
+            Unfinished::Failed(e.context(
+                "GitHub created the App but cascade could not store it: delete the App in its GitHub settings, make the data directory writable, and start again at /setup",
+            ))
+        })?;
     // The client first: a delivery accepted under the new secret finds the App.
     state.bot.forges.set_github(Arc::new(client));
     state
