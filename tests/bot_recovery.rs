@@ -69,10 +69,7 @@ async fn a_pull_request_left_applying_by_a_dead_process_is_put_back_and_a_live_o
     .unwrap();
     let github = GitHubApp::new("http://127.0.0.1:9", 4242, &key).unwrap();
     let bot = Bot::start(BotConfig {
-        forges: Forges {
-            github: Some(Arc::new(github)),
-            gitlab: None,
-        },
+        forges: Forges::new(Some(Arc::new(github)), None),
         store: store.clone(),
         executor: Arc::new(ProcessExecutor::new(dir.path().join("plugin-cache"))),
         data_dir: dir.path().to_path_buf(),

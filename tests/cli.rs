@@ -343,15 +343,41 @@ fn serve_takes_github_only_gitlab_only_or_both() {
 }
 
 #[test]
-fn serve_refuses_no_forge_or_a_partial_one_and_says_what_to_add() {
+fn serve_without_a_forge_serves_the_setup_page_where_github_url_says() {
+    let none = cascade::cli::serve_config(Vec::<String>::new()).unwrap();
+    assert!(none.github.is_none() && none.gitlab.is_none());
+    let setup = none.setup.expect("no forge: the setup page");
+    assert_eq!(setup.github_url, "https://github.com");
+    assert_eq!(setup.api_url, "https://api.github.com");
+    let ghe = cascade::cli::serve_config([
+        "--github-url",
+        "https://github.example.com/",
+        "--github-api-url",
+        "https://github.example.com/api/v3",
+    ])
+    .unwrap()
+    .setup
+    .unwrap();
+    assert_eq!(ghe.github_url, "https://github.example.com");
+    assert_eq!(ghe.api_url, "https://github.example.com/api/v3");
+    // The App's flags win over anything stored or set up.
     let s = Secrets::new();
-    let err = serve_refused(&[], &[]);
     assert!(
-        err.contains("no forge to serve")
-            && err.contains("--github-app-id")
-            && err.contains("--gitlab-url"),
+        cascade::cli::serve_config(github_flags(&s))
+            .unwrap()
+            .setup
+            .is_none()
+    );
+    let err = serve_refused(&["--github-url", "github.example.com"], &[]);
+    assert!(
+        err.contains("--github-url must be GitHub's web root"),
         "{err}"
     );
+}
+
+#[test]
+fn serve_refuses_a_partial_forge_and_says_what_to_add() {
+    let s = Secrets::new();
     let cases: [(&[&str], &[&str], &[&str]); 4] = [
         (
             &["--gitlab-url", "https://gitlab.com"],

@@ -1,10 +1,14 @@
 //! `cascade serve`: flags (each with a `CASCADE_*` environment twin) to the server.
 //! Each forge (the GitHub App, a GitLab instance) is configured by all of its
-//! flags or none, and at least one must be: a half-configured forge is an error
-//! naming what is missing, never a server that quietly serves less.
+//! flags or none: a half-configured forge is an error naming what is missing,
+//! never a server that quietly serves less. Without the GitHub flags the server
+//! serves the App the setup page stored in the data directory, and with no forge
+//! at all it serves the setup page (`--github-url` says where GitHub is).
 
 use crate::event::gitlab::SigningKey;
-use crate::server::{GitHubServeConfig, GitLabServeConfig, HttpLimits, ServeConfig, serve};
+use crate::server::{
+    GitHubServeConfig, GitLabServeConfig, HttpLimits, ServeConfig, SetupConfig, serve,
+};
 use anyhow::{Context, bail};
 use clap::builder::RangedU64ValueParser;
 use std::net::SocketAddr;
@@ -45,6 +49,9 @@ pub struct ServeArgs {
         default_value = "https://api.github.com"
     )]
     github_api_url: String,
+    /// GitHub's web root, where the setup page creates the App (GitHub Enterprise: https://HOST).
+    #[arg(long, env = "CASCADE_GITHUB_URL", default_value = "https://github.com")]
+    github_url: String,
     /// The GitLab instance's root URL (`https://gitlab.com`, or a self-managed
     /// `https://HOST`); the API is under `URL/api/v4`.
     #[arg(long, env = "CASCADE_GITLAB_URL")]
@@ -208,11 +215,21 @@ impl ServeArgs {
             ],
         };
         let (serve_github, serve_gitlab) = (github_flags.check()?, gitlab_flags.check()?);
-        if !serve_github && !serve_gitlab {
-            bail!(
-                "no forge to serve: give the GitHub App's --github-app-id, --github-private-key-file and --github-webhook-secret, or GitLab's --gitlab-url, --gitlab-token-file and --gitlab-webhook-secret, or both (each also as CASCADE_* variables)"
-            );
-        }
+        // Without the App's flags: the App the setup page stored, or the setup page.
+        let setup = if serve_github {
+            None
+        } else {
+            let github_url = self.github_url.trim().trim_end_matches('/').to_owned();
+            if !(github_url.starts_with("https://") || github_url.starts_with("http://")) {
+                bail!(
+                    "--github-url must be GitHub's web root, like https://github.com or https://github.example.com"
+                );
+            }
+            Some(SetupConfig {
+                github_url,
+                api_url: self.github_api_url.clone(),
+            })
+        };
         let github = match (
             serve_github,
             self.github_app_id,
@@ -251,6 +268,7 @@ impl ServeArgs {
             database_url: self.database_url,
             github,
             gitlab,
+            setup,
             parallelism: self.parallelism,
             allow_forks: self.allow_forks,
             terraform_bin: self.terraform_bin,

@@ -6,6 +6,8 @@
 
 use std::sync::Arc;
 
+use arc_swap::ArcSwapOption;
+
 use super::github::{self, GitHubApp};
 use super::gitlab::{self, GitLab};
 use super::types::{
@@ -14,21 +16,41 @@ use super::types::{
 };
 use crate::comment::GITHUB_LIMIT;
 
-/// The forge clients a server runs with; each is optional, and at least one is set.
-#[derive(Clone, Default)]
+/// The forge clients a server runs with; each is optional. The GitHub App can
+/// arrive while the server runs (the setup page creates it), so it is swapped
+/// in, never rebuilt: handles opened before keep the client they were given.
+#[derive(Default)]
 pub struct Forges {
-    pub github: Option<Arc<GitHubApp>>,
+    github: ArcSwapOption<GitHubApp>,
     pub gitlab: Option<Arc<GitLab>>,
 }
 
 impl Forges {
+    pub fn new(github: Option<Arc<GitHubApp>>, gitlab: Option<Arc<GitLab>>) -> Forges {
+        Forges {
+            github: ArcSwapOption::new(github),
+            gitlab,
+        }
+    }
+
+    /// Serves `app` from now on (the setup page created it).
+    pub fn set_github(&self, app: Arc<GitHubApp>) {
+        self.github.store(Some(app));
+    }
+
+    /// The GitHub App served now, if any.
+    pub fn github(&self) -> Option<Arc<GitHubApp>> {
+        self.github.load_full()
+    }
+
     /// The handle answering for `at`. No request is made.
     pub async fn open(&self, at: ForgeRef) -> anyhow::Result<Forge> {
         match at {
             ForgeRef::GitHub { installation } => {
-                let app = self.github.as_ref().ok_or_else(|| {
+                let app = self.github().ok_or_else(|| {
                     anyhow::anyhow!(
-                        "this server has no GitHub App configured; start it with --github-app-id, \
+                        "this server has no GitHub App configured; create one at /setup (a server started \
+                         without forges), or start it with --github-app-id, \
                          --github-private-key-file and --github-webhook-secret to serve GitHub"
                     )
                 })?;

@@ -2,7 +2,9 @@
 //! Routes each configured forge's webhooks to its receiver (a forge that is not
 //! configured has no route: 404), answers health and readiness probes, exposes
 //! Prometheus metrics, and shuts down gracefully: it stops taking work and lets
-//! running applies finish within a grace period.
+//! running applies finish within a grace period. A server started with no forge
+//! serves the setup page (`setup`), which creates the GitHub App and serves it
+//! without a restart; a later start finds it in the data directory (`stored_app`).
 //!
 //! Every request is bounded ([`HttpLimits`]): connections, header and body
 //! time, body size, whole-request time, webhook requests in flight. The server
@@ -11,9 +13,12 @@
 
 mod gitlab_webhook;
 mod listen;
+mod setup;
+mod stored_app;
 mod webhook;
 
 pub use listen::HttpLimits;
+pub use setup::SetupConfig;
 
 use crate::bot::{Bot, BotConfig};
 use crate::event::gitlab::SigningKey;
@@ -22,6 +27,7 @@ use crate::forge::Forges;
 use crate::forge::github::GitHubApp;
 use crate::store::{AnyStore, Store};
 use anyhow::{Context, bail};
+use arc_swap::ArcSwapOption;
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, State};
 use axum::http::StatusCode;
@@ -47,6 +53,10 @@ pub struct ServeConfig {
     pub github: Option<GitHubServeConfig>,
     /// The GitLab instance, when this server serves GitLab.
     pub gitlab: Option<GitLabServeConfig>,
+    /// Where a GitHub App created by the setup page lives. With it and no `github`,
+    /// the App stored in the data directory is served; with no forge at all and none
+    /// stored, `/setup` creates one. `None`: neither.
+    pub setup: Option<SetupConfig>,
     pub parallelism: usize,
     pub allow_forks: bool,
     pub terraform_bin: String,
@@ -117,13 +127,16 @@ pub struct GitLabHookAuth {
 
 /// What the HTTP handlers share.
 pub struct AppState {
-    /// GitHub's webhook secrets (empty when GitHub is not served: no route).
-    pub secrets: Vec<Vec<u8>>,
+    /// GitHub's webhook secrets; `None` until the setup page created the App
+    /// (deliveries are answered 503), and when GitHub is not served (no route).
+    pub github_secrets: ArcSwapOption<Vec<Vec<u8>>>,
     /// `None` when GitLab is not served (no route).
     pub gitlab: Option<GitLabHookAuth>,
     pub store: Arc<AnyStore>,
     pub bot: Arc<Bot>,
     pub metrics: PrometheusHandle,
+    /// The setup page, when this server started with no forge and no stored App.
+    pub setup: Option<Arc<setup::Setup>>,
 }
 
 /// A server started in this process (the binary runs one; tests run several).
@@ -178,7 +191,26 @@ async fn connect_gitlab(
 }
 
 /// Starts the server and the bot's workers; returns once it listens.
-pub async fn start(config: ServeConfig) -> anyhow::Result<RunningServer> {
+pub async fn start(mut config: ServeConfig) -> anyhow::Result<RunningServer> {
+    // Flags win; else the App the setup page stored.
+    if config.github.is_none()
+        && let Some(site) = &config.setup
+        && let Some(app) = stored_app::StoredApp::load(&config.data_dir)?
+    {
+        crate::redact::register_secret(&String::from_utf8_lossy(&app.private_key));
+        crate::redact::register_secret(&app.webhook_secret);
+        tracing::info!(app_id = app.id, slug = %app.slug, "serving the GitHub App stored in the data directory");
+        config.github = Some(GitHubServeConfig {
+            app_id: app.id,
+            private_key: app.private_key,
+            webhook_secrets: vec![app.webhook_secret.into_bytes()],
+            api_url: site.api_url.clone(),
+        });
+    }
+    let setup_page = match &config.setup {
+        Some(site) if config.github.is_none() && config.gitlab.is_none() => Some(site.clone()),
+        _ => None,
+    };
     if let Some(gitlab) = &config.gitlab
         && gitlab.webhook_secrets.iter().all(Vec::is_empty)
     {
@@ -193,7 +225,7 @@ pub async fn start(config: ServeConfig) -> anyhow::Result<RunningServer> {
             "no webhook secret: set --github-webhook-secret (or CASCADE_GITHUB_WEBHOOK_SECRET); cascade refuses unsigned deliveries"
         );
     }
-    if config.github.is_none() && config.gitlab.is_none() {
+    if config.github.is_none() && config.gitlab.is_none() && setup_page.is_none() {
         bail!(
             "no forge configured: give the GitHub App's flags (--github-app-id, --github-private-key-file, --github-webhook-secret), GitLab's (--gitlab-url, --gitlab-token-file, --gitlab-webhook-secret), or both"
         );
@@ -204,8 +236,9 @@ pub async fn start(config: ServeConfig) -> anyhow::Result<RunningServer> {
         Arc::new(crate::store::open(config.database_url.as_deref(), &config.data_dir).await?);
     let github = match &config.github {
         Some(github) => Some(Arc::new(
-            GitHubApp::new(&github.api_url, github.app_id, &github.private_key)
-                .context("cannot load the GitHub App's private key (--github-private-key-file)")?,
+            GitHubApp::new(&github.api_url, github.app_id, &github.private_key).context(
+                "cannot load the GitHub App's private key (--github-private-key-file, or github-app/ in the data directory)",
+            )?,
         )),
         None => None,
     };
@@ -227,7 +260,7 @@ pub async fn start(config: ServeConfig) -> anyhow::Result<RunningServer> {
         .with_limit(config.parallelism);
     let shutdown = CancellationToken::new();
     let bot = Bot::start(BotConfig {
-        forges: Forges { github, gitlab },
+        forges: Forges::new(github, gitlab),
         store: store.clone(),
         executor: Arc::new(executor),
         data_dir: config.data_dir.clone(),
@@ -239,12 +272,20 @@ pub async fn start(config: ServeConfig) -> anyhow::Result<RunningServer> {
         shutdown: shutdown.clone(),
     })
     .await?;
+    let setup = match setup_page {
+        Some(site) => {
+            tracing::info!("no forge configured: open /setup to create the GitHub App");
+            Some(Arc::new(setup::Setup::new(site, config.data_dir.clone())?))
+        }
+        None => None,
+    };
     let state = Arc::new(AppState {
-        secrets: config
-            .github
-            .as_ref()
-            .map(|g| g.webhook_secrets.clone())
-            .unwrap_or_default(),
+        github_secrets: ArcSwapOption::new(
+            config
+                .github
+                .as_ref()
+                .map(|g| Arc::new(g.webhook_secrets.clone())),
+        ),
         gitlab: config.gitlab.as_ref().map(|g| GitLabHookAuth {
             secrets: g.webhook_secrets.clone(),
             signing_key: g.signing_key.clone(),
@@ -252,12 +293,13 @@ pub async fn start(config: ServeConfig) -> anyhow::Result<RunningServer> {
         store,
         bot: bot.clone(),
         metrics: metrics_handle(),
+        setup,
     });
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await
         .with_context(|| format!("cannot listen on {}", config.listen))?;
     let addr = listener.local_addr()?;
-    let app = router(state, &config.http, config.github.is_some());
+    let app = router(state, &config.http);
     let stop = shutdown.clone();
     let drain_bot = bot.clone();
     let grace = config.shutdown_grace;
@@ -277,18 +319,30 @@ pub async fn start(config: ServeConfig) -> anyhow::Result<RunningServer> {
 }
 
 /// The HTTP routes, with the per-request limits (the listener enforces the rest):
-/// `/webhooks/github` when `github` is served, `/webhooks/gitlab` when
-/// `state.gitlab` is set.
-pub fn router(state: Arc<AppState>, limits: &HttpLimits, github: bool) -> Router {
+/// `/webhooks/github` when GitHub is served or set up here, `/webhooks/gitlab`
+/// when `state.gitlab` is set, `/setup…` when the setup page is on.
+pub fn router(state: Arc<AppState>, limits: &HttpLimits) -> Router {
     // Only webhooks do work worth queueing for; probes must answer under load.
     // One limit for both forges: what it bounds is the store and the bot.
     let in_flight = GlobalConcurrencyLimitLayer::new(limits.max_requests);
     let mut routes = Router::new();
-    if github {
-        routes = routes.route(
-            "/webhooks/github",
-            post(webhook::receive).layer(in_flight.clone()),
-        );
+    if state.github_secrets.load().is_some() || state.setup.is_some() {
+        routes = routes
+            .route(
+                "/webhooks/github",
+                post(webhook::receive).layer(in_flight.clone()),
+            )
+            .route("/setup/installed", get(setup::installed));
+    }
+    if state.setup.is_some() {
+        routes = routes
+            .route(
+                "/setup",
+                get(setup::show_form)
+                    .post(setup::make_manifest)
+                    .layer(DefaultBodyLimit::max(setup::MAX_FORM_BYTES)),
+            )
+            .route("/setup/callback", get(setup::callback));
     }
     if state.gitlab.is_some() {
         routes = routes.route(
@@ -321,8 +375,9 @@ pub fn router(state: Arc<AppState>, limits: &HttpLimits, github: bool) -> Router
 /// than this is as good as gone for the webhook too.
 const READY_WAIT: Duration = Duration::from_secs(2);
 
-/// Ready when the store answers within [`READY_WAIT`] (the App's key was loaded
-/// at start-up, or the server would not run).
+/// Ready when the store answers within [`READY_WAIT`] (a configured App's key was
+/// loaded at start-up, or the server would not run; a server waiting for its setup
+/// is ready to serve `/setup`).
 async fn readyz(State(state): State<Arc<AppState>>) -> (StatusCode, &'static str) {
     match tokio::time::timeout(READY_WAIT, state.store.pending_delivery_count()).await {
         Ok(Ok(_)) => (StatusCode::OK, "ready"),

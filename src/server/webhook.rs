@@ -41,8 +41,16 @@ pub async fn receive(
     headers: HeaderMap,
     body: Bytes,
 ) -> (StatusCode, String) {
+    let Some(secrets) = state.github_secrets.load_full() else {
+        // The setup page has not created the App yet: nothing can be verified.
+        count(UNAUTHENTICATED, "not_set_up");
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "cascade is not set up yet: finish the setup at /setup\n".into(),
+        );
+    };
     if let Err(why) = verify_signature(
-        &state.secrets,
+        &secrets,
         header(header_pairs(&headers), SIGNATURE_HEADER),
         &body,
     ) {

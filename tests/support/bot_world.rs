@@ -6,7 +6,9 @@
 #![allow(dead_code)]
 
 use crate::fake_github::{APP_ID, FakeGitHub, FileChange, PrSpec, app_key};
-use cascade::server::{GitHubServeConfig, HttpLimits, RunningServer, ServeConfig, start};
+use cascade::server::{
+    GitHubServeConfig, HttpLimits, RunningServer, ServeConfig, SetupConfig, start,
+};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -75,6 +77,7 @@ pub fn serve_config(fake: &FakeGitHub, data: &Path) -> ServeConfig {
             api_url: fake.url(),
         }),
         gitlab: None,
+        setup: None,
         parallelism: 4,
         allow_forks: false,
         terraform_bin: "terraform".into(),
@@ -86,6 +89,18 @@ pub fn serve_config(fake: &FakeGitHub, data: &Path) -> ServeConfig {
         replica_lease: Duration::from_secs(15),
         http: HttpLimits::default(),
     }
+}
+
+/// The configuration of a server started with no forge: it serves the setup page,
+/// which creates the App on `fake` (GitHub's web pages and API on one address).
+pub fn setup_config(fake: &FakeGitHub, data: &Path) -> ServeConfig {
+    let mut config = serve_config(fake, data);
+    config.github = None;
+    config.setup = Some(SetupConfig {
+        github_url: fake.url(),
+        api_url: fake.url(),
+    });
+    config
 }
 
 pub async fn world() -> World {

@@ -10,6 +10,8 @@
 //! `fake.user_comment(..)`, `fake.bot_comments(..)`, `fake.check_runs(..)`.
 #![allow(dead_code)]
 
+#[path = "fake_github/apps.rs"]
+mod apps;
 #[path = "fake_github/json.rs"]
 mod json;
 #[path = "fake_github/routes.rs"]
@@ -23,9 +25,12 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 #[allow(unused_imports)]
+pub use apps::CreatedApp;
+#[allow(unused_imports)]
 pub use webhooks::{Delivery, signature};
 
-/// The App id the fake expects in JWTs (`iss`).
+/// The id of the App the fake serves at first (JWTs' `iss`); an App created
+/// through the manifest flow takes over (`FakeGitHub::app_id`).
 pub const APP_ID: u64 = 4242;
 /// The login of the App's own comments.
 pub const BOT_LOGIN: &str = "cascade[bot]";
@@ -332,6 +337,10 @@ pub(crate) struct Model {
     writes: BTreeMap<u64, u64>,
     mints: BTreeMap<u64, u64>,
     webhook_secret: String,
+    /// The App this GitHub serves: its comments and check runs carry this id.
+    app_id: u64,
+    /// Apps registered through the manifest flow, oldest first.
+    created_apps: Vec<apps::CreatedApp>,
 }
 
 impl Model {
@@ -397,6 +406,8 @@ impl FakeGitHub {
                 writes: BTreeMap::new(),
                 mints: BTreeMap::new(),
                 webhook_secret: "fake-webhook-secret".to_string(),
+                app_id: APP_ID,
+                created_apps: Vec::new(),
             }),
             url,
             public_key: std::fs::read(fixture("test-app-key.pub.pem")).unwrap(),
@@ -690,6 +701,16 @@ impl FakeGitHub {
 
     pub fn set_webhook_secret(&self, secret: &str) {
         self.model().webhook_secret = secret.to_string();
+    }
+
+    /// The App this GitHub serves now: [`APP_ID`], or the last one created from a manifest.
+    pub fn app_id(&self) -> u64 {
+        self.model().app_id
+    }
+
+    /// Apps registered through the manifest flow, oldest first.
+    pub fn created_apps(&self) -> Vec<CreatedApp> {
+        self.model().created_apps.clone()
     }
 }
 

@@ -84,6 +84,7 @@ pub fn config(w: &World) -> ServeConfig {
         database_url: None,
         github: None,
         gitlab: Some(gitlab_config(&w.fake)),
+        setup: None,
         parallelism: 4,
         allow_forks: false,
         terraform_bin: "terraform".into(),

@@ -8,6 +8,7 @@
 //! rate limits. Answers are read into small serde shapes ([`types`]) rather
 //! than octocrab's full models, so fields GitHub adds or omits never break a call.
 
+pub mod manifest;
 mod neutral;
 mod review;
 mod transport;

@@ -59,6 +59,7 @@ pub fn router(shared: Arc<Shared>) -> Router {
             get(team_membership),
         )
         .route("/graphql", post(graphql))
+        .merge(super::apps::router())
         .fallback(|| async { reply(StatusCode::NOT_FOUND, json::error("Not Found")) })
         .layer(middleware::from_fn_with_state(shared.clone(), log_request))
         .with_state(shared)
@@ -156,7 +157,7 @@ async fn mint_token(State(fake): Fake, Path(id): Path<u64>, headers: HeaderMap) 
     let mut model = fake.lock();
     injected(&mut model, "apps.access_tokens")?;
     let jwt = bearer(&headers).ok_or_else(|| refuse(401, "Requires authentication"))?;
-    check_jwt(&fake.public_key, jwt)?;
+    check_jwt(&model, &fake.public_key, jwt)?;
     if !model.installations.contains_key(&id) {
         return Err(refuse(404, "Not Found"));
     }
@@ -181,8 +182,10 @@ async fn mint_token(State(fake): Fake, Path(id): Path<u64>, headers: HeaderMap) 
     ))
 }
 
-/// GitHub checks the App's JWT: RS256 over the App's key, `iss` the App id.
-fn check_jwt(public_key: &[u8], jwt: &str) -> Result<(), Response> {
+/// GitHub checks the App's JWT: RS256 over the App's key, `iss` the id of an App
+/// that exists (the configured one, or one created from a manifest: both hold the
+/// fixture key, which the manifest conversion hands out).
+fn check_jwt(model: &Model, public_key: &[u8], jwt: &str) -> Result<(), Response> {
     use octocrab::jsonwebtoken::{Algorithm, DecodingKey, Validation, decode};
     #[derive(Deserialize)]
     struct Claims {
@@ -200,7 +203,8 @@ fn check_jwt(public_key: &[u8], jwt: &str) -> Result<(), Response> {
         .iss
         .as_u64()
         .or_else(|| claims.iss.as_str()?.parse().ok());
-    if iss != Some(APP_ID) {
+    let known = |id: u64| id == APP_ID || model.created_apps.iter().any(|a| a.id == id);
+    if !iss.is_some_and(known) {
         return Err(refuse(401, "Integration not found"));
     }
     Ok(())
@@ -327,7 +331,7 @@ async fn comments(
         .comments
         .values()
         .filter(|c| c.number == n)
-        .map(|c| json::comment(&fake.url, &repo, APP_ID, c))
+        .map(|c| json::comment(&fake.url, &repo, model.app_id, c))
         .collect();
     Ok(paged(
         &fake,
@@ -402,7 +406,7 @@ async fn create_comment(
     let c = &model.repos[&repo].comments[&id];
     Ok(reply(
         StatusCode::CREATED,
-        json::comment(&fake.url, &repo, APP_ID, c),
+        json::comment(&fake.url, &repo, model.app_id, c),
     ))
 }
 
@@ -430,7 +434,7 @@ async fn update_comment(
     let c = &model.repos[&repo].comments[&id];
     Ok(reply(
         StatusCode::OK,
-        json::comment(&fake.url, &repo, APP_ID, c),
+        json::comment(&fake.url, &repo, model.app_id, c),
     ))
 }
 
@@ -613,7 +617,7 @@ async fn create_check_run(
         head_sha: head_sha.to_string(),
         history: vec![state],
     };
-    let answer = json::check_run(&fake.url, &repo, APP_ID, &run);
+    let answer = json::check_run(&fake.url, &repo, model.app_id, &run);
     model.repo(&repo).check_runs.insert(id, run);
     wrote(&mut model, installation);
     Ok(reply(StatusCode::CREATED, answer))
@@ -628,6 +632,7 @@ async fn update_check_run(
     let repo = format!("{o}/{r}");
     let (mut model, installation) = enter(&fake, "checks.update", &headers, &repo)?;
     let body = body_json(&body)?;
+    let app_id = model.app_id;
     let run = model
         .repo(&repo)
         .check_runs
@@ -635,7 +640,7 @@ async fn update_check_run(
         .ok_or_else(|| refuse(404, "Not Found"))?;
     let state = check_state(&body, run.history.last())?;
     run.history.push(state);
-    let answer = json::check_run(&fake.url, &repo, APP_ID, run);
+    let answer = json::check_run(&fake.url, &repo, app_id, run);
     wrote(&mut model, installation);
     Ok(reply(StatusCode::OK, answer))
 }
