@@ -284,12 +284,25 @@ impl ServerPaths {
 
     /// Also replaces `path` (absolute; anything shorter than two components, like `/`
     /// or `/tmp`, is left alone, since it would match too much) with `shown_as`.
-    pub fn with(mut self, path: &std::path::Path, shown_as: &str) -> ServerPaths {
+    pub fn with(self, path: &std::path::Path, shown_as: &str) -> ServerPaths {
+        self.with_depth(path, shown_as, 2)
+    }
+
+    /// [`ServerPaths::with`] the server's home directory (`$HOME`) as `~`; one component
+    /// is enough there (`/root`).
+    pub fn with_home(self) -> ServerPaths {
+        match std::env::var_os("HOME") {
+            Some(home) => self.with_depth(std::path::Path::new(&home), "~", 1),
+            None => self,
+        }
+    }
+
+    fn with_depth(mut self, path: &std::path::Path, shown_as: &str, min: usize) -> ServerPaths {
         let resolved = std::fs::canonicalize(path).ok();
         for form in std::iter::once(path).chain(resolved.as_deref()) {
             let text = form.to_string_lossy();
             let text = text.trim_end_matches('/');
-            let deep = text.starts_with('/') && text.matches('/').count() >= 2;
+            let deep = text.starts_with('/') && text.matches('/').count() >= min;
             if deep && !self.forms.iter().any(|(p, _)| p == text) {
                 self.forms.push((text.to_string(), shown_as.to_string()));
             }
@@ -297,14 +310,6 @@ impl ServerPaths {
         self.forms
             .sort_by(|a, b| b.0.len().cmp(&a.0.len()).then(a.0.cmp(&b.0)));
         self
-    }
-
-    /// [`ServerPaths::with`] the server's home directory (`$HOME`) as `~`.
-    pub fn with_home(self) -> ServerPaths {
-        match std::env::var_os("HOME") {
-            Some(home) => self.with(std::path::Path::new(&home), "~"),
-            None => self,
-        }
     }
 
     /// `text` with each of the paths replaced. A path counts only where it ends at a

@@ -381,11 +381,12 @@ async fn the_status_goes_running_then_success_on_one_record() {
     let w = world().await;
     let project = w.gitlab.project(w.project);
     let head = "a".repeat(40);
+    let (project, head_sha, iid) = (&project, head.as_str(), w.iid);
     let set = |status| {
         let output = CheckOutput::new(status, "cascade", "summary");
         async move {
             project
-                .set_check(PATH, w.iid, &head, "feature", None, &output)
+                .set_check(PATH, iid, head_sha, "feature", None, &output)
                 .await
         }
     };
@@ -430,11 +431,12 @@ async fn a_refused_transition_already_in_the_requested_state_is_success() {
     let w = world().await;
     let project = w.gitlab.project(w.project);
     let head = "a".repeat(40);
+    let (project, head_sha, iid) = (&project, head.as_str(), w.iid);
     let set = |status| {
         let output = CheckOutput::new(status, "t", "");
         async move {
             project
-                .set_check(PATH, w.iid, &head, "feature", Some(1), &output)
+                .set_check(PATH, iid, head_sha, "feature", Some(1), &output)
                 .await
         }
     };
