@@ -5,7 +5,8 @@
 //! Owns the rules (values of secret-named keys, well-known token shapes, whole
 //! PEM blocks over any number of lines, URL user-info) and the process-wide
 //! registry of configured secrets (webhook secrets, the App's private key,
-//! installation tokens: [`register_secret`]). Never logs, stores or returns a
+//! installation tokens: [`register_secret`]); and [`ServerPaths`], the server's own
+//! directories replaced in what a pull request is shown. Never logs, stores or returns a
 //! secret it was given, and never lets a short value (under
 //! [`MIN_SECRET_LEN`] bytes) turn every occurrence of a common word into
 //! `[redacted]`.

@@ -12,7 +12,7 @@ mod support;
 
 use bot_world::{REPO, World, git_out, push, world, world_with};
 use fake_github::{CheckRunState, FileChange, PrSpec};
-use pulldown_cmark::{Event, Parser, Tag, TagEnd};
+use support::{config_line, markdown_code_and_rest};
 
 const UNIT_FILE: &str = "global/dns/main.tf";
 
@@ -41,6 +41,22 @@ fn open_changing_dns(w: &World, branch: &str, extra: &str) -> (u64, String) {
     (n, head)
 }
 
+/// A `terraform_data` whose precondition fails at plan time with the message that the
+/// HCL expression `message` makes.
+fn failing_gate(message: &str) -> String {
+    format!(
+        r#"resource "terraform_data" "gate" {{
+  input = "x"
+  lifecycle {{
+    precondition {{
+      condition     = length(path.cwd) < 0
+      error_message = {message}
+    }}
+  }}
+}}"#
+    )
+}
+
 /// Opens the pull request, waits for its plan, and returns the check's final state and
 /// the GitHub writes the event cost.
 async fn plan_of(w: &World, n: u64, head: &str) -> (CheckRunState, u64) {
@@ -56,26 +72,6 @@ async fn plan_of(w: &World, n: u64, head: &str) -> (CheckRunState, u64) {
         assert_eq!(state.details_url, None, "details_url stays unset");
     }
     (runs[0].current().clone(), w.fake.write_calls() - before)
-}
-
-/// The text inside code blocks and the text outside them.
-fn split(markdown: &str) -> (String, String) {
-    let (mut code, mut outside) = (String::new(), String::new());
-    let mut in_code = false;
-    for event in Parser::new(markdown) {
-        match event {
-            Event::Start(Tag::CodeBlock(_)) => in_code = true,
-            Event::End(TagEnd::CodeBlock) => in_code = false,
-            Event::Text(t) if in_code => code.push_str(&t),
-            Event::Text(t) | Event::Code(t) | Event::Html(t) | Event::InlineHtml(t) => {
-                outside.push_str(&t);
-                outside.push('\n');
-            }
-            _ => {}
-        }
-    }
-    assert!(!in_code, "a code block is left open:\n{markdown}");
-    (code, outside)
 }
 
 /// Every form of the server's data directory a message could carry.
@@ -96,15 +92,9 @@ async fn a_unit_that_fails_to_plan_shows_the_end_of_its_log_in_the_check() {
     let (n, head) = open_changing_dns(
         &w,
         "failing",
-        r#"resource "terraform_data" "gate" {
-  input = "x"
-  lifecycle {
-    precondition {
-      condition     = length(path.cwd) < 0
-      error_message = "gate closed in ${abspath(path.module)}\ndb_password = hunter2-secret-value\n```\nEVIL after the fence\n</details><b>EVIL</b>\n\u001b[31mEVIL in red\u001b[0m\nthe last word"
-    }
-  }
-}"#,
+        &failing_gate(
+            r#""gate closed in ${abspath(path.module)}\ndb_password = hunter2-secret-value\n```\nEVIL after the fence\n</details><b>EVIL</b>\n\u001b[31mEVIL in red\u001b[0m\nthe last word""#,
+        ),
     );
     let (check, writes) = plan_of(&w, n, &head).await;
     assert!(writes <= 3, "GitHub writes for one plan: {writes}");
@@ -142,7 +132,7 @@ async fn a_unit_that_fails_to_plan_shows_the_end_of_its_log_in_the_check() {
         assert!(!text.contains(&path), "{path} in {text}");
     }
     // What the unit printed stays in its code block.
-    let (code, outside) = split(text);
+    let (code, outside) = markdown_code_and_rest(text);
     assert!(code.contains("EVIL after the fence"), "{code}");
     assert!(!outside.contains("EVIL"), "out of the block:\n{outside}");
     assert!(
@@ -173,15 +163,9 @@ async fn a_huge_failure_keeps_the_most_recent_lines_within_githubs_limit() {
     let (n, head) = open_changing_dns(
         &w,
         "huge",
-        r#"resource "terraform_data" "gate" {
-  input = "x"
-  lifecycle {
-    precondition {
-      condition     = length(path.cwd) < 0
-      error_message = join("\n", flatten([for i in range(100) : [for j in range(300) : format("noise %05d ```", i * 300 + j)]]))
-    }
-  }
-}"#,
+        &failing_gate(
+            r#"join("\n", flatten([for i in range(100) : [for j in range(300) : format("noise %05d ```", i * 300 + j)]]))"#,
+        ),
     );
     let (check, writes) = plan_of(&w, n, &head).await;
     assert!(writes <= 3, "GitHub writes for one plan: {writes}");
@@ -196,7 +180,7 @@ async fn a_huge_failure_keeps_the_most_recent_lines_within_githubs_limit() {
         "the budget is used: {} bytes",
         text.len()
     );
-    let (code, _) = split(text);
+    let (code, _) = markdown_code_and_rest(text);
     assert!(
         code.contains("noise 29999 ```"),
         "the most recent lines are kept"
@@ -210,14 +194,9 @@ async fn a_huge_failure_keeps_the_most_recent_lines_within_githubs_limit() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_invalid_base_config_is_located_and_linked_at_the_base_commit() {
-    // Line 12 of the example's `.cascade.yaml` is its last; this key is on line 13.
+    // A key appended to the example's `.cascade.yaml`.
     let w = world_with("unknown_setting: true\n").await;
-    let config = std::fs::read_to_string(w.work.path().join(".cascade.yaml")).unwrap();
-    let line = config
-        .lines()
-        .position(|l| l.starts_with("unknown_setting"))
-        .unwrap()
-        + 1;
+    let line = config_line(w.work.path(), "unknown_setting");
     let n = w.open_pr("alice", "feature", &w.head_sha, false);
     let before = w.fake.write_calls();
     assert_eq!(w.send_pr(n, "opened").await, 202);

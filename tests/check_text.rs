@@ -2,8 +2,10 @@
 //! layout, and the attacks on it (a log is what the pull request's code printed), checked
 //! with an independent Markdown parser.
 
+mod support;
+
 use cascade::comment::{LogTail, failure_logs_text};
-use pulldown_cmark::{Event, Parser, Tag, TagEnd};
+use support::markdown_code_and_rest;
 
 const LIMIT: usize = 65_535;
 
@@ -13,26 +15,6 @@ fn tail(unit: &str, lines: &[&str], earlier: bool) -> LogTail {
         lines: lines.iter().map(|l| l.to_string()).collect(),
         earlier,
     }
-}
-
-/// The text inside code blocks and the text outside them.
-fn split(markdown: &str) -> (String, String) {
-    let (mut code, mut outside) = (String::new(), String::new());
-    let mut in_code = false;
-    for event in Parser::new(markdown) {
-        match event {
-            Event::Start(Tag::CodeBlock(_)) => in_code = true,
-            Event::End(TagEnd::CodeBlock) => in_code = false,
-            Event::Text(t) if in_code => code.push_str(&t),
-            Event::Text(t) | Event::Code(t) | Event::Html(t) | Event::InlineHtml(t) => {
-                outside.push_str(&t);
-                outside.push('\n');
-            }
-            _ => {}
-        }
-    }
-    assert!(!in_code, "a code block is left open:\n{markdown}");
-    (code, outside)
 }
 
 #[test]
@@ -60,7 +42,7 @@ fn a_terraform_error_in_the_check() {
         "failed to plan",
         LIMIT,
     );
-    split(&text);
+    markdown_code_and_rest(&text);
     insta::assert_snapshot!("check_text_terraform_error", text);
 }
 
@@ -83,7 +65,7 @@ fn fences_html_and_escape_sequences_cannot_leave_the_block() {
         "failed to plan",
         LIMIT,
     );
-    let (code, outside) = split(&text);
+    let (code, outside) = markdown_code_and_rest(&text);
     assert!(
         !outside.contains("EVIL"),
         "escaped the block:\n{outside}\n---\n{text}"
@@ -129,7 +111,7 @@ fn a_huge_log_keeps_its_most_recent_lines_within_the_limit() {
         "the budget is used: {}",
         text.len()
     );
-    let (code, _) = split(&text);
+    let (code, _) = markdown_code_and_rest(&text);
     assert!(
         code.contains("output line 199999"),
         "the newest line is kept"
@@ -159,5 +141,5 @@ fn many_failed_units_share_the_limit_and_the_rest_are_counted() {
         text.ends_with("100 more units failed; their logs are not shown here.\n"),
         "{text}"
     );
-    split(&text);
+    markdown_code_and_rest(&text);
 }

@@ -65,12 +65,7 @@ async fn a_unit_that_fails_to_plan_keeps_its_message_in_the_note() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_invalid_base_config_is_linked_with_gitlabs_blob_path() {
     let w = world_with("unknown_setting: true\n").await;
-    let config = std::fs::read_to_string(w.work.path().join(".cascade.yaml")).unwrap();
-    let line = config
-        .lines()
-        .position(|l| l.starts_with("unknown_setting"))
-        .unwrap()
-        + 1;
+    let line = support::config_line(w.work.path(), "unknown_setting");
     let iid = w.open_mr(AUTHOR, "feature", &w.head_sha, false);
     let writes = planned(&w, iid, &w.head_sha).await;
     assert!(writes <= 3, "GitLab writes: {writes}");

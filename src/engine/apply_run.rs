@@ -300,13 +300,7 @@ impl<E: Executor, S: Store> Engine<E, S> {
             })
             .collect();
         let failure_logs = ctx
-            .failure_logs(
-                units
-                    .iter()
-                    .filter(|u| u.status == UnitStatus::Failed)
-                    .map(|u| (u.path.clone(), u.detail.clone()))
-                    .collect(),
-            )
+            .failure_logs(units.iter().map(|u| (&u.path, u.status, u.detail.as_str())))
             .await;
         let mut outcome = ApplyOutcome {
             plan_id: id.clone(),

@@ -13,7 +13,7 @@ use super::plan_run::RunCtx;
 use crate::comment::{LogTail, MAX_LOG_TAILS};
 use crate::exec::Executor;
 use crate::redact::ServerPaths;
-use crate::store::Store;
+use crate::store::{Store, UnitStatus};
 use crate::unit::UnitPath;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
@@ -59,15 +59,19 @@ fn tree_root(target: &PlanTarget) -> Option<PathBuf> {
 }
 
 impl<E: Executor, S: Store> RunCtx<E, S> {
-    /// The last lines of the logs of `failed` (unit and the detail stored with its
-    /// result), the first [`MAX_LOG_TAILS`] of them, in the order given.
-    pub(super) async fn failure_logs(&self, failed: Vec<(UnitPath, String)>) -> Vec<LogTail> {
-        let jobs: Vec<(UnitPath, Option<PathBuf>, String)> = failed
-            .into_iter()
+    /// The last lines of the logs of the units that failed, given each unit's status and
+    /// the detail stored with its result, the first [`MAX_LOG_TAILS`] of them in the order
+    /// given.
+    pub(super) async fn failure_logs<'a>(
+        &self,
+        units: impl Iterator<Item = (&'a UnitPath, UnitStatus, &'a str)>,
+    ) -> Vec<LogTail> {
+        let jobs: Vec<(UnitPath, Option<PathBuf>, String)> = units
+            .filter(|(_, status, _)| *status == UnitStatus::Failed)
             .take(MAX_LOG_TAILS)
-            .map(|(unit, detail)| {
-                let log = self.targets.get(&unit).map(|t| self.job(t).log);
-                (unit, log, detail)
+            .map(|(unit, _, detail)| {
+                let log = self.targets.get(unit).map(|t| self.job(t).log);
+                (unit.clone(), log, detail.to_string())
             })
             .collect();
         if jobs.is_empty() {
