@@ -21,10 +21,12 @@
 //! [`MAX_COMMENTS`] parts are posted: past that, rendered plans are left out, largest first,
 //! each with a line saying so (`fit.rs`).
 
+mod check;
 mod fit;
 mod split;
 mod view;
 
+pub use check::{LogTail, MAX_LOG_TAILS, failure_logs_text};
 pub use view::{
     ApplyOutcome, ApplyStatus, ApplyUnitView, ApplyView, PlanView, Problem, UnitView, WaveView,
 };
@@ -167,6 +169,9 @@ pub struct Comments {
     /// Where each template came from, for error messages: (plan, apply).
     files: [String; 2],
     spelling: Spelling,
+    /// Failed units' logs are in the forge's check (GitHub's check run): the comment
+    /// gives each failed unit one line and points there.
+    logs_in_check: bool,
 }
 
 impl Default for Comments {
@@ -231,6 +236,7 @@ impl Comments {
             registry,
             files: [plan.0, apply.0],
             spelling: Spelling::GITHUB,
+            logs_in_check: false,
         })
     }
 
@@ -238,6 +244,15 @@ impl Comments {
     /// (`command_prefix` and `change_request` in the context; GitHub's unless set).
     pub fn spelled(mut self, spelling: &Spelling) -> Comments {
         self.spelling = *spelling;
+        self
+    }
+
+    /// The same templates for a forge whose check shows the failed units' logs
+    /// ([`failure_logs_text`]): a unit that failed gets one line, its reason, and
+    /// "details in the `cascade` check" (`see_check` in the context) instead of a block
+    /// with the whole message. Off unless set: `cascade plan` and GitLab keep the block.
+    pub fn logs_in_check(mut self, yes: bool) -> Comments {
+        self.logs_in_check = yes;
         self
     }
 
@@ -264,7 +279,7 @@ impl Comments {
         };
         let render = |context: &PlanContext| self.render("plan", context);
         fit(
-            &mut PlanContext::new(view, &self.spelling),
+            &mut PlanContext::new(view, &self.spelling, self.logs_in_check),
             |c| Some(c),
             &render,
             &layout,
@@ -296,7 +311,7 @@ impl Comments {
         };
         let render = |context: &ApplyContext| self.render("apply", context);
         fit(
-            &mut ApplyContext::new(view, &self.spelling),
+            &mut ApplyContext::new(view, &self.spelling, self.logs_in_check),
             ApplyContext::new_plan_mut,
             &render,
             &layout,

@@ -359,6 +359,9 @@ pub struct RepoRef {
     pub private: bool,
     /// HTTPS clone URL.
     pub clone_url: String,
+    /// The repository's web page (`https://github.com/owner/name`, or under a GitHub
+    /// Enterprise root); `None` in payloads that leave it out.
+    pub html_url: Option<String>,
 }
 
 /// A pull request as of the event.

@@ -5,7 +5,8 @@
 //! Owns the rules (values of secret-named keys, well-known token shapes, whole
 //! PEM blocks over any number of lines, URL user-info) and the process-wide
 //! registry of configured secrets (webhook secrets, the App's private key,
-//! installation tokens: [`register_secret`]). Never logs, stores or returns a
+//! installation tokens: [`register_secret`]); and [`ServerPaths`], the server's own
+//! directories replaced in what a pull request is shown. Never logs, stores or returns a
 //! secret it was given, and never lets a short value (under
 //! [`MIN_SECRET_LEN`] bytes) turn every occurrence of a common word into
 //! `[redacted]`.
@@ -265,9 +266,96 @@ impl RedactStream {
     }
 }
 
+/// The server's own directories (the data directory, checkouts, run directories, the
+/// home directory), replaced in text a pull request will show: a tool's output names
+/// them freely (`-out=…`, a file's absolute path in an error, Terragrunt's cache), and
+/// they must not reach the pull request. Each is replaced as given and as the file
+/// system resolves it (a link in a temporary directory's path), longest first, so a
+/// checkout inside the data directory becomes `.` rather than `<data-dir>/…`.
+#[derive(Clone, Debug, Default)]
+pub struct ServerPaths {
+    /// (path, what it is shown as), longest path first.
+    forms: Vec<(String, String)>,
+}
+
+impl ServerPaths {
+    pub fn new() -> ServerPaths {
+        ServerPaths::default()
+    }
+
+    /// Also replaces `path` (absolute; anything shorter than two components, like `/`
+    /// or `/tmp`, is left alone, since it would match too much) with `shown_as`.
+    pub fn with(self, path: &std::path::Path, shown_as: &str) -> ServerPaths {
+        self.with_depth(path, shown_as, 2)
+    }
+
+    /// [`ServerPaths::with`] the server's home directory (`$HOME`) as `~`; one component
+    /// is enough there (`/root`).
+    pub fn with_home(self) -> ServerPaths {
+        match std::env::var_os("HOME") {
+            Some(home) => self.with_depth(std::path::Path::new(&home), "~", 1),
+            None => self,
+        }
+    }
+
+    fn with_depth(mut self, path: &std::path::Path, shown_as: &str, min: usize) -> ServerPaths {
+        let resolved = std::fs::canonicalize(path).ok();
+        for form in std::iter::once(path).chain(resolved.as_deref()) {
+            let text = form.to_string_lossy();
+            let text = text.trim_end_matches('/');
+            let deep = text.starts_with('/') && text.matches('/').count() >= min;
+            if deep && !self.forms.iter().any(|(p, _)| p == text) {
+                self.forms.push((text.to_string(), shown_as.to_string()));
+            }
+        }
+        self.forms
+            .sort_by(|a, b| b.0.len().cmp(&a.0.len()).then(a.0.cmp(&b.0)));
+        self
+    }
+
+    /// `text` with each of the paths replaced. A path counts only where it ends at a
+    /// path boundary (`/data` is not replaced inside `/database`).
+    pub fn scrub(&self, text: &str) -> String {
+        let mut out = text.to_string();
+        for (path, shown_as) in &self.forms {
+            if !out.contains(path.as_str()) {
+                continue;
+            }
+            let mut scrubbed = String::with_capacity(out.len());
+            let mut rest = out.as_str();
+            while let Some(at) = rest.find(path.as_str()) {
+                let after = &rest[at + path.len()..];
+                let boundary = after
+                    .chars()
+                    .next()
+                    .is_none_or(|c| !(c.is_alphanumeric() || matches!(c, '_' | '-' | '.')));
+                scrubbed.push_str(&rest[..at]);
+                scrubbed.push_str(if boundary { shown_as } else { path });
+                rest = after;
+            }
+            scrubbed.push_str(rest);
+            out = scrubbed;
+        }
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn server_paths_are_replaced_longest_first_at_path_boundaries() {
+        let paths = ServerPaths::new()
+            .with(std::path::Path::new("/srv/cascade"), "<data-dir>")
+            .with(std::path::Path::new("/srv/cascade/workspaces/x/pr-1/"), ".")
+            .with(std::path::Path::new("/"), "nothing")
+            .with(std::path::Path::new("/srv"), "nothing");
+        assert_eq!(
+            paths.scrub("on /srv/cascade/workspaces/x/pr-1/dev/app/main.tf line 3; -out=/srv/cascade/runs/r/plans/a.tfplan /srv/cascade2 /srv/cascade"),
+            "on ./dev/app/main.tf line 3; -out=<data-dir>/runs/r/plans/a.tfplan /srv/cascade2 <data-dir>"
+        );
+    }
 
     #[test]
     fn redacts_secret_looking_values() {

@@ -768,3 +768,51 @@ fn an_apply_result_spelled_for_gitlab() {
         .unwrap()[0];
     assert!(body.contains("This merge request can be merged."), "{body}");
 }
+
+// ---------------------------------------------------------------- logs in the check
+
+/// On GitHub the check run carries the failed units' logs: each failed unit gets one line
+/// that points there, and no block with the whole message. Everything else is as above.
+#[test]
+fn failed_units_point_to_the_check_where_it_shows_their_logs() {
+    let mut view = realistic_plan();
+    view.failed[0].reason = "`terraform plan` failed (exit code 1): ╷\n│ Error: Unsupported argument\n│ \n│   on main.tf line 3:\n╵".into();
+    let parts = Comments::new()
+        .logs_in_check(true)
+        .plan_comment(&view, GITHUB_LIMIT)
+        .unwrap();
+    let body = &parts[0];
+    assert_balanced(body);
+    assert!(
+        !body.contains("live/prod/app/frontend — full message"),
+        "{body}"
+    );
+    insta::assert_snapshot!("comment_plan_failed_logs_in_check", body);
+    let apply = ApplyView {
+        plan_id: "3f9a2c1b7d4e".into(),
+        outcome: ApplyOutcome::Partial,
+        units: vec![
+            apply_unit("live/prod/network/vpc", ApplyStatus::Applied, ""),
+            apply_unit(
+                "live/prod/data/rds",
+                ApplyStatus::Failed,
+                "`terraform apply` failed (exit code 1): Error: boom\nmore",
+            ),
+            apply_unit(
+                "live/prod/app/api",
+                ApplyStatus::Skipped,
+                "live/prod/data/rds failed",
+            ),
+        ],
+        new_plan: None,
+    };
+    let body = &Comments::new()
+        .logs_in_check(true)
+        .apply_comment(&apply, GITHUB_LIMIT)
+        .unwrap()[0];
+    assert!(
+        body.contains("| `live/prod/data/rds` | ❌ failed — `terraform apply` failed (exit code 1): Error: boom; details in the `cascade` check |"),
+        "{body}"
+    );
+    assert!(!body.contains("<details>"), "{body}");
+}

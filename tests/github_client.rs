@@ -8,7 +8,9 @@ mod fake_github;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use cascade::forge::github::{ApiError, CheckStatus, GitHubApp, GitHubAppBuilder, Permission};
+use cascade::forge::github::{
+    ApiError, CheckOutput, CheckStatus, GitHubApp, GitHubAppBuilder, Permission,
+};
 use fake_github::{APP_ID, BOT_LOGIN, Failure, FakeGitHub, FileChange, PrSpec, app_key};
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 
@@ -355,13 +357,21 @@ async fn a_check_run_is_created_then_completed() {
     fake.open_pull_request(REPO, PrSpec::default());
     let gh = app.installation(INSTALLATION).await.unwrap();
     let id = gh
-        .create_check_run(REPO, &sha, CheckStatus::InProgress, "Planning", "3 units")
+        .create_check_run(
+            REPO,
+            &sha,
+            &CheckOutput::new(CheckStatus::InProgress, "Planning", "3 units"),
+        )
         .await
         .unwrap();
     let huge = "x".repeat(70_000);
-    gh.update_check_run(REPO, id, CheckStatus::Success, "Planned", &huge)
-        .await
-        .unwrap();
+    gh.update_check_run(
+        REPO,
+        id,
+        &CheckOutput::new(CheckStatus::Success, "Planned", huge.as_str()),
+    )
+    .await
+    .unwrap();
     let runs = fake.check_runs(REPO, &sha);
     assert_eq!(runs.len(), 1);
     assert_eq!((runs[0].id, runs[0].name.as_str()), (id, "cascade"));
@@ -379,9 +389,13 @@ async fn a_check_run_is_created_then_completed() {
     );
     assert!(runs[0].current().summary.chars().count() <= 65_535);
 
-    gh.update_check_run(REPO, id, CheckStatus::ActionRequired, "Apply?", "s")
-        .await
-        .unwrap();
+    gh.update_check_run(
+        REPO,
+        id,
+        &CheckOutput::new(CheckStatus::ActionRequired, "Apply?", "s"),
+    )
+    .await
+    .unwrap();
     let now = fake.check_runs(REPO, &sha)[0].current().clone();
     assert_eq!(now.conclusion.as_deref(), Some("action_required"));
 }

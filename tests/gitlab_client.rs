@@ -9,7 +9,9 @@ mod support;
 use std::time::{Duration, Instant};
 
 use cascade::forge::gitlab::{ApiError, GitLab, GitLabBuilder};
-use cascade::forge::types::{Actor, ChangeRequest, CheckStatus, Membership, Mergeable};
+use cascade::forge::types::{
+    Actor, ChangeRequest, CheckOutput, CheckStatus, Membership, Mergeable,
+};
 use support::fake_gitlab::{
     BOT_USERNAME, DEVELOPER, DiffFile, Failure, FakeGitLab, MrSpec, REPORTER, TOKEN,
 };
@@ -136,6 +138,7 @@ async fn a_merge_request_reads_as_a_change_request() {
             // Pipelines must succeed and there is no pipeline yet; cascade's own status
             // is not one, so nothing blocks.
             mergeable: Mergeable::Yes,
+            web_url: Some(format!("https://gitlab.example.com/{PATH}")),
         }
     );
     let fork = w.fake.open_merge_request(
@@ -193,9 +196,11 @@ async fn cascade_s_own_status_never_makes_a_merge_request_unmergeable() {
             &head,
             "feature",
             None,
-            CheckStatus::ActionRequired,
-            "comment `cascade apply 3f9a`",
-            "",
+            &CheckOutput::new(
+                CheckStatus::ActionRequired,
+                "comment `cascade apply 3f9a`",
+                "",
+            ),
         )
         .await
         .unwrap();
@@ -214,9 +219,7 @@ async fn cascade_s_own_status_never_makes_a_merge_request_unmergeable() {
             &head,
             "feature",
             None,
-            CheckStatus::InProgress,
-            "planning",
-            "",
+            &CheckOutput::new(CheckStatus::InProgress, "planning", ""),
         )
         .await
         .unwrap();
@@ -378,10 +381,14 @@ async fn the_status_goes_running_then_success_on_one_record() {
     let w = world().await;
     let project = w.gitlab.project(w.project);
     let head = "a".repeat(40);
+    let (project, head_sha, iid) = (&project, head.as_str(), w.iid);
     let set = |status| {
-        project.set_check(
-            PATH, w.iid, &head, "feature", None, status, "cascade", "summary",
-        )
+        let output = CheckOutput::new(status, "cascade", "summary");
+        async move {
+            project
+                .set_check(PATH, iid, head_sha, "feature", None, &output)
+                .await
+        }
     };
     let running = set(CheckStatus::InProgress).await.unwrap();
     // Already running: no write, the same status.
@@ -424,7 +431,15 @@ async fn a_refused_transition_already_in_the_requested_state_is_success() {
     let w = world().await;
     let project = w.gitlab.project(w.project);
     let head = "a".repeat(40);
-    let set = |status| project.set_check(PATH, w.iid, &head, "feature", Some(1), status, "t", "");
+    let (project, head_sha, iid) = (&project, head.as_str(), w.iid);
+    let set = |status| {
+        let output = CheckOutput::new(status, "t", "");
+        async move {
+            project
+                .set_check(PATH, iid, head_sha, "feature", Some(1), &output)
+                .await
+        }
+    };
     let id = set(CheckStatus::Success).await.unwrap();
     w.fake.fail_next(
         "statuses.create",

@@ -99,6 +99,8 @@ pub fn route(event: Event) -> Routed {
                 draft: mr.draft,
                 fork: mr.fork(),
                 author: String::new(),
+                // Read with the merge request, like the base commit.
+                web_url: None,
             };
             if e.action.is_closed() {
                 Routed::Pr(key, PrJob::Closed(update))
@@ -141,5 +143,6 @@ fn update(e: &PullRequestEvent, installation: u64) -> PrUpdate {
         draft: pr.draft,
         fork: pr.head.fork,
         author: pr.author.login.clone(),
+        web_url: e.repository.html_url.clone(),
     }
 }

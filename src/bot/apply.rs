@@ -7,13 +7,14 @@ use super::access::unapproved;
 use super::jobs::PrComment;
 use super::plan::discard_plan_files;
 use super::publish::check;
+use super::verdict::with_failure_logs;
 use super::{Bot, PrKey};
 use crate::comment::Comments;
 use crate::config::{ApplyRequirement, RepoConfig};
 use crate::engine::views::apply_view;
-use crate::forge::{ChangeRequest, CheckStatus, Forge, Mergeable};
+use crate::forge::{ChangeRequest, CheckOutput, CheckStatus, Forge, Mergeable};
 use crate::plan::PlanId;
-use crate::store::{PlanStatus, PlannedUnit, PrState, Store};
+use crate::store::{PlanStatus, PlannedUnit, PrState, Store, UnitStatus};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -150,8 +151,11 @@ pub async fn command_apply(
         }
     };
     let view = apply_view(&outcome, &[]);
+    // As for a plan: failed units' logs in the check where it shows them.
+    let logs_in_check = forge.kind().check_shows_text() && !outcome.failure_logs.is_empty();
     let parts = Comments::new()
         .spelled(spelling)
+        .logs_in_check(logs_in_check)
         .apply_comment(&view, forge.comment_limit())?;
     for part in &parts {
         forge.create_comment(&key.repo, key.number, part).await?;
@@ -187,16 +191,16 @@ pub async fn command_apply(
     metrics::counter!("cascade_runs_total", "kind" => "apply", "outcome" => outcome_label)
         .increment(1);
     record.state = state;
-    check(
-        forge,
-        key,
-        &mut record,
-        &info.head_ref,
-        status,
-        &title,
-        &format!("Apply of plan `{id}`."),
-    )
-    .await?;
+    let mut result = CheckOutput::new(status, title, format!("Apply of plan `{id}`."));
+    if logs_in_check {
+        let failed = outcome
+            .units
+            .iter()
+            .filter(|u| u.status == UnitStatus::Failed)
+            .count();
+        with_failure_logs(&mut result, &outcome.failure_logs, failed, "failed");
+    }
+    check(forge, key, &mut record, &info.head_ref, &result).await?;
     bot.store.save_pull_request(&record).await?;
     // Consumed, or replaced by the plan of what is left: nothing applies it again.
     if outcome.complete() || outcome.new_plan.is_some() {

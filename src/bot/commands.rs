@@ -26,7 +26,7 @@ const MISTAKES_SHOWN: usize = 5;
 struct Context {
     pub pr: PrUpdate,
     pub info: ChangeRequest,
-    pub config: Result<RepoConfig, String>,
+    pub config: Result<RepoConfig, crate::problem::Problem>,
 }
 
 pub async fn handle_comment(

@@ -38,6 +38,9 @@ pub struct PrUpdate {
     pub draft: bool,
     pub fork: bool,
     pub author: String,
+    /// The base repository's web page, for links to its files (where the event or the
+    /// forge says it).
+    pub web_url: Option<String>,
 }
 
 impl PrUpdate {

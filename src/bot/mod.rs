@@ -19,6 +19,7 @@ mod access;
 mod adapt;
 mod apply;
 mod commands;
+mod config_report;
 mod discover;
 mod jobs;
 mod plan;

@@ -2,15 +2,16 @@
 //! review), forgetting a closed one, and planning again the pull requests that waited
 //! for the locks a pull request releases.
 
+use super::config_report::invalid_config;
 use super::discover::{self, Discovered, Interrupted};
 use super::jobs::PrUpdate;
 use super::publish::{check, reply, upsert_comment};
-use super::verdict::plan_check;
+use super::verdict::{plan_check, with_failure_logs};
 use super::{Bot, PrKey};
 use crate::comment::{Comments, Problem};
 use crate::config::RepoConfig;
 use crate::engine::views::plan_view;
-use crate::forge::{ChangeRequest, CheckStatus, Forge};
+use crate::forge::{ChangeRequest, CheckOutput, CheckStatus, Forge};
 use crate::plan::PlanId;
 use crate::store::{PlanStatus, PrState, PullRequestRecord, Store};
 use crate::unit::UnitPath;
@@ -82,6 +83,7 @@ pub async fn current_pr(
         draft: info.draft,
         fork: info.fork,
         author: info.author.clone(),
+        web_url: info.web_url.clone(),
     };
     Ok((pr, info))
 }
@@ -104,12 +106,12 @@ async fn fetch_pull_request(bot: &Bot, key: &PrKey, pr: &PrUpdate) -> anyhow::Re
 }
 
 /// The base branch's `.cascade.yaml` at `pr.base_sha` (fetched first when the mirror
-/// does not have that commit yet), or the message saying why it is invalid.
+/// does not have that commit yet), or the located problem saying why it is invalid.
 pub async fn base_config(
     bot: &Bot,
     key: &PrKey,
     pr: &PrUpdate,
-) -> anyhow::Result<Result<RepoConfig, String>> {
+) -> anyhow::Result<Result<RepoConfig, crate::problem::Problem>> {
     let text = match bot.workspaces.config_at(&key.repo, &pr.base_sha) {
         Ok(text) => text,
         Err(_) => {
@@ -119,7 +121,7 @@ pub async fn base_config(
     };
     Ok(match text {
         None => Ok(RepoConfig::default()),
-        Some(text) => RepoConfig::parse(&text).map_err(|problem| problem.to_string()),
+        Some(text) => RepoConfig::parse(&text),
     })
 }
 
@@ -154,10 +156,10 @@ pub async fn plan_pull_request(
         key.repo.clone(),
         pr.base_sha.clone(),
     );
-    let read_config = move |_| -> anyhow::Result<Result<RepoConfig, String>> {
+    let read_config = move |_| -> anyhow::Result<Result<RepoConfig, crate::problem::Problem>> {
         Ok(match workspaces.config_at(&repo, &base_sha)? {
             None => Ok(RepoConfig::default()),
-            Some(text) => RepoConfig::parse(&text).map_err(|problem| problem.to_string()),
+            Some(text) => RepoConfig::parse(&text),
         })
     };
     let config = match bot.discovery.run(&cancel, read_config).await {
@@ -165,13 +167,8 @@ pub async fn plan_pull_request(
         Ok(read) => match read? {
             Ok(config) => config,
             Err(problem) => {
-                let body = format!(
-                    "`.cascade.yaml` on the base branch is invalid, so nothing was planned:\n\n```\n{problem}\n```\nFix it on the base branch, then comment `{}`.",
-                    spelling.command("plan")
-                );
-                let title = "cascade: .cascade.yaml is invalid";
-                return nothing_planned(bot, &forge, key, pr, &mut record, title, &problem, &body)
-                    .await;
+                let (check, body) = invalid_config(&problem, pr, forge.kind());
+                return nothing_planned(bot, &forge, key, pr, &mut record, &check, &body).await;
             }
         },
     };
@@ -195,10 +192,12 @@ pub async fn plan_pull_request(
                 let body = format!(
                     "The unit graph has a cycle, so nothing was planned:\n\n```\n{cycle}\n```"
                 );
-                let title = "cascade: dependency cycle";
-                let summary = cycle.to_string();
-                return nothing_planned(bot, &forge, key, pr, &mut record, title, &summary, &body)
-                    .await;
+                let check = CheckOutput::new(
+                    CheckStatus::Failure,
+                    "cascade: dependency cycle",
+                    cycle.to_string(),
+                );
+                return nothing_planned(bot, &forge, key, pr, &mut record, &check, &body).await;
             }
             Discovered::Targets {
                 targets,
@@ -224,16 +223,12 @@ pub async fn plan_pull_request(
     }
 
     record.state = PrState::Planning;
-    check(
-        &forge,
-        key,
-        &mut record,
-        &pr.head_ref,
+    let planning = CheckOutput::new(
         CheckStatus::InProgress,
         "cascade is planning",
         "Planning the affected units in dependency order.",
-    )
-    .await?;
+    );
+    check(&forge, key, &mut record, &pr.head_ref, &planning).await?;
     bot.store.save_pull_request(&record).await?;
     let outcome = bot
         .engine
@@ -265,21 +260,23 @@ pub async fn plan_pull_request(
             retried: 0,
         })
         .collect();
+    // Failed units' logs go in the check where it can show them; the comment points there.
+    let logs_in_check = forge.kind().check_shows_text() && !outcome.failure_logs.is_empty();
     let parts = Comments::new()
         .spelled(spelling)
+        .logs_in_check(logs_in_check)
         .plan_comment(&view, forge.comment_limit())?;
     upsert_comment(bot, &forge, key, &mut record, &parts).await?;
-    let verdict = plan_check(&outcome.plan, &view, &held, &unresolved, spelling);
-    check(
-        &forge,
-        key,
-        &mut record,
-        &pr.head_ref,
-        verdict.status,
-        &verdict.title,
-        &verdict.summary,
-    )
-    .await?;
+    let mut verdict = plan_check(&outcome.plan, &view, &held, &unresolved, spelling);
+    if logs_in_check {
+        with_failure_logs(
+            &mut verdict,
+            &outcome.failure_logs,
+            view.failed.len(),
+            "failed to plan",
+        );
+    }
+    check(&forge, key, &mut record, &pr.head_ref, &verdict).await?;
     record.state = PrState::Commented;
     let previous = record.plan_id.replace(outcome.plan.id.clone());
     bot.store.save_pull_request(&record).await?;
@@ -299,30 +296,19 @@ pub async fn discard_plan_files(bot: &Bot, key: &PrKey, id: &PlanId) {
 
 /// Nothing could be planned, for a reason the pull request's authors can fix:
 /// a failed check and the cascade comment saying why and what to do.
-#[allow(clippy::too_many_arguments)]
 async fn nothing_planned(
     bot: &Bot,
     forge: &Forge,
     key: &PrKey,
     pr: &PrUpdate,
     record: &mut PullRequestRecord,
-    title: &str,
-    summary: &str,
+    failed: &CheckOutput,
     body: &str,
 ) -> anyhow::Result<()> {
     record.state = PrState::Failed;
     // Failing for its own reasons, it waits for nobody's locks.
     bot.store.set_waiting(&key.repo, key.number, &[]).await?;
-    check(
-        forge,
-        key,
-        record,
-        &pr.head_ref,
-        CheckStatus::Failure,
-        title,
-        summary,
-    )
-    .await?;
+    check(forge, key, record, &pr.head_ref, failed).await?;
     let body = format!("{}\n{body}", crate::comment::PLAN_MARKER);
     upsert_comment(bot, forge, key, record, &[body]).await?;
     bot.store.save_pull_request(record).await
@@ -357,11 +343,14 @@ async fn interrupted(
                 spelling.change_request,
                 spelling.command("plan"),
             );
-            let title = format!("cascade: discovery took longer than {secs} s");
-            let summary = format!(
-                "Discovery took longer than {secs} s; simplify the configuration or raise --discovery-timeout."
+            let failed = CheckOutput::new(
+                CheckStatus::Failure,
+                format!("cascade: discovery took longer than {secs} s"),
+                format!(
+                    "Discovery took longer than {secs} s; simplify the configuration or raise --discovery-timeout."
+                ),
             );
-            nothing_planned(bot, forge, key, pr, record, &title, &summary, &body).await
+            nothing_planned(bot, forge, key, pr, record, &failed, &body).await
         }
     }
 }

@@ -10,7 +10,7 @@
 use super::reply_limit::Allowance;
 use super::{Bot, PrKey};
 use crate::comment::PLAN_MARKER;
-use crate::forge::{CheckStatus, Forge, ForgeKind, ForgeRef};
+use crate::forge::{CheckOutput, Forge, ForgeKind, ForgeRef};
 use crate::store::{PullRequestRecord, Store};
 
 /// Posts or edits the cascade plan comment with `parts` (more than one only when the
@@ -175,9 +175,7 @@ pub async fn check(
     key: &PrKey,
     record: &mut PullRequestRecord,
     head_ref: &str,
-    status: CheckStatus,
-    title: &str,
-    summary: &str,
+    output: &CheckOutput,
 ) -> anyhow::Result<()> {
     let id = forge
         .set_check(
@@ -186,9 +184,7 @@ pub async fn check(
             &record.head_sha,
             head_ref,
             record.check_run_id,
-            status,
-            title,
-            summary,
+            output,
         )
         .await?;
     record.check_run_id = Some(id);

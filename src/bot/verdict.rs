@@ -5,19 +5,12 @@
 //! plan to approve (`action_required`). A pull request whose units are all locked is
 //! never "no changes".
 
-use crate::comment::PlanView;
-use crate::forge::{CheckStatus, Spelling};
+use crate::comment::{LogTail, PlanView, failure_logs_text};
+use crate::forge::github::CHECK_TEXT_LIMIT;
+use crate::forge::{CheckOutput, CheckStatus, Spelling};
 use crate::store::{Lock, PlanRecord, UnitStatus};
 use crate::unit::UnitPath;
 use std::collections::BTreeSet;
-
-/// A check run's conclusion, title and summary.
-#[derive(Debug, PartialEq, Eq)]
-pub struct Verdict {
-    pub status: CheckStatus,
-    pub title: String,
-    pub summary: String,
-}
 
 /// The check for `plan` as `view` shows it, with the units other pull requests hold
 /// (`held`) and the units discovery could not resolve, worded for the forge of `spelling`.
@@ -27,7 +20,7 @@ pub fn plan_check(
     held: &[Lock],
     unresolved: &[(UnitPath, String)],
     spelling: &Spelling,
-) -> Verdict {
+) -> CheckOutput {
     let count = |status: UnitStatus| plan.units.iter().filter(|u| u.status == status).count();
     let failed = count(UnitStatus::Failed);
     let skipped = plan.units.len() - failed - count(UnitStatus::Planned);
@@ -98,10 +91,18 @@ pub fn plan_check(
     } else {
         (CheckStatus::Success, "cascade: no changes".to_string())
     };
-    Verdict {
-        status,
-        title,
-        summary,
+    CheckOutput::new(status, title, summary)
+}
+
+/// Adds the end of each failed unit's log (`logs`, of the `failed` units that `what`:
+/// "failed to plan") to a check, as its text within GitHub's limit, and says so in the
+/// summary.
+pub fn with_failure_logs(check: &mut CheckOutput, logs: &[LogTail], failed: usize, what: &str) {
+    check.text = failure_logs_text(logs, failed, what, CHECK_TEXT_LIMIT);
+    if !check.text.is_empty() {
+        check.summary.push_str(
+            "\n\nThe last lines of each failed unit's log are below; the comment on the pull request lists the units.",
+        );
     }
 }
 
@@ -153,7 +154,7 @@ mod tests {
         }
     }
 
-    fn verdict(plan: &PlanRecord, held: &[Lock], unresolved: &[(UnitPath, String)]) -> Verdict {
+    fn verdict(plan: &PlanRecord, held: &[Lock], unresolved: &[(UnitPath, String)]) -> CheckOutput {
         plan_check(
             plan,
             &plan_view(plan, unresolved),

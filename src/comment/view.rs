@@ -227,6 +227,8 @@ struct ProblemContext {
     /// "retried 2×; comment `/plan` to try again" for a unit that failed to plan after
     /// retries, else empty.
     retried: String,
+    /// True when its log is in the `cascade` check: `detail` is then empty.
+    see_check: bool,
 }
 
 /// What `apply.md.hbs` sees.
@@ -259,10 +261,13 @@ struct ApplyUnitContext {
     /// The whole detail when it does not fit on one line, else empty.
     detail: String,
     fence: String,
+    /// As in [`ProblemContext`].
+    see_check: bool,
 }
 
 impl PlanContext {
-    pub(super) fn new(view: &PlanView, spelling: &Spelling) -> PlanContext {
+    /// The context for `view`; `logs_in_check`: see [`super::Comments::logs_in_check`].
+    pub(super) fn new(view: &PlanView, spelling: &Spelling, logs_in_check: bool) -> PlanContext {
         let waves: Vec<WaveContext> = view
             .waves
             .iter()
@@ -301,7 +306,14 @@ impl PlanContext {
             failed: view
                 .failed
                 .iter()
-                .map(|p| ProblemContext::new(p).with_way_out(p, spelling))
+                .map(|p| {
+                    let context = ProblemContext::new(p).with_way_out(p, spelling);
+                    if logs_in_check {
+                        context.in_check(&p.reason)
+                    } else {
+                        context
+                    }
+                })
                 .collect(),
             skipped: view.skipped.iter().map(ProblemContext::new).collect(),
             unresolved: view.unresolved.iter().map(ProblemContext::new).collect(),
@@ -385,7 +397,17 @@ impl ProblemContext {
             detail,
             fence,
             retried: String::new(),
+            see_check: false,
         }
+    }
+
+    /// For a unit whose log is in the check: one line, no block.
+    fn in_check(mut self, reason: &str) -> ProblemContext {
+        self.reason = failure_line(reason);
+        self.detail = String::new();
+        self.fence = fence_for("");
+        self.see_check = true;
+        self
     }
 
     /// For a unit that failed to plan after retries: how many, and how to try again.
@@ -407,7 +429,8 @@ fn retried_text(retried: u32) -> String {
 }
 
 impl ApplyContext {
-    pub(super) fn new(view: &ApplyView, spelling: &Spelling) -> ApplyContext {
+    /// The context for `view`; `logs_in_check`: see [`super::Comments::logs_in_check`].
+    pub(super) fn new(view: &ApplyView, spelling: &Spelling, logs_in_check: bool) -> ApplyContext {
         let order = [
             (ApplyStatus::Applied, "applied"),
             (ApplyStatus::Unchanged, "unchanged"),
@@ -431,20 +454,26 @@ impl ApplyContext {
                 .units
                 .iter()
                 .map(|u| {
-                    let (reason, detail, fence) = reason_parts(&u.detail);
+                    let see_check = logs_in_check && u.status == ApplyStatus::Failed;
+                    let (reason, detail, fence) = if see_check {
+                        (failure_line(&u.detail), String::new(), fence_for(""))
+                    } else {
+                        reason_parts(&u.detail)
+                    };
                     ApplyUnitContext {
                         path: inline_text(&u.path),
                         status: u.status,
                         reason,
                         detail,
                         fence,
+                        see_check,
                     }
                 })
                 .collect(),
             new_plan: view
                 .new_plan
                 .as_ref()
-                .map(|plan| PlanContext::new(plan, spelling)),
+                .map(|plan| PlanContext::new(plan, spelling, logs_in_check)),
             command_prefix: spelling.command_prefix.to_string(),
             change_request: spelling.change_request.to_string(),
         }
@@ -510,6 +539,36 @@ fn reason_parts(reason: &str) -> (String, String, String) {
     };
     let fence = fence_for(&detail);
     (inline_markdown(&line), detail, fence)
+}
+
+/// One line saying why a unit failed, when its log is shown elsewhere: the reason's first
+/// line, and when that line only opens terraform's error box (`… (exit code 1): ╷`), the
+/// first `Error:` line in the box after it. Safe inline, at most [`ONE_LINE_MAX`]
+/// characters.
+fn failure_line(reason: &str) -> String {
+    let text = block_text(reason);
+    let unboxed = |line: &str| {
+        line.trim_matches(|c: char| c.is_whitespace() || matches!(c, '╷' | '│' | '╵'))
+            .to_string()
+    };
+    let first = text
+        .lines()
+        .map(unboxed)
+        .find(|l| !l.is_empty())
+        .unwrap_or_default();
+    let error = text
+        .lines()
+        .map(unboxed)
+        .find(|l| l.starts_with("Error:") || l.starts_with("Error "));
+    let line = match error {
+        Some(error) if !first.contains("Error") => format!("{first} {error}"),
+        _ => first,
+    };
+    let mut short: String = line.chars().take(ONE_LINE_MAX).collect();
+    if short.len() < line.len() {
+        short.push('…');
+    }
+    inline_markdown(&short)
 }
 
 /// Text for a single line of Markdown outside code: control characters become spaces, and
@@ -587,10 +646,10 @@ fn diff_text(text: &str) -> String {
     out
 }
 
-/// Text for a fenced block: `\r\n` normalised, control characters other than tab removed,
-/// trailing blank lines dropped.
+/// Text for a fenced block: `\r\n` normalised, escape sequences (colours) and control
+/// characters other than tab removed, trailing blank lines dropped.
 fn block_text(text: &str) -> String {
-    let text = text.replace("\r\n", "\n");
+    let text = anstream::adapter::strip_str(&text.replace("\r\n", "\n")).to_string();
     let cleaned: String = text
         .chars()
         .filter(|&c| c == '\n' || c == '\t' || !c.is_control())
@@ -613,7 +672,7 @@ pub(crate) fn fenced(text: &str) -> String {
 
 /// A backtick fence longer than any run of backticks in `text`, so no line of it can close
 /// the fence early.
-fn fence_for(text: &str) -> String {
+pub(super) fn fence_for(text: &str) -> String {
     let mut longest = 0;
     let mut run = 0;
     for c in text.chars() {
@@ -679,6 +738,20 @@ mod tests {
             diff_text(text),
             "  # terraform_data.a will be updated in-place\n  ~ resource \"terraform_data\" \"a\" {\n+       id    = (known after apply)\n-       gone  = \"x\" -> null\n      ~ input = <<-EOT\n-           old\n+           new\n            -unchanged\n        EOT\n    }\n-/+ resource \"x\" \"y\" {\n+ bare\n  ctl = \"a\u{FFFD}b\""
         );
+    }
+
+    #[test]
+    fn a_failure_line_names_the_error_inside_terraforms_box() {
+        let reason = "`terraform plan` failed (exit code 1): ╷\n│ Error: Invalid reference\n│ \n│   on main.tf line 3:\n╵";
+        assert_eq!(
+            failure_line(reason),
+            "`terraform plan` failed (exit code 1): Error: Invalid reference"
+        );
+        assert_eq!(
+            failure_line("generating the stack failed: <x>"),
+            "generating the stack failed: &lt;x&gt;"
+        );
+        assert_eq!(failure_line("Error: a\nError: b"), "Error: a");
     }
 
     #[test]

@@ -88,6 +88,8 @@ pub struct ApplyOutcome {
     /// When a unit's plan changed since approval: the new plan for everything not yet applied.
     pub new_plan: Option<PlanRecord>,
     pub run_dir: PathBuf,
+    /// The end of each failed unit's log, as for a plan (`PlanOutcome::failure_logs`).
+    pub failure_logs: Vec<crate::comment::LogTail>,
 }
 
 impl ApplyOutcome {
@@ -175,19 +177,22 @@ impl<E: Executor, S: Store> Engine<E, S> {
         dir_for: &(dyn Fn(&PlannedUnit) -> PathBuf + Sync),
         retries: RetryPolicy,
     ) -> anyhow::Result<RunCtx<E, S>> {
+        let targets: BTreeMap<UnitPath, PlanTarget> = plan
+            .units
+            .iter()
+            .map(|u| (u.path.clone(), target_of(u, dir_for(u))))
+            .collect();
+        let run_dir = PathBuf::from(&run.dir);
         Ok(RunCtx {
             executor: self.executor.clone(),
             store: self.store.clone(),
             run_id: run.id.clone(),
-            run_dir: PathBuf::from(&run.dir),
+            paths: super::failure_log::server_paths(&self.data_dir, &run_dir, targets.values()),
+            run_dir,
             timeout: self.timeout,
             cancel: CancellationToken::new(),
             shutdown: self.shutdown.clone(),
-            targets: plan
-                .units
-                .iter()
-                .map(|u| (u.path.clone(), target_of(u, dir_for(u))))
-                .collect(),
+            targets,
             previous: self.unit_results(&run.id).await?,
             generated: Default::default(),
             retries,
@@ -312,11 +317,15 @@ impl<E: Executor, S: Store> Engine<E, S> {
                 }
             })
             .collect();
+        let failure_logs = ctx
+            .failure_logs(units.iter().map(|u| (&u.path, u.status, u.detail.as_str())))
+            .await;
         let mut outcome = ApplyOutcome {
             plan_id: id.clone(),
             units,
             new_plan: None,
             run_dir: PathBuf::from(&run.dir),
+            failure_logs,
         };
         if outcome.complete() {
             self.store

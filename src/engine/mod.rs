@@ -11,6 +11,7 @@
 
 mod apply_run;
 mod claim;
+pub mod failure_log;
 mod plan_run;
 mod targets;
 mod transient;

@@ -23,6 +23,9 @@ pub struct PlanOutcome {
     pub run_dir: PathBuf,
     /// True when some unit failed to plan (or was skipped because of one).
     pub failed: bool,
+    /// The end of each failed unit's log (at most `comment::MAX_LOG_TAILS`), redacted and
+    /// without the server's paths: what the check run shows.
+    pub failure_logs: Vec<crate::comment::LogTail>,
 }
 
 /// One unit's plan as cascade keeps it: what it does, and how the comment shows it.
@@ -88,6 +91,8 @@ pub(super) struct RunCtx<E, S> {
     /// When each unit waiting to be tried again is due (seconds since the epoch).
     pub retry_at: std::sync::Mutex<BTreeMap<UnitPath, i64>>,
     pub clock: Arc<dyn crate::store::Clock>,
+    /// The server's directories, replaced in every detail recorded and log line shown.
+    pub paths: crate::redact::ServerPaths,
 }
 
 /// Why a unit has no plan.
@@ -140,8 +145,9 @@ impl<E: Executor, S: Store> RunCtx<E, S> {
         let record = UnitRecord {
             unit: unit.clone(),
             status,
-            // Error excerpts come redacted from the executor; this catches what else may quote.
-            detail: crate::redact::redact(&detail),
+            // Error excerpts come redacted from the executor; this catches what else may
+            // quote. The detail reaches the pull request: no server path in it.
+            detail: self.paths.scrub(&crate::redact::redact(&detail)),
             summary,
             rendered,
             retried: self.retried_so_far(unit),
@@ -362,11 +368,13 @@ impl<E: Executor, S: Store> Engine<E, S> {
             None => self.new_run(repo, RunKind::Plan, key).await?,
         };
         let previous = self.unit_results(&run.id).await?;
+        let run_dir = PathBuf::from(&run.dir);
         let ctx = Arc::new(RunCtx {
             executor: self.executor.clone(),
             store: self.store.clone(),
             run_id: run.id.clone(),
-            run_dir: PathBuf::from(&run.dir),
+            paths: super::failure_log::server_paths(&self.data_dir, &run_dir, targets.iter()),
+            run_dir,
             timeout: self.timeout,
             cancel: cancel.clone(),
             shutdown: self.shutdown.clone(),
@@ -426,6 +434,9 @@ impl<E: Executor, S: Store> Engine<E, S> {
             })
             .collect();
         let failed = units.iter().any(|u| u.status != UnitStatus::Planned);
+        let failure_logs = ctx
+            .failure_logs(units.iter().map(|u| (&u.path, u.status, u.detail.as_str())))
+            .await;
         let plan = PlanRecord {
             id: plan_id(head, base, &units),
             repo: repo.to_string(),
@@ -445,6 +456,7 @@ impl<E: Executor, S: Store> Engine<E, S> {
             plan,
             run_dir: PathBuf::from(run.dir),
             failed,
+            failure_logs,
         })
     }
 }

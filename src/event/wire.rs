@@ -73,6 +73,9 @@ struct RepositoryJson {
     default_branch: String,
     private: bool,
     clone_url: String,
+    /// Always sent by GitHub; optional so that a payload without it still parses.
+    #[serde(default)]
+    html_url: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -95,6 +98,7 @@ impl From<RepositoryJson> for RepoRef {
             default_branch: r.default_branch,
             private: r.private,
             clone_url: r.clone_url,
+            html_url: r.html_url,
         }
     }
 }

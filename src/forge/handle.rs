@@ -11,7 +11,7 @@ use arc_swap::ArcSwapOption;
 use super::github::{self, GitHubApp};
 use super::gitlab::{self, GitLab};
 use super::types::{
-    Actor, Approvals, ChangeRequest, CheckStatus, ForgeKind, ForgeRef, Membership, OwnComment,
+    Actor, Approvals, ChangeRequest, CheckOutput, ForgeKind, ForgeRef, Membership, OwnComment,
     Spelling,
 };
 use crate::comment::GITHUB_LIMIT;
@@ -178,7 +178,6 @@ impl Forge {
 
     /// Sets cascade's check on `head_sha`: updates `existing` (the id this returned
     /// before, for the same head) or starts a new one. Returns the id to keep.
-    #[allow(clippy::too_many_arguments)]
     pub async fn set_check(
         &self,
         repo: &str,
@@ -186,20 +185,13 @@ impl Forge {
         head_sha: &str,
         head_ref: &str,
         existing: Option<u64>,
-        status: CheckStatus,
-        title: &str,
-        summary: &str,
+        output: &CheckOutput,
     ) -> anyhow::Result<u64> {
         match self {
-            Forge::GitHub(inst) => {
-                inst.set_check(repo, head_sha, existing, status, title, summary)
-                    .await
-            }
+            Forge::GitHub(inst) => inst.set_check(repo, head_sha, existing, output).await,
             Forge::GitLab(p) => {
-                p.set_check(
-                    repo, number, head_sha, head_ref, existing, status, title, summary,
-                )
-                .await
+                p.set_check(repo, number, head_sha, head_ref, existing, output)
+                    .await
             }
         }
     }

@@ -9,6 +9,6 @@ pub mod types;
 
 pub use handle::{Forge, Forges};
 pub use types::{
-    Actor, Approvals, Approver, ChangeRequest, CheckStatus, ForgeKind, ForgeRef, Membership,
-    Mergeable, OwnComment, Spelling,
+    Actor, Approvals, Approver, ChangeRequest, CheckOutput, CheckStatus, ForgeKind, ForgeRef,
+    Membership, Mergeable, OwnComment, Spelling,
 };

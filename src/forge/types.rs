@@ -71,6 +71,9 @@ pub struct ChangeRequest {
     /// Where the base repository is fetched from (https).
     pub clone_url: String,
     pub mergeable: Mergeable,
+    /// The base repository's web page (`https://github.com/acme/infra`, a GitLab
+    /// project's `web_url`), for links to its files; `None` when the forge did not say.
+    pub web_url: Option<String>,
 }
 
 /// Whether the forge would merge the change request, leaving cascade's own check or
@@ -97,6 +100,30 @@ pub enum CheckStatus {
     Failure,
     /// Waiting for a person (an `/apply`, a lock): blocks merging like a failure.
     ActionRequired,
+}
+
+/// What cascade's check says. GitHub shows all of it (a check run's title, summary and
+/// text); a GitLab commit status keeps only the title, as its description.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckOutput {
+    pub status: CheckStatus,
+    pub title: String,
+    pub summary: String,
+    /// Markdown shown below the summary (GitHub's `output.text`: the failed units' logs);
+    /// empty for none.
+    pub text: String,
+}
+
+impl CheckOutput {
+    /// A check with a title and summary and no text.
+    pub fn new(status: CheckStatus, title: impl Into<String>, summary: impl Into<String>) -> Self {
+        CheckOutput {
+            status,
+            title: title.into(),
+            summary: summary.into(),
+            text: String::new(),
+        }
+    }
 }
 
 /// Someone acting on a change request: a commenter or an approver. GitLab's member
@@ -191,5 +218,120 @@ impl ForgeKind {
             ForgeKind::GitHub => &Spelling::GITHUB,
             ForgeKind::GitLab => &Spelling::GITLAB,
         }
+    }
+
+    /// Whether this forge's check shows [`CheckOutput::text`] (GitHub's check runs do;
+    /// a GitLab commit status has a one-line description only).
+    pub fn check_shows_text(self) -> bool {
+        self == ForgeKind::GitHub
+    }
+
+    /// The web page of `path` (repo-relative) at commit `sha`, at `line` when given, in
+    /// the repository whose web page is `web_url`: `<web_url>/blob/<sha>/<path>#L<line>`
+    /// on GitHub, `<web_url>/-/blob/…` on GitLab. `None` unless `web_url` is an http(s)
+    /// URL without query or fragment and `sha` a commit id: what comes back is safe as a
+    /// Markdown link destination written `<…>` (no space, `<`, `>` or line break).
+    pub fn file_url(
+        self,
+        web_url: &str,
+        sha: &str,
+        path: &str,
+        line: Option<u32>,
+    ) -> Option<String> {
+        let base = url::Url::parse(web_url).ok()?;
+        let plain = matches!(base.scheme(), "https" | "http")
+            && base.host_str().is_some()
+            && base.query().is_none()
+            && base.fragment().is_none();
+        let commit = matches!(sha.len(), 40 | 64) && sha.bytes().all(|b| b.is_ascii_hexdigit());
+        if !plain || !commit {
+            return None;
+        }
+        let blob = match self {
+            ForgeKind::GitHub => "blob",
+            ForgeKind::GitLab => "-/blob",
+        };
+        let mut url = base;
+        url.path_segments_mut()
+            .ok()?
+            .pop_if_empty()
+            .extend(blob.split('/'))
+            .push(sha)
+            .extend(path.split('/'));
+        if let Some(line) = line {
+            url.set_fragment(Some(&format!("L{line}")));
+        }
+        let text = url.to_string();
+        (!text.contains(['<', '>', ' ', '\n', '\r'])).then_some(text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_urls_point_at_a_line_of_a_commit() {
+        let sha = "0123456789abcdef0123456789abcdef01234567";
+        assert_eq!(
+            ForgeKind::GitHub.file_url(
+                "https://github.com/acme/infra",
+                sha,
+                ".cascade.yaml",
+                Some(3)
+            ),
+            Some(format!(
+                "https://github.com/acme/infra/blob/{sha}/.cascade.yaml#L3"
+            ))
+        );
+        assert_eq!(
+            ForgeKind::GitLab.file_url(
+                "https://gitlab.example.com/g/sub/p/",
+                sha,
+                ".cascade.yaml",
+                None
+            ),
+            Some(format!(
+                "https://gitlab.example.com/g/sub/p/-/blob/{sha}/.cascade.yaml"
+            ))
+        );
+        // Enterprise roots keep their path.
+        assert_eq!(
+            ForgeKind::GitHub.file_url(
+                "https://ghe.example/acme/infra",
+                sha,
+                "a b/<c>.yaml",
+                Some(1)
+            ),
+            Some(format!(
+                "https://ghe.example/acme/infra/blob/{sha}/a%20b/%3Cc%3E.yaml#L1"
+            ))
+        );
+    }
+
+    #[test]
+    fn odd_roots_and_shas_give_no_link() {
+        let sha = "0123456789abcdef0123456789abcdef01234567";
+        for root in [
+            "javascript:alert(1)",
+            "https://x/y?a=b",
+            "https://x/y#z",
+            "not a url",
+            "file:///etc",
+        ] {
+            assert_eq!(
+                ForgeKind::GitHub.file_url(root, sha, "f", None),
+                None,
+                "{root}"
+            );
+        }
+        assert_eq!(
+            ForgeKind::GitHub.file_url("https://github.com/a/b", "main", "f", None),
+            None
+        );
+        assert_eq!(
+            ForgeKind::GitHub.file_url("https://github.com/a/b", "", "f", None),
+            None
+        );
     }
 }

@@ -146,6 +146,10 @@ pub struct CheckRunState {
     pub conclusion: Option<String>,
     pub title: String,
     pub summary: String,
+    /// `output.text` (Markdown below the summary); empty when never sent.
+    pub text: String,
+    /// `details_url` as the App last set it; `None` when it never did.
+    pub details_url: Option<String>,
 }
 
 /// A check run and every state it went through (creation first).

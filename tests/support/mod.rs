@@ -41,6 +41,37 @@ pub fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
+/// The text inside Markdown code blocks and the text outside them (each piece on a line of
+/// its own), read by an independent parser; fails the test if a code block is left open.
+pub fn markdown_code_and_rest(markdown: &str) -> (String, String) {
+    use pulldown_cmark::{Event, Parser, Tag, TagEnd};
+    let (mut code, mut outside) = (String::new(), String::new());
+    let mut in_code = false;
+    for event in Parser::new(markdown) {
+        match event {
+            Event::Start(Tag::CodeBlock(_)) => in_code = true,
+            Event::End(TagEnd::CodeBlock) => in_code = false,
+            Event::Text(t) if in_code => code.push_str(&t),
+            Event::Text(t) | Event::Code(t) | Event::Html(t) | Event::InlineHtml(t) => {
+                outside.push_str(&t);
+                outside.push('\n');
+            }
+            _ => {}
+        }
+    }
+    assert!(!in_code, "a code block is left open:\n{markdown}");
+    (code, outside)
+}
+
+/// The 1-based line of the first line starting with `prefix` in `dir/.cascade.yaml`.
+pub fn config_line(dir: &Path, prefix: &str) -> usize {
+    let text = std::fs::read_to_string(dir.join(".cascade.yaml")).unwrap();
+    text.lines()
+        .position(|l| l.starts_with(prefix))
+        .expect("the line is in .cascade.yaml")
+        + 1
+}
+
 /// Runs git in `dir` (fails the test if git does) and returns its output, trimmed.
 pub fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")

@@ -22,15 +22,16 @@ use serde_json::json;
 
 pub use transport::{ApiError, RetryPolicy, TOKEN_REFRESH_MARGIN, WriteBudget};
 // The check's states are the forge-neutral ones; re-exported for callers of this client.
-pub use crate::forge::types::CheckStatus;
+pub use crate::forge::types::{CheckOutput, CheckStatus};
 pub use types::{
-    CHECK_SUMMARY_LIMIT, ChangedFile, IssueComment, Permission, PullRequestInfo, Review,
+    CHECK_SUMMARY_LIMIT, CHECK_TEXT_LIMIT, ChangedFile, IssueComment, Permission, PullRequestInfo,
+    Review,
 };
 
 use transport::{Actor, Call, Method, Transport};
 use types::{
     WireComment, WireFile, WireGraphqlErrors, WireId, WireMembership, WirePermission, WirePull,
-    WireReview, check_summary, check_wire,
+    WireReview, check_summary, check_text, check_wire,
 };
 
 /// GitHub answers at most this many files for a pull request.
@@ -374,18 +375,16 @@ impl Installation {
     }
 
     /// Creates the `cascade` check run on `head_sha`; returns its id.
-    /// `summary` is cut to GitHub's 65,535 characters.
+    /// The summary and the text are each cut to GitHub's 65,535 characters.
     pub async fn create_check_run(
         &self,
         repo: &str,
         head_sha: &str,
-        status: CheckStatus,
-        title: &str,
-        summary: &str,
+        output: &CheckOutput,
     ) -> anyhow::Result<u64> {
         let kind = "checks.create";
         let path = format!("{}/check-runs", repo_path(repo)?);
-        let mut body = check_body(status, title, summary);
+        let mut body = check_body(output);
         body["name"] = json!(CHECK_RUN_NAME);
         body["head_sha"] = json!(head_sha);
         let created: WireId = self
@@ -399,17 +398,10 @@ impl Installation {
         &self,
         repo: &str,
         id: u64,
-        status: CheckStatus,
-        title: &str,
-        summary: &str,
+        output: &CheckOutput,
     ) -> anyhow::Result<()> {
         let path = format!("{}/check-runs/{id}", repo_path(repo)?);
-        let call = Call::write(
-            "checks.update",
-            Method::Patch,
-            path,
-            check_body(status, title, summary),
-        );
+        let call = Call::write("checks.update", Method::Patch, path, check_body(output));
         self.send(call).await.map(drop)
     }
 
@@ -496,12 +488,17 @@ impl Installation {
     }
 }
 
-fn check_body(status: CheckStatus, title: &str, summary: &str) -> serde_json::Value {
-    let (status, conclusion) = check_wire(status);
+/// A check run's `status`, `conclusion` and `output`. No `details_url`: GitHub then links
+/// the run's own page, and cascade serves no log page (the logs are in `output.text`).
+fn check_body(output: &CheckOutput) -> serde_json::Value {
+    let (status, conclusion) = check_wire(output.status);
     let mut body = json!({
         "status": status,
-        "output": { "title": title, "summary": check_summary(summary) },
+        "output": { "title": output.title, "summary": check_summary(&output.summary) },
     });
+    if !output.text.is_empty() {
+        body["output"]["text"] = json!(check_text(&output.text));
+    }
     if let Some(conclusion) = conclusion {
         body["conclusion"] = json!(conclusion);
     }

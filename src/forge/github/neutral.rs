@@ -3,7 +3,7 @@
 //! own comments, the check run, a user's right to write and a team membership. Nothing
 //! here decides what to do with an answer.
 
-use super::{ApiError, CheckStatus, Installation, PullRequestInfo};
+use super::{ApiError, CheckOutput, Installation, PullRequestInfo};
 use crate::forge::types::{Actor, ChangeRequest, Membership, Mergeable, OwnComment};
 
 impl Installation {
@@ -37,20 +37,14 @@ impl Installation {
         repo: &str,
         head_sha: &str,
         existing: Option<u64>,
-        status: CheckStatus,
-        title: &str,
-        summary: &str,
+        output: &CheckOutput,
     ) -> anyhow::Result<u64> {
         match existing {
             Some(id) => {
-                self.update_check_run(repo, id, status, title, summary)
-                    .await?;
+                self.update_check_run(repo, id, output).await?;
                 Ok(id)
             }
-            None => {
-                self.create_check_run(repo, head_sha, status, title, summary)
-                    .await
-            }
+            None => self.create_check_run(repo, head_sha, output).await,
         }
     }
 
@@ -126,6 +120,7 @@ fn change_request(repo: &str, pr: PullRequestInfo) -> ChangeRequest {
         open: pr.state == "open",
         clone_url: format!("https://github.com/{repo}.git"),
         mergeable,
+        web_url: pr.base_web_url,
     }
 }
 
@@ -147,6 +142,7 @@ mod tests {
             fork: false,
             state: "open".into(),
             merged: false,
+            base_web_url: None,
         }
     }
 

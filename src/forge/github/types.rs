@@ -24,6 +24,8 @@ pub struct PullRequestInfo {
     /// `open` or `closed`.
     pub state: String,
     pub merged: bool,
+    /// The base repository's web page (GitHub Enterprise has its own root).
+    pub base_web_url: Option<String>,
 }
 
 /// One file a pull request touches.
@@ -124,6 +126,27 @@ pub(crate) fn check_summary(summary: &str) -> String {
     out
 }
 
+/// GitHub's limit on a check run's `output.text`. Kept in bytes: GitHub documents
+/// characters, and a byte count is never below the character count.
+pub const CHECK_TEXT_LIMIT: usize = 65_535;
+
+/// `text` cut to [`CHECK_TEXT_LIMIT`] bytes at a line break, with a note saying so. The
+/// bot fits the text itself (`comment::check_text`); this only guards the limit.
+pub(crate) fn check_text(text: &str) -> String {
+    if text.len() <= CHECK_TEXT_LIMIT {
+        return text.to_string();
+    }
+    const NOTE: &str = "\n\n… (cut at GitHub's limit)";
+    let mut end = CHECK_TEXT_LIMIT - NOTE.len();
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let kept = &text[..end];
+    // An open code block is closed by the end of the output anyway; a cut line is dropped.
+    let kept = kept.rfind('\n').map_or(kept, |at| &kept[..at]);
+    format!("{kept}{NOTE}")
+}
+
 // ---- wire shapes ----
 
 #[derive(Deserialize)]
@@ -139,6 +162,9 @@ pub(crate) fn login(user: Option<WireUser>) -> String {
 #[derive(Deserialize)]
 pub(crate) struct WireRepo {
     pub full_name: String,
+    /// The repository's web page; always sent, read as optional all the same.
+    #[serde(default)]
+    pub html_url: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -171,6 +197,7 @@ impl From<WirePull> for PullRequestInfo {
         let head_repo = pr.head.repo.as_ref().map(|r| r.full_name.as_str());
         // A missing head repository is a deleted fork: never the base itself.
         let fork = head_repo.is_none() || head_repo != base_repo;
+        let base_web_url = pr.base.repo.as_ref().and_then(|r| r.html_url.clone());
         PullRequestInfo {
             number: pr.number,
             head_sha: pr.head.sha,
@@ -184,6 +211,7 @@ impl From<WirePull> for PullRequestInfo {
             fork,
             state: pr.state,
             merged: pr.merged,
+            base_web_url,
         }
     }
 }
@@ -312,5 +340,14 @@ mod tests {
         assert_eq!(cut.chars().count(), CHECK_SUMMARY_LIMIT);
         assert!(cut.ends_with("pull request comment)"));
         assert_eq!(check_summary("short"), "short");
+    }
+
+    #[test]
+    fn long_texts_are_cut_to_the_limit_in_bytes() {
+        let long = "é\n".repeat(40_000);
+        let cut = check_text(&long);
+        assert!(cut.len() <= CHECK_TEXT_LIMIT, "{}", cut.len());
+        assert!(cut.ends_with("(cut at GitHub's limit)"));
+        assert_eq!(check_text("short"), "short");
     }
 }

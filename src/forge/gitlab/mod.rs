@@ -31,7 +31,7 @@ pub use status::{DESCRIPTION_LIMIT, STATUS_NAME};
 pub use transport::{ApiError, NoAnswer, RetryPolicy};
 
 use crate::forge::types::{
-    Actor, Approvals, Approver, ChangeRequest, CheckStatus, ForgeKind, Membership, OwnComment,
+    Actor, Approvals, Approver, ChangeRequest, CheckOutput, ForgeKind, Membership, OwnComment,
     Spelling,
 };
 use transport::{Call, Transport};
@@ -368,6 +368,7 @@ impl Project {
             mergeable: status::mergeable(&detailed, others),
             head_sha,
             base_sha,
+            web_url: facts.web_url.clone(),
         })
     }
 
@@ -569,14 +570,14 @@ impl Project {
     }
 
     /// Sets the `cascade` commit status on `head_sha` (for `head_ref`, so it joins the
-    /// merge request's pipeline) and returns its id. `title` is the description (cut to
-    /// GitLab's 255 bytes); GitLab statuses have no summary, and the id of an earlier
-    /// status (`existing`) is not needed: GitLab finds it by name, sha and ref.
+    /// merge request's pipeline) and returns its id. The title is the description (cut to
+    /// GitLab's 255 bytes); GitLab statuses have no summary or text (the failure logs stay
+    /// in the note), and the id of an earlier status (`existing`) is not needed: GitLab
+    /// finds it by name, sha and ref.
     ///
     /// Never sends `pending`; sends `running` only when ours is not running already. A
     /// transition GitLab refuses (400) while ours is already in the requested state is
     /// success with no write (a restart mid-plan, a stale id).
-    #[allow(clippy::too_many_arguments)]
     pub async fn set_check(
         &self,
         repo: &str,
@@ -584,11 +585,10 @@ impl Project {
         head_sha: &str,
         head_ref: &str,
         existing: Option<u64>,
-        status: CheckStatus,
-        title: &str,
-        summary: &str,
+        output: &CheckOutput,
     ) -> anyhow::Result<u64> {
-        let _ = (existing, summary);
+        let _ = existing;
+        let (status, title) = (output.status, output.title.as_str());
         let state = status::wire_state(status);
         let word = status::state_word(state);
         let ours = || async {

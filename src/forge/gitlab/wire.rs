@@ -17,6 +17,9 @@ pub(crate) struct WireUser {
 #[derive(Debug, Deserialize)]
 pub(crate) struct WireProject {
     pub http_url_to_repo: String,
+    /// The project's web page, for links to its files.
+    #[serde(default)]
+    pub web_url: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

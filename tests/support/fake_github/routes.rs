@@ -568,12 +568,19 @@ fn check_state(body: &Value, current: Option<&CheckRunState>) -> Result<CheckRun
             .unwrap_or_default()
     };
     let summary = text("summary", current.map(|c| &c.summary));
-    if summary.chars().count() > 65_535 {
-        return Err(refuse(
-            422,
-            "Invalid request.\n\nOnly 65535 characters are allowed; 65536 were supplied.",
-        ));
+    let output_text = text("text", current.map(|c| &c.text));
+    for field in [&summary, &output_text] {
+        if field.chars().count() > 65_535 {
+            return Err(refuse(
+                422,
+                "Invalid request.\n\nOnly 65535 characters are allowed; 65536 were supplied.",
+            ));
+        }
     }
+    let details_url = body["details_url"]
+        .as_str()
+        .map(str::to_string)
+        .or_else(|| current.and_then(|c| c.details_url.clone()));
     Ok(CheckRunState {
         conclusion: conclusion.or_else(|| {
             current
@@ -583,6 +590,8 @@ fn check_state(body: &Value, current: Option<&CheckRunState>) -> Result<CheckRun
         status,
         title: text("title", current.map(|c| &c.title)),
         summary,
+        text: output_text,
+        details_url,
     })
 }
 

@@ -1,0 +1,110 @@
+//! What a pull request is told when `.cascade.yaml` on its base branch is invalid: the
+//! comment names the file, line and column and links that line at the base commit; the
+//! check says the plan could not run because of it. Never decides whether to plan.
+//!
+//! The problem's message may quote the file's keys and values (shortened by `config`),
+//! which whoever can push to the base branch wrote: it goes in a code block no line of
+//! it can close.
+
+use super::jobs::PrUpdate;
+use crate::comment::fenced;
+use crate::forge::{CheckOutput, CheckStatus, ForgeKind};
+use crate::problem::Problem;
+
+/// The check and the comment body for `problem` in the base branch's configuration of
+/// `pr`, on a forge of `kind`.
+pub fn invalid_config(problem: &Problem, pr: &PrUpdate, kind: ForgeKind) -> (CheckOutput, String) {
+    let spelling = kind.spelling();
+    let file = problem.file.as_deref().unwrap_or(crate::config::FILE_NAME);
+    let place = match (problem.line, problem.column) {
+        (Some(line), Some(column)) => format!("`{file}` line {line}, column {column}"),
+        (Some(line), None) => format!("`{file}` line {line}"),
+        _ => format!("`{file}`"),
+    };
+    let short_base: String = pr.base_sha.chars().take(7).collect();
+    let link = pr
+        .web_url
+        .as_deref()
+        .and_then(|web| kind.file_url(web, &pr.base_sha, file, problem.line))
+        .map(|url| format!(" ([see it at `{short_base}`](<{url}>))"))
+        .unwrap_or_default();
+    let block = fenced(&problem.to_string());
+    let next = format!(
+        "Fix it on the base branch, then comment `{}`.",
+        spelling.command("plan")
+    );
+    let body = format!(
+        "`{file}` on the base branch is invalid at {place}{link}, so nothing was planned:\n\n{block}\n\n{next}"
+    );
+    let summary = format!(
+        "The plan could not run: `{file}` on the base branch (`{short_base}`) is invalid at {place}{link}.\n\n{block}\n\n{next}"
+    );
+    let title = format!("cascade: {file} is invalid");
+    (CheckOutput::new(CheckStatus::Failure, title, summary), body)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::forge::ForgeRef;
+    use crate::problem::ProblemKind;
+
+    fn pr(web_url: Option<&str>) -> PrUpdate {
+        PrUpdate {
+            forge: ForgeRef::GitHub { installation: 1 },
+            clone_url: String::new(),
+            head_sha: "h".into(),
+            head_ref: "feature".into(),
+            base_sha: "0123456789abcdef0123456789abcdef01234567".into(),
+            base_ref: "main".into(),
+            draft: false,
+            fork: false,
+            author: "alice".into(),
+            web_url: web_url.map(str::to_string),
+        }
+    }
+
+    fn problem(message: &str) -> Problem {
+        Problem::new(ProblemKind::Config, message).at(".cascade.yaml", Some(3), Some(2))
+    }
+
+    #[test]
+    fn the_comment_and_check_locate_the_problem_and_link_the_line() {
+        let (check, body) = invalid_config(
+            &problem("unknown key `x`"),
+            &pr(Some("https://github.com/acme/infra")),
+            ForgeKind::GitHub,
+        );
+        let link = "https://github.com/acme/infra/blob/0123456789abcdef0123456789abcdef01234567/.cascade.yaml#L3";
+        for text in [&body, &check.summary] {
+            assert!(text.contains("line 3, column 2"), "{text}");
+            assert!(text.contains(&format!("(<{link}>)")), "{text}");
+            assert!(
+                text.contains(".cascade.yaml:3:2: unknown key `x`"),
+                "{text}"
+            );
+            assert!(text.contains("comment `/plan`"), "{text}");
+        }
+        assert!(
+            check.summary.starts_with("The plan could not run"),
+            "{}",
+            check.summary
+        );
+        assert_eq!(check.title, "cascade: .cascade.yaml is invalid");
+        assert_eq!(check.status, CheckStatus::Failure);
+        let (_, gitlab) = invalid_config(
+            &problem("m"),
+            &pr(Some("https://gitlab.example.com/g/p")),
+            ForgeKind::GitLab,
+        );
+        assert!(gitlab.contains("https://gitlab.example.com/g/p/-/blob/0123456789abcdef0123456789abcdef01234567/.cascade.yaml#L3"), "{gitlab}");
+        assert!(gitlab.contains("comment `cascade plan`"), "{gitlab}");
+    }
+
+    #[test]
+    fn without_a_web_url_there_is_no_link_and_fences_in_the_message_stay_inside() {
+        let (_, body) = invalid_config(&problem("key ```\n# out"), &pr(None), ForgeKind::GitHub);
+        assert!(!body.contains("http"), "{body}");
+        assert!(body.contains("````\n.cascade.yaml:3:2: key ```"), "{body}");
+    }
+}
