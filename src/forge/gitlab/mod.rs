@@ -9,6 +9,7 @@
 //! small serde shapes, so fields GitLab adds or omits never break a call. How cascade's
 //! check becomes a commit status, and "mergeable" without it, is in [`status`].
 
+mod issues;
 mod status;
 mod transport;
 mod wire;
@@ -25,11 +26,13 @@ use gitlab::api::projects::merge_requests::notes::{
 };
 use gitlab::api::projects::merge_requests::{MergeRequest, approvals::MergeRequestApprovals};
 use gitlab::api::projects::repository::commits::{CommitStatuses, CreateCommitStatus};
+use gitlab::api::projects::issues::notes::IssueNotes;
 use gitlab::api::{AsyncQuery, Endpoint, Pageable, Pagination};
 
 pub use status::{DESCRIPTION_LIMIT, STATUS_NAME};
 pub use transport::{ApiError, NoAnswer, RetryPolicy};
 
+use crate::forge::newest_since;
 use crate::forge::types::{
     Actor, Approvals, Approver, ChangeRequest, CheckStatus, ForgeKind, Membership, OwnComment,
     Spelling,
@@ -239,6 +242,20 @@ impl Inner {
     }
 }
 
+/// GitLab answers a repeated award with 404 "Award Emoji Name has already been taken".
+fn already_awarded(error: &anyhow::Error) -> bool {
+    error
+        .downcast_ref::<ApiError>()
+        .is_some_and(|e| e.status == 404 && e.message.contains("already been taken"))
+}
+
+/// What a note is on: its listing and create endpoints differ.
+#[derive(Clone, Copy)]
+enum Noteable {
+    MergeRequest,
+    Issue,
+}
+
 fn built(error: impl std::fmt::Display) -> anyhow::Error {
     anyhow::anyhow!("cascade built an invalid GitLab request: {error}")
 }
@@ -393,20 +410,36 @@ impl Project {
             .await
     }
 
-    /// Every note on the merge request, oldest first, and GitLab's clock when it answered.
+    /// Every note on the merge request or issue, oldest first, and GitLab's clock when it
+    /// answered.
     async fn notes(
         &self,
+        on: Noteable,
         number: u64,
     ) -> anyhow::Result<(Vec<WireNote>, Option<std::time::SystemTime>)> {
-        let endpoint = MergeRequestNotes::builder()
-            .project(self.id)
-            .merge_request(number)
-            .order_by(NoteOrderBy::CreatedAt)
-            .sort(SortOrder::Ascending)
-            .build()
-            .map_err(built)?;
         let call = self.inner.transport.call("notes.list");
-        let notes = self.inner.list(&call, endpoint).await?;
+        let notes = match on {
+            Noteable::MergeRequest => {
+                let endpoint = MergeRequestNotes::builder()
+                    .project(self.id)
+                    .merge_request(number)
+                    .order_by(NoteOrderBy::CreatedAt)
+                    .sort(SortOrder::Ascending)
+                    .build()
+                    .map_err(built)?;
+                self.inner.list(&call, endpoint).await?
+            }
+            Noteable::Issue => {
+                let endpoint = IssueNotes::builder()
+                    .project(self.id)
+                    .issue(number)
+                    .order_by(NoteOrderBy::CreatedAt)
+                    .sort(SortOrder::Ascending)
+                    .build()
+                    .map_err(built)?;
+                self.inner.list(&call, endpoint).await?
+            }
+        };
         Ok((notes, call.date()))
     }
 
@@ -414,7 +447,7 @@ impl Project {
     pub async fn own_comments(&self, repo: &str, number: u64) -> anyhow::Result<Vec<OwnComment>> {
         let me = self.me().await?;
         let (notes, _) = self
-            .notes(number)
+            .notes(Noteable::MergeRequest, number)
             .await
             .with_context(|| format!("could not list the notes on {repo}!{number}"))?;
         Ok(notes
@@ -433,72 +466,85 @@ impl Project {
     /// exactly `body`, stored since the first attempt was sent (by GitLab's clock, to the
     /// second), is the note.
     pub async fn create_comment(&self, repo: &str, number: u64, body: &str) -> anyhow::Result<u64> {
+        let endpoint = CreateMergeRequestNote::builder()
+            .project(self.id)
+            .merge_request(number)
+            .body(body)
+            .build()
+            .map_err(built)?;
+        self.create_once(
+            "notes.create",
+            endpoint,
+            |made: WireId| made.id,
+            move |since| self.stored_since(Noteable::MergeRequest, number, body, since),
+        )
+        .await
+        .with_context(|| format!("could not post a note on {repo}!{number}"))
+    }
+
+    /// Sends a create GitLab may have stored although it answered with a 5xx or not at
+    /// all: before each new attempt, `stored` looks for what an earlier one made (given
+    /// when the first was sent), so nothing is created twice. Returns the new id (a
+    /// note's id, an issue's iid: `read`).
+    pub(crate) async fn create_once<E, W, Stored>(
+        &self,
+        kind: &'static str,
+        endpoint: E,
+        read: impl Fn(W) -> u64,
+        stored: impl Fn(tokio::time::Instant) -> Stored,
+    ) -> anyhow::Result<u64>
+    where
+        E: Endpoint + Sync,
+        W: serde::de::DeserializeOwned + Send + 'static,
+        Stored: std::future::Future<Output = anyhow::Result<Option<u64>>>,
+    {
         let policy = self.inner.transport.policy().clone();
         let started = tokio::time::Instant::now();
         let mut attempt = 1;
         loop {
-            let endpoint = CreateMergeRequestNote::builder()
-                .project(self.id)
-                .merge_request(number)
-                .body(body)
-                .build()
-                .map_err(built)?;
-            let call = self.inner.transport.call("notes.create").no_server_retry();
+            let call = self.inner.transport.call(kind).no_server_retry();
             let error = match endpoint.query_async(&call).await {
-                Ok(WireId { id }) => return Ok(id),
+                Ok(made) => return Ok(read(made)),
                 Err(error) => call.error(error),
             };
             if !transport::is_server_failure(&error) {
-                return Err(error.context(format!("could not post a note on {repo}!{number}")));
+                return Err(error);
             }
-            if let Some(id) = self.stored_since(number, body, started).await? {
-                tracing::info!(
-                    repo,
-                    number,
-                    note = id,
-                    "a note create failed but GitLab had stored it"
-                );
+            if let Some(id) = stored(started).await? {
+                tracing::info!(kind, id, "a create failed but GitLab had stored it");
                 return Ok(id);
             }
             if attempt >= policy.max_attempts {
                 return Err(error.context(format!(
-                    "cascade gave up posting a note on {repo}!{number} after {attempt} attempts"
+                    "cascade gave up on {kind} after {attempt} attempts"
                 )));
             }
             let wait = policy.backoff(policy.server_error_backoff, attempt);
             tracing::warn!(
+                kind,
                 wait_ms = wait.as_millis() as u64,
-                "GitLab failed to create a note: retrying"
+                "GitLab failed to create: retrying"
             );
             tokio::time::sleep(wait).await;
             attempt += 1;
         }
     }
 
-    /// The newest note of ours with exactly `body` that GitLab stored after `since` (a
-    /// local instant, moved onto GitLab's clock with the listing's `Date`).
+    /// The newest note of ours on the merge request or issue with exactly `body` that
+    /// GitLab stored after `since` (a local instant, moved onto GitLab's clock).
     async fn stored_since(
         &self,
+        on: Noteable,
         number: u64,
         body: &str,
         since: tokio::time::Instant,
     ) -> anyhow::Result<Option<u64>> {
         let me = self.me().await?;
-        let (notes, date) = self.notes(number).await?;
-        // Timestamps may be whole seconds: one second of slack on GitLab's side.
-        let earliest = date.and_then(|d| d.checked_sub(since.elapsed() + Duration::from_secs(1)));
-        let mut ours = notes
+        let (notes, date) = self.notes(on, number).await?;
+        let ours = notes
             .into_iter()
-            .rev()
             .filter(|n| Some(n.author.id) == me.id && !n.system);
-        Ok(match earliest {
-            Some(earliest) => ours
-                .take_while(|n| n.created().is_none_or(|at| at >= earliest))
-                .find(|n| n.body == body),
-            // Without GitLab's clock, only our newest note can be this one.
-            None => ours.next().filter(|n| n.body == body),
-        }
-        .map(|n| n.id))
+        Ok(newest_since(ours, date, since, WireNote::created, |n| n.body == body).map(|n| n.id))
     }
 
     pub async fn edit_comment(
@@ -554,14 +600,7 @@ impl Project {
             .map_err(built)?;
         match self.inner.query::<WireId, _>("notes.award", endpoint).await {
             Ok(_) => Ok(()),
-            // GitLab answers a repeated award with 404 "Award Emoji Name has already been taken".
-            Err(error)
-                if error.downcast_ref::<ApiError>().is_some_and(|e| {
-                    e.status == 404 && e.message.contains("already been taken")
-                }) =>
-            {
-                Ok(())
-            }
+            Err(error) if already_awarded(&error) => Ok(()),
             Err(error) => Err(error.context(format!(
                 "could not award eyes on note {comment_id} on {repo}!{number}"
             ))),

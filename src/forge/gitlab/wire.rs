@@ -17,6 +17,9 @@ pub(crate) struct WireUser {
 #[derive(Debug, Deserialize)]
 pub(crate) struct WireProject {
     pub http_url_to_repo: String,
+    /// `null` while the repository is empty.
+    #[serde(default)]
+    pub default_branch: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
