@@ -95,10 +95,7 @@ impl Installation {
     pub async fn default_branch(&self, repo: &str) -> anyhow::Result<DefaultBranch> {
         let base = repo_path(repo)?;
         let kind = "repos.get";
-        let facts: WireRepository = self
-            .send(Call::get(kind, base.clone()))
-            .await?
-            .json(kind)?;
+        let facts: WireRepository = self.send(Call::get(kind, base.clone())).await?.json(kind)?;
         let kind = "repos.branches.get";
         let path = format!("{base}/branches/{}", branch_path(&facts.default_branch)?);
         let head: WireBranchHead = match self.send(Call::get(kind, path)).await {
@@ -160,10 +157,12 @@ impl Installation {
         let ours = issues.into_iter().filter(|i| {
             i.is_issue_of(repo) && i.performed_via_github_app.as_ref().map(|a| a.id) == Some(app)
         });
-        Ok(newest_since(ours, reply.date, since, WireIssue::created, |i| {
-            i.title == title && i.body.as_deref().unwrap_or_default() == body
-        })
-        .map(|i| i.number))
+        Ok(
+            newest_since(ours, reply.date, since, WireIssue::created, |i| {
+                i.title == title && i.body.as_deref().unwrap_or_default() == body
+            })
+            .map(|i| i.number),
+        )
     }
 
     /// Replaces an issue's title and body (`PATCH …/issues/{number}`). Refused before
@@ -226,10 +225,7 @@ mod tests {
     #[test]
     fn branch_names_keep_their_slashes_and_nothing_else() {
         assert_eq!(branch_path("main").unwrap(), "main");
-        assert_eq!(
-            branch_path("release/2026 q1").unwrap(),
-            "release/2026%20q1"
-        );
+        assert_eq!(branch_path("release/2026 q1").unwrap(), "release/2026%20q1");
         assert!(branch_path("a/../b").is_err());
         assert!(branch_path("a//b").is_err());
     }
@@ -239,7 +235,10 @@ mod tests {
         let issue = |extra: serde_json::Value| {
             let mut value = json!({ "number": 3, "state": "open",
                 "repository_url": "https://api.github.com/repos/Acme/Infra" });
-            value.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+            value
+                .as_object_mut()
+                .unwrap()
+                .extend(extra.as_object().unwrap().clone());
             serde_json::from_value::<WireIssue>(value).unwrap()
         };
         assert!(issue(json!({})).is_issue_of("acme/infra"));

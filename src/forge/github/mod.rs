@@ -27,8 +27,8 @@ pub use types::{
     CHECK_SUMMARY_LIMIT, ChangedFile, IssueComment, Permission, PullRequestInfo, Review,
 };
 
-use transport::{Actor, Call, Method, Transport};
 use crate::forge::newest_since;
+use transport::{Actor, Call, Method, Transport};
 use types::{
     WireComment, WireFile, WireGraphqlErrors, WireId, WireMembership, WirePermission, WirePull,
     WireReview, check_summary, check_wire,
@@ -327,7 +327,13 @@ impl Installation {
         let ours = comments
             .into_iter()
             .filter(|c| c.via_app == Some(self.app_id()));
-        Ok(newest_since(ours, date, since, |c| c.created_at, |c| c.body == body))
+        Ok(newest_since(
+            ours,
+            date,
+            since,
+            |c| c.created_at,
+            |c| c.body == body,
+        ))
     }
 
     /// Deletes one of the App's comments. One already gone counts as deleted.

@@ -198,11 +198,12 @@ impl Project {
             .issue(number)
             .build()
             .map_err(built)?;
-        match self.inner.query::<WireIssue, _>("issues.get", endpoint).await {
-            Ok(issue) => Ok(issue
-                .moved_to_id
-                .is_none()
-                .then(|| issue.state == "opened")),
+        match self
+            .inner
+            .query::<WireIssue, _>("issues.get", endpoint)
+            .await
+        {
+            Ok(issue) => Ok(issue.moved_to_id.is_none().then(|| issue.state == "opened")),
             Err(error) if transport::status_of(&error) == Some(404) => Ok(None),
             Err(error) => Err(error.context(format!("could not read issue {repo}#{number}"))),
         }

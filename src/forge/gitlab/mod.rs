@@ -20,13 +20,13 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use gitlab::api::common::{NameOrId, SortOrder};
+use gitlab::api::projects::issues::notes::IssueNotes;
 use gitlab::api::projects::merge_requests::notes::awards::CreateMergeRequestNoteAward;
 use gitlab::api::projects::merge_requests::notes::{
     CreateMergeRequestNote, EditMergeRequestNote, MergeRequestNotes, NoteOrderBy,
 };
 use gitlab::api::projects::merge_requests::{MergeRequest, approvals::MergeRequestApprovals};
 use gitlab::api::projects::repository::commits::{CommitStatuses, CreateCommitStatus};
-use gitlab::api::projects::issues::notes::IssueNotes;
 use gitlab::api::{AsyncQuery, Endpoint, Pageable, Pagination};
 
 pub use status::{DESCRIPTION_LIMIT, STATUS_NAME};
