@@ -225,7 +225,7 @@ impl Project {
             .build()
             .map_err(built)?;
         self.create_once(
-            "notes.create",
+            "issues.notes.create",
             endpoint,
             |made: WireId| made.id,
             move |since| self.stored_since(Noteable::Issue, number, body, since),
@@ -249,7 +249,11 @@ impl Project {
             .name("eyes")
             .build()
             .map_err(built)?;
-        match self.inner.query::<WireId, _>("notes.award", endpoint).await {
+        match self
+            .inner
+            .query::<WireId, _>("issues.notes.award", endpoint)
+            .await
+        {
             Ok(_) => Ok(()),
             Err(error) if already_awarded(&error) => Ok(()),
             Err(error) => Err(error.context(format!(
