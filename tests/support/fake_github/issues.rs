@@ -186,10 +186,7 @@ fn pull_as_issue(api: &str, repo: &RepoModel, n: u64) -> Option<Value> {
 }
 
 /// The issue, or the answer GitHub gives when there is none: 410 for a deleted one.
-fn live_issue<'m>(
-    repo: &'m mut RepoModel,
-    n: u64,
-) -> Result<&'m mut IssueModel, axum::response::Response> {
+fn live_issue(repo: &mut RepoModel, n: u64) -> Result<&mut IssueModel, axum::response::Response> {
     match repo.issues.get_mut(&n) {
         Some(i) if i.deleted => Err(refuse(410, "This issue was deleted")),
         Some(i) => Ok(i),

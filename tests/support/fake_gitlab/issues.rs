@@ -542,12 +542,12 @@ impl FakeGitLab {
 }
 
 /// The issue note `note` on `project`'s issue `iid`, for the Note Hook builder.
-pub(super) fn issue_note<'m>(
-    model: &'m Model,
+pub(super) fn issue_note(
+    model: &Model,
     project: u64,
     iid: u64,
     note: u64,
-) -> (&'m IssueModel, &'m NoteModel) {
+) -> (&IssueModel, &NoteModel) {
     let issue = &model.projects[&project].issues[&iid];
     (issue, &issue.notes[&note])
 }
