@@ -882,6 +882,10 @@ mod drift_issues {
     async fn too_long_is_refused_before_any_request() {
         let (fake, app) = setup().await;
         let forge = forge(&app).await;
+        assert_eq!(
+            (forge.issue_title_limit(), forge.comment_limit()),
+            (256, 65_536)
+        );
         let n = forge
             .create_issue(REPO, &"t".repeat(256), "ok")
             .await

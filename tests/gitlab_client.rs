@@ -932,6 +932,10 @@ mod drift_issues {
     async fn too_long_is_refused_before_any_request() {
         let w = world().await;
         let forge = forge(&w);
+        assert_eq!(
+            (forge.issue_title_limit(), forge.comment_limit()),
+            (255, 1_000_000)
+        );
         let n = forge
             .create_issue(PATH, &"t".repeat(255), "ok")
             .await

@@ -88,6 +88,15 @@ impl Forge {
         }
     }
 
+    /// The longest issue title the forge stores, in characters (GitHub 256, GitLab 255);
+    /// an issue body is bounded by [`Forge::comment_limit`].
+    pub fn issue_title_limit(&self) -> usize {
+        match self {
+            Forge::GitHub(_) => github::ISSUE_TITLE_LIMIT,
+            Forge::GitLab(_) => gitlab::ISSUE_TITLE_LIMIT,
+        }
+    }
+
     /// Where a fork's head can be fetched from in the base repository.
     pub fn fork_head_ref(&self, number: u64) -> String {
         match self {

@@ -20,6 +20,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 use serde_json::json;
 
+pub use issues::{ISSUE_BODY_LIMIT, ISSUE_TITLE_LIMIT};
 pub use transport::{ApiError, RetryPolicy, TOKEN_REFRESH_MARGIN, WriteBudget};
 // The check's states are the forge-neutral ones; re-exported for callers of this client.
 pub use crate::forge::types::CheckStatus;

@@ -15,8 +15,9 @@ use gitlab::api::projects::repository::branches::Branch;
 use gitlab::api::{AsyncQuery, Pagination};
 use serde::Deserialize;
 
+use super::notes::{Noteable, already_awarded};
 use super::wire::{WireId, WireProject};
-use super::{Noteable, Project, already_awarded, built, transport};
+use super::{Project, built, transport};
 use crate::forge::newest_since;
 use crate::forge::types::{DefaultBranch, TooLong};
 
