@@ -294,9 +294,13 @@ impl fmt::Display for Sha {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Event {
     PullRequest(PullRequestEvent),
-    /// A newly created comment on a pull request (never an edit, a deletion, or
-    /// a comment on a plain issue: those are `Ignored`).
+    /// A newly created comment on a pull request (never an edit or a deletion:
+    /// those are `Ignored`).
     PullRequestComment(CommentEvent),
+    /// A newly created comment on a plain issue (not a pull request), such as the
+    /// drift issue cascade keeps; `pull_request` holds the issue (GitHub describes
+    /// both alike and numbers them together). Edits and deletions are `Ignored`.
+    IssueComment(CommentEvent),
     Installation(InstallationEvent),
     InstallationRepositories(InstallationRepositoriesEvent),
     /// Sent when a hook is created; `app_id` only when an App is registered.
@@ -309,6 +313,8 @@ pub enum Event {
     GitLabMergeRequest(gitlab::GitLabMergeRequestEvent),
     /// A new public note on a GitLab merge request, written by a person.
     GitLabNote(gitlab::GitLabNoteEvent),
+    /// A new public note on a GitLab issue (not confidential), written by a person.
+    GitLabIssueNote(gitlab::GitLabIssueNoteEvent),
     /// An event or action cascade does not act on; answered 200 all the same.
     /// GitLab's are named `gitlab:<X-Gitlab-Event>`.
     Ignored {
@@ -453,18 +459,20 @@ pub enum AuthorAssociation {
     Other,
 }
 
-/// A comment newly created on a pull request.
+/// A comment newly created on a pull request, or on a plain issue.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CommentEvent {
     pub installation: Option<InstallationId>,
     pub repository: RepoRef,
+    /// The pull request (or, for [`Event::IssueComment`], the issue) commented on.
     pub pull_request: PullRequestRef,
     pub comment: Comment,
     pub sender: Account,
 }
 
 /// The pull request a comment is on, as the issue half of it describes it
-/// (no head or base: those come from the API).
+/// (no head or base: those come from the API); for a comment on a plain issue,
+/// the issue.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PullRequestRef {
     pub number: u64,
@@ -584,10 +592,16 @@ pub fn parse_event(event: &str, body: &[u8]) -> Result<Event, ParseError> {
         }
         "issue_comment" => {
             let action = action(event, root)?;
-            if action != "created" || !on_pull_request(event, root)? {
+            if action != "created" {
                 return ignored(Some(action));
             }
-            Ok(decode::<wire::CommentPayload>(event, body)?.into())
+            let on_pull_request = on_pull_request(event, root)?;
+            let comment = decode::<wire::CommentPayload>(event, body)?.into_event();
+            Ok(if on_pull_request {
+                Event::PullRequestComment(comment)
+            } else {
+                Event::IssueComment(comment)
+            })
         }
         "installation" => {
             let action = match action(event, root)? {

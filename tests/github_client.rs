@@ -657,3 +657,330 @@ async fn webhook_deliveries_are_signed_and_shaped_like_githubs() {
     assert_eq!(install["installation"]["account"]["login"], "acme");
     assert_eq!(install["repositories"][0]["full_name"], REPO);
 }
+
+mod drift_issues {
+    //! What a drift run needs: the default branch and its head, and the one issue per
+    //! repository (created, edited, closed, reopened, read back, commented on, 👀).
+
+    use super::*;
+    use cascade::event::{Event, parse_event};
+    use cascade::forge::{Forge, TooLong};
+    use std::path::Path;
+    use std::process::Command;
+
+    fn git(dir: &Path, args: &[&str]) -> String {
+        let out = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args([
+                "-c",
+                "init.defaultBranch=main",
+                "-c",
+                "commit.gpgsign=false",
+            ])
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    /// A bare origin with `main` and `release/2026-q1` one commit apart: (dir, origin,
+    /// main's sha, the release branch's sha).
+    fn origin() -> (tempfile::TempDir, String, String, String) {
+        let tmp = tempfile::tempdir().unwrap();
+        let work = tmp.path().join("work");
+        std::fs::create_dir(&work).unwrap();
+        git(&work, &["init", "-q"]);
+        std::fs::write(work.join("main.tf"), "# one\n").unwrap();
+        git(&work, &["add", "-A"]);
+        git(&work, &["commit", "-qm", "one"]);
+        let main = git(&work, &["rev-parse", "HEAD"]);
+        git(&work, &["checkout", "-qb", "release/2026-q1"]);
+        std::fs::write(work.join("main.tf"), "# two\n").unwrap();
+        git(&work, &["commit", "-qam", "two"]);
+        let release = git(&work, &["rev-parse", "HEAD"]);
+        let origin = tmp.path().join("infra.git");
+        let origin = origin.to_str().unwrap().to_string();
+        git(
+            tmp.path(),
+            &["clone", "-q", "--bare", work.to_str().unwrap(), &origin],
+        );
+        (tmp, origin, main, release)
+    }
+
+    async fn forge(app: &GitHubApp) -> Forge {
+        Forge::GitHub(app.installation(INSTALLATION).await.unwrap())
+    }
+
+    #[tokio::test]
+    async fn the_default_branch_and_its_head_are_read_now() {
+        let (_tmp, origin, main, release) = origin();
+        let fake = FakeGitHub::start().await;
+        fake.add_installation(INSTALLATION, "acme");
+        fake.add_repo(REPO, &origin);
+        let app = quick(GitHubApp::builder(&fake.url(), APP_ID, &app_key()))
+            .build()
+            .unwrap();
+        let forge = forge(&app).await;
+        let branch = forge.default_branch(REPO).await.unwrap();
+        assert_eq!(
+            (
+                branch.name.as_str(),
+                branch.sha.as_str(),
+                branch.clone_url.as_str()
+            ),
+            ("main", main.as_str(), origin.as_str())
+        );
+        // A new default, with a slash in its name, is read on the next call.
+        fake.set_default_branch(REPO, "release/2026-q1");
+        let branch = forge.default_branch(REPO).await.unwrap();
+        assert_eq!(
+            (branch.name.as_str(), branch.sha),
+            ("release/2026-q1", release)
+        );
+        assert_eq!(
+            count(&fake, "GET", "/repos/acme/infra/branches/release/2026-q1"),
+            1
+        );
+        // A default branch with no commits yet says what to do.
+        fake.set_default_branch(REPO, "trunk");
+        let text = format!("{:#}", forge.default_branch(REPO).await.unwrap_err());
+        assert!(text.contains("no branch \"trunk\" yet"), "{text}");
+        assert_eq!(app.write_calls(), 0, "reads are not writes");
+    }
+
+    #[tokio::test]
+    async fn an_issue_is_created_edited_closed_reopened_and_read_back() {
+        let (fake, app) = setup().await;
+        let forge = forge(&app).await;
+        // Issues and pull requests share one sequence of numbers.
+        let pr = fake.open_pull_request(REPO, PrSpec::default());
+        let n = forge
+            .create_issue(REPO, "Drift detected", "`live/dev/vpc`: 1 to change")
+            .await
+            .unwrap();
+        assert_eq!(n, pr + 1);
+        let issue = fake.issue(REPO, n).unwrap();
+        assert_eq!(
+            (
+                issue.author.as_str(),
+                issue.title.as_str(),
+                issue.state.as_str()
+            ),
+            (BOT_LOGIN, "Drift detected", "open")
+        );
+        assert_eq!(forge.issue_open(REPO, n).await.unwrap(), Some(true));
+
+        forge
+            .edit_issue(REPO, n, "Drift detected (2 units)", "both")
+            .await
+            .unwrap();
+        let issue = fake.issue(REPO, n).unwrap();
+        assert_eq!(
+            (issue.title.as_str(), issue.body.as_str()),
+            ("Drift detected (2 units)", "both")
+        );
+        assert_eq!(issue.edits.len(), 1);
+
+        forge.set_issue_open(REPO, n, false).await.unwrap();
+        let issue = fake.issue(REPO, n).unwrap();
+        assert_eq!(
+            (issue.state.as_str(), issue.state_reason.as_deref()),
+            ("closed", Some("completed"))
+        );
+        assert_eq!(forge.issue_open(REPO, n).await.unwrap(), Some(false));
+        // Closing a closed issue changes nothing.
+        forge.set_issue_open(REPO, n, false).await.unwrap();
+        assert_eq!(fake.issue(REPO, n).unwrap().state, "closed");
+        forge.set_issue_open(REPO, n, true).await.unwrap();
+        let issue = fake.issue(REPO, n).unwrap();
+        assert_eq!(
+            (issue.state.as_str(), issue.state_reason.as_deref()),
+            ("open", Some("reopened"))
+        );
+        assert_eq!(forge.issue_open(REPO, n).await.unwrap(), Some(true));
+        let patch =
+            |fake: &FakeGitHub| count(fake, "PATCH", &format!("/repos/acme/infra/issues/{n}"));
+        assert_eq!(patch(&fake), 4);
+        assert_eq!(app.write_calls(), 5, "one create, four updates");
+    }
+
+    #[tokio::test]
+    async fn an_issue_that_is_not_here_is_none() {
+        let (fake, app) = setup().await;
+        let forge = forge(&app).await;
+        assert_eq!(
+            forge.issue_open(REPO, 99).await.unwrap(),
+            None,
+            "never was (404)"
+        );
+        let pr = fake.open_pull_request(REPO, PrSpec::default());
+        assert_eq!(
+            forge.issue_open(REPO, pr).await.unwrap(),
+            None,
+            "a pull request's number"
+        );
+        let n = forge
+            .create_issue(REPO, "Drift detected", "x")
+            .await
+            .unwrap();
+        fake.delete_issue(REPO, n);
+        assert_eq!(
+            forge.issue_open(REPO, n).await.unwrap(),
+            None,
+            "deleted (410)"
+        );
+        assert!(fake.issue(REPO, n).is_none());
+        // Writing to a deleted issue is GitHub's 410, for the caller to open a new one.
+        let error = forge.set_issue_open(REPO, n, false).await.unwrap_err();
+        assert_eq!(error.downcast_ref::<ApiError>().unwrap().status, 410);
+    }
+
+    #[tokio::test]
+    async fn comments_on_an_issue_are_posted_and_acknowledged() {
+        let (fake, app) = setup().await;
+        let forge = forge(&app).await;
+        let n = forge
+            .create_issue(REPO, "Drift detected", "plan")
+            .await
+            .unwrap();
+        let command = fake.user_comment(REPO, n, "bob", "/apply 3f9a2c1b7d4e");
+        forge
+            .acknowledge_issue_comment(REPO, n, command.id)
+            .await
+            .unwrap();
+        assert_eq!(
+            fake.reactions(command.id),
+            [(BOT_LOGIN.to_string(), "eyes".to_string())]
+        );
+        let reply = forge.comment_on_issue(REPO, n, "Applied.").await.unwrap();
+        let comments = fake.issue(REPO, n).unwrap().comments;
+        let seen: Vec<_> = comments
+            .iter()
+            .map(|c| (c.id, c.author.as_str(), c.body.as_str()))
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                (command.id, "bob", "/apply 3f9a2c1b7d4e"),
+                (reply, BOT_LOGIN, "Applied.")
+            ]
+        );
+        // The comment webhook on a plain issue is signed and parses as an issue comment.
+        let delivery = fake.issue_comment_event(&command);
+        assert_eq!(
+            delivery.signature,
+            fake_github::signature(&fake.webhook_secret(), &delivery.body)
+        );
+        assert!(delivery.payload()["issue"].get("pull_request").is_none());
+        let Ok(Event::IssueComment(event)) = parse_event(&delivery.event, &delivery.body) else {
+            panic!("not an issue comment");
+        };
+        assert_eq!(
+            (
+                event.pull_request.number,
+                event.comment.id.0,
+                event.comment.body.as_str()
+            ),
+            (n, command.id, "/apply 3f9a2c1b7d4e")
+        );
+        assert_eq!(event.installation.map(|i| i.0), Some(INSTALLATION));
+    }
+
+    #[tokio::test]
+    async fn too_long_is_refused_before_any_request() {
+        let (fake, app) = setup().await;
+        let forge = forge(&app).await;
+        assert_eq!(
+            (forge.issue_title_limit(), forge.comment_limit()),
+            (256, 65_536)
+        );
+        let n = forge
+            .create_issue(REPO, &"t".repeat(256), "ok")
+            .await
+            .unwrap();
+        let requests = fake.requests().len();
+        let refusals = [
+            forge
+                .create_issue(REPO, &"t".repeat(257), "b")
+                .await
+                .unwrap_err(),
+            forge
+                .create_issue(REPO, "t", &"b".repeat(65_537))
+                .await
+                .unwrap_err(),
+            forge
+                .edit_issue(REPO, n, "t", &"b".repeat(65_537))
+                .await
+                .unwrap_err(),
+            forge
+                .comment_on_issue(REPO, n, &"c".repeat(65_537))
+                .await
+                .unwrap_err(),
+        ];
+        let fields: Vec<_> = refusals
+            .iter()
+            .map(|e| e.downcast_ref::<TooLong>().expect("TooLong").field)
+            .collect();
+        assert_eq!(fields, ["title", "body", "body", "comment"]);
+        assert!(
+            format!("{}", refusals[1]).contains("at most 65536"),
+            "{}",
+            refusals[1]
+        );
+        assert_eq!(fake.requests().len(), requests, "nothing was sent");
+        // Exactly at the limit is stored.
+        forge
+            .edit_issue(REPO, n, "t", &"b".repeat(65_536))
+            .await
+            .unwrap();
+    }
+
+    #[tokio::test]
+    async fn an_issue_github_stored_before_failing_is_not_opened_twice() {
+        let (fake, app) = setup().await;
+        let forge = forge(&app).await;
+        fake.open_issue(REPO, "bob", "Drift detected", "a user's copy");
+        fake.fail_next_after_storing("issues.create", Failure::status(502));
+        let n = forge
+            .create_issue(REPO, "Drift detected", "plan")
+            .await
+            .unwrap();
+        let issues = fake.issues(REPO);
+        let ours: Vec<_> = issues.iter().filter(|i| i.author == BOT_LOGIN).collect();
+        assert_eq!(ours.len(), 1);
+        assert_eq!(ours[0].number, n);
+        assert_eq!(count(&fake, "POST", "/repos/acme/infra/issues"), 1);
+        // A 502 that stored nothing is looked for, then sent again.
+        fake.fail_next("issues.create", Failure::status(502));
+        let again = forge
+            .create_issue(REPO, "Drift detected", "plan 2")
+            .await
+            .unwrap();
+        assert_eq!(fake.issue(REPO, again).unwrap().body, "plan 2");
+        assert_eq!(count(&fake, "POST", "/repos/acme/infra/issues"), 3);
+    }
+
+    #[tokio::test]
+    async fn without_issues_write_the_refusal_names_the_permission() {
+        let (fake, app) = setup().await;
+        fake.set_app_permission(INSTALLATION, "issues", Some("read"));
+        let forge = forge(&app).await;
+        let error = forge
+            .create_issue(REPO, "Drift detected", "x")
+            .await
+            .unwrap_err();
+        assert_eq!(error.downcast_ref::<ApiError>().unwrap().status, 403);
+        assert!(format!("{error:#}").contains("issues"), "{error:#}");
+        assert_eq!(
+            count(&fake, "POST", "/repos/acme/infra/issues"),
+            1,
+            "a 403 is not retried"
+        );
+    }
+}

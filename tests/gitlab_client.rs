@@ -2,7 +2,7 @@
 //! notes (paged, created once even when GitLab fails after storing, edited, deleted),
 //! the commit status and GitLab's transition rules, members, approvals, "mergeable"
 //! without cascade's own status, rate limits and server errors, and git over smart
-//! HTTP with the token as Basic credentials.
+//! HTTP with the token as Basic credentials; the default branch and issues (drift).
 
 mod support;
 
@@ -723,6 +723,307 @@ async fn the_fake_addresses_projects_by_encoded_path_and_pages_diffs() {
     assert_eq!(anonymous.status(), 401);
     let body: serde_json::Value = anonymous.json().await.unwrap();
     assert_eq!(body["message"], "401 Unauthorized");
+}
+
+mod drift_issues {
+    //! What a drift run needs: the default branch and its head, and the one issue per
+    //! project (created, edited, closed, reopened, read back, notes, 👀).
+
+    use super::*;
+    use cascade::event::{Event, parse_gitlab_event};
+    use cascade::forge::{Forge, TooLong};
+    use support::git;
+
+    /// A bare origin with `main` and `release/2026-q1` one commit apart.
+    fn origin() -> (tempfile::TempDir, std::path::PathBuf, String, String) {
+        let tmp = tempfile::tempdir().unwrap();
+        let work = tmp.path().join("work");
+        std::fs::create_dir(&work).unwrap();
+        git(&work, &["init", "-q"]);
+        std::fs::write(work.join("main.tf"), "# one\n").unwrap();
+        git(&work, &["add", "-A"]);
+        git(&work, &["commit", "-qm", "one"]);
+        let main = git(&work, &["rev-parse", "HEAD"]);
+        git(&work, &["checkout", "-qb", "release/2026-q1"]);
+        std::fs::write(work.join("main.tf"), "# two\n").unwrap();
+        git(&work, &["commit", "-qam", "two"]);
+        let release = git(&work, &["rev-parse", "HEAD"]);
+        let origin = tmp.path().join("infra.git");
+        git(
+            tmp.path(),
+            &[
+                "clone",
+                "-q",
+                "--bare",
+                work.to_str().unwrap(),
+                origin.to_str().unwrap(),
+            ],
+        );
+        (tmp, origin, main, release)
+    }
+
+    fn forge(w: &World) -> Forge {
+        Forge::GitLab(w.gitlab.project(w.project))
+    }
+
+    #[tokio::test]
+    async fn the_default_branch_and_its_head_are_read_now() {
+        let (_tmp, origin, main, release) = origin();
+        let fake = FakeGitLab::start().await;
+        let project = fake.add_project(PATH, Some(&origin));
+        let gitlab = quick(GitLab::builder(&fake.url(), TOKEN)).build().unwrap();
+        let forge = Forge::GitLab(gitlab.project(project));
+        let branch = forge.default_branch(PATH).await.unwrap();
+        assert_eq!(
+            (branch.name.as_str(), branch.sha.as_str()),
+            ("main", main.as_str())
+        );
+        assert_eq!(branch.clone_url, fake.git_http_url(project));
+        // A new default, with a slash in its name (one encoded path segment), is read
+        // on the next call.
+        fake.set_default_branch(project, Some("release/2026-q1"));
+        let branch = forge.default_branch(PATH).await.unwrap();
+        assert_eq!(
+            (branch.name.as_str(), branch.sha),
+            ("release/2026-q1", release)
+        );
+        assert!(
+            fake.requests()
+                .iter()
+                .any(|r| r.path.ends_with("/repository/branches/release%2F2026-q1"))
+        );
+        // An empty repository has no default branch: said, with what to do.
+        fake.set_default_branch(project, None);
+        let text = format!("{:#}", forge.default_branch(PATH).await.unwrap_err());
+        assert!(text.contains("no default branch"), "{text}");
+        fake.set_default_branch(project, Some("trunk"));
+        let text = format!("{:#}", forge.default_branch(PATH).await.unwrap_err());
+        assert!(text.contains("404"), "{text}");
+        assert_eq!(gitlab.write_calls(), 0, "reads are not writes");
+    }
+
+    #[tokio::test]
+    async fn an_issue_is_created_edited_closed_reopened_and_read_back() {
+        let w = world().await;
+        let forge = forge(&w);
+        // Issue iids count apart from merge requests' (the world has merge request !1).
+        let n = forge
+            .create_issue(PATH, "Drift detected", "`live/dev/vpc`: 1 to change")
+            .await
+            .unwrap();
+        assert_eq!(n, 1);
+        assert_eq!(w.iid, 1);
+        let issue = w.fake.issue(w.project, n).unwrap();
+        assert_eq!(
+            (
+                issue.author.as_str(),
+                issue.title.as_str(),
+                issue.state.as_str()
+            ),
+            (BOT_USERNAME, "Drift detected", "opened")
+        );
+        assert_eq!(forge.issue_open(PATH, n).await.unwrap(), Some(true));
+
+        forge
+            .edit_issue(PATH, n, "Drift detected (2 units)", "both")
+            .await
+            .unwrap();
+        let issue = w.fake.issue(w.project, n).unwrap();
+        assert_eq!(
+            (issue.title.as_str(), issue.description.as_str()),
+            ("Drift detected (2 units)", "both")
+        );
+        assert_eq!(issue.edits.len(), 1);
+
+        forge.set_issue_open(PATH, n, false).await.unwrap();
+        assert_eq!(w.fake.issue(w.project, n).unwrap().state, "closed");
+        assert_eq!(forge.issue_open(PATH, n).await.unwrap(), Some(false));
+        forge.set_issue_open(PATH, n, false).await.unwrap();
+        assert_eq!(w.fake.issue(w.project, n).unwrap().state, "closed");
+        forge.set_issue_open(PATH, n, true).await.unwrap();
+        assert_eq!(w.fake.issue(w.project, n).unwrap().state, "opened");
+        assert_eq!(forge.issue_open(PATH, n).await.unwrap(), Some(true));
+        let puts = w
+            .fake
+            .requests()
+            .iter()
+            .filter(|r| r.method == "PUT" && r.path.ends_with(&format!("/issues/{n}")))
+            .count();
+        assert_eq!(puts, 4);
+        assert_eq!(w.gitlab.write_calls(), 5, "one create, four updates");
+    }
+
+    #[tokio::test]
+    async fn an_issue_that_is_not_here_is_none() {
+        let w = world().await;
+        let forge = forge(&w);
+        assert_eq!(
+            forge.issue_open(PATH, 99).await.unwrap(),
+            None,
+            "never was (404); merge request !1 is no issue"
+        );
+        assert_eq!(forge.issue_open(PATH, w.iid).await.unwrap(), None);
+        let n = forge
+            .create_issue(PATH, "Drift detected", "x")
+            .await
+            .unwrap();
+        w.fake.move_issue(w.project, n);
+        assert_eq!(forge.issue_open(PATH, n).await.unwrap(), None, "moved away");
+        let n = forge
+            .create_issue(PATH, "Drift detected", "y")
+            .await
+            .unwrap();
+        w.fake.delete_issue(w.project, n);
+        assert_eq!(forge.issue_open(PATH, n).await.unwrap(), None, "deleted");
+        let error = forge.set_issue_open(PATH, n, false).await.unwrap_err();
+        assert_eq!(error.downcast_ref::<ApiError>().unwrap().status, 404);
+    }
+
+    #[tokio::test]
+    async fn notes_on_an_issue_are_posted_and_acknowledged_once() {
+        let w = world().await;
+        let forge = forge(&w);
+        let n = forge
+            .create_issue(PATH, "Drift detected", "plan")
+            .await
+            .unwrap();
+        let command = w
+            .fake
+            .user_issue_note(w.project, n, "bob", "cascade apply 3f9a2c1b7d4e");
+        forge
+            .acknowledge_issue_comment(PATH, n, command.id)
+            .await
+            .unwrap();
+        forge
+            .acknowledge_issue_comment(PATH, n, command.id)
+            .await
+            .unwrap();
+        assert_eq!(
+            w.fake.awards(command.id),
+            [(BOT_USERNAME.to_string(), "eyes".to_string())]
+        );
+        let reply = forge.comment_on_issue(PATH, n, "Applied.").await.unwrap();
+        let notes = w.fake.issue(w.project, n).unwrap().notes;
+        let seen: Vec<_> = notes
+            .iter()
+            .map(|note| (note.id, note.author.as_str(), note.body.as_str()))
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                (command.id, "bob", "cascade apply 3f9a2c1b7d4e"),
+                (reply, BOT_USERNAME, "Applied.")
+            ]
+        );
+        // Issue notes are the issue's: the merge request with the same iid has none.
+        assert!(w.fake.notes(w.project, w.iid).is_empty());
+        assert!(
+            w.fake
+                .requests()
+                .iter()
+                .all(|r| !r.path.contains("/merge_requests/"))
+        );
+
+        // The Note Hook for it has GitLab's shape and parses as an issue note.
+        let hook = w.fake.issue_note_event(&command);
+        assert_eq!(hook.event, "Note Hook");
+        let payload = hook.payload();
+        assert_eq!(payload["object_attributes"]["noteable_type"], "Issue");
+        assert_eq!(payload["issue"]["iid"], n);
+        assert!(payload.get("merge_request").is_none());
+        let Ok(Event::GitLabIssueNote(event)) = parse_gitlab_event(&hook.event, &hook.body) else {
+            panic!("not an issue note");
+        };
+        assert_eq!(
+            (event.issue.iid, event.note.id, event.note.body.as_str()),
+            (n, command.id, "cascade apply 3f9a2c1b7d4e")
+        );
+        assert_eq!(event.user.username, "bob");
+        assert_eq!(event.user.id, Some(w.fake.user("bob")));
+        assert_eq!(event.project.id, w.project);
+    }
+
+    #[tokio::test]
+    async fn too_long_is_refused_before_any_request() {
+        let w = world().await;
+        let forge = forge(&w);
+        assert_eq!(
+            (forge.issue_title_limit(), forge.comment_limit()),
+            (255, 1_000_000)
+        );
+        let n = forge
+            .create_issue(PATH, &"t".repeat(255), "ok")
+            .await
+            .unwrap();
+        let requests = w.fake.requests().len();
+        let refusals = [
+            forge
+                .create_issue(PATH, &"t".repeat(256), "b")
+                .await
+                .unwrap_err(),
+            forge
+                .create_issue(PATH, "t", &"b".repeat(1_000_001))
+                .await
+                .unwrap_err(),
+            forge
+                .edit_issue(PATH, n, &"t".repeat(256), "b")
+                .await
+                .unwrap_err(),
+            forge
+                .comment_on_issue(PATH, n, &"c".repeat(1_000_001))
+                .await
+                .unwrap_err(),
+        ];
+        let fields: Vec<_> = refusals
+            .iter()
+            .map(|e| e.downcast_ref::<TooLong>().expect("TooLong").field)
+            .collect();
+        assert_eq!(fields, ["title", "body", "title", "comment"]);
+        assert_eq!(w.fake.requests().len(), requests, "nothing was sent");
+        forge
+            .comment_on_issue(PATH, n, &"c".repeat(1_000_000))
+            .await
+            .unwrap();
+    }
+
+    #[tokio::test]
+    async fn an_issue_or_note_gitlab_stored_before_failing_is_not_made_twice() {
+        let w = world().await;
+        let forge = forge(&w);
+        w.fake
+            .open_issue(w.project, "bob", "Drift detected", "a user's copy");
+        w.fake
+            .fail_next_after_storing("issues.create", Failure::status(502));
+        let n = forge
+            .create_issue(PATH, "Drift detected", "plan")
+            .await
+            .unwrap();
+        let ours: Vec<_> = w
+            .fake
+            .issues(w.project)
+            .into_iter()
+            .filter(|i| i.author == BOT_USERNAME)
+            .collect();
+        assert_eq!(ours.len(), 1);
+        assert_eq!(ours[0].iid, n);
+        w.fake
+            .fail_next_after_storing("issues.notes.create", Failure::status(502));
+        let note = forge.comment_on_issue(PATH, n, "Applied.").await.unwrap();
+        let notes = w.fake.issue(w.project, n).unwrap().notes;
+        assert_eq!(notes.len(), 1);
+        assert_eq!(notes[0].id, note);
+        // A 502 that stored nothing is looked for, then sent again.
+        w.fake.fail_next("issues.create", Failure::status(502));
+        let again = forge
+            .create_issue(PATH, "Drift detected", "plan 2")
+            .await
+            .unwrap();
+        assert_eq!(
+            w.fake.issue(w.project, again).unwrap().description,
+            "plan 2"
+        );
+        assert_eq!(count(&w.fake, "POST", "/issues"), 3);
+    }
 }
 
 mod git_over_http {

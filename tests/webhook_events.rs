@@ -236,6 +236,7 @@ fn kind(event: &Event) -> String {
             action => format!("pull_request {action:?}"),
         },
         Event::PullRequestComment(_) => "pull_request_comment".into(),
+        Event::IssueComment(_) => "issue_comment".into(),
         Event::Installation(i) => format!("installation {:?}", i.action),
         Event::InstallationRepositories(i) => format!("installation_repositories {:?}", i.action),
         Event::Ping { .. } => "ping".into(),
@@ -248,6 +249,7 @@ fn kind(event: &Event) -> String {
             action => format!("gitlab merge_request {action:?}"),
         },
         Event::GitLabNote(_) => "gitlab note Comment".into(),
+        Event::GitLabIssueNote(_) => "gitlab note IssueComment".into(),
         Event::Ignored { event, action } => format!("ignored {event} {action:?}"),
     }
 }
@@ -285,10 +287,8 @@ const EXPECTED: &[(&str, &str)] = &[
         "installation_repositories.removed.json",
         "installation_repositories Removed",
     ),
-    (
-        "issue_comment.created.json",
-        r#"ignored issue_comment Some("created")"#,
-    ),
+    // A new comment on a plain issue (the drift issue's `/apply <id>`).
+    ("issue_comment.created.json", "issue_comment"),
     (
         "issue_comment.created.on-pull-request.json",
         "pull_request_comment",
@@ -454,6 +454,42 @@ fn comment_from_a_bot_keeps_its_kind() {
     assert_eq!(c.comment.author.login, "gagbo-test-app[bot]");
     assert_eq!(c.comment.author.kind, AccountKind::Bot);
     assert_eq!(c.pull_request.number, 5);
+}
+
+#[test]
+fn a_comment_on_a_plain_issue_carries_what_the_drift_flow_needs() {
+    let Event::IssueComment(c) = parse_file("issue_comment.created.json") else {
+        panic!("not an issue comment event");
+    };
+    let raw: Value = serde_json::from_slice(&payload("issue_comment.created.json")).unwrap();
+    assert_eq!(
+        c.pull_request.number,
+        raw["issue"]["number"].as_u64().unwrap()
+    );
+    assert_eq!(c.comment.id.0, raw["comment"]["id"].as_u64().unwrap());
+    assert_eq!(c.comment.body, raw["comment"]["body"].as_str().unwrap());
+    assert_eq!(
+        c.comment.author.login,
+        raw["comment"]["user"]["login"].as_str().unwrap()
+    );
+    assert_eq!(
+        c.repository.full_name,
+        raw["repository"]["full_name"].as_str().unwrap()
+    );
+    assert_eq!(c.installation.map(|i| i.0), Some(1));
+    // `pull_request: null` is a plain issue too; a body without what a comment needs is
+    // not GitHub's shape, plain issue or not.
+    let mut body = raw.clone();
+    body["issue"]["pull_request"] = Value::Null;
+    assert!(matches!(
+        parse_event("issue_comment", &serde_json::to_vec(&body).unwrap()),
+        Ok(Event::IssueComment(_))
+    ));
+    remove(&mut body, "comment.body");
+    assert!(matches!(
+        parse_event("issue_comment", &serde_json::to_vec(&body).unwrap()),
+        Err(ParseError::Shape { path, .. }) if path == "comment.body"
+    ));
 }
 
 #[test]
@@ -796,6 +832,112 @@ fn gitlab_note_event_carries_what_the_flows_need() {
     assert_eq!(n.user.id, Some(1755902), "the note's author id stands in");
 }
 
+/// A note on an issue, as GitLab's "Comment on an issue" example describes it: the
+/// merge request note with the issue in place of the merge request.
+fn on_issue(b: &mut Value) {
+    b["object_attributes"]["noteable_type"] = "Issue".into();
+    remove(b, "merge_request");
+    b["issue"] = serde_json::json!({
+        "id": 92, "iid": 17, "title": "Drift", "state": "opened", "author_id": 1,
+        "project_id": b["project"]["id"], "confidential": false,
+    });
+}
+
+#[test]
+fn gitlab_issue_note_carries_what_the_drift_flow_needs() {
+    let Event::GitLabIssueNote(n) = gitlab_edited("note.merge_request.json", on_issue).unwrap()
+    else {
+        panic!("not an issue note event");
+    };
+    let Event::GitLabNote(on_mr) = parse_gitlab_file("note.merge_request.json") else {
+        panic!("not a note event");
+    };
+    assert_eq!(n.issue.iid, 17);
+    assert_eq!(n.note, on_mr.note);
+    assert_eq!(n.user, on_mr.user);
+    assert_eq!(n.project, on_mr.project);
+    // Older payloads name no confidentiality on the issue: public.
+    let older = gitlab_kind("note.merge_request.json", |b| {
+        on_issue(b);
+        remove(b, "issue.confidential");
+    });
+    assert_eq!(older, "gitlab note IssueComment");
+}
+
+#[test]
+fn gitlab_issue_notes_that_are_not_public_new_commands_are_ignored() {
+    let file = "note.merge_request.json";
+    let ignored = |action: &str| format!("ignored gitlab:Note Hook Some({action:?})");
+    let cases: [(&str, Edit); 5] = [
+        ("create", |b| {
+            on_issue(b);
+            b["object_attributes"]["system"] = true.into();
+        }),
+        ("create", |b| {
+            on_issue(b);
+            b["object_attributes"]["internal"] = true.into();
+        }),
+        ("create", |b| {
+            on_issue(b);
+            b["object_attributes"]["confidential"] = true.into();
+        }),
+        // A public note on a confidential issue is still seen by members only.
+        ("create", |b| {
+            on_issue(b);
+            b["issue"]["confidential"] = true.into();
+        }),
+        ("update", |b| {
+            on_issue(b);
+            b["object_attributes"]["action"] = "update".into();
+        }),
+    ];
+    for (action, edit) in cases {
+        assert_eq!(gitlab_kind(file, edit), ignored(action));
+    }
+    // Confidential notes arrive under their own hook, never read.
+    let mut body: Value = serde_json::from_slice(&gitlab_payload(file)).unwrap();
+    on_issue(&mut body);
+    let hook = parse_gitlab_event(
+        "Confidential Note Hook",
+        &serde_json::to_vec(&body).unwrap(),
+    );
+    assert_eq!(
+        kind(&hook.unwrap()),
+        r#"ignored gitlab:Confidential Note Hook Some("create")"#
+    );
+    // An issue note without its issue is not GitLab's shape; nor is an overlong note.
+    for (edit, path) in [
+        (
+            (|b| {
+                on_issue(b);
+                remove(b, "issue");
+            }) as Edit,
+            "issue",
+        ),
+        (
+            |b| {
+                on_issue(b);
+                remove(b, "issue.iid");
+            },
+            "issue.iid",
+        ),
+        (
+            |b| {
+                on_issue(b);
+                b["object_attributes"]["note"] = "x".repeat(1_000_001).into();
+            },
+            "object_attributes.note",
+        ),
+    ] {
+        match gitlab_edited(file, edit) {
+            Err(e @ ParseError::Shape { .. }) => {
+                assert!(e.to_string().contains(&format!(": {path}: ")), "{e}")
+            }
+            other => panic!("expected a shape error at {path}, got {other:?}"),
+        }
+    }
+}
+
 /// A change to a payload, before it is parsed.
 type Edit = fn(&mut Value);
 
@@ -885,7 +1027,7 @@ fn gitlab_notes_that_are_not_public_new_commands_are_ignored() {
             b["object_attributes"]["action"] = "update".into()
         }),
         ("create", |b| {
-            b["object_attributes"]["noteable_type"] = "Issue".into();
+            b["object_attributes"]["noteable_type"] = "Commit".into();
             remove(b, "merge_request");
         }),
     ];

@@ -127,6 +127,9 @@ pub fn route(event: Event) -> Routed {
                 body: e.note.body.clone(),
             }),
         ),
+        // Comments on the drift issue: routed by the drift flow.
+        Event::IssueComment(_) => Routed::Done,
+        Event::GitLabIssueNote(_) => Routed::Done,
         Event::Ping { .. } | Event::Ignored { .. } => Routed::Done,
     }
 }

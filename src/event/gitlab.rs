@@ -1,7 +1,8 @@
 //! GitLab webhook deliveries: authenticating one (`X-Gitlab-Token`, and the
 //! Standard-Webhooks signature where a signing token is configured), reading
 //! its identity from the headers, and turning the `Merge Request Hook` and
-//! `Note Hook` bodies into owned, typed events the bot routes on.
+//! `Note Hook` bodies (notes on merge requests and on issues) into owned, typed
+//! events the bot routes on.
 //!
 //! Like the GitHub half of `event`, it never acts on an event: no store, no
 //! forge, no HTTP framework; the clock is a number the caller passes. What
@@ -194,6 +195,24 @@ impl NotedMergeRequest {
     }
 }
 
+/// A new, public, non-system note on an issue (one that is not confidential): a
+/// possible command on the drift issue cascade keeps.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GitLabIssueNoteEvent {
+    pub project: GitLabProject,
+    pub note: GitLabNote,
+    pub issue: NotedIssue,
+    /// The note's author (`user.id` may be missing; `note.author_id` is not).
+    pub user: GitLabUser,
+}
+
+/// The issue a note is on, as the note hook describes it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NotedIssue {
+    /// The issue's number in its project (issues and merge requests are counted apart).
+    pub iid: u64,
+}
+
 // ---------------------------------------------------------------- parsing
 
 /// Parses an authenticated GitLab body into an owned, typed event. `hook` is
@@ -226,10 +245,15 @@ pub fn parse_gitlab_event(hook: &str, body: &[u8]) -> Result<Event, ParseError> 
         }
         NOTE_HOOK => {
             let probe = decode::<wire::NoteProbe>(&event, body)?;
-            if !probe.is_command_candidate() {
-                return ignored(Some(probe.action_name()));
+            match probe.command_candidate() {
+                Some(wire::NotedOn::MergeRequest) => {
+                    decode::<wire::NotePayload>(&event, body)?.into_event(&event)
+                }
+                Some(wire::NotedOn::Issue) => {
+                    decode::<wire::IssueNotePayload>(&event, body)?.into_event(&event)
+                }
+                None => ignored(Some(probe.action_name())),
             }
-            decode::<wire::NotePayload>(&event, body)?.into_event(&event)
         }
         // Confidential and internal notes are visible to members only, and
         // every reply cascade makes is public: it does not read them.

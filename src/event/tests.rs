@@ -295,12 +295,19 @@ fn issue_comment_needs_an_issue_to_decide() {
         parse("issue_comment", &comment),
         Err(ParseError::Shape { path, .. }) if path == "issue"
     ));
+    // A new comment on a plain issue is read whole now (the drift issue's commands).
     let on_issue = json!({ "action": "created", "issue": { "pull_request": null } });
-    assert_eq!(
+    assert!(matches!(
         parse("issue_comment", &on_issue),
+        Err(ParseError::Shape { .. })
+    ));
+    // An edit is ignored before its shape matters, on an issue or a pull request.
+    let edited = json!({ "action": "edited", "issue": { "pull_request": null } });
+    assert_eq!(
+        parse("issue_comment", &edited),
         Ok(Event::Ignored {
             event: "issue_comment".into(),
-            action: Some("created".into())
+            action: Some("edited".into())
         })
     );
 }

@@ -210,9 +210,10 @@ struct CommentJson {
     html_url: String,
 }
 
-impl From<CommentPayload> for Event {
-    fn from(p: CommentPayload) -> Event {
-        Event::PullRequestComment(CommentEvent {
+impl CommentPayload {
+    pub(super) fn into_event(self) -> CommentEvent {
+        let p = self;
+        CommentEvent {
             installation: p.installation.map(|i| i.id),
             repository: p.repository.into(),
             pull_request: PullRequestRef {
@@ -230,7 +231,7 @@ impl From<CommentPayload> for Event {
                 html_url: p.comment.html_url,
             },
             sender: p.sender,
-        })
+        }
     }
 }
 

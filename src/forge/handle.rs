@@ -11,8 +11,8 @@ use arc_swap::ArcSwapOption;
 use super::github::{self, GitHubApp};
 use super::gitlab::{self, GitLab};
 use super::types::{
-    Actor, Approvals, ChangeRequest, CheckOutput, ForgeKind, ForgeRef, Membership, OwnComment,
-    Spelling,
+    Actor, Approvals, ChangeRequest, CheckOutput, DefaultBranch, ForgeKind, ForgeRef, Membership,
+    OwnComment, Spelling, TooLong,
 };
 use crate::comment::GITHUB_LIMIT;
 
@@ -107,6 +107,15 @@ impl Forge {
         match self {
             Forge::GitHub(_) => GITHUB_LIMIT,
             Forge::GitLab(project) => project.comment_limit(),
+        }
+    }
+
+    /// The longest issue title the forge stores, in characters (GitHub 256, GitLab 255);
+    /// an issue body is bounded by [`Forge::comment_limit`].
+    pub fn issue_title_limit(&self) -> usize {
+        match self {
+            Forge::GitHub(_) => github::ISSUE_TITLE_LIMIT,
+            Forge::GitLab(_) => gitlab::ISSUE_TITLE_LIMIT,
         }
     }
 
@@ -244,6 +253,93 @@ impl Forge {
         match self {
             Forge::GitHub(inst) => inst.clone_token().await,
             Forge::GitLab(p) => p.clone_token().await,
+        }
+    }
+
+    // ---- the default branch and the one issue a drift run keeps per repository ----
+
+    /// The default branch, its head commit and clone URL, as the forge has them now.
+    pub async fn default_branch(&self, repo: &str) -> anyhow::Result<DefaultBranch> {
+        match self {
+            Forge::GitHub(inst) => inst.default_branch(repo).await,
+            Forge::GitLab(p) => p.default_branch(repo).await,
+        }
+    }
+
+    /// Opens an issue; returns its number (GitLab: its iid). A title or body longer than
+    /// the forge stores (GitHub 256 / 65,536 characters, GitLab 255 / 1,000,000) is
+    /// refused with [`TooLong`] before any request. Safe to retry after a server error
+    /// (the client looks for the issue before opening it again).
+    pub async fn create_issue(&self, repo: &str, title: &str, body: &str) -> anyhow::Result<u64> {
+        match self {
+            Forge::GitHub(inst) => inst.create_issue(repo, title, body).await,
+            Forge::GitLab(p) => p.create_issue(repo, title, body).await,
+        }
+    }
+
+    /// Replaces an issue's title and body; too long is [`TooLong`], as for
+    /// [`Forge::create_issue`].
+    pub async fn edit_issue(
+        &self,
+        repo: &str,
+        number: u64,
+        title: &str,
+        body: &str,
+    ) -> anyhow::Result<()> {
+        match self {
+            Forge::GitHub(inst) => inst.edit_issue(repo, number, title, body).await,
+            Forge::GitLab(p) => p.edit_issue(repo, number, title, body).await,
+        }
+    }
+
+    /// Closes (`open: false`, as completed) or reopens an issue. Asking for the state
+    /// it is in already changes nothing and is no error.
+    pub async fn set_issue_open(&self, repo: &str, number: u64, open: bool) -> anyhow::Result<()> {
+        match self {
+            Forge::GitHub(inst) => inst.set_issue_open(repo, number, open).await,
+            Forge::GitLab(p) => p.set_issue_open(repo, number, open).await,
+        }
+    }
+
+    /// Whether issue `number` is open; `None` when it is not an issue of this
+    /// repository any more: never was, deleted, moved or transferred elsewhere, or (on
+    /// GitHub) the number is a pull request's. The caller opens a new one then.
+    pub async fn issue_open(&self, repo: &str, number: u64) -> anyhow::Result<Option<bool>> {
+        match self {
+            Forge::GitHub(inst) => inst.issue_open(repo, number).await,
+            Forge::GitLab(p) => p.issue_open(repo, number).await,
+        }
+    }
+
+    /// Posts a comment (GitLab: a note) on an issue and returns its id. Longer than
+    /// [`Forge::comment_limit`] is [`TooLong`] before any request; safe to retry after a
+    /// server error, like [`Forge::create_comment`].
+    pub async fn comment_on_issue(
+        &self,
+        repo: &str,
+        number: u64,
+        body: &str,
+    ) -> anyhow::Result<u64> {
+        match self {
+            Forge::GitHub(inst) => {
+                TooLong::check("comment", body, GITHUB_LIMIT)?;
+                Ok(inst.create_comment(repo, number, body).await?.id)
+            }
+            Forge::GitLab(p) => p.comment_on_issue(repo, number, body).await,
+        }
+    }
+
+    /// Says "seen, working on it" on a command's comment on an issue (an `eyes`
+    /// reaction, or award emoji on GitLab); twice is no error.
+    pub async fn acknowledge_issue_comment(
+        &self,
+        repo: &str,
+        number: u64,
+        comment_id: u64,
+    ) -> anyhow::Result<()> {
+        match self {
+            Forge::GitHub(inst) => inst.react(repo, comment_id, "eyes").await,
+            Forge::GitLab(p) => p.acknowledge_issue_comment(repo, number, comment_id).await,
         }
     }
 }

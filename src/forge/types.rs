@@ -335,3 +335,46 @@ mod tests {
         );
     }
 }
+
+/// The default branch of a repository and its head, as the forge reports them now: what a
+/// drift run checks out and plans.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DefaultBranch {
+    /// The branch name, without `refs/heads/`.
+    pub name: String,
+    /// The commit the branch points at.
+    pub sha: String,
+    /// Where the repository is fetched from (https).
+    pub clone_url: String,
+}
+
+/// A title or body longer than the forge stores, refused before any request is made
+/// (a write the forge would refuse is never spent). Callers may downcast an
+/// `anyhow::Error` to this to shorten what they send.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the issue {field} is {chars} characters long and the forge stores at most {limit}; \
+     shorten it (for a body, split it under `Forge::comment_limit()`)"
+)]
+pub struct TooLong {
+    /// `title`, `body` or `comment`.
+    pub field: &'static str,
+    pub chars: usize,
+    pub limit: usize,
+}
+
+impl TooLong {
+    /// `Err(TooLong)` when `text` has more than `limit` characters.
+    pub fn check(field: &'static str, text: &str, limit: usize) -> Result<(), TooLong> {
+        let chars = text.chars().count();
+        if chars > limit {
+            Err(TooLong {
+                field,
+                chars,
+                limit,
+            })
+        } else {
+            Ok(())
+        }
+    }
+}

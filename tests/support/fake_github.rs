@@ -7,11 +7,14 @@
 //! logs every request, and can be told to fail the next call of a kind.
 //!
 //! Tests read like the behaviour: `fake.open_pull_request(..)`,
-//! `fake.user_comment(..)`, `fake.bot_comments(..)`, `fake.check_runs(..)`.
+//! `fake.user_comment(..)`, `fake.bot_comments(..)`, `fake.check_runs(..)`,
+//! `fake.issue(..)` (repositories, branches and plain issues: `fake_github/issues.rs`).
 #![allow(dead_code)]
 
 #[path = "fake_github/apps.rs"]
 mod apps;
+#[path = "fake_github/issues.rs"]
+mod issues;
 #[path = "fake_github/json.rs"]
 mod json;
 #[path = "fake_github/routes.rs"]
@@ -26,6 +29,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 #[allow(unused_imports)]
 pub use apps::CreatedApp;
+pub(crate) use issues::IssueModel;
+#[allow(unused_imports)]
+pub use issues::IssueSnapshot;
 #[allow(unused_imports)]
 pub use webhooks::{Delivery, signature};
 
@@ -272,8 +278,10 @@ pub(crate) struct RepoModel {
     pub clone_url: String,
     pub default_branch: String,
     pub installation: u64,
+    /// The next number for a pull request or an issue (one sequence, as on GitHub).
     pub next_number: u64,
     pub pulls: BTreeMap<u64, PullModel>,
+    pub issues: BTreeMap<u64, IssueModel>,
     pub comments: BTreeMap<u64, CommentModel>,
     pub check_runs: BTreeMap<u64, CheckRunModel>,
     pub permissions: HashMap<String, String>,
@@ -327,7 +335,7 @@ pub(crate) struct CheckRunModel {
 }
 
 pub(crate) struct Model {
-    installations: BTreeMap<u64, InstallationModel>,
+    pub installations: BTreeMap<u64, InstallationModel>,
     tokens: HashMap<String, TokenModel>,
     token_lifetime: Duration,
     pub repos: BTreeMap<String, RepoModel>,
@@ -495,6 +503,7 @@ impl FakeGitHub {
                 installation,
                 next_number: 1,
                 pulls: BTreeMap::new(),
+                issues: BTreeMap::new(),
                 comments: BTreeMap::new(),
                 check_runs: BTreeMap::new(),
                 permissions: HashMap::new(),
@@ -595,7 +604,8 @@ impl FakeGitHub {
         });
     }
 
-    /// `user` comments on the pull request; the snapshot feeds `issue_comment_event`.
+    /// `user` comments on the pull request or issue; the snapshot feeds
+    /// `issue_comment_event`.
     pub fn user_comment(&self, repo: &str, number: u64, user: &str, body: &str) -> CommentSnapshot {
         let mut model = self.model();
         let id = routes::add_comment(&mut model, repo, number, user, body);

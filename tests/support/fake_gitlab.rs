@@ -9,11 +9,14 @@
 //! every request, and can be told to fail the next call of a kind.
 //!
 //! Tests read like the behaviour: `fake.open_merge_request(..)`, `fake.user_note(..)`,
-//! `fake.bot_notes(..)`, `fake.statuses(..)`.
+//! `fake.bot_notes(..)`, `fake.statuses(..)`, `fake.issue(..)` (branches and issues with
+//! their notes: `fake_gitlab/issues.rs`).
 #![allow(dead_code)]
 
 #[path = "fake_gitlab/git.rs"]
 mod git;
+#[path = "fake_gitlab/issues.rs"]
+mod issues;
 #[path = "fake_gitlab/json.rs"]
 mod json;
 #[path = "fake_gitlab/model.rs"]
@@ -30,6 +33,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+pub(crate) use issues::IssueModel;
+#[allow(unused_imports)]
+pub use issues::IssueSnapshot;
 pub(crate) use model::{AwardModel, Model, MrModel, NoteModel, ProjectModel, StatusModel};
 #[allow(unused_imports)]
 pub use webhooks::{Delivery, signing_token, standard_webhooks_signature};
@@ -322,6 +328,8 @@ impl FakeGitLab {
                 default_branch: "main".to_string(),
                 next_iid: 1,
                 mrs: BTreeMap::new(),
+                next_issue_iid: 1,
+                issues: BTreeMap::new(),
                 members: BTreeMap::new(),
                 reset_approvals_on_push: true,
                 pipeline_must_succeed: true,
@@ -521,15 +529,26 @@ impl FakeGitLab {
             .collect()
     }
 
-    /// `(username, emoji)` awards on a note.
+    /// `(username, emoji)` awards on a note (on a merge request or an issue).
     pub fn awards(&self, note_id: u64) -> Vec<(String, String)> {
         let model = self.model();
-        model.notes.get(&note_id).map_or_else(Vec::new, |n| {
-            n.awards
-                .iter()
-                .map(|a| (model.username(a.user), a.name.clone()))
-                .collect()
-        })
+        let on_issue = || {
+            model
+                .projects
+                .values()
+                .flat_map(|p| p.issues.values())
+                .find_map(|i| i.notes.get(&note_id))
+        };
+        model
+            .notes
+            .get(&note_id)
+            .or_else(on_issue)
+            .map_or_else(Vec::new, |n| {
+                n.awards
+                    .iter()
+                    .map(|a| (model.username(a.user), a.name.clone()))
+                    .collect()
+            })
     }
 
     /// Another system's status on `sha` (a CI job, a scanner): `state` is any of
@@ -586,7 +605,9 @@ impl FakeGitLab {
     /// The next request of `kind` gets `failure`. Kinds: `user`, `users`, `projects.get`,
     /// `merge_requests.get`, `notes.list`, `notes.create`, `notes.edit`, `notes.delete`,
     /// `notes.award`, `approvals`, `project_approvals`, `diffs`, `statuses.create`,
-    /// `statuses.list`, `members.project`, `members.group`, `git`. Several calls queue up.
+    /// `statuses.list`, `members.project`, `members.group`, `git`, `branches.get`,
+    /// `issues.create`, `issues.list`, `issues.get`, `issues.edit`, `issues.notes.create`,
+    /// `issues.notes.list`, `issues.notes.award`. Several calls queue up.
     pub fn fail_next(&self, kind: &str, failure: Failure) {
         self.model().queue_failure(kind, failure, false);
     }

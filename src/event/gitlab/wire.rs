@@ -4,9 +4,9 @@
 //! full shape), then the whole payload for the events it acts on.
 
 use super::{
-    GitLabMergeRequest, GitLabMergeRequestEvent, GitLabNote, GitLabNoteEvent, GitLabProject,
-    GitLabUser, MAX_NAME_BYTES, MAX_NOTE_CHARS, MergeRequestAction, NotedMergeRequest, bounded,
-    check_project_path, check_url, has_draft_prefix,
+    GitLabIssueNoteEvent, GitLabMergeRequest, GitLabMergeRequestEvent, GitLabNote, GitLabNoteEvent,
+    GitLabProject, GitLabUser, MAX_NAME_BYTES, MAX_NOTE_CHARS, MergeRequestAction, NotedIssue,
+    NotedMergeRequest, bounded, check_project_path, check_url, has_draft_prefix,
 };
 use crate::event::{Event, ParseError, Sha, shape};
 use serde::Deserialize;
@@ -226,6 +226,21 @@ impl UserJson {
 #[derive(Deserialize)]
 pub(super) struct NoteProbe {
     object_attributes: NoteProbeAttributes,
+    /// Present on a note on an issue.
+    #[serde(default)]
+    issue: Option<IssueProbe>,
+}
+
+#[derive(Deserialize)]
+struct IssueProbe {
+    #[serde(default)]
+    confidential: Option<bool>,
+}
+
+/// What a note cascade reads is on.
+pub(super) enum NotedOn {
+    MergeRequest,
+    Issue,
 }
 
 #[derive(Deserialize)]
@@ -248,15 +263,28 @@ impl NoteProbe {
         self.object_attributes.action.as_deref().unwrap_or("create")
     }
 
-    /// A new note on a merge request, written by a person, that everyone can
-    /// read: the only notes cascade reads commands from.
-    pub(super) fn is_command_candidate(&self) -> bool {
+    /// A new note on a merge request or an issue, written by a person, that everyone
+    /// can read (on an issue that is not confidential): the only notes cascade reads
+    /// commands from.
+    pub(super) fn command_candidate(&self) -> Option<NotedOn> {
         let a = &self.object_attributes;
-        a.noteable_type == "MergeRequest"
-            && self.action_name() == "create"
+        let public = self.action_name() == "create"
             && a.system != Some(true)
             && a.confidential != Some(true)
-            && a.internal != Some(true)
+            && a.internal != Some(true);
+        match a.noteable_type.as_str() {
+            "MergeRequest" if public => Some(NotedOn::MergeRequest),
+            "Issue"
+                if public
+                    && self
+                        .issue
+                        .as_ref()
+                        .is_none_or(|i| i.confidential != Some(true)) =>
+            {
+                Some(NotedOn::Issue)
+            }
+            _ => None,
+        }
     }
 }
 
@@ -284,24 +312,38 @@ struct NotedMergeRequestJson {
     author_id: u64,
 }
 
-impl NotePayload {
-    pub(super) fn into_event(self, event: &str) -> Result<Event, ParseError> {
-        if self.object_attributes.note.chars().count() > MAX_NOTE_CHARS {
+impl NoteJson {
+    /// The note, its text bounded, and its author: the hook's user, with the note's
+    /// author id when GitLab leaves the user's out.
+    fn checked(self, event: &str, user: UserJson) -> Result<(GitLabNote, GitLabUser), ParseError> {
+        if self.note.chars().count() > MAX_NOTE_CHARS {
             return Err(shape(
                 event,
                 "object_attributes.note",
                 &format!("longer than GitLab's {MAX_NOTE_CHARS} characters"),
             ));
         }
-        let user = self.user.checked(event)?;
+        let user = user.checked(event)?;
+        let user = GitLabUser {
+            id: user.id.or(Some(self.author_id)),
+            ..user
+        };
+        let note = GitLabNote {
+            id: self.id,
+            body: self.note,
+            author_id: self.author_id,
+        };
+        Ok((note, user))
+    }
+}
+
+impl NotePayload {
+    pub(super) fn into_event(self, event: &str) -> Result<Event, ParseError> {
+        let (note, user) = self.object_attributes.checked(event, self.user)?;
         let mr = self.merge_request;
         Ok(Event::GitLabNote(GitLabNoteEvent {
             project: self.project.checked(event)?,
-            note: GitLabNote {
-                id: self.object_attributes.id,
-                body: self.object_attributes.note,
-                author_id: self.object_attributes.author_id,
-            },
+            note,
             merge_request: NotedMergeRequest {
                 iid: mr.iid,
                 head_sha: mr.last_commit.id,
@@ -309,12 +351,34 @@ impl NotePayload {
                 target_project_id: mr.target_project_id,
                 author_id: mr.author_id,
             },
-            // The hook's user is the note's author; the id, when GitLab leaves
-            // it out, is the note's.
-            user: GitLabUser {
-                id: user.id.or(Some(self.object_attributes.author_id)),
-                ..user
+            user,
+        }))
+    }
+}
+
+#[derive(Deserialize)]
+pub(super) struct IssueNotePayload {
+    project: ProjectJson,
+    user: UserJson,
+    object_attributes: NoteJson,
+    issue: NotedIssueJson,
+}
+
+#[derive(Deserialize)]
+struct NotedIssueJson {
+    iid: u64,
+}
+
+impl IssueNotePayload {
+    pub(super) fn into_event(self, event: &str) -> Result<Event, ParseError> {
+        let (note, user) = self.object_attributes.checked(event, self.user)?;
+        Ok(Event::GitLabIssueNote(GitLabIssueNoteEvent {
+            project: self.project.checked(event)?,
+            note,
+            issue: NotedIssue {
+                iid: self.issue.iid,
             },
+            user,
         }))
     }
 }

@@ -8,6 +8,7 @@
 //! rate limits. Answers are read into small serde shapes ([`types`]) rather
 //! than octocrab's full models, so fields GitHub adds or omits never break a call.
 
+mod issues;
 pub mod manifest;
 mod neutral;
 mod review;
@@ -20,6 +21,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 use serde_json::json;
 
+pub use issues::{ISSUE_BODY_LIMIT, ISSUE_TITLE_LIMIT};
 pub use transport::{ApiError, RetryPolicy, TOKEN_REFRESH_MARGIN, WriteBudget};
 // The check's states are the forge-neutral ones; re-exported for callers of this client.
 pub use crate::forge::types::{CheckOutput, CheckStatus};
@@ -28,6 +30,7 @@ pub use types::{
     Review,
 };
 
+use crate::forge::newest_since;
 use transport::{Actor, Call, Method, Transport};
 use types::{
     WireComment, WireFile, WireGraphqlErrors, WireId, WireMembership, WirePermission, WirePull,
@@ -253,25 +256,44 @@ impl Installation {
     ) -> anyhow::Result<IssueComment> {
         let kind = "issues.comments.create";
         let path = format!("{}/issues/{number}/comments", repo_path(repo)?);
+        self.create_once(
+            kind,
+            &path,
+            json!({ "body": body }),
+            |reply| Ok(reply.json::<WireComment>(kind)?.into()),
+            move |since| self.stored_since(repo, number, body, since),
+        )
+        .await
+    }
+
+    /// Sends a create that GitHub may have stored although it answered with a 5xx or
+    /// not at all: before each new attempt, `stored` looks for what an earlier one made
+    /// (given when the first was sent), so nothing is created twice.
+    async fn create_once<T, Stored>(
+        &self,
+        kind: &'static str,
+        path: &str,
+        body: serde_json::Value,
+        read: impl Fn(&transport::Reply) -> anyhow::Result<T>,
+        stored: impl Fn(tokio::time::Instant) -> Stored,
+    ) -> anyhow::Result<T>
+    where
+        Stored: std::future::Future<Output = anyhow::Result<Option<T>>>,
+    {
         let policy = self.transport.policy().clone();
         let started = tokio::time::Instant::now();
         let mut attempt = 1;
         loop {
-            let mut call = Call::write(kind, Method::Post, path.clone(), json!({ "body": body }));
+            let mut call = Call::write(kind, Method::Post, path.to_string(), body.clone());
             call.retry_server_errors = false;
             let error = match self.send(call).await {
-                Ok(reply) => return Ok(reply.json::<WireComment>(kind)?.into()),
+                Ok(reply) => return read(&reply),
                 Err(error) if transport::is_server_failure(&error) => error,
                 Err(error) => return Err(error),
             };
-            if let Some(comment) = self.stored_since(repo, number, body, started).await? {
-                tracing::info!(
-                    repo,
-                    number,
-                    comment = comment.id,
-                    "a comment create failed but GitHub had stored it"
-                );
-                return Ok(comment);
+            if let Some(made) = stored(started).await? {
+                tracing::info!(kind, "a create failed but GitHub had stored it");
+                return Ok(made);
             }
             if attempt >= policy.max_attempts {
                 return Err(error.context(format!(
@@ -285,7 +307,7 @@ impl Installation {
             tracing::warn!(
                 kind,
                 wait_ms = wait.as_millis() as u64,
-                "GitHub failed to create a comment: retrying"
+                "GitHub failed to create: retrying"
             );
             tokio::time::sleep(wait).await;
             attempt += 1;
@@ -305,19 +327,16 @@ impl Installation {
         let (comments, date) = self
             .get_all_dated::<IssueComment, WireComment>("issues.comments.list", path, usize::MAX)
             .await?;
-        // Timestamps have whole seconds: one second of slack on GitHub's side.
-        let earliest = date.and_then(|d| d.checked_sub(since.elapsed() + Duration::from_secs(1)));
-        let mut ours = comments
+        let ours = comments
             .into_iter()
-            .rev()
             .filter(|c| c.via_app == Some(self.app_id()));
-        Ok(match earliest {
-            Some(earliest) => ours
-                .take_while(|c| c.created_at.is_none_or(|at| at >= earliest))
-                .find(|c| c.body == body),
-            // Without GitHub's clock, only the App's newest comment can be this one.
-            None => ours.next().filter(|c| c.body == body),
-        })
+        Ok(newest_since(
+            ours,
+            date,
+            since,
+            |c| c.created_at,
+            |c| c.body == body,
+        ))
     }
 
     /// Deletes one of the App's comments. One already gone counts as deleted.

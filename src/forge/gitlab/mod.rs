@@ -7,8 +7,12 @@
 //! [`wire`] where the crate has none), sent through [`transport`], which authenticates,
 //! waits out rate limits and server errors, and counts writes. Answers are read into
 //! small serde shapes, so fields GitLab adds or omits never break a call. How cascade's
-//! check becomes a commit status, and "mergeable" without it, is in [`status`].
+//! check becomes a commit status, and "mergeable" without it, is in [`status`]; notes on
+//! merge requests and issues in [`notes`]; the default branch and issues (drift) in
+//! [`issues`].
 
+mod issues;
+mod notes;
 mod status;
 mod transport;
 mod wire;
@@ -18,26 +22,22 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::Context as _;
-use gitlab::api::common::{NameOrId, SortOrder};
-use gitlab::api::projects::merge_requests::notes::awards::CreateMergeRequestNoteAward;
-use gitlab::api::projects::merge_requests::notes::{
-    CreateMergeRequestNote, EditMergeRequestNote, MergeRequestNotes, NoteOrderBy,
-};
+use gitlab::api::common::NameOrId;
 use gitlab::api::projects::merge_requests::{MergeRequest, approvals::MergeRequestApprovals};
 use gitlab::api::projects::repository::commits::{CommitStatuses, CreateCommitStatus};
 use gitlab::api::{AsyncQuery, Endpoint, Pageable, Pagination};
 
+pub use issues::{ISSUE_BODY_LIMIT, ISSUE_TITLE_LIMIT};
 pub use status::{DESCRIPTION_LIMIT, STATUS_NAME};
 pub use transport::{ApiError, NoAnswer, RetryPolicy};
 
 use crate::forge::types::{
-    Actor, Approvals, Approver, ChangeRequest, CheckOutput, ForgeKind, Membership, OwnComment,
-    Spelling,
+    Actor, Approvals, Approver, ChangeRequest, CheckOutput, ForgeKind, Membership, Spelling,
 };
 use transport::{Call, Transport};
 use wire::{
-    AllGroupMember, DeleteMergeRequestNote, WireApprovals, WireId, WireMember, WireMergeRequest,
-    WireNote, WireProject, WireProjectApprovals, WireStatus, WireUser,
+    AllGroupMember, WireApprovals, WireId, WireMember, WireMergeRequest, WireProject,
+    WireProjectApprovals, WireStatus, WireUser,
 };
 
 /// GitLab's limit on a note, in characters.
@@ -392,181 +392,6 @@ impl Project {
         self.inner
             .list(&call, endpoint.build().map_err(built)?)
             .await
-    }
-
-    /// Every note on the merge request, oldest first, and GitLab's clock when it answered.
-    async fn notes(
-        &self,
-        number: u64,
-    ) -> anyhow::Result<(Vec<WireNote>, Option<std::time::SystemTime>)> {
-        let endpoint = MergeRequestNotes::builder()
-            .project(self.id)
-            .merge_request(number)
-            .order_by(NoteOrderBy::CreatedAt)
-            .sort(SortOrder::Ascending)
-            .build()
-            .map_err(built)?;
-        let call = self.inner.transport.call("notes.list");
-        let notes = self.inner.list(&call, endpoint).await?;
-        Ok((notes, call.date()))
-    }
-
-    /// cascade's own notes (by the token's user, not system notes), oldest first.
-    pub async fn own_comments(&self, repo: &str, number: u64) -> anyhow::Result<Vec<OwnComment>> {
-        let me = self.me().await?;
-        let (notes, _) = self
-            .notes(number)
-            .await
-            .with_context(|| format!("could not list the notes on {repo}!{number}"))?;
-        Ok(notes
-            .into_iter()
-            .filter(|n| Some(n.author.id) == me.id && !n.system)
-            .map(|n| OwnComment {
-                id: n.id,
-                created_at: n.created(),
-                body: n.body,
-            })
-            .collect())
-    }
-
-    /// Posts a note. A create that failed with a 5xx or no answer may have been stored
-    /// all the same, so before sending it again the notes are read: one of ours with
-    /// exactly `body`, stored since the first attempt was sent (by GitLab's clock, to the
-    /// second), is the note.
-    pub async fn create_comment(&self, repo: &str, number: u64, body: &str) -> anyhow::Result<u64> {
-        let policy = self.inner.transport.policy().clone();
-        let started = tokio::time::Instant::now();
-        let mut attempt = 1;
-        loop {
-            let endpoint = CreateMergeRequestNote::builder()
-                .project(self.id)
-                .merge_request(number)
-                .body(body)
-                .build()
-                .map_err(built)?;
-            let call = self.inner.transport.call("notes.create").no_server_retry();
-            let error = match endpoint.query_async(&call).await {
-                Ok(WireId { id }) => return Ok(id),
-                Err(error) => call.error(error),
-            };
-            if !transport::is_server_failure(&error) {
-                return Err(error.context(format!("could not post a note on {repo}!{number}")));
-            }
-            if let Some(id) = self.stored_since(number, body, started).await? {
-                tracing::info!(
-                    repo,
-                    number,
-                    note = id,
-                    "a note create failed but GitLab had stored it"
-                );
-                return Ok(id);
-            }
-            if attempt >= policy.max_attempts {
-                return Err(error.context(format!(
-                    "cascade gave up posting a note on {repo}!{number} after {attempt} attempts"
-                )));
-            }
-            let wait = policy.backoff(policy.server_error_backoff, attempt);
-            tracing::warn!(
-                wait_ms = wait.as_millis() as u64,
-                "GitLab failed to create a note: retrying"
-            );
-            tokio::time::sleep(wait).await;
-            attempt += 1;
-        }
-    }
-
-    /// The newest note of ours with exactly `body` that GitLab stored after `since` (a
-    /// local instant, moved onto GitLab's clock with the listing's `Date`).
-    async fn stored_since(
-        &self,
-        number: u64,
-        body: &str,
-        since: tokio::time::Instant,
-    ) -> anyhow::Result<Option<u64>> {
-        let me = self.me().await?;
-        let (notes, date) = self.notes(number).await?;
-        // Timestamps may be whole seconds: one second of slack on GitLab's side.
-        let earliest = date.and_then(|d| d.checked_sub(since.elapsed() + Duration::from_secs(1)));
-        let mut ours = notes
-            .into_iter()
-            .rev()
-            .filter(|n| Some(n.author.id) == me.id && !n.system);
-        Ok(match earliest {
-            Some(earliest) => ours
-                .take_while(|n| n.created().is_none_or(|at| at >= earliest))
-                .find(|n| n.body == body),
-            // Without GitLab's clock, only our newest note can be this one.
-            None => ours.next().filter(|n| n.body == body),
-        }
-        .map(|n| n.id))
-    }
-
-    pub async fn edit_comment(
-        &self,
-        repo: &str,
-        number: u64,
-        id: u64,
-        body: &str,
-    ) -> anyhow::Result<()> {
-        let endpoint = EditMergeRequestNote::builder()
-            .project(self.id)
-            .merge_request(number)
-            .note(id)
-            .body(body)
-            .build()
-            .map_err(built)?;
-        let _: WireId = self
-            .inner
-            .query("notes.edit", endpoint)
-            .await
-            .with_context(|| format!("could not edit note {id} on {repo}!{number}"))?;
-        Ok(())
-    }
-
-    /// Deletes one of cascade's notes; one already gone counts as deleted.
-    pub async fn delete_comment(&self, repo: &str, number: u64, id: u64) -> anyhow::Result<()> {
-        let endpoint = DeleteMergeRequestNote {
-            project: self.id,
-            merge_request: number,
-            note: id,
-        };
-        match self.inner.ignore("notes.delete", endpoint).await {
-            Err(error) if transport::status_of(&error) == Some(404) => Ok(()),
-            other => {
-                other.with_context(|| format!("could not delete note {id} on {repo}!{number}"))
-            }
-        }
-    }
-
-    /// Awards `eyes` on a note ("seen, working on it"); awarding it twice is no error.
-    pub async fn acknowledge(
-        &self,
-        repo: &str,
-        number: u64,
-        comment_id: u64,
-    ) -> anyhow::Result<()> {
-        let endpoint = CreateMergeRequestNoteAward::builder()
-            .project(self.id)
-            .merge_request(number)
-            .note(comment_id)
-            .name("eyes")
-            .build()
-            .map_err(built)?;
-        match self.inner.query::<WireId, _>("notes.award", endpoint).await {
-            Ok(_) => Ok(()),
-            // GitLab answers a repeated award with 404 "Award Emoji Name has already been taken".
-            Err(error)
-                if error.downcast_ref::<ApiError>().is_some_and(|e| {
-                    e.status == 404 && e.message.contains("already been taken")
-                }) =>
-            {
-                Ok(())
-            }
-            Err(error) => Err(error.context(format!(
-                "could not award eyes on note {comment_id} on {repo}!{number}"
-            ))),
-        }
     }
 
     /// Sets the `cascade` commit status on `head_sha` (for `head_ref`, so it joins the

@@ -20,6 +20,9 @@ pub(crate) struct WireProject {
     /// The project's web page, for links to its files.
     #[serde(default)]
     pub web_url: Option<String>,
+    /// `null` while the repository is empty.
+    #[serde(default)]
+    pub default_branch: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

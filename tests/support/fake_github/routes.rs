@@ -22,7 +22,7 @@ use super::{
 };
 
 type Fake = State<Arc<Shared>>;
-type Answer = Result<Response, Response>;
+pub(super) type Answer = Result<Response, Response>;
 
 pub fn router(shared: Arc<Shared>) -> Router {
     Router::new()
@@ -60,6 +60,7 @@ pub fn router(shared: Arc<Shared>) -> Router {
         )
         .route("/graphql", post(graphql))
         .merge(super::apps::router())
+        .merge(super::issues::routes())
         .fallback(|| async { reply(StatusCode::NOT_FOUND, json::error("Not Found")) })
         .layer(middleware::from_fn_with_state(shared.clone(), log_request))
         .with_state(shared)
@@ -74,11 +75,11 @@ async fn log_request(State(fake): Fake, request: Request, next: Next) -> Respons
     next.run(request).await
 }
 
-fn reply(status: StatusCode, body: Value) -> Response {
+pub(super) fn reply(status: StatusCode, body: Value) -> Response {
     (status, axum::Json(body)).into_response()
 }
 
-fn refuse(status: u16, message: &str) -> Response {
+pub(super) fn refuse(status: u16, message: &str) -> Response {
     reply(StatusCode::from_u16(status).unwrap(), json::error(message))
 }
 
@@ -89,7 +90,7 @@ fn injected(model: &mut Model, kind: &str) -> Result<(), Response> {
 }
 
 /// The failure queued for `kind` after the request was carried out, if any.
-fn injected_after(model: &mut Model, kind: &str) -> Result<(), Response> {
+pub(super) fn injected_after(model: &mut Model, kind: &str) -> Result<(), Response> {
     let failure = model
         .failures_after
         .get_mut(kind)
@@ -130,7 +131,7 @@ fn installation(model: &Model, headers: &HeaderMap) -> Result<u64, Response> {
 
 /// Checks failure injection and the token, and that the token's installation
 /// can see `owner/repo` (GitHub answers 404 when it cannot).
-fn enter<'a>(
+pub(super) fn enter<'a>(
     fake: &'a Shared,
     kind: &str,
     headers: &HeaderMap,
@@ -145,11 +146,11 @@ fn enter<'a>(
     }
 }
 
-fn wrote(model: &mut Model, installation: u64) {
+pub(super) fn wrote(model: &mut Model, installation: u64) {
     *model.writes.entry(installation).or_default() += 1;
 }
 
-fn body_json(body: &Bytes) -> Result<Value, Response> {
+pub(super) fn body_json(body: &Bytes) -> Result<Value, Response> {
     serde_json::from_slice(body).map_err(|_| refuse(400, "Problems parsing JSON"))
 }
 
@@ -226,13 +227,13 @@ async fn pull(
 }
 
 #[derive(Deserialize)]
-struct PageQuery {
-    per_page: Option<usize>,
-    page: Option<usize>,
+pub(super) struct PageQuery {
+    pub per_page: Option<usize>,
+    pub page: Option<usize>,
 }
 
 /// One page of `items` (GitHub: 30 by default, at most 100) with its `Link` header.
-fn paged(fake: &Shared, path: &str, items: Vec<Value>, q: &PageQuery) -> Response {
+pub(super) fn paged(fake: &Shared, path: &str, items: Vec<Value>, q: &PageQuery) -> Response {
     let per_page = q.per_page.unwrap_or(30).clamp(1, 100);
     let page = q.page.unwrap_or(1).max(1);
     let last = items.len().div_ceil(per_page).max(1);
@@ -324,7 +325,7 @@ async fn comments(
     let repo = format!("{o}/{r}");
     let (model, _) = enter(&fake, "issues.comments.list", &headers, &repo)?;
     let repo_model = &model.repos[&repo];
-    if !repo_model.pulls.contains_key(&n) {
+    if !has_conversation(repo_model, n) {
         return Err(refuse(404, "Not Found"));
     }
     let items = repo_model
@@ -341,6 +342,11 @@ async fn comments(
     ))
 }
 
+/// A pull request or a live issue: what comments go on.
+fn has_conversation(repo: &super::RepoModel, number: u64) -> bool {
+    repo.pulls.contains_key(&number) || repo.issues.get(&number).is_some_and(|i| !i.deleted)
+}
+
 /// A comment on `repo`#`number` by `author`; returns its id.
 pub(super) fn add_comment(
     model: &mut Model,
@@ -353,8 +359,8 @@ pub(super) fn add_comment(
     let now = json::timestamp(SystemTime::now());
     let repo_model = model.repo(repo);
     assert!(
-        repo_model.pulls.contains_key(&number),
-        "no pull request {repo}#{number}"
+        has_conversation(repo_model, number),
+        "no pull request or issue {repo}#{number}"
     );
     repo_model.comments.insert(
         id,
@@ -397,7 +403,7 @@ async fn create_comment(
     let repo = format!("{o}/{r}");
     let (mut model, installation) = enter(&fake, "issues.comments.create", &headers, &repo)?;
     let text = comment_body(&body)?;
-    if !model.repos[&repo].pulls.contains_key(&n) {
+    if !has_conversation(&model.repos[&repo], n) {
         return Err(refuse(404, "Not Found"));
     }
     let id = add_comment(&mut model, &repo, n, BOT_LOGIN, &text);

@@ -1,6 +1,6 @@
 //! Signed webhook deliveries built from the fake's state, in the shapes of
 //! GitHub's real payloads (../shared/webhooks/github): `pull_request.*`,
-//! `issue_comment.created` on a pull request, `installation.*` and
+//! `issue_comment.created` on a pull request or a plain issue, `installation.*` and
 //! `installation_repositories.*`.
 
 use hmac::{Hmac, Mac};
@@ -143,18 +143,18 @@ impl FakeGitHub {
         Delivery::new("pull_request", &payload, &model.webhook_secret)
     }
 
-    /// `issue_comment` `created` on a pull request, for a comment from `user_comment`.
+    /// `issue_comment` `created` for a comment from `user_comment`: on a pull request
+    /// (`issue.pull_request` set), or on a plain issue (no `pull_request`), as GitHub
+    /// sends each.
     pub fn issue_comment_event(&self, comment: &CommentSnapshot) -> Delivery {
         let model = self.model();
         let api = &self.shared.url;
         let repo_model = &model.repos[&comment.repo];
-        let pr = &repo_model.pulls[&comment.number];
         let c = &repo_model.comments[&comment.id];
         let full = &repo_model.full_name;
-        let n = pr.number;
-        let payload = json!({
-            "action": "created",
-            "issue": {
+        let n = comment.number;
+        let issue = match repo_model.pulls.get(&n) {
+            Some(pr) => json!({
                 "url": format!("{api}/repos/{full}/issues/{n}"),
                 "html_url": format!("{}/{full}/pull/{n}", json::WEB),
                 "id": json::id_of(&format!("{full}#{n}")),
@@ -176,8 +176,47 @@ impl FakeGitHub {
                     "merged_at": null,
                 },
                 "body": "",
-            },
-            "comment": json::comment(api, full, model.app_id, c),
+            }),
+            None => {
+                let issue = &repo_model.issues[&n];
+                json!({
+                    "url": format!("{api}/repos/{full}/issues/{n}"),
+                    "repository_url": format!("{api}/repos/{full}"),
+                    "html_url": format!("{}/{full}/issues/{n}", json::WEB),
+                    "id": json::id_of(&format!("{full}#{n}")),
+                    "node_id": format!("I_kwDO{}", json::id_of(&format!("{full}#{n}"))),
+                    "number": n,
+                    "title": issue.title,
+                    "user": json::user(api, &issue.author),
+                    "labels": [],
+                    "state": issue.state,
+                    "locked": false,
+                    "assignee": null,
+                    "assignees": [],
+                    "milestone": null,
+                    "comments": repo_model.comments.values().filter(|c| c.number == n).count(),
+                    "created_at": issue.created_at,
+                    "updated_at": issue.created_at,
+                    "closed_at": null,
+                    "author_association": "NONE",
+                    "active_lock_reason": null,
+                    "body": issue.body,
+                    "state_reason": issue.state_reason,
+                })
+            }
+        };
+        let mut comment_json = json::comment(api, full, model.app_id, c);
+        if !repo_model.pulls.contains_key(&n) {
+            comment_json["html_url"] = json!(format!(
+                "{}/{full}/issues/{n}#issuecomment-{}",
+                json::WEB,
+                c.id
+            ));
+        }
+        let payload = json!({
+            "action": "created",
+            "issue": issue,
+            "comment": comment_json,
             "repository": json::repo(api, repo_model),
             "installation": installation_stub(repo_model.installation),
             "sender": json::user(api, &c.author),

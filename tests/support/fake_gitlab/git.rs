@@ -168,6 +168,20 @@ fn parse_cgi(out: &[u8]) -> Response {
 /// the project's bare repository: it pushes the head from `head_repo` (a fork) or points
 /// the ref at a commit the project already has. Heads that exist nowhere (tests that
 /// never fetch) are left alone.
+/// The head of `branch` in the bare repository at `origin`, if it has one.
+pub(super) fn branch_head(origin: &Path, branch: &str) -> Option<String> {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(origin)
+        .args(["rev-parse", "--verify", "-q"])
+        .arg(format!("refs/heads/{branch}^{{commit}}"))
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
 pub(super) fn sync_mr_ref(origin: &Path, iid: u64, sha: &str, head_repo: Option<&Path>) {
     if !origin.is_dir() {
         return;

@@ -69,7 +69,7 @@ pub fn project(api: &str, p: &ProjectModel) -> Value {
         "path_with_namespace": p.path,
         "name_with_namespace": p.path.replace('/', " / "),
         "description": null,
-        "default_branch": p.default_branch,
+        "default_branch": (!p.default_branch.is_empty()).then_some(&p.default_branch),
         "visibility": "private",
         "web_url": format!("{WEB}/{}", p.path),
         "ssh_url_to_repo": format!("git@gitlab.example.com:{}.git", p.path),

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::PathBuf;
 use std::time::SystemTime;
 
-use super::{DiffFile, Failure, RequestRecord};
+use super::{DiffFile, Failure, IssueModel, RequestRecord};
 
 pub(crate) struct UserModel {
     pub id: u64,
@@ -18,9 +18,13 @@ pub(crate) struct ProjectModel {
     pub path: String,
     /// The bare repository served over HTTP at `<url>/<path>.git`.
     pub origin: Option<PathBuf>,
+    /// Empty for an empty repository (GitLab answers `null`).
     pub default_branch: String,
     pub next_iid: u64,
     pub mrs: BTreeMap<u64, MrModel>,
+    /// Issues count their iids apart from merge requests.
+    pub next_issue_iid: u64,
+    pub issues: BTreeMap<u64, IssueModel>,
     /// Direct members: user id → access level.
     pub members: BTreeMap<u64, u64>,
     /// "Remove all approvals when commits are added to the source branch" (GitLab's

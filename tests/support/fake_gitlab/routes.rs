@@ -57,6 +57,7 @@ pub fn router(shared: Arc<Shared>) -> Router {
             put(edit_note).delete(delete_note),
         )
         .route(&format!("{MR}/notes/{{note}}/award_emoji"), post(award))
+        .merge(super::issues::routes())
         .fallback(fallback)
         .layer(middleware::from_fn_with_state(shared.clone(), log_request))
         .with_state(shared)
@@ -466,7 +467,7 @@ pub(super) fn add_note(
     id
 }
 
-fn note_body(headers: &HeaderMap, body: &Bytes) -> Result<String, Response> {
+pub(super) fn note_body(headers: &HeaderMap, body: &Bytes) -> Result<String, Response> {
     let text = fields(headers, body)?
         .remove("body")
         .filter(|b| !b.is_empty())

@@ -1,7 +1,7 @@
 //! Webhook deliveries built from the fake's state, in the shapes of GitLab's real
 //! payloads (../shared/webhooks/gitlab): `Merge Request Hook` (open, reopen, close,
 //! merge, update with and without new commits, draft → ready) and `Note Hook` on a
-//! merge request, with GitLab's delivery headers (`X-Gitlab-Token` verbatim,
+//! merge request or an issue, with GitLab's delivery headers (`X-Gitlab-Token` verbatim,
 //! `Idempotency-Key` kept across retries, `X-Gitlab-Event-UUID`) and, when a signing
 //! token is set, the Standard-Webhooks signature.
 
@@ -426,6 +426,64 @@ impl FakeGitLab {
         // Older payloads also carry these on the merge request.
         payload["merge_request"]["assignee"] = Value::Null;
         payload["merge_request"]["position"] = json!(0);
+        Delivery::new("Note Hook", &payload, &model)
+    }
+
+    /// A Note Hook for a note on an issue, from `user_issue_note`, as GitLab's "Comment on
+    /// an issue" example has it (`noteable_type: Issue`, the issue in `issue`).
+    pub fn issue_note_event(&self, note: &NoteSnapshot) -> Delivery {
+        let model = self.model();
+        let api = &self.shared.url;
+        let p = &model.projects[&note.project_id];
+        let (issue, n) = super::issues::issue_note(&model, p.id, note.iid, note.id);
+        let payload = json!({
+            "object_kind": "note",
+            "event_type": "note",
+            "user": hook_user(&model, n.author),
+            "project_id": p.id,
+            "project": json::hook_project(api, p),
+            "object_attributes": {
+                "attachment": null,
+                "author_id": n.author,
+                "change_position": null,
+                "commit_id": null,
+                "created_at": json::hook_timestamp(n.created_at),
+                "discussion_id": format!("{:040x}", n.id),
+                "id": n.id,
+                "internal": false,
+                "line_code": null,
+                "note": n.body,
+                "noteable_id": issue.id,
+                "noteable_type": "Issue",
+                "position": null,
+                "project_id": p.id,
+                "st_diff": null,
+                "system": n.system,
+                "type": null,
+                "updated_at": json::hook_timestamp(n.updated_at),
+                "updated_by_id": null,
+                "description": n.body,
+                "url": format!("{}/{}/-/issues/{}#note_{}", json::WEB, p.path, issue.iid, n.id),
+                "action": if n.edits.is_empty() { "create" } else { "update" },
+            },
+            "repository": repository(p),
+            "issue": {
+                "id": issue.id,
+                "iid": issue.iid,
+                "title": issue.title,
+                "description": issue.description,
+                "state": issue.state,
+                "author_id": issue.author,
+                "project_id": p.id,
+                "assignee_ids": [],
+                "assignee_id": null,
+                "labels": [],
+                "confidential": false,
+                "created_at": json::hook_timestamp(issue.created_at),
+                "updated_at": json::hook_timestamp(issue.created_at),
+                "url": format!("{}/{}/-/issues/{}", json::WEB, p.path, issue.iid),
+            },
+        });
         Delivery::new("Note Hook", &payload, &model)
     }
 }
