@@ -13,6 +13,7 @@ pub mod cli;
 pub mod command;
 pub mod comment;
 pub mod config;
+pub mod drift;
 pub mod engine;
 pub mod event;
 pub mod exec;

@@ -12,16 +12,11 @@
 use super::repo::{locate, scan_to_run};
 use super::run_cmd::{cancel_on_ctrl_c, data_dir, engine, progress, refuse_cycles};
 use super::{DriftArgs, RunFormat};
+use crate::drift::{DriftReport, units_to_check};
 use crate::engine::head_targets;
-use crate::plan::Counts;
-use crate::plan::render::RenderedPlan;
-use crate::store::{PlanRecord, UnitStatus};
-use crate::terragrunt::UnitKind;
 use crate::unit::UnitPath;
 use anyhow::{Context, bail};
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
-use serde::Serialize;
-use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -30,128 +25,15 @@ const DRIFTED: u8 = 2;
 /// Exit status when a unit failed, or cascade could not run; wins over drift.
 const FAILED: u8 = 1;
 
-/// What `cascade drift --format json` prints.
-#[derive(Debug, Default, Serialize)]
-pub(super) struct DriftReport {
-    drifted: Vec<DriftedUnit>,
-    clean: Vec<UnitPath>,
-    failed: Vec<FailedUnit>,
-}
-
-#[derive(Debug, Serialize)]
-struct DriftedUnit {
-    path: UnitPath,
-    counts: Counts,
-    fingerprint: String,
-    /// The attribute-level diff, for the Markdown report only.
-    #[serde(skip)]
-    rendered: Option<RenderedPlan>,
-}
-
-#[derive(Debug, Serialize)]
-struct FailedUnit {
-    path: UnitPath,
-    reason: String,
-}
-
-impl DriftReport {
-    /// Sorts the units of a finished plan run: planned and empty → clean, planned and
-    /// not empty → drifted, anything else (failed, skipped behind a failed dependency,
-    /// cancelled) → failed with the engine's reason.
-    fn of_plan(plan: &PlanRecord) -> DriftReport {
-        let mut report = DriftReport::default();
-        for unit in &plan.units {
-            match (&unit.status, &unit.summary) {
-                (UnitStatus::Planned, Some(summary)) if summary.is_empty() => {
-                    report.clean.push(unit.path.clone())
-                }
-                (UnitStatus::Planned, Some(summary)) => report.drifted.push(DriftedUnit {
-                    path: unit.path.clone(),
-                    counts: summary.counts,
-                    fingerprint: summary.fingerprint.0.clone(),
-                    rendered: unit.rendered.clone(),
-                }),
-                (status, _) => report.failed.push(FailedUnit {
-                    path: unit.path.clone(),
-                    reason: if unit.detail.is_empty() {
-                        status.as_str().to_string()
-                    } else {
-                        unit.detail.clone()
-                    },
-                }),
-            }
-        }
-        report
+/// The exit status for a report: failures win over drift.
+fn exit_code(report: &DriftReport) -> ExitCode {
+    if !report.failed.is_empty() {
+        ExitCode::from(FAILED)
+    } else if !report.drifted.is_empty() {
+        ExitCode::from(DRIFTED)
+    } else {
+        ExitCode::SUCCESS
     }
-
-    fn exit_code(&self) -> ExitCode {
-        if !self.failed.is_empty() {
-            ExitCode::from(FAILED)
-        } else if !self.drifted.is_empty() {
-            ExitCode::from(DRIFTED)
-        } else {
-            ExitCode::SUCCESS
-        }
-    }
-
-    /// The report for people: drifted units with their counts and diff, how many are
-    /// clean, failed units with their reasons. Paths and reasons are shown the way the
-    /// plan comment shows them (inline text, fenced excerpts).
-    fn markdown(&self) -> String {
-        use crate::comment::{fenced, inline_text};
-        let total = self.drifted.len() + self.clean.len() + self.failed.len();
-        let mut out = if self.drifted.is_empty() {
-            format!("## Drift: none in {total} units\n")
-        } else {
-            format!(
-                "## Drift: {} of {total} units drifted\n",
-                self.drifted.len()
-            )
-        };
-        for unit in &self.drifted {
-            out.push_str(&format!(
-                "\n### `{}`\n\n**Plan:** {}.\n",
-                inline_text(unit.path.as_str()),
-                counts_line(&unit.counts)
-            ));
-            if let Some(rendered) = unit.rendered.as_ref().filter(|r| !r.is_empty()) {
-                out.push_str(&format!("\n{}\n", rendered.to_markdown()));
-            }
-        }
-        out.push_str(&format!("\n**Clean:** {} units.\n", self.clean.len()));
-        if !self.failed.is_empty() {
-            out.push_str(&format!("\n### Failed: {} units\n", self.failed.len()));
-            for unit in &self.failed {
-                out.push_str(&format!(
-                    "\n`{}`:\n\n{}\n",
-                    inline_text(unit.path.as_str()),
-                    fenced(&unit.reason)
-                ));
-            }
-        }
-        out
-    }
-}
-
-/// `1 to add, 0 to change, 0 to destroy`, and the other actions when there are any.
-fn counts_line(c: &Counts) -> String {
-    let mut parts = vec![
-        format!("{} to add", c.add),
-        format!("{} to change", c.change),
-        format!("{} to destroy", c.destroy),
-    ];
-    for (n, what) in [
-        (c.replace, "to replace"),
-        (c.import, "to import"),
-        (c.moved, "to move"),
-        (c.forget, "to forget"),
-        (c.read, "to read"),
-    ] {
-        if n > 0 {
-            parts.push(format!("{n} {what}"));
-        }
-    }
-    parts.join(", ")
 }
 
 /// The `--units` globs: `*` stays within a directory, `**` crosses them, as in
@@ -198,15 +80,7 @@ async fn run_async(args: &DriftArgs) -> anyhow::Result<ExitCode> {
     let head = crate::git::worktree_identity(&dir).unwrap_or_else(|_| "0".repeat(40));
     let scan = scan_to_run(&dir, &root, "cascade drift")?;
     refuse_cycles(&scan, "checking for drift")?;
-    let picked: BTreeSet<UnitPath> = scan
-        .discovery
-        .units
-        .iter()
-        .filter(|u| u.kind != UnitKind::Stack && u.excluded.is_none())
-        .filter(|u| !scan.config.is_ignored(u.path.as_str()))
-        .filter(|u| args.units.is_empty() || picked(&globs, &u.path))
-        .map(|u| u.path.clone())
-        .collect();
+    let picked = units_to_check(&scan, |u| args.units.is_empty() || picked(&globs, u));
     if picked.is_empty() {
         bail!(
             "no unit to check: {}; run `cascade graph` to see the units",
@@ -258,7 +132,7 @@ async fn run_async(args: &DriftArgs) -> anyhow::Result<ExitCode> {
             scratch_path.display()
         );
     }
-    Ok(report.exit_code())
+    Ok(exit_code(&report))
 }
 
 /// Moves the run's per-unit logs to `to`, replacing the previous drift run's.

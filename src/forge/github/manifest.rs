@@ -57,7 +57,7 @@ pub const APP_PERMISSIONS: [AppPermission; 6] = [
         title: "Issues",
         scope: PermissionScope::Repository,
         access: "write",
-        why: "pull request comments and reactions",
+        why: "pull request comments and reactions, and the drift issue",
     },
     AppPermission {
         key: "metadata",
