@@ -127,9 +127,45 @@ pub fn route(event: Event) -> Routed {
                 body: e.note.body.clone(),
             }),
         ),
-        // Comments on the drift issue: routed by the drift flow.
-        Event::IssueComment(_) => Routed::Done,
-        Event::GitLabIssueNote(_) => Routed::Done,
+        // A comment on a plain issue: the drift flow acts on its repository's drift
+        // issue only (the job compares the number with the stored one).
+        Event::IssueComment(e) => {
+            let Some(installation) = e.installation else {
+                return Routed::Done;
+            };
+            Routed::Pr(
+                PrKey::drift(&e.repository.full_name),
+                PrJob::DriftComment {
+                    issue: e.pull_request.number,
+                    comment: PrComment {
+                        forge: ForgeRef::GitHub {
+                            installation: installation.0,
+                        },
+                        comment_id: e.comment.id.0,
+                        author: e.comment.author.login.clone(),
+                        author_id: None,
+                        author_is_bot: e.comment.author.is_bot(),
+                        body: e.comment.body.clone(),
+                    },
+                },
+            )
+        }
+        Event::GitLabIssueNote(e) => Routed::Pr(
+            PrKey::drift(&e.project.repo_key()),
+            PrJob::DriftComment {
+                issue: e.issue.iid,
+                comment: PrComment {
+                    forge: ForgeRef::GitLab {
+                        project_id: e.project.id,
+                    },
+                    comment_id: e.note.id,
+                    author: e.user.username.clone(),
+                    author_id: Some(e.note.author_id),
+                    author_is_bot: false,
+                    body: e.note.body.clone(),
+                },
+            },
+        ),
         Event::Ping { .. } | Event::Ignored { .. } => Routed::Done,
     }
 }

@@ -13,6 +13,18 @@ pub struct PrKey {
 }
 
 impl PrKey {
+    /// The number of a repository's drift work (its scheduled runs and the
+    /// commands on its drift issue): never a pull request's or merge request's.
+    pub const DRIFT: u64 = 0;
+
+    /// The key of `repo`'s drift work: one at a time, like a pull request's jobs.
+    pub fn drift(repo: &str) -> PrKey {
+        PrKey {
+            repo: repo.to_string(),
+            number: PrKey::DRIFT,
+        }
+    }
+
     /// The key plans are stored under: one current plan per pull request.
     pub fn plan_key(&self) -> String {
         self.to_string()
@@ -74,6 +86,17 @@ pub enum PrJob {
     Replan {
         forge: ForgeRef,
     },
+    /// Check the repository's default branch for drift (key: [`PrKey::drift`]);
+    /// `claimed`: the schedule fired here, and its claim is given back after.
+    Drift {
+        forge: ForgeRef,
+        claimed: bool,
+    },
+    /// A new comment on issue `issue` of the repository (key: [`PrKey::drift`]).
+    DriftComment {
+        issue: u64,
+        comment: PrComment,
+    },
 }
 
 impl PrJob {
@@ -87,7 +110,8 @@ impl PrJob {
         match self {
             PrJob::Update(pr) | PrJob::Closed(pr) => pr.forge,
             PrJob::Comment(comment) => comment.forge,
-            PrJob::Replan { forge } => *forge,
+            PrJob::Replan { forge } | PrJob::Drift { forge, .. } => *forge,
+            PrJob::DriftComment { comment, .. } => comment.forge,
         }
     }
 }

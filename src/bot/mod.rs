@@ -21,6 +21,7 @@ mod apply;
 mod commands;
 mod config_report;
 mod discover;
+mod drift;
 mod jobs;
 mod plan;
 mod publish;
@@ -67,6 +68,8 @@ pub struct BotConfig {
     pub discovery_timeout: Duration,
     /// How long this replica's claims and leases outlive its last heartbeat.
     pub replica_lease: Duration,
+    /// How often this replica looks for repositories due a drift run.
+    pub drift_tick: Duration,
     /// Fired when the server shuts down.
     pub shutdown: CancellationToken,
 }
@@ -150,6 +153,7 @@ impl Bot {
             bot.replan(PrKey { repo, number }).await?;
         }
         bot.start_heartbeat(config.shutdown.clone());
+        bot.start_drift_schedule(config.drift_tick, config.shutdown.clone());
         Ok(bot)
     }
 
@@ -370,6 +374,10 @@ impl Bot {
             }
             PrJob::Closed(pr) => plan::close_pull_request(self, key, &pr).await,
             PrJob::Comment(comment) => commands::handle_comment(self, key, &comment).await,
+            PrJob::Drift { forge, claimed } => drift::drift_job(self, key, forge, claimed).await,
+            PrJob::DriftComment { issue, comment } => {
+                drift::drift_comment(self, key, issue, &comment).await
+            }
         }
     }
 

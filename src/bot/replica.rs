@@ -29,6 +29,8 @@ pub(crate) struct Replica {
     held: Mutex<HashSet<PrKey>>,
     /// Deliveries queued or processed here, whose claims the heartbeat renews.
     in_hand: Mutex<HashSet<String>>,
+    /// Repositories whose drift schedule fired here and whose run is queued or running.
+    drift_in_hand: Mutex<HashSet<String>>,
 }
 
 impl Replica {
@@ -44,6 +46,7 @@ impl Replica {
             lease,
             held: Mutex::new(HashSet::new()),
             in_hand: Mutex::new(HashSet::new()),
+            drift_in_hand: Mutex::new(HashSet::new()),
         }
     }
 
@@ -55,6 +58,21 @@ impl Replica {
         } else {
             in_hand.remove(id);
         }
+    }
+
+    /// Notes that `repo`'s drift schedule is in hand here (`true`) or given back.
+    pub fn hold_drift(&self, repo: &str, on: bool) {
+        let mut in_hand = self.drift_in_hand.lock().unwrap_or_else(|p| p.into_inner());
+        if on {
+            in_hand.insert(repo.to_string());
+        } else {
+            in_hand.remove(repo);
+        }
+    }
+
+    fn drift_in_hand(&self) -> Vec<String> {
+        let in_hand = self.drift_in_hand.lock().unwrap_or_else(|p| p.into_inner());
+        in_hand.iter().cloned().collect()
     }
 
     fn deliveries_in_hand(&self) -> Vec<String> {
@@ -263,6 +281,9 @@ impl Bot {
         let until = self.claim_until();
         self.store
             .renew_deliveries(&self.replica.id, &self.replica.deliveries_in_hand(), until)
+            .await?;
+        self.store
+            .renew_drift(&self.replica.id, &self.replica.drift_in_hand(), until)
             .await?;
         for key in self.replica.held() {
             let renewed = self

@@ -99,6 +99,11 @@ pub struct ServeArgs {
     #[arg(long, env = "CASCADE_REPLICA_LEASE", default_value_t = 15,
           value_parser = clap::value_parser!(u64).range(2..=3600))]
     replica_lease: u64,
+    /// Seconds between two looks for repositories due a drift run (`drift:` in their
+    /// default branch's `.cascade.yaml`).
+    #[arg(long, env = "CASCADE_DRIFT_TICK", default_value_t = 60,
+          value_parser = clap::value_parser!(u64).range(1..=3600))]
+    drift_tick: u64,
     /// HTTP connections open at once; more wait until one closes.
     #[arg(long, env = "CASCADE_MAX_CONNECTIONS", default_value_t = HttpLimits::default().max_connections,
           value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
@@ -278,6 +283,7 @@ impl ServeArgs {
             unit_timeout: Duration::from_secs(self.unit_timeout),
             discovery_timeout: Duration::from_secs(self.discovery_timeout),
             replica_lease: Duration::from_secs(self.replica_lease),
+            drift_tick: Duration::from_secs(self.drift_tick),
             http: HttpLimits {
                 max_connections: self.max_connections,
                 max_requests: self.max_requests,

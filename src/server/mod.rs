@@ -70,6 +70,8 @@ pub struct ServeConfig {
     /// How long a replica's claims and leases outlive its last heartbeat: a
     /// replica that died has its work taken over after at most about this long.
     pub replica_lease: Duration,
+    /// How often each replica looks for repositories due a drift run.
+    pub drift_tick: Duration,
     pub http: HttpLimits,
 }
 
@@ -269,6 +271,7 @@ pub async fn start(mut config: ServeConfig) -> anyhow::Result<RunningServer> {
         unit_timeout: config.unit_timeout,
         discovery_timeout: config.discovery_timeout,
         replica_lease: config.replica_lease,
+        drift_tick: config.drift_tick,
         shutdown: shutdown.clone(),
     })
     .await?;

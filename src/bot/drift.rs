@@ -1,0 +1,629 @@
+//! Drift on a schedule: each repository whose default branch's `.cascade.yaml`
+//! has `drift:` is planned on that schedule, and ONE issue per repository lists
+//! the units whose real infrastructure differs from the code, with the
+//! attribute-level diff and an `/apply <id>` line; it is closed once a later run
+//! finds nothing. Commands on that issue: `/apply <id>` (the drift plan, with the
+//! rules of a pull request: write permission, each unit planned again and
+//! applied only if unchanged, locks respected), `/plan` (check again now),
+//! `/help`.
+//!
+//! Scheduling is level-based and replica-safe: every tick, each replica adds a
+//! schedule for repositories it has not seen and claims due ones in the store
+//! (one replica gets each), then runs each as a job under the repository's
+//! drift key, [`PrKey::drift`], one at a time like a pull request's jobs. A
+//! drift run takes the locks of the units it plans only for as long as it
+//! runs; a unit a pull request holds is not planned and is reported as locked.
+//! Errors are logged and counted, never posted as a comment on an issue.
+
+use super::access::refuse_command;
+use super::jobs::{PrComment, PrJob};
+use super::{Bot, PrKey};
+use crate::command::{Command, read_comment};
+use crate::comment::Comments;
+use crate::config::RepoConfig;
+use crate::config::drift::{DriftConfig, DriftSchedule};
+use crate::drift::{DriftReport, units_to_check};
+use crate::engine::head_targets;
+use crate::engine::views::apply_view;
+use crate::forge::{Actor, DefaultBranch, Forge, ForgeRef};
+use crate::plan::PlanId;
+use crate::store::{PlanRecord, PlannedUnit, Store};
+use crate::unit::UnitPath;
+use anyhow::{Context, anyhow};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// A repository without drift (no `drift:`, off, or an unreadable configuration)
+/// is looked at again this much later, in case that changed.
+const RECHECK_OFF: i64 = 3600;
+/// A drift run that failed (a forge or git error) is tried again this much later.
+const RETRY_FAILED: i64 = 15 * 60;
+/// Schedules one tick claims at most: more wait for the next tick or another replica.
+const CLAIM_LIMIT: u32 = 8;
+/// The marker the drift issue's body starts with.
+const MARKER: &str = "<!-- cascade:drift -->";
+
+/// What one look at a repository found.
+enum Looked {
+    /// No drift configured (or turned off, or the configuration is unreadable).
+    Off,
+    /// Not due yet: due at this time.
+    NotDue(i64),
+    /// Planned: the next run is due at this time.
+    Checked { next: i64 },
+}
+
+impl Bot {
+    /// Starts the drift scheduler: every `every`, until the server stops.
+    pub(super) fn start_drift_schedule(
+        self: &Arc<Self>,
+        every: Duration,
+        shutdown: CancellationToken,
+    ) {
+        let bot = self.clone();
+        tokio::spawn(async move {
+            loop {
+                if let Err(e) = bot.drift_tick().await {
+                    tracing::warn!(error = %format!("{e:#}"), "cannot look for due drift runs; the database may be unreachable");
+                }
+                tokio::select! {
+                    _ = tokio::time::sleep(every) => {}
+                    _ = shutdown.cancelled() => return,
+                    _ = bot.kill.cancelled() => return,
+                }
+            }
+        });
+    }
+
+    /// One tick: schedules for newly seen repositories, then the due ones claimed
+    /// here, each queued as its repository's drift job.
+    async fn drift_tick(self: &Arc<Self>) -> anyhow::Result<()> {
+        let now = self.now();
+        self.store.seed_drift(now).await?;
+        let due = self
+            .store
+            .claim_due_drift(self.replica_id(), now, self.claim_until(), CLAIM_LIMIT)
+            .await?;
+        for schedule in due {
+            self.replica.hold_drift(&schedule.repo, true);
+            let forge = ForgeRef::stored(&schedule.repo, schedule.forge_id);
+            self.send(
+                PrKey::drift(&schedule.repo),
+                None,
+                PrJob::Drift {
+                    forge,
+                    claimed: true,
+                },
+            );
+        }
+        Ok(())
+    }
+}
+
+/// A drift job: looks at the repository (running drift when due) and, when the
+/// schedule fired here, gives its claim back with the next due time.
+pub(super) async fn drift_job(
+    bot: &Arc<Bot>,
+    key: &PrKey,
+    forge: ForgeRef,
+    claimed: bool,
+) -> anyhow::Result<()> {
+    let looked = look(bot, key, forge, false).await;
+    let now = bot.now();
+    let next = match &looked {
+        Ok(Looked::Off) => now + RECHECK_OFF,
+        Ok(Looked::NotDue(at)) => *at,
+        Ok(Looked::Checked { next }) => *next,
+        Err(e) => {
+            tracing::error!(repo = %key.repo, error = %format!("{e:#}"), "drift run failed; trying again later");
+            metrics::counter!("cascade_drift_failures_total").increment(1);
+            now + RETRY_FAILED
+        }
+    };
+    if claimed {
+        bot.replica.hold_drift(&key.repo, false);
+        bot.store
+            .release_drift(&key.repo, bot.replica_id(), next)
+            .await?;
+    }
+    Ok(())
+}
+
+/// The default branch, fetched, and its configuration.
+async fn default_branch(
+    bot: &Arc<Bot>,
+    forge: &Forge,
+    repo: &str,
+) -> anyhow::Result<(DefaultBranch, Result<RepoConfig, String>)> {
+    let branch = forge.default_branch(repo).await?;
+    let token = forge.clone_token().await?;
+    bot.workspaces
+        .fetch(
+            repo,
+            &branch.clone_url,
+            Some(&token),
+            &["+refs/heads/*:refs/heads/*".to_string()],
+        )
+        .await?;
+    let (workspaces, repo, sha) = (bot.workspaces.clone(), repo.to_string(), branch.sha.clone());
+    let text = tokio::task::spawn_blocking(move || workspaces.config_at(&repo, &sha))
+        .await
+        .context("reading .cascade.yaml stopped")??;
+    let config = match text {
+        None => Ok(RepoConfig::default()),
+        Some(text) => RepoConfig::parse(&text).map_err(|p| p.to_string()),
+    };
+    Ok((branch, config))
+}
+
+/// When a run is due: after the last run as the schedule says; never run, an
+/// interval at once and a cron expression at its first time after the schedule
+/// was made (`scheduled`, the row's due time).
+fn due_at(schedule: &DriftSchedule, last_run: Option<i64>, scheduled: i64, now: i64) -> i64 {
+    match (schedule, last_run) {
+        (_, Some(last)) => schedule.next_after(Some(last), now),
+        (DriftSchedule::Every(_), None) => now,
+        (DriftSchedule::Cron(_), None) => schedule.next_after(Some(scheduled - 1), now),
+    }
+}
+
+/// Looks at `key`'s repository and runs drift when due (always when `forced`).
+async fn look(bot: &Arc<Bot>, key: &PrKey, at: ForgeRef, forced: bool) -> anyhow::Result<Looked> {
+    let forge = bot.forges.open(at).await?;
+    let (branch, config) = default_branch(bot, &forge, &key.repo).await?;
+    let config = match config {
+        Ok(config) => config,
+        Err(problem) => {
+            tracing::warn!(repo = %key.repo, %problem, "drift not run: the default branch's .cascade.yaml is invalid");
+            return Ok(Looked::Off);
+        }
+    };
+    let Some(drift) = config.drift.clone().filter(|d| d.enabled) else {
+        return Ok(Looked::Off);
+    };
+    let record = bot.store.drift_schedule(&key.repo).await?;
+    let now = bot.now();
+    if !forced {
+        let last = record.as_ref().and_then(|r| r.last_run_at);
+        let scheduled = record.as_ref().map_or(now, |r| r.next_at);
+        let due = due_at(&drift.schedule, last, scheduled, now);
+        if due > now {
+            return Ok(Looked::NotDue(due));
+        }
+    }
+    run(bot, &forge, key, at, &branch, &config, &drift).await?;
+    Ok(Looked::Checked {
+        next: drift.schedule.next_after(Some(bot.now()), bot.now()),
+    })
+}
+
+/// Plans the default branch's units and keeps the drift issue up to date.
+async fn run(
+    bot: &Arc<Bot>,
+    forge: &Forge,
+    key: &PrKey,
+    at: ForgeRef,
+    branch: &DefaultBranch,
+    config: &RepoConfig,
+    drift: &DriftConfig,
+) -> anyhow::Result<()> {
+    let repo = &key.repo;
+    metrics::counter!("cascade_runs_total", "kind" => "drift").increment(1);
+    let checkout = bot
+        .workspaces
+        .checkout(repo, PrKey::DRIFT, &branch.sha)
+        .await?;
+    let cancel = CancellationToken::new();
+    let (dir, scan_config) = (checkout.clone(), config.clone());
+    let scan = bot
+        .discovery
+        .run(&cancel, move |deadline| {
+            crate::scan::scan_with_deadline(&dir, &dir, scan_config, &[], deadline)
+        })
+        .await
+        .map_err(|e| anyhow!("discovering {} of {repo}: {e}", branch.name))?;
+    if scan
+        .problems
+        .iter()
+        .any(|p| p.kind == crate::problem::ProblemKind::Cycle)
+    {
+        anyhow::bail!(
+            "the unit graph of {} has a cycle; drift is not checked",
+            branch.name
+        );
+    }
+    let wanted: Vec<UnitPath> = units_to_check(&scan, |u| drift.covers(u.as_str()))
+        .into_iter()
+        .collect();
+    // The locks of what it plans, for as long as it runs; what a pull request holds
+    // is left alone and reported.
+    let held = bot.store.take_locks(repo, PrKey::DRIFT, &wanted).await?;
+    let locked: BTreeMap<UnitPath, u64> = held.into_iter().map(|l| (l.unit, l.pr)).collect();
+    let planned = wanted
+        .into_iter()
+        .filter(|u| !locked.contains_key(u))
+        .collect();
+    let targets = head_targets(&scan.discovery, &scan.graph, &checkout, &planned);
+    let outcome = bot
+        .engine
+        .plan(
+            &key.plan_key(),
+            &branch.sha,
+            &branch.sha,
+            targets,
+            &config.retries,
+            cancel,
+            |_| {},
+        )
+        .await;
+    bot.store.release_locks(repo, PrKey::DRIFT).await?;
+    let outcome = outcome?;
+    let report = DriftReport::of_plan(&outcome.plan);
+    let issue = publish(
+        bot,
+        forge,
+        key,
+        branch,
+        drift,
+        &report,
+        &outcome.plan,
+        &locked,
+    )
+    .await?;
+    let now = bot.now();
+    bot.store
+        .record_drift_run(repo, at.id(), now, issue, report.drifted.len() as u64)
+        .await?;
+    metrics::gauge!("cascade_drifted_units", "repo" => repo.clone())
+        .set(report.drifted.len() as f64);
+    metrics::gauge!("cascade_drift_last_run_timestamp_seconds", "repo" => repo.clone())
+        .set(now as f64);
+    tracing::info!(repo = %repo, drifted = report.drifted.len(), failed = report.failed.len(), "drift checked");
+    Ok(())
+}
+
+/// Opens, updates, reopens or closes the drift issue; answers its number.
+#[allow(clippy::too_many_arguments)]
+async fn publish(
+    bot: &Arc<Bot>,
+    forge: &Forge,
+    key: &PrKey,
+    branch: &DefaultBranch,
+    drift: &DriftConfig,
+    report: &DriftReport,
+    plan: &PlanRecord,
+    locked: &BTreeMap<UnitPath, u64>,
+) -> anyhow::Result<Option<u64>> {
+    let repo = &key.repo;
+    let known = bot
+        .store
+        .drift_schedule(repo)
+        .await?
+        .and_then(|r| r.issue_number);
+    let existing = match known {
+        Some(n) => forge.issue_open(repo, n).await?.map(|open| (n, open)),
+        None => None,
+    };
+    if report.drifted.is_empty() && report.failed.is_empty() {
+        if let Some((n, true)) = existing {
+            let body = format!(
+                "No drift on `{}` at `{}`: every unit checked matches the code. Closing.",
+                branch.name,
+                short(&branch.sha)
+            );
+            forge.comment_on_issue(repo, n, &body).await?;
+            forge.set_issue_open(repo, n, false).await?;
+        }
+        return Ok(known);
+    }
+    let title = format!("cascade: drift on {}", branch.name);
+    let spelling = forge.spelling();
+    let mut body = issue_body(branch, drift, report, plan, locked, spelling, true);
+    if body.chars().count() > forge.comment_limit() {
+        // Too long with every diff: the units and their counts only.
+        body = issue_body(branch, drift, report, plan, locked, spelling, false);
+    }
+    Ok(Some(match existing {
+        Some((n, open)) => {
+            forge.edit_issue(repo, n, &title, &body).await?;
+            if !open {
+                forge.set_issue_open(repo, n, true).await?;
+            }
+            n
+        }
+        None => forge.create_issue(repo, &title, &body).await?,
+    }))
+}
+
+fn short(sha: &str) -> &str {
+    &sha[..sha.len().min(7)]
+}
+
+/// The drift issue's text: what differs, what was not checked, and what to do.
+fn issue_body(
+    branch: &DefaultBranch,
+    drift: &DriftConfig,
+    report: &DriftReport,
+    plan: &PlanRecord,
+    locked: &BTreeMap<UnitPath, u64>,
+    spelling: &crate::forge::Spelling,
+    diffs: bool,
+) -> String {
+    use crate::comment::inline_text;
+    let mut shown = DriftReport {
+        drifted: Vec::new(),
+        clean: report.clean.clone(),
+        failed: Vec::new(),
+    };
+    for unit in &report.drifted {
+        shown.drifted.push(crate::drift::DriftedUnit {
+            path: unit.path.clone(),
+            counts: unit.counts,
+            fingerprint: unit.fingerprint.clone(),
+            rendered: if diffs { unit.rendered.clone() } else { None },
+        });
+    }
+    for unit in &report.failed {
+        shown.failed.push(crate::drift::FailedUnit {
+            path: unit.path.clone(),
+            reason: unit.reason.clone(),
+        });
+    }
+    let mut out = format!(
+        "{MARKER}\nThe real infrastructure of these units differs from the code on `{}` at `{}` \
+         (drift schedule `{}`).\n\n",
+        inline_text(&branch.name),
+        short(&branch.sha),
+        inline_text(&drift.schedule_text)
+    );
+    out.push_str(&shown.markdown());
+    if !locked.is_empty() {
+        out.push_str("\n**Not checked** (locked by a pull request):");
+        for (unit, pr) in locked {
+            out.push_str(&format!(
+                " `{}` ({}{pr})",
+                inline_text(unit.as_str()),
+                spelling.ref_sigil
+            ));
+        }
+        out.push('\n');
+    }
+    out.push('\n');
+    if report.failed.is_empty() {
+        out.push_str(&format!(
+            "To make the drifted units match the code again, comment `{}` (each unit is \
+             planned again first and applied only if its plan is unchanged). ",
+            spelling.command(&format!("apply {}", plan.id))
+        ));
+    } else {
+        out.push_str("Some units could not be planned, so this plan cannot be applied. ");
+    }
+    out.push_str(&format!(
+        "To check again now, comment `{}`.\n",
+        spelling.command("plan")
+    ));
+    out
+}
+
+/// A new comment on an issue of `key`'s repository: acted on only on its drift issue.
+pub(super) async fn drift_comment(
+    bot: &Arc<Bot>,
+    key: &PrKey,
+    issue: u64,
+    comment: &PrComment,
+) -> anyhow::Result<()> {
+    if comment.author_is_bot {
+        return Ok(());
+    }
+    let spelling = comment.forge.kind().spelling();
+    let read = read_comment(&comment.body, spelling);
+    if read.commands.is_empty() {
+        return Ok(());
+    }
+    let record = bot.store.drift_schedule(&key.repo).await?;
+    if record.and_then(|r| r.issue_number) != Some(issue) {
+        // Any other issue: not cascade's, and no request is made for it.
+        return Ok(());
+    }
+    let forge = bot.forges.open(comment.forge).await?;
+    let actor = Actor {
+        id: comment.author_id,
+        login: comment.author.clone(),
+    };
+    if forge.is_self(&actor).await {
+        return Ok(());
+    }
+    forge
+        .acknowledge_issue_comment(&key.repo, issue, comment.comment_id)
+        .await?;
+    let result = drift_commands(
+        bot,
+        &forge,
+        key,
+        issue,
+        &actor,
+        comment.forge,
+        read.commands,
+    )
+    .await;
+    if let Err(e) = &result {
+        tracing::error!(repo = %key.repo, error = %format!("{e:#}"), "a drift issue command failed");
+        forge
+            .comment_on_issue(
+                &key.repo,
+                issue,
+                "cascade could not finish this command (an internal error; the details are in \
+                 the server's log). Try again later.",
+            )
+            .await?;
+    }
+    Ok(())
+}
+
+async fn drift_commands(
+    bot: &Arc<Bot>,
+    forge: &Forge,
+    key: &PrKey,
+    issue: u64,
+    actor: &Actor,
+    at: ForgeRef,
+    commands: Vec<Command>,
+) -> anyhow::Result<()> {
+    let spelling = forge.spelling();
+    let (branch, config) = default_branch(bot, forge, &key.repo).await?;
+    let config = match config {
+        Ok(config) => config,
+        Err(problem) => {
+            let text = format!(
+                "`.cascade.yaml` on `{}` is invalid, so cascade does not act on this issue:\n\n{}",
+                branch.name,
+                crate::comment::fenced(&problem)
+            );
+            forge.comment_on_issue(&key.repo, issue, &text).await?;
+            return Ok(());
+        }
+    };
+    for command in commands {
+        let reply = match command {
+            Command::Help => Some(format!(
+                "On this drift issue: `{}` makes the drifted units match the code again, \
+                 `{}` checks for drift now.",
+                spelling.command("apply <id>"),
+                spelling.command("plan")
+            )),
+            Command::Unlock => Some(format!(
+                "`{}` is for {}s; the drift run holds no locks between runs.",
+                spelling.command("unlock"),
+                spelling.change_request
+            )),
+            Command::Plan { .. } => {
+                let shown = spelling.command("plan");
+                match refuse_command(forge, &key.repo, actor, &config, &shown).await {
+                    Some(refusal) => Some(refusal),
+                    None => {
+                        let Some(drift) = config.drift.clone().filter(|d| d.enabled) else {
+                            forge
+                                .comment_on_issue(
+                                    &key.repo,
+                                    issue,
+                                    "Drift is not configured (or is off) in the default branch's \
+                                     `.cascade.yaml`; nothing was checked.",
+                                )
+                                .await?;
+                            continue;
+                        };
+                        run(bot, forge, key, at, &branch, &config, &drift).await?;
+                        None
+                    }
+                }
+            }
+            Command::Apply { id } => {
+                let shown = spelling.command(&format!("apply {id}"));
+                match refuse_command(forge, &key.repo, actor, &config, &shown).await {
+                    Some(refusal) => Some(refusal),
+                    None => {
+                        apply(bot, forge, key, issue, at, &branch, &config, &id).await?;
+                        None
+                    }
+                }
+            }
+        };
+        if let Some(text) = reply {
+            forge.comment_on_issue(&key.repo, issue, &text).await?;
+        }
+    }
+    Ok(())
+}
+
+/// Applies the drift plan `id` with a pull request's rules, then checks again.
+#[allow(clippy::too_many_arguments)]
+async fn apply(
+    bot: &Arc<Bot>,
+    forge: &Forge,
+    key: &PrKey,
+    issue: u64,
+    at: ForgeRef,
+    branch: &DefaultBranch,
+    config: &RepoConfig,
+    id: &PlanId,
+) -> anyhow::Result<()> {
+    let repo = &key.repo;
+    let spelling = forge.spelling();
+    let units: Vec<UnitPath> = bot
+        .store
+        .plan(&key.plan_key(), id)
+        .await?
+        .map(|p| p.units.iter().map(|u| u.path.clone()).collect())
+        .unwrap_or_default();
+    let held = bot.store.take_locks(repo, PrKey::DRIFT, &units).await?;
+    if !held.is_empty() {
+        bot.store.release_locks(repo, PrKey::DRIFT).await?;
+        let list: Vec<String> = held
+            .iter()
+            .map(|l| format!("`{}` ({}{})", l.unit, spelling.ref_sigil, l.pr))
+            .collect();
+        let text = format!(
+            "Not applied: {} {} locked by an open {}; apply once it is merged or closed, or \
+             ask for `{}` there.",
+            list.join(", "),
+            if held.len() == 1 { "is" } else { "are" },
+            spelling.change_request,
+            spelling.command("unlock")
+        );
+        forge.comment_on_issue(repo, issue, &text).await?;
+        return Ok(());
+    }
+    let applied = apply_locked(bot, key, branch, config, id).await;
+    bot.store.release_locks(repo, PrKey::DRIFT).await?;
+    let text = match applied? {
+        Err(refusal) => vec![format!(
+            "Not applied: {refusal}. Comment `{}` to check for drift again.",
+            spelling.command("plan")
+        )],
+        Ok(outcome) => Comments::new()
+            .spelled(spelling)
+            .apply_comment(&apply_view(&outcome, &[]), forge.comment_limit())?,
+    };
+    for part in &text {
+        forge.comment_on_issue(repo, issue, part).await?;
+    }
+    // What the apply changed: the issue shows it (and closes when nothing drifts).
+    if let Some(drift) = config.drift.clone().filter(|d| d.enabled) {
+        run(bot, forge, key, at, branch, config, &drift).await?;
+    }
+    Ok(())
+}
+
+/// The apply itself, in the default branch's checkout, while holding the locks.
+async fn apply_locked(
+    bot: &Arc<Bot>,
+    key: &PrKey,
+    branch: &DefaultBranch,
+    config: &RepoConfig,
+    id: &PlanId,
+) -> anyhow::Result<Result<crate::engine::ApplyOutcome, crate::engine::ApplyError>> {
+    let checkout = bot
+        .workspaces
+        .checkout(&key.repo, PrKey::DRIFT, &branch.sha)
+        .await?;
+    let dir_for = |u: &PlannedUnit| -> PathBuf {
+        if u.path.as_str() == "." {
+            checkout.clone()
+        } else {
+            checkout.join(u.path.as_str())
+        }
+    };
+    bot.engine
+        .apply(
+            &key.plan_key(),
+            id,
+            &branch.sha,
+            &dir_for,
+            &config.retries,
+            |_| {},
+        )
+        .await
+}
