@@ -65,14 +65,16 @@ impl Bot {
     ) {
         let bot = self.clone();
         tokio::spawn(async move {
+            // The first look one tick after start: a starting server first resumes
+            // the deliveries and runs it was given.
             loop {
-                if let Err(e) = bot.drift_tick().await {
-                    tracing::warn!(error = %format!("{e:#}"), "cannot look for due drift runs; the database may be unreachable");
-                }
                 tokio::select! {
                     _ = tokio::time::sleep(every) => {}
                     _ = shutdown.cancelled() => return,
                     _ = bot.kill.cancelled() => return,
+                }
+                if let Err(e) = bot.drift_tick().await {
+                    tracing::warn!(error = %format!("{e:#}"), "cannot look for due drift runs; the database may be unreachable");
                 }
             }
         });
