@@ -552,3 +552,53 @@ async fn with_two_replicas_a_schedule_fires_once() {
     pool.close().await;
     r.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flood_of_commands_on_the_drift_issue_gets_a_bounded_number_of_replies() {
+    let (_terraform, w, drift) = drift_opened().await;
+    released(&w, 500).await;
+    let n = drift.number;
+    // Anyone who can comment: refusals and help are replies, and replies are limited
+    // per issue like on a pull request, so one commenter cannot spend the App's
+    // write budget.
+    let flood = 14;
+    for i in 0..flood {
+        let body = if i % 2 == 0 { "/help" } else { "/plan" };
+        assert_eq!(w.comment(n, "mallory", body).await, 202);
+    }
+    let last = w.fake.comments(REPO, n).last().unwrap().id;
+    wait_for(
+        "the last comment acknowledged",
+        LONG,
+        || !w.fake.reactions(last).is_empty(),
+        issues_now(&w),
+    )
+    .await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let texts = bot_texts(&w, n);
+    assert_eq!(texts.len(), 11, "ten replies and one last word: {texts:#?}");
+    assert!(texts[10].contains("will not reply"), "{}", texts[10]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_command_on_the_drift_issue_posts_nowhere_else() {
+    let (_terraform, w, drift) = drift_opened().await;
+    released(&w, 500).await;
+    let n = drift.number;
+    w.fake
+        .fail_next("reactions.create", fake_github::Failure::status(422));
+    let before = w.fake.requests().len();
+    assert_eq!(w.comment(n, "bob", "/help").await, 202);
+    // Jobs of the drift key run in order: once this help is answered, the first was handled.
+    let help = reply_to(&w, n, "bob", "/help").await;
+    assert!(help.contains("/plan"), "{help}");
+    let stray: Vec<_> = w.fake.requests()[before..]
+        .iter()
+        .filter(|r| r.path.contains("/issues/0/"))
+        .cloned()
+        .collect();
+    assert!(
+        stray.is_empty(),
+        "nothing is posted on issue #0: {stray:#?}"
+    );
+}
