@@ -191,10 +191,11 @@ async fn schedule_row(data: &Path) -> Option<(i64, Option<i64>, Option<String>, 
 async fn released(w: &World, ahead: i64) -> (i64, Option<i64>, Option<String>, Option<i64>) {
     let started = std::time::Instant::now();
     while started.elapsed() < LONG {
-        if let Some(row) = schedule_row(w.data.path()).await {
-            if row.2.is_none() && row.0 >= now() + ahead - 5 {
-                return row;
-            }
+        if let Some(row) = schedule_row(w.data.path()).await
+            && row.2.is_none()
+            && row.0 >= now() + ahead - 5
+        {
+            return row;
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
