@@ -453,16 +453,36 @@ pub(super) async fn drift_comment(
     .await;
     if let Err(e) = &result {
         tracing::error!(repo = %key.repo, error = %format!("{e:#}"), "a drift issue command failed");
-        forge
-            .comment_on_issue(
-                &key.repo,
-                issue,
-                "cascade could not finish this command (an internal error; the details are in \
-                 the server's log). Try again later.",
-            )
-            .await?;
+        answer(
+            bot,
+            &forge,
+            key,
+            issue,
+            "cascade could not finish this command (an internal error; the details are in \
+             the server's log). Try again later.",
+        )
+        .await?;
     }
     Ok(())
+}
+
+/// A reply on the drift issue (a refusal, help, what went wrong): counted against the
+/// repository's drift reply limit like replies on a pull request, so one commenter
+/// cannot spend the App's write budget.
+async fn answer(
+    bot: &Arc<Bot>,
+    forge: &Forge,
+    key: &PrKey,
+    issue: u64,
+    text: &str,
+) -> anyhow::Result<()> {
+    match super::publish::limited(bot, forge, key, text) {
+        Some(text) => forge
+            .comment_on_issue(&key.repo, issue, &text)
+            .await
+            .map(|_| ()),
+        None => Ok(()),
+    }
 }
 
 async fn drift_commands(
@@ -484,7 +504,7 @@ async fn drift_commands(
                 branch.name,
                 crate::comment::fenced(&problem)
             );
-            forge.comment_on_issue(&key.repo, issue, &text).await?;
+            answer(bot, forge, key, issue, &text).await?;
             return Ok(());
         }
     };
@@ -507,14 +527,15 @@ async fn drift_commands(
                     Some(refusal) => Some(refusal),
                     None => {
                         let Some(drift) = config.drift.clone().filter(|d| d.enabled) else {
-                            forge
-                                .comment_on_issue(
-                                    &key.repo,
-                                    issue,
-                                    "Drift is not configured (or is off) in the default branch's \
-                                     `.cascade.yaml`; nothing was checked.",
-                                )
-                                .await?;
+                            answer(
+                                bot,
+                                forge,
+                                key,
+                                issue,
+                                "Drift is not configured (or is off) in the default branch's \
+                                 `.cascade.yaml`; nothing was checked.",
+                            )
+                            .await?;
                             continue;
                         };
                         run(bot, forge, key, at, &branch, &config, &drift).await?;
@@ -534,7 +555,7 @@ async fn drift_commands(
             }
         };
         if let Some(text) = reply {
-            forge.comment_on_issue(&key.repo, issue, &text).await?;
+            answer(bot, forge, key, issue, &text).await?;
         }
     }
     Ok(())
@@ -575,7 +596,7 @@ async fn apply(
             spelling.change_request,
             spelling.command("unlock")
         );
-        forge.comment_on_issue(repo, issue, &text).await?;
+        answer(bot, forge, key, issue, &text).await?;
         return Ok(());
     }
     let applied = apply_locked(bot, key, branch, config, id).await;

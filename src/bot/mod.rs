@@ -331,13 +331,13 @@ impl Bot {
                 Ok(Ok(())) => DeliveryStatus::Processed,
                 Ok(Err(e)) => {
                     tracing::error!(pr = %key, error = %format!("{e:#}"), "internal error");
-                    let _ = publish::internal_error(&self, &key, at).await;
+                    self.internal_error(&key, at).await;
                     DeliveryStatus::Failed
                 }
                 Err(e) => {
                     // A panic (the task is never aborted while the actor waits for it).
                     tracing::error!(pr = %key, error = %e, "a job panicked");
-                    let _ = publish::internal_error(&self, &key, at).await;
+                    self.internal_error(&key, at).await;
                     DeliveryStatus::Failed
                 }
             };
@@ -347,6 +347,14 @@ impl Bot {
                 let _ = self.store.set_delivery_status(&d, status).await;
                 self.replica.hold_delivery(&d, false);
             }
+        }
+    }
+
+    /// Says on the pull request that its job failed. A drift key has no conversation
+    /// of its own (number 0 is no issue): its errors are only logged.
+    async fn internal_error(&self, key: &PrKey, at: ForgeRef) {
+        if key.number != PrKey::DRIFT {
+            let _ = publish::internal_error(self, key, at).await;
         }
     }
 

@@ -89,6 +89,18 @@ pub async fn upsert_comment(
 /// A reply to a command or an event: what went wrong and what to do next. Counted
 /// against the pull request's reply limit: past it, one notice, then nothing.
 pub async fn reply(bot: &Bot, forge: &Forge, key: &PrKey, body: &str) -> anyhow::Result<()> {
+    let Some(body) = limited(bot, forge, key, body) else {
+        return Ok(());
+    };
+    forge
+        .create_comment(&key.repo, key.number, &body)
+        .await
+        .map(|_| ())
+}
+
+/// What a reply on `key`'s conversation may say now: `body`, the one notice that
+/// the reply limit is reached, or nothing (`None`) past that.
+pub fn limited(bot: &Bot, forge: &Forge, key: &PrKey, body: &str) -> Option<String> {
     let body = match bot.replies.take(key) {
         Allowance::Reply => body.to_string(),
         Allowance::LastWord { until } => {
@@ -114,13 +126,10 @@ pub async fn reply(bot: &Bot, forge: &Forge, key: &PrKey, body: &str) -> anyhow:
         }
         Allowance::Quiet => {
             tracing::info!(pr = %key, "reply limit reached: not replying");
-            return Ok(());
+            return None;
         }
     };
-    forge
-        .create_comment(&key.repo, key.number, &body)
-        .await
-        .map(|_| ())
+    Some(body)
 }
 
 /// One generic comment for an internal error; the details are in the server's log.
