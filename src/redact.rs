@@ -17,7 +17,9 @@
 //! carries state from line to line: from `-----BEGIN` to the dashes closing the
 //! `-----END …-----` label everything is dropped. It holds no text while it
 //! does so (memory is bounded by one line), and a block that never ends
-//! redacts the rest of the stream: it fails closed.
+//! redacts the rest of the stream: it fails closed. The same wrapping splits
+//! `db_password = value` after the key or after the `=`: a line ending with a
+//! secret-named key carries over, and the next line's leading value goes.
 
 use aho_corasick::{AhoCorasick, MatchKind};
 use regex::Regex;
@@ -27,6 +29,21 @@ use std::sync::{Arc, LazyLock, Mutex, RwLock};
 /// Secrets shorter than this are not redacted by value: they would match
 /// ordinary words. (Patterns still catch them next to a secret-named key.)
 pub const MIN_SECRET_LEN: usize = 8;
+
+/// A line that ends with a secret-named key (and maybe its `=` / `:`), its value
+/// wrapped onto the next line. Group 1: the separator, when it is on this line.
+static TRAILING_KEY: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r#"(?i)"?[a-z0-9_.-]*(?:password|passwd|secret|token|api[_-]?key|private[_-]?key|access[_-]?key|credentials?)[a-z0-9_.-]*"?\s*([:=])?\s*$"#,
+    )
+    .expect("valid pattern")
+});
+/// The value at the start of a line, after the separator of the previous line's key.
+static LEADING_VALUE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r#"^(\s*)("[^"]*"|'[^']*'|\S+)"#).expect("valid pattern"));
+/// A separator and the value at the start of a line, after the previous line's key.
+static LEADING_SEP_VALUE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r#"^(\s*[:=]\s*)("[^"]*"|'[^']*'|\S+)"#).expect("valid pattern"));
 
 /// The registry keeps the newest secrets (installation tokens are minted
 /// hourly per installation; old ones have expired).
@@ -169,6 +186,7 @@ impl Redactor {
             own: self.own.clone(),
             registered: registry_matcher(),
             pem: Pem::Outside,
+            key_wrapped: None,
         }
     }
 }
@@ -205,11 +223,33 @@ pub struct RedactStream {
     own: Option<Arc<AhoCorasick>>,
     registered: Option<Arc<AhoCorasick>>,
     pem: Pem,
+    /// The previous line ended with a secret-named key: `Some(true)` with its
+    /// separator, `Some(false)` without.
+    key_wrapped: Option<bool>,
 }
 
 impl RedactStream {
     /// The line as it may be shown, or `None` when all of it lies inside a PEM block.
+    /// A secret-named key at its end makes the next line's leading value go too.
     pub fn line(&mut self, line: &str) -> Option<String> {
+        let wrapped = self.key_wrapped.take();
+        let mut out = self.piece(line)?;
+        if let Some(separated) = wrapped {
+            let value = if separated {
+                &LEADING_VALUE
+            } else {
+                &LEADING_SEP_VALUE
+            };
+            out = value.replace(&out, "${1}[redacted]").into_owned();
+        }
+        self.key_wrapped = TRAILING_KEY.captures(&out).map(|c| c.get(1).is_some());
+        Some(out)
+    }
+
+    /// A piece of a line (text between the parts a caller shows itself), redacted
+    /// with the PEM state carried over but no key carried to what follows: the
+    /// caller's own layout, not a tool's wrapping, decides where pieces end.
+    pub fn piece(&mut self, line: &str) -> Option<String> {
         let mut visible = String::new();
         // A line that starts inside a block shows only what follows its end.
         let started_outside = self.pem == Pem::Outside;
@@ -343,6 +383,29 @@ impl ServerPaths {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_secret_value_wrapped_onto_the_next_line_is_removed() {
+        // terraform wraps long diagnostics at word boundaries: after the key, or after `=`.
+        for text in [
+            "Error: bad value for db_password\n= hunter2-secret-value in module x",
+            "Error: bad value for db_password =\nhunter2-secret-value in module x",
+            "  \"api_key\":\n    \"hunter2-secret-value\"",
+        ] {
+            let out = redact(text);
+            assert!(!out.contains("hunter2"), "{text:?} -> {out:?}");
+            assert!(out.contains("[redacted]"), "{out}");
+        }
+        // A line ending with such a word and a next line without a separator: left alone.
+        let out = redact("could not refresh the token\nbecause the network is down");
+        assert_eq!(
+            out,
+            "could not refresh the token\nbecause the network is down"
+        );
+        // The carry lasts one line only.
+        let out = redact("db_password\nnothing here\n= visible");
+        assert!(out.ends_with("= visible"), "{out}");
+    }
 
     #[test]
     fn server_paths_are_replaced_longest_first_at_path_boundaries() {

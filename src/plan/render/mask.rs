@@ -166,7 +166,7 @@ impl Secrets {
 
 /// Appends `text` redacted; false when the stream hides all of it (inside a PEM block).
 fn redact_into(text: &str, out: &mut String, stream: &mut RedactStream) -> bool {
-    match stream.line(text) {
+    match stream.piece(text) {
         Some(shown) => {
             out.push_str(&shown);
             true
