@@ -495,67 +495,81 @@ async fn drift_commands(
     commands: Vec<Command>,
 ) -> anyhow::Result<()> {
     let spelling = forge.spelling();
-    let (branch, config) = default_branch(bot, forge, &key.repo).await?;
-    let config = match config {
-        Ok(config) => config,
-        Err(problem) => {
-            let text = format!(
-                "`.cascade.yaml` on `{}` is invalid, so cascade does not act on this issue:\n\n{}",
-                branch.name,
-                crate::comment::fenced(&problem)
-            );
-            answer(bot, forge, key, issue, &text).await?;
-            return Ok(());
-        }
-    };
+    // The default branch and its configuration, read once, and only for a command from
+    // someone with write permission: a reader's comment costs no fetch.
+    let mut read: Option<(DefaultBranch, RepoConfig)> = None;
     for command in commands {
-        let reply = match command {
-            Command::Help => Some(format!(
-                "On this drift issue: `{}` makes the drifted units match the code again, \
-                 `{}` checks for drift now.",
-                spelling.command("apply <id>"),
-                spelling.command("plan")
-            )),
-            Command::Unlock => Some(format!(
-                "`{}` is for {}s; the drift run holds no locks between runs.",
-                spelling.command("unlock"),
-                spelling.change_request
-            )),
-            Command::Plan { .. } => {
-                let shown = spelling.command("plan");
-                match refuse_command(forge, &key.repo, actor, &config, &shown).await {
-                    Some(refusal) => Some(refusal),
-                    None => {
-                        let Some(drift) = config.drift.clone().filter(|d| d.enabled) else {
-                            answer(
-                                bot,
-                                forge,
-                                key,
-                                issue,
-                                "Drift is not configured (or is off) in the default branch's \
-                                 `.cascade.yaml`; nothing was checked.",
-                            )
-                            .await?;
-                            continue;
-                        };
-                        run(bot, forge, key, at, &branch, &config, &drift).await?;
-                        None
-                    }
-                }
+        let shown = match &command {
+            Command::Help => {
+                let text = format!(
+                    "On this drift issue: `{}` makes the drifted units match the code again, \
+                     `{}` checks for drift now.",
+                    spelling.command("apply <id>"),
+                    spelling.command("plan")
+                );
+                answer(bot, forge, key, issue, &text).await?;
+                continue;
             }
-            Command::Apply { id } => {
-                let shown = spelling.command(&format!("apply {id}"));
-                match refuse_command(forge, &key.repo, actor, &config, &shown).await {
-                    Some(refusal) => Some(refusal),
-                    None => {
-                        apply(bot, forge, key, issue, at, &branch, &config, &id).await?;
-                        None
-                    }
-                }
+            Command::Unlock => {
+                let text = format!(
+                    "`{}` is for {}s; the drift run holds no locks between runs.",
+                    spelling.command("unlock"),
+                    spelling.change_request
+                );
+                answer(bot, forge, key, issue, &text).await?;
+                continue;
             }
+            Command::Plan { .. } => spelling.command("plan"),
+            Command::Apply { id } => spelling.command(&format!("apply {id}")),
         };
-        if let Some(text) = reply {
-            answer(bot, forge, key, issue, &text).await?;
+        let unconfigured = RepoConfig::default();
+        if let Some(refusal) = refuse_command(forge, &key.repo, actor, &unconfigured, &shown).await
+        {
+            answer(bot, forge, key, issue, &refusal).await?;
+            continue;
+        }
+        if read.is_none() {
+            let (branch, config) = default_branch(bot, forge, &key.repo).await?;
+            match config {
+                Ok(config) => read = Some((branch, config)),
+                Err(problem) => {
+                    let text = format!(
+                        "`.cascade.yaml` on `{}` is invalid, so cascade does not act on this \
+                         issue:\n\n{}",
+                        branch.name,
+                        crate::comment::fenced(&problem)
+                    );
+                    answer(bot, forge, key, issue, &text).await?;
+                    return Ok(());
+                }
+            }
+        }
+        let Some((branch, config)) = &read else {
+            continue;
+        };
+        // `apply_permission` narrows write permission further.
+        if let Some(refusal) = refuse_command(forge, &key.repo, actor, config, &shown).await {
+            answer(bot, forge, key, issue, &refusal).await?;
+            continue;
+        }
+        match command {
+            Command::Apply { id } => {
+                apply(bot, forge, key, issue, at, branch, config, &id).await?;
+            }
+            _ => match config.drift.clone().filter(|d| d.enabled) {
+                Some(drift) => run(bot, forge, key, at, branch, config, &drift).await?,
+                None => {
+                    answer(
+                        bot,
+                        forge,
+                        key,
+                        issue,
+                        "Drift is not configured (or is off) in the default branch's \
+                         `.cascade.yaml`; nothing was checked.",
+                    )
+                    .await?;
+                }
+            },
         }
     }
     Ok(())
