@@ -5,36 +5,19 @@ use super::{GraphArgs, GraphFormat};
 use crate::problem::Problem;
 use crate::terragrunt::{Discovery, Unit, UnitKind};
 use crate::unit::UnitPath;
+use rayon::prelude::*;
 use serde::{Serialize, Serializer};
 use std::fmt::Write;
 use std::io::Write as _;
 use std::process::ExitCode;
 
+/// What `cascade graph --format json` writes after the units.
 #[derive(Serialize)]
-struct GraphJson<'a> {
-    units: UnitsJson<'a>,
+struct RestJson<'a> {
     waves: Vec<Vec<UnitPath>>,
     waves_down: Vec<Vec<UnitPath>>,
     critical_path: Vec<UnitPath>,
     errors: &'a [Problem],
-}
-
-/// The units, each made as it is written: the JSON of a large repository is
-/// streamed to stdout, never held whole (its read lists are most of it).
-struct UnitsJson<'a>(&'a Discovery);
-
-impl Serialize for UnitsJson<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let d = self.0;
-        serializer.collect_seq(d.units.iter().map(|u| UnitJson {
-            path: &u.path,
-            kind: u.kind,
-            dependencies: &u.dependencies,
-            reads: ReadsJson(d, u),
-            unresolved: u.unresolved,
-            excluded: u.excluded.as_deref(),
-        }))
-    }
 }
 
 /// What one unit reads, listed when written.
@@ -58,14 +41,91 @@ struct UnitJson<'a> {
     excluded: Option<&'a str>,
 }
 
+fn unit_json<'a>(d: &'a Discovery, u: &'a Unit) -> UnitJson<'a> {
+    UnitJson {
+        path: &u.path,
+        kind: u.kind,
+        dependencies: &u.dependencies,
+        reads: ReadsJson(d, u),
+        unresolved: u.unresolved,
+        excluded: u.excluded.as_deref(),
+    }
+}
+
+/// Units made into JSON at once: enough to keep both cores busy, few enough
+/// that a large repository's JSON is never held whole (its read lists are
+/// most of it).
+const UNITS_PER_BATCH: usize = 1024;
+
+/// Writes `{"units": [...], "waves": ..., ...}` exactly as
+/// `serde_json::to_writer_pretty` writes it, with the units (nearly all of
+/// the document) made in parallel, a batch at a time, while the waves are
+/// worked out. A unit is an object two levels deep: each of its lines is
+/// indented by four more spaces (a JSON string holds no raw newline, so
+/// every newline is serde_json's own).
+fn write_graph_json(
+    out: &mut impl std::io::Write,
+    scan: &Scan,
+    batch_size: usize,
+) -> std::io::Result<()> {
+    let d = &scan.discovery;
+    let mut rest = None;
+    rayon::in_place_scope(|scope| -> std::io::Result<()> {
+        scope.spawn(|_| {
+            rest = Some(serde_json::to_vec_pretty(&RestJson {
+                waves: scan.graph.waves(),
+                waves_down: scan.graph.waves_down(),
+                critical_path: scan.graph.critical_path(),
+                errors: &scan.problems,
+            }));
+        });
+        out.write_all(b"{\n  \"units\": [")?;
+        for (batch, units) in d.units.chunks(batch_size).enumerate() {
+            let made: Vec<Vec<u8>> = units
+                .par_iter()
+                .map(|u| serde_json::to_vec_pretty(&unit_json(d, u)).map(|json| indented(&json)))
+                .collect::<Result<_, _>>()?;
+            for (i, json) in made.iter().enumerate() {
+                out.write_all(if batch == 0 && i == 0 {
+                    b"\n    "
+                } else {
+                    b",\n    "
+                })?;
+                out.write_all(json)?;
+            }
+        }
+        out.write_all(if d.units.is_empty() {
+            b"],\n"
+        } else {
+            b"\n  ],\n"
+        })
+    })?;
+    let rest = rest.expect("the scope ran the task")?;
+    // `{\n  "waves": ...}`: its members continue the document's.
+    out.write_all(rest.strip_prefix(b"{\n").unwrap_or(&rest))?;
+    out.write_all(b"\n")
+}
+
+/// `json` with four spaces after each newline.
+fn indented(json: &[u8]) -> Vec<u8> {
+    let newlines = json.iter().filter(|&&b| b == b'\n').count();
+    let mut out = Vec::with_capacity(json.len() + 4 * newlines);
+    for line in json.split_inclusive(|&b| b == b'\n') {
+        out.extend_from_slice(line);
+        if line.ends_with(b"\n") {
+            out.extend_from_slice(b"    ");
+        }
+    }
+    out
+}
+
 pub fn run(args: &GraphArgs) -> anyhow::Result<ExitCode> {
     let (dir, root) = locate(&args.repo)?;
     let scan = scan(&dir, &root, &args.features);
     let out = match args.format {
         GraphFormat::Json => {
             let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
-            serde_json::to_writer_pretty(&mut stdout, &graph_json(&scan))?;
-            writeln!(stdout)?;
+            write_graph_json(&mut stdout, &scan, UNITS_PER_BATCH)?;
             stdout.flush()?;
             String::new()
         }
@@ -79,21 +139,15 @@ pub fn run(args: &GraphArgs) -> anyhow::Result<ExitCode> {
             eprintln!("{problem}");
         }
     }
-    Ok(if scan.problems.is_empty() {
+    let code = if scan.problems.is_empty() {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
-    })
-}
-
-fn graph_json(scan: &Scan) -> GraphJson<'_> {
-    GraphJson {
-        units: UnitsJson(&scan.discovery),
-        waves: scan.graph.waves(),
-        waves_down: scan.graph.waves_down(),
-        critical_path: scan.graph.critical_path(),
-        errors: &scan.problems,
-    }
+    };
+    // The process ends next: freeing every unit's read set one allocation at
+    // a time would take longer than the kernel reclaiming the pages at once.
+    std::mem::forget(scan);
+    Ok(code)
 }
 
 /// The graph for people: counts, waves, the critical path, then problems with file:line.
@@ -164,5 +218,60 @@ pub fn write_problems(out: &mut String, problems: &[Problem]) {
     );
     for problem in problems {
         let _ = writeln!(out, "  {problem}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    /// The document as one serde value writes it: what the parallel writer must match.
+    #[derive(Serialize)]
+    struct Whole<'a> {
+        units: Vec<UnitJson<'a>>,
+        #[serde(flatten)]
+        rest: RestJson<'a>,
+    }
+
+    fn both(dir: &Path) -> (String, String) {
+        let scan = crate::scan::scan(dir, dir, &[]);
+        let mut parallel = Vec::new();
+        write_graph_json(&mut parallel, &scan, UNITS_PER_BATCH).unwrap();
+        // Batches of one and of three: every way units meet across a batch.
+        for batch_size in [1, 3] {
+            let mut small = Vec::new();
+            write_graph_json(&mut small, &scan, batch_size).unwrap();
+            assert_eq!(small, parallel, "batches of {batch_size}");
+        }
+        let d = &scan.discovery;
+        let whole = Whole {
+            units: d.units.iter().map(|u| unit_json(d, u)).collect(),
+            rest: RestJson {
+                waves: scan.graph.waves(),
+                waves_down: scan.graph.waves_down(),
+                critical_path: scan.graph.critical_path(),
+                errors: &scan.problems,
+            },
+        };
+        let mut expected = serde_json::to_string_pretty(&whole).unwrap();
+        expected.push('\n');
+        (String::from_utf8(parallel).unwrap(), expected)
+    }
+
+    #[test]
+    fn parallel_json_is_byte_for_byte_the_pretty_document() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let (parallel, expected) = both(&root.join("examples/live"));
+        assert!(expected.matches("\"path\"").count() > 3, "{expected}");
+        assert_eq!(parallel, expected);
+        // Units and problems, then no units at all (`"units": []`).
+        let (parallel, expected) = both(&root.join("tests/fixtures/discovery/include-failures"));
+        assert!(expected.contains("\"errors\": [\n    {"), "{expected}");
+        assert_eq!(parallel, expected);
+        let empty = tempfile::tempdir().unwrap();
+        let (parallel, expected) = both(empty.path());
+        assert!(expected.starts_with("{\n  \"units\": [],\n"), "{expected}");
+        assert_eq!(parallel, expected);
     }
 }
