@@ -37,6 +37,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+// The allocator the cascade binary uses, so in-process figures are comparable.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const RUNS: usize = 7;
 const SEED: u64 = 1;
 const CHANGED_FILES: usize = 1_000;

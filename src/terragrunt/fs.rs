@@ -298,10 +298,7 @@ impl FsIndex {
     }
 
     fn covers(&self, rel: &str) -> bool {
-        paths::is_within(rel, &self.walked)
-            && rel[self.walked.len()..]
-                .split('/')
-                .all(|part| part.is_empty() || !is_skipped_dir(part))
+        paths::is_within(rel, &self.walked) && !has_skipped_part(&rel[self.walked.len()..])
     }
 
     /// A refused link that `rel` is, or lies under.
@@ -524,6 +521,13 @@ fn prefixes(rel: &str) -> impl Iterator<Item = &str> {
 
 fn is_skipped_dir(name: &str) -> bool {
     SKIPPED_DIRS.contains(&name)
+}
+
+/// Whether a part of `path` is a skipped directory. Every skipped name starts
+/// with a dot, and most paths have no part that does: those are answered
+/// without splitting (discovery asks millions of times).
+fn has_skipped_part(path: &str) -> bool {
+    (path.starts_with('.') || path.contains("/.")) && path.split('/').any(is_skipped_dir)
 }
 
 /// The real directories on the way to a walked directory, to spot link loops.

@@ -89,3 +89,19 @@ fn past_the_linked_directory_limit_every_walk_refuses_the_same_links() {
         assert_eq!(summary(walk_listing(&root, "", None, true)), expected);
     }
 }
+
+proptest::proptest! {
+    /// The shortcut in `has_skipped_part` answers as splitting every path would.
+    #[test]
+    fn skipped_parts_as_splitting_finds_them(
+        parts in proptest::collection::vec(
+            proptest::sample::select(vec!["", ".", "..", "a", ".a", "a.", ".git", ".terraform",
+                ".terragrunt-cache", ".terragrunt-stack", "x.git", ".gitx"]),
+            0..6,
+        )
+    ) {
+        let path = parts.join("/");
+        let split = path.split('/').any(is_skipped_dir);
+        proptest::prop_assert_eq!(has_skipped_part(&path), split, "{:?}", path);
+    }
+}

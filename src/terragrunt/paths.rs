@@ -40,8 +40,14 @@ fn strip_root<'p>(root_abs: &str, path: &'p str) -> Option<&'p str> {
 
 /// Lexical clean: drops `.` and empty components, applies `..`; None if it climbs above the root.
 pub fn clean(path: &str) -> Option<String> {
-    // Most paths are clean already (discovery cleans millions): copy them as they are.
-    if !path.split('/').any(|part| matches!(part, "" | "." | "..")) {
+    // Most paths are clean already (discovery cleans millions): copy them as
+    // they are. An empty part needs a leading, trailing or doubled slash; a
+    // `.` or `..` part, a dot at the start of a part.
+    let has_empty_part =
+        path.is_empty() || path.starts_with('/') || path.ends_with('/') || path.contains("//");
+    let has_dot_part = (path.starts_with('.') || path.contains("/."))
+        && path.split('/').any(|part| matches!(part, "." | ".."));
+    if !has_empty_part && !has_dot_part {
         return Some(path.to_string());
     }
     let mut parts: Vec<&str> = Vec::new();
@@ -121,6 +127,30 @@ pub fn is_within(path: &str, dir: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// The shortcut for clean paths answers as cleaning every path would.
+        #[test]
+        fn clean_as_cleaning_every_part(
+            parts in proptest::collection::vec(
+                proptest::sample::select(vec!["", ".", "..", "a", "b", ".a", "a.", "..a", "a..", "..."]),
+                0..6,
+            )
+        ) {
+            let path = parts.join("/");
+            let mut kept: Vec<&str> = Vec::new();
+            let mut escapes = false;
+            for part in path.split('/') {
+                match part {
+                    "" | "." => {}
+                    ".." => escapes |= kept.pop().is_none(),
+                    p => kept.push(p),
+                }
+            }
+            let expected = (!escapes).then(|| kept.join("/"));
+            proptest::prop_assert_eq!(clean(&path), expected, "{:?}", path);
+        }
+    }
 
     #[test]
     fn resolves_relative_and_absolute() {
