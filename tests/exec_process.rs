@@ -204,6 +204,92 @@ async fn cancel_stops_a_plan_but_never_a_running_apply() {
     assert!(!done.exists());
 }
 
+/// A stand-in that prints 16 KiB, then rests 10 ms, 2,560 times (40 MiB,
+/// about a minute) and then touches `finished`: endless enough for a 1 MiB
+/// cap, and bounded, so a broken cap cannot fill the disk. `trap` runs first.
+fn long_printer(dir: &Path, trap: &str, finished: &Path) -> PathBuf {
+    tool(
+        dir,
+        &format!(
+            "{trap}\ni=0; while [ $i -lt 2560 ]; do printf '%016383d\\n' 0; sleep 0.01; i=$((i+1)); done; touch {}",
+            finished.display()
+        ),
+    )
+}
+
+#[tokio::test]
+async fn a_plan_printing_without_end_is_stopped_at_the_output_cap() {
+    let tmp = tempfile::tempdir().unwrap();
+    let finished = tmp.path().join("finished");
+    let script = long_printer(tmp.path(), "", &finished);
+    let exec = ProcessExecutor::new(tmp.path().join("cache"))
+        .with_binary(Tool::Terraform, script.display().to_string())
+        .with_max_output(1 << 20);
+    let job = job(tmp.path(), Duration::from_secs(300));
+    let err = exec
+        .plan(&job, &CancellationToken::new())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, ExecError::OutputTooLarge { limit_mib: 1, .. }),
+        "{err}"
+    );
+    assert!(err.to_string().contains("more than 1 MiB"), "{err}");
+    assert!(!finished.exists(), "stopped, not run to its end");
+    // The raw output is gone; the log holds what was written before the stop.
+    assert!(
+        std::fs::read_dir(&job.work).unwrap().all(|e| !e
+            .unwrap()
+            .file_name()
+            .to_string_lossy()
+            .ends_with(".out"))
+    );
+    let log = std::fs::metadata(&job.log).unwrap().len();
+    assert!(log > 1 << 20 && log < 20 << 20, "log of {log} bytes");
+}
+
+#[tokio::test]
+async fn a_plan_that_ignores_sigterm_and_keeps_printing_is_killed_before_its_grace_ends() {
+    let tmp = tempfile::tempdir().unwrap();
+    let finished = tmp.path().join("finished");
+    let script = long_printer(tmp.path(), "trap '' TERM", &finished);
+    let exec = ProcessExecutor::new(tmp.path().join("cache"))
+        .with_binary(Tool::Terraform, script.display().to_string())
+        .with_max_output(1 << 20)
+        .with_grace(Duration::from_secs(120));
+    let started = Instant::now();
+    let err = exec
+        .plan(
+            &job(tmp.path(), Duration::from_secs(300)),
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ExecError::OutputTooLarge { .. }), "{err}");
+    assert!(!finished.exists(), "killed, not run to its end");
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "stopped after {:?}, not after the 120 s grace",
+        started.elapsed()
+    );
+}
+
+#[tokio::test]
+async fn an_apply_is_never_stopped_for_its_output() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Reviewed code: 3 MiB of output over a 1 MiB cap, then success.
+    let script = tool(
+        tmp.path(),
+        "i=0; while [ $i -lt 3072 ]; do printf '%01023d\\n' 0; i=$((i+1)); done",
+    );
+    let exec = ProcessExecutor::new(tmp.path().join("cache"))
+        .with_binary(Tool::Terraform, script.display().to_string())
+        .with_max_output(1 << 20);
+    let job = job(tmp.path(), Duration::from_secs(120));
+    exec.apply(&job, &CancellationToken::new()).await.unwrap();
+    assert!(std::fs::metadata(&job.log).unwrap().len() >= 3 << 20);
+}
+
 /// Polls `cond` for up to 10 s.
 async fn until(what: &str, cond: impl Fn() -> bool) {
     for _ in 0..200 {

@@ -83,6 +83,10 @@ pub enum ExecError {
     Log { source: std::io::Error },
     #[error("the plan's JSON is larger than {limit_mib} MiB; split the unit into smaller ones")]
     PlanTooLarge { limit_mib: u64 },
+    #[error(
+        "`{command}` wrote more than {limit_mib} MiB of output and was stopped (one unit's output must not fill the server's disk); make the configuration print less (outputs, provisioners, TF_LOG)"
+    )]
+    OutputTooLarge { command: String, limit_mib: u64 },
 }
 
 /// What became of an apply an earlier cascade process started.

@@ -24,6 +24,14 @@ const EMPTY_PLAN_JSON: &[u8] =
 /// The largest plan JSON read into memory.
 const MAX_PLAN_JSON_MIB: u64 = 512;
 
+/// The most raw output (standard output and error, before redaction) a
+/// command of unreviewed code may write while it runs. Its log keeps 64 MiB
+/// of it at most; past this, the command is stopped.
+const MAX_RAW_OUTPUT_BYTES: u64 = 256 << 20;
+
+/// How often the size of a running command's output is looked at.
+const OUTPUT_CHECK: Duration = Duration::from_millis(250);
+
 /// The exit code of a shell that could not find or run the command.
 const NOT_FOUND: i32 = 127;
 const NOT_EXECUTABLE: i32 = 126;
@@ -35,6 +43,8 @@ pub struct ProcessExecutor {
     terragrunt: String,
     plugin_cache: PathBuf,
     grace: Duration,
+    /// See [`MAX_RAW_OUTPUT_BYTES`].
+    max_output: u64,
     /// What children get of this process's environment, and the redaction of their output.
     env: ChildEnv,
     redactor: Redactor,
@@ -58,6 +68,7 @@ impl ProcessExecutor {
             terragrunt: "terragrunt".into(),
             plugin_cache,
             grace: Duration::from_secs(30),
+            max_output: MAX_RAW_OUTPUT_BYTES,
             redactor: env.redactor(),
             env,
             init_lock: tokio::sync::Mutex::new(()),
@@ -107,6 +118,13 @@ impl ProcessExecutor {
     /// apply gets after a shutdown before it is stopped).
     pub fn with_grace(mut self, grace: Duration) -> ProcessExecutor {
         self.grace = grace;
+        self
+    }
+
+    /// Stops a plan, `init` or `show` whose raw output passes `bytes`
+    /// (default [`MAX_RAW_OUTPUT_BYTES`]).
+    pub fn with_max_output(mut self, bytes: u64) -> ProcessExecutor {
+        self.max_output = bytes;
         self
     }
 
@@ -188,7 +206,7 @@ impl ProcessExecutor {
             .stdout
             .take()
             .map(|out| tokio::spawn(read_capped(out, MAX_PLAN_JSON_MIB << 20)));
-        let status = self.wait(&mut started, job, &name, stop).await;
+        let status = self.wait(&mut started, job, &name, &files.out, stop).await;
         stop_on_drop.disarm();
         let captured = match capture {
             Some(task) => task.await.unwrap_or(Ok(Vec::new())),
@@ -209,6 +227,7 @@ impl ProcessExecutor {
         started: &mut step_process::Started,
         job: &UnitJob,
         name: &str,
+        out: &std::path::Path,
         stop: Stop<'_>,
     ) -> Result<std::process::ExitStatus, ExecError> {
         let child = &mut started.child;
@@ -226,10 +245,16 @@ impl ProcessExecutor {
                         Err(ExecError::TimedOut { command: name.to_string(), seconds: job.timeout.as_secs() })
                     }
                     _ = cancel.cancelled() => { self.terminate(child, group).await; Err(ExecError::Cancelled) }
+                    _ = output_passes(out, self.max_output) => {
+                        self.stop_writer(child, group, out).await;
+                        Err(ExecError::OutputTooLarge { command: name.to_string(), limit_mib: self.max_output >> 20 })
+                    }
                 }
             }
             Stop::Shutdown(shutdown) => {
                 // An apply runs to the end: only a shutdown, after its grace, stops it.
+                // Nor is its output capped: it runs reviewed code, and stopping
+                // it halfway would leave state half applied (its log is capped).
                 tokio::select! {
                     status = child.wait() => return status.map_err(gone),
                     _ = shutdown.cancelled() => {}
@@ -240,6 +265,26 @@ impl ProcessExecutor {
                 }
             }
         }
+    }
+
+    /// SIGTERM to the process group, then SIGKILL once the grace period ends
+    /// or the output passes twice the cap, whichever comes first: a command
+    /// that ignores SIGTERM and goes on writing must not have the whole grace
+    /// period to fill the disk.
+    async fn stop_writer(
+        &self,
+        child: &mut tokio::process::Child,
+        group: Option<nix::unistd::Pid>,
+        out: &std::path::Path,
+    ) {
+        step_process::signal(group, Signal::SIGTERM);
+        tokio::select! {
+            _ = child.wait() => return,
+            _ = tokio::time::sleep(self.grace) => {}
+            _ = output_passes(out, self.max_output.saturating_mul(2)) => {}
+        }
+        step_process::signal(group, Signal::SIGKILL);
+        let _ = child.wait().await;
     }
 
     /// SIGTERM to the process group, then SIGKILL if the wrapper is still
@@ -382,6 +427,16 @@ impl ProcessExecutor {
         self.run(job, Step::Show, Stop::Cancel(cancel))
             .await
             .map(|(json, _)| json)
+    }
+}
+
+/// Resolves once the file at `out` is larger than `limit` bytes.
+async fn output_passes(out: &std::path::Path, limit: u64) {
+    loop {
+        if std::fs::metadata(out).is_ok_and(|m| m.len() > limit) {
+            return;
+        }
+        tokio::time::sleep(OUTPUT_CHECK).await;
     }
 }
 
