@@ -246,7 +246,10 @@ impl ProcessExecutor {
                     }
                     _ = cancel.cancelled() => { self.terminate(child, group).await; Err(ExecError::Cancelled) }
                     _ = output_passes(out, self.max_output) => {
-                        self.stop_writer(child, group, out).await;
+                        // One that ignores SIGTERM and goes on writing must not
+                        // have the whole grace period to fill the disk.
+                        let twice = output_passes(out, self.max_output.saturating_mul(2));
+                        self.terminate_or_kill_on(child, group, twice).await;
                         Err(ExecError::OutputTooLarge { command: name.to_string(), limit_mib: self.max_output >> 20 })
                     }
                 }
@@ -267,32 +270,25 @@ impl ProcessExecutor {
         }
     }
 
-    /// SIGTERM to the process group, then SIGKILL once the grace period ends
-    /// or the output passes twice the cap, whichever comes first: a command
-    /// that ignores SIGTERM and goes on writing must not have the whole grace
-    /// period to fill the disk.
-    async fn stop_writer(
+    /// SIGTERM to the process group, then SIGKILL if the wrapper is still
+    /// there after the grace period.
+    async fn terminate(&self, child: &mut tokio::process::Child, group: Option<nix::unistd::Pid>) {
+        self.terminate_or_kill_on(child, group, std::future::pending())
+            .await;
+    }
+
+    /// [`Self::terminate`], whose grace ends early when `kill_now` resolves.
+    async fn terminate_or_kill_on(
         &self,
         child: &mut tokio::process::Child,
         group: Option<nix::unistd::Pid>,
-        out: &std::path::Path,
+        kill_now: impl std::future::Future<Output = ()>,
     ) {
         step_process::signal(group, Signal::SIGTERM);
         tokio::select! {
             _ = child.wait() => return,
             _ = tokio::time::sleep(self.grace) => {}
-            _ = output_passes(out, self.max_output.saturating_mul(2)) => {}
-        }
-        step_process::signal(group, Signal::SIGKILL);
-        let _ = child.wait().await;
-    }
-
-    /// SIGTERM to the process group, then SIGKILL if the wrapper is still
-    /// there after the grace period.
-    async fn terminate(&self, child: &mut tokio::process::Child, group: Option<nix::unistd::Pid>) {
-        step_process::signal(group, Signal::SIGTERM);
-        if tokio::time::timeout(self.grace, child.wait()).await.is_ok() {
-            return;
+            _ = kill_now => {}
         }
         step_process::signal(group, Signal::SIGKILL);
         let _ = child.wait().await;
