@@ -7,7 +7,7 @@
 mod support;
 
 use cascade::config::{Executor as Tool, RepoConfig};
-use cascade::engine::{ApplyOutcome, Engine, PlanTarget, RetryPolicy};
+use cascade::engine::{ApplyOutcome, Engine, PlanTarget, RetryPolicy, UnitDir};
 use cascade::exec::ProcessExecutor;
 use cascade::store::{PlannedUnit, SqliteStore, SystemClock, UnitStatus};
 use cascade::unit::UnitPath;
@@ -26,6 +26,7 @@ const REPO: &str = "acme/infra";
 struct World {
     tmp: tempfile::TempDir,
     engine: Engine<ProcessExecutor, SqliteStore>,
+    _log: support::call_log::CallLog,
 }
 
 impl World {
@@ -41,7 +42,10 @@ impl World {
             .unwrap();
         }
         let real = support::real_terraform();
-        let (count, log) = (tmp.path().join("flaky.count"), tmp.path().join("applies"));
+        // The stand-in runs in the sandbox: it counts inside its unit's directory
+        // and logs its applies over loopback.
+        let count = tmp.path().join("repo/flaky/apply.count");
+        let log = support::call_log::CallLog::start(&tmp.path().join("applies"));
         let change = if drift {
             "printf 'resource \"terraform_data\" \"y%s\" {}\\n' \"$n\" >> main.tf\n"
         } else {
@@ -50,9 +54,9 @@ impl World {
         std::fs::write(
             tmp.path().join("terraform"),
             format!(
-                "#!/bin/sh\n\
+                "#!/bin/bash\n{log_call}\
                  if [ \"$1\" = apply ]; then\n\
-                 echo \"$(basename \"$PWD\")\" >> {log}\n\
+                 log_call \"$(basename \"$PWD\")\"\n\
                  if [ \"$(basename \"$PWD\")\" = flaky ]; then\n\
                  n=$(cat {count} 2>/dev/null || echo 0)\n\
                  echo $((n + 1)) > {count}\n\
@@ -61,7 +65,7 @@ impl World {
                  fi\n\
                  exec {real} \"$@\"\n",
                 count = count.display(),
-                log = log.display(),
+                log_call = log.bash_function(),
             ),
         )
         .unwrap();
@@ -85,9 +89,14 @@ impl World {
             data_dir: tmp.path().join("data"),
             parallelism: 3,
             timeout: Duration::from_secs(120),
+            init_timeout: Duration::from_secs(120),
             shutdown: CancellationToken::new(),
         };
-        World { tmp, engine }
+        World {
+            tmp,
+            engine,
+            _log: log,
+        }
     }
 
     fn dir(&self, unit: &str) -> PathBuf {
@@ -115,6 +124,8 @@ impl World {
                 destroy: false,
                 tool: Tool::Terraform,
                 dir: self.dir(unit),
+                root: self.tmp.path().join("repo"),
+                sources: vec![],
                 init_args: vec![],
                 stack: None,
             })
@@ -133,7 +144,8 @@ impl World {
             .await
             .unwrap();
         assert!(!planned.failed, "{:?}", planned.plan.units);
-        let dir_for = |u: &PlannedUnit| self.dir(u.path.as_str());
+        let repo = self.tmp.path().join("repo");
+        let dir_for = |u: &PlannedUnit| UnitDir::of(&repo, &repo, &u.path);
         self.engine
             .apply(REPO, &planned.plan.id, "head", &dir_for, retries, |_| {})
             .await
@@ -241,7 +253,7 @@ async fn an_apply_stopped_while_waiting_to_retry_goes_on_counting_when_resumed()
     // Stopped (a shutdown) during the wait after the first failed apply.
     let engine = &world.engine;
     let shutdown = engine.shutdown.clone();
-    let log = world.tmp.path().join("flaky.count");
+    let log = world.tmp.path().join("repo/flaky/apply.count");
     tokio::spawn(async move {
         while !log.exists() {
             tokio::time::sleep(Duration::from_millis(20)).await;
@@ -260,9 +272,11 @@ async fn an_apply_stopped_while_waiting_to_retry_goes_on_counting_when_resumed()
         data_dir: engine.data_dir.clone(),
         parallelism: 3,
         timeout: Duration::from_secs(120),
+        init_timeout: Duration::from_secs(120),
         shutdown: CancellationToken::new(),
     };
-    let dir_for = |u: &PlannedUnit| world.dir(u.path.as_str());
+    let repo = world.tmp.path().join("repo");
+    let dir_for = |u: &PlannedUnit| UnitDir::of(&repo, &repo, &u.path);
     let outcome = resumed
         .apply(REPO, &first.plan_id, "head", &dir_for, &policy, |_| {})
         .await

@@ -76,6 +76,7 @@ async fn a_pull_request_left_applying_by_a_dead_process_is_put_back_and_a_live_o
         parallelism: 1,
         allow_forks: false,
         unit_timeout: Duration::from_secs(60),
+        init_timeout: Duration::from_secs(60),
         discovery_timeout: Duration::from_secs(60),
         replica_lease: Duration::from_secs(15),
         drift_tick: Duration::from_secs(60),

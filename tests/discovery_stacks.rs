@@ -370,6 +370,7 @@ async fn plan_in_checkout(
         data_dir: data,
         parallelism: 4,
         timeout: Duration::from_secs(60),
+        init_timeout: Duration::from_secs(60),
         shutdown: CancellationToken::new(),
     };
     let outcome = engine

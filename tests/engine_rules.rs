@@ -8,7 +8,7 @@ use cascade::plan::PlanId;
 use cascade::store::{ApplyClaim, Clock, PlanStatus, SqliteStore, Store, SystemClock, UnitStatus};
 use cascade::unit::UnitPath;
 use std::collections::{BTreeMap, VecDeque};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -180,6 +180,7 @@ async fn fixture(exec: Scripted) -> Fixture {
         data_dir: dir.path().to_path_buf(),
         parallelism: 2,
         timeout: Duration::from_secs(60),
+        init_timeout: Duration::from_secs(60),
         shutdown: CancellationToken::new(),
     };
     Fixture { engine, _dir: dir }
@@ -198,6 +199,8 @@ fn targets() -> Vec<PlanTarget> {
         destroy: false,
         tool: Tool::Terraform,
         dir: PathBuf::from("/nowhere").join(path),
+        root: PathBuf::from("/nowhere"),
+        sources: vec![],
         init_args: vec![],
         stack: None,
     };
@@ -231,7 +234,9 @@ async fn apply(
     id: &PlanId,
     head: &str,
 ) -> Result<cascade::engine::ApplyOutcome, ApplyError> {
-    let dir_for = |u: &cascade::store::PlannedUnit| PathBuf::from("/nowhere").join(u.path.as_str());
+    let dir_for = |u: &cascade::store::PlannedUnit| {
+        cascade::engine::UnitDir::of(Path::new("/nowhere"), Path::new("/nowhere"), &u.path)
+    };
     f.engine
         .apply(REPO, id, head, &dir_for, &Default::default(), |_| {})
         .await

@@ -22,10 +22,13 @@ fn tool(dir: &Path, body: &str) -> PathBuf {
 
 fn job(dir: &Path, timeout: Duration) -> UnitJob {
     let unit_dir = dir.join("unit");
-    std::fs::create_dir_all(unit_dir.join(".terraform")).unwrap();
+    std::fs::create_dir_all(&unit_dir).unwrap();
     UnitJob {
         unit: UnitPath::new("live/app"),
         dir: unit_dir,
+        root: dir.to_path_buf(),
+        repo: "acme/infra".into(),
+        sources: vec![],
         tool: Tool::Terraform,
         plan_file: dir.join("run/plans/live--app.tfplan"),
         log: dir.join("run/001_live--app.log"),
@@ -33,6 +36,7 @@ fn job(dir: &Path, timeout: Duration) -> UnitJob {
         destroy: false,
         init_args: vec![],
         timeout,
+        init_timeout: timeout,
     }
 }
 
@@ -153,7 +157,7 @@ async fn a_missing_binary_says_so() {
 #[tokio::test]
 async fn a_timed_out_plan_is_stopped_with_sigterm_then_sigkill() {
     let tmp = tempfile::tempdir().unwrap();
-    let marker = tmp.path().join("got-term");
+    let marker = tmp.path().join("unit/got-term");
     // Ignores SIGTERM (records it), so only SIGKILL ends it.
     let script = tool(
         tmp.path(),
@@ -182,7 +186,7 @@ async fn a_timed_out_plan_is_stopped_with_sigterm_then_sigkill() {
 #[tokio::test]
 async fn cancel_stops_a_plan_but_never_a_running_apply() {
     let tmp = tempfile::tempdir().unwrap();
-    let done = tmp.path().join("applied");
+    let done = tmp.path().join("unit/applied");
     let script = tool(tmp.path(), &format!("sleep 1; touch {}", done.display()));
     let exec = ProcessExecutor::new(tmp.path().join("cache"))
         .with_binary(Tool::Terraform, script.display().to_string())
@@ -317,7 +321,7 @@ fn alive(pid: i32) -> bool {
 #[tokio::test]
 async fn a_timeout_stops_the_whole_process_group() {
     let tmp = tempfile::tempdir().unwrap();
-    let grandchild = tmp.path().join("grandchild.pid");
+    let grandchild = tmp.path().join("unit/grandchild.pid");
     // terragrunt starts terraform, terraform starts providers: the stand-in starts a
     // grandchild that would outlive a signal sent to the child alone.
     let script = tool(
@@ -347,7 +351,7 @@ async fn a_timeout_stops_the_whole_process_group() {
 async fn an_apply_outlives_its_executor_and_is_re_attached() {
     let tmp = tempfile::tempdir().unwrap();
     let release = tmp.path().join("release");
-    let applied = tmp.path().join("applied");
+    let applied = tmp.path().join("unit/applied");
     // Waits for the test to release it, prints a PEM block and a secret, then succeeds.
     let script = tool(
         tmp.path(),
@@ -469,7 +473,7 @@ async fn a_re_attached_apply_reports_its_failure_or_that_its_end_is_unknown() {
 #[tokio::test]
 async fn a_new_command_waits_for_one_an_earlier_executor_left_running() {
     let tmp = tempfile::tempdir().unwrap();
-    let order = tmp.path().join("order");
+    let order = tmp.path().join("unit/order");
     let script = tool(
         tmp.path(),
         &format!(
@@ -499,7 +503,7 @@ esac",
 #[tokio::test]
 async fn children_get_the_allow_listed_environment_only_and_their_secrets_are_redacted() {
     let tmp = tempfile::tempdir().unwrap();
-    let dump = tmp.path().join("env");
+    let dump = tmp.path().join("unit/env");
     let script = tool(
         tmp.path(),
         &format!(

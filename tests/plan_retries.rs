@@ -40,7 +40,7 @@ impl World {
             .unwrap();
         }
         let real = support::real_terraform();
-        let count = tmp.path().join("flaky.count");
+        let count = tmp.path().join("repo/flaky/plan.count");
         let script = tmp.path().join("terraform");
         std::fs::write(
             &script,
@@ -76,6 +76,7 @@ impl World {
             data_dir: data,
             parallelism: 3,
             timeout: Duration::from_secs(120),
+            init_timeout: Duration::from_secs(120),
             shutdown: CancellationToken::new(),
         };
         World { tmp, engine }
@@ -83,7 +84,7 @@ impl World {
 
     /// How many times `flaky` was planned.
     fn flaky_tries(&self) -> u32 {
-        std::fs::read_to_string(self.tmp.path().join("flaky.count"))
+        std::fs::read_to_string(self.tmp.path().join("repo/flaky/plan.count"))
             .unwrap()
             .trim()
             .parse()
@@ -100,6 +101,8 @@ impl World {
                 destroy: false,
                 tool: Tool::Terraform,
                 dir: self.tmp.path().join("repo").join(unit),
+                root: self.tmp.path().join("repo"),
+                sources: vec![],
                 init_args: vec![],
                 stack: None,
             })
@@ -231,10 +234,12 @@ async fn a_new_push_ends_the_wait_at_once() {
         destroy: false,
         tool: Tool::Terraform,
         dir: world.tmp.path().join("repo/flaky"),
+        root: world.tmp.path().join("repo"),
+        sources: vec![],
         init_args: vec![],
         stack: None,
     }];
-    let count = world.tmp.path().join("flaky.count");
+    let count = world.tmp.path().join("repo/flaky/plan.count");
     tokio::spawn(async move {
         while !count.exists() {
             tokio::time::sleep(Duration::from_millis(20)).await;
@@ -317,6 +322,8 @@ async fn a_wait_cut_short_is_resumed_with_its_count_and_due_time() {
             destroy: false,
             tool: Tool::Terraform,
             dir: world.tmp.path().join("repo/flaky"),
+            root: world.tmp.path().join("repo"),
+            sources: vec![],
             init_args: vec![],
             stack: None,
         }]
@@ -324,7 +331,7 @@ async fn a_wait_cut_short_is_resumed_with_its_count_and_due_time() {
     // The first try fails; the process "stops" (a new push) while it waits for the retry.
     let cancel = CancellationToken::new();
     let stop = cancel.clone();
-    let count = world.tmp.path().join("flaky.count");
+    let count = world.tmp.path().join("repo/flaky/plan.count");
     tokio::spawn(async move {
         while !count.exists() {
             tokio::time::sleep(Duration::from_millis(20)).await;

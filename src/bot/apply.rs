@@ -11,12 +11,12 @@ use super::verdict::with_failure_logs;
 use super::{Bot, PrKey};
 use crate::comment::Comments;
 use crate::config::{ApplyRequirement, RepoConfig};
+use crate::engine::UnitDir;
 use crate::engine::views::apply_view;
 use crate::forge::{ChangeRequest, CheckOutput, CheckStatus, Forge, Mergeable};
 use crate::plan::PlanId;
 use crate::store::{PlanStatus, PlannedUnit, PrState, Store, UnitStatus};
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 /// Applies plan `id` of the pull request, or says why not.
@@ -113,21 +113,15 @@ pub async fn command_apply(
     } else {
         None
     };
-    let dirs: BTreeMap<String, PathBuf> = plan
+    let dirs: BTreeMap<String, UnitDir> = plan
         .units
         .iter()
         .map(|u: &PlannedUnit| {
-            let top = if u.destroy {
-                base_tree.clone().unwrap_or_else(|| checkout.clone())
-            } else {
-                checkout.clone()
+            let top = match &base_tree {
+                Some(base) if u.destroy => base,
+                _ => &checkout,
             };
-            let dir = if u.path.as_str() == "." {
-                top
-            } else {
-                top.join(u.path.as_str())
-            };
-            (u.path.to_string(), dir)
+            (u.path.to_string(), UnitDir::of(top, top, &u.path))
         })
         .collect();
     let dir_for = |u: &PlannedUnit| dirs[u.path.as_str()].clone();

@@ -31,7 +31,6 @@ use crate::store::{PlanRecord, PlannedUnit, Store};
 use crate::unit::UnitPath;
 use anyhow::{Context, anyhow};
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -213,6 +212,9 @@ async fn run(
     drift: &DriftConfig,
 ) -> anyhow::Result<()> {
     let repo = &key.repo;
+    if let crate::exec::sandbox::SandboxState::Refusing { why } = bot.sandbox().state() {
+        anyhow::bail!("the server has no working sandbox ({why}); drift is not checked");
+    }
     metrics::counter!("cascade_runs_total", "kind" => "drift").increment(1);
     let checkout = bot
         .workspaces
@@ -646,13 +648,7 @@ async fn apply_locked(
         .workspaces
         .checkout(&key.repo, PrKey::DRIFT, &branch.sha)
         .await?;
-    let dir_for = |u: &PlannedUnit| -> PathBuf {
-        if u.path.as_str() == "." {
-            checkout.clone()
-        } else {
-            checkout.join(u.path.as_str())
-        }
-    };
+    let dir_for = |u: &PlannedUnit| crate::engine::UnitDir::of(&checkout, &checkout, &u.path);
     bot.engine
         .apply(
             &key.plan_key(),

@@ -64,6 +64,8 @@ pub struct BotConfig {
     pub parallelism: usize,
     pub allow_forks: bool,
     pub unit_timeout: Duration,
+    /// How long one `init` may take.
+    pub init_timeout: Duration,
     /// How long discovering one pull request may take.
     pub discovery_timeout: Duration,
     /// How long this replica's claims and leases outlive its last heartbeat.
@@ -95,6 +97,11 @@ pub struct Bot {
 }
 
 impl Bot {
+    /// The sandbox pull requests' code runs in.
+    pub fn sandbox(&self) -> &crate::exec::sandbox::Sandbox {
+        self.engine.executor.sandbox()
+    }
+
     /// Starts the bot and resumes what a previous process left unfinished.
     pub async fn start(config: BotConfig) -> anyhow::Result<Arc<Bot>> {
         let engine = Engine {
@@ -104,6 +111,7 @@ impl Bot {
             data_dir: config.data_dir.clone(),
             parallelism: config.parallelism,
             timeout: config.unit_timeout,
+            init_timeout: config.init_timeout,
             shutdown: config.shutdown.clone(),
         };
         let bot = Arc::new(Bot {

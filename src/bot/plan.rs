@@ -11,6 +11,7 @@ use super::{Bot, PrKey};
 use crate::comment::{Comments, Problem};
 use crate::config::RepoConfig;
 use crate::engine::views::plan_view;
+use crate::exec::sandbox::SandboxState;
 use crate::forge::{ChangeRequest, CheckOutput, CheckStatus, Forge};
 use crate::plan::PlanId;
 use crate::store::{PlanStatus, PrState, PullRequestRecord, Store};
@@ -25,6 +26,25 @@ fn fork_refusal(cr: &str) -> String {
         "cascade does not plan {cr}s from forks: planning runs the {cr}'s code \
 with this server's credentials. A maintainer can push the branch to this repository to have it planned."
     )
+}
+
+/// The check and comment of a server that has no working sandbox: it runs
+/// nobody's code, and says who can change that.
+fn no_sandbox(why: &str, spelling: &crate::forge::Spelling) -> (CheckOutput, String) {
+    let cr = spelling.change_request;
+    let body = format!(
+        "cascade did not plan this {cr}: the server has no working sandbox ({why}), and planning \
+         runs the {cr}'s code. Whoever runs cascade can start it on a Linux kernel with Landlock \
+         (5.13 or later, with `lsm=` listing landlock), or choose `--sandbox off` to plan without \
+         one; then comment `{}`.",
+        spelling.command("plan")
+    );
+    let check = CheckOutput::new(
+        CheckStatus::Failure,
+        "cascade: no sandbox on the server",
+        format!("The server has no working sandbox ({why}), so nothing was planned."),
+    );
+    (check, body)
 }
 
 fn record_for(
@@ -143,6 +163,10 @@ pub async fn plan_pull_request(
         bot.store.save_pull_request(&record).await?;
         bot.store.set_waiting(&key.repo, key.number, &[]).await?;
         return reply(bot, &forge, key, &fork_refusal(spelling.change_request)).await;
+    }
+    if let SandboxState::Refusing { why } = bot.sandbox().state() {
+        let (check, body) = no_sandbox(why, spelling);
+        return nothing_planned(bot, &forge, key, pr, &mut record, &check, &body).await;
     }
     fetch_pull_request(bot, key, pr).await?;
     let checkout = bot

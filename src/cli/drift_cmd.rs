@@ -91,7 +91,11 @@ async fn run_async(args: &DriftArgs) -> anyhow::Result<ExitCode> {
             }
         );
     }
-    let plan_targets = head_targets(&scan.discovery, &scan.graph, &dir, &picked);
+    let mut plan_targets = head_targets(&scan.discovery, &scan.graph, &dir, &picked);
+    // Terraform may read the whole repository, not only what `--repo` names.
+    for t in &mut plan_targets {
+        t.root = root.clone();
+    }
     let drift_dir = data.join("drift");
     std::fs::create_dir_all(&drift_dir)
         .with_context(|| format!("cannot create {}", drift_dir.display()))?;
@@ -100,7 +104,7 @@ async fn run_async(args: &DriftArgs) -> anyhow::Result<ExitCode> {
         .prefix("run-")
         .tempdir_in(&drift_dir)
         .with_context(|| format!("cannot create a directory in {}", drift_dir.display()))?;
-    let engine = engine(scratch.path(), data.join("plugin-cache"), &args.run).await?;
+    let engine = engine(&data, scratch.path(), &args.run).await?;
     let outcome = engine
         .plan(
             &dir.display().to_string(),

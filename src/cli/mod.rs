@@ -82,8 +82,52 @@ struct RunOptions {
     /// keeps only the logs of its last run there, in drift/logs.
     #[arg(long, env = "CASCADE_DATA_DIR")]
     data_dir: Option<PathBuf>,
+    /// The longest one `init` may run, in seconds (module and provider downloads).
+    #[arg(long, default_value_t = 300, env = "CASCADE_INIT_TIMEOUT",
+          value_parser = clap::value_parser!(u64).range(1..))]
+    init_timeout: u64,
     #[command(flatten)]
     pass: PassEnv,
+    #[command(flatten)]
+    sandbox: SandboxArgs,
+}
+
+/// `--sandbox` and what goes with it, shared by the commands that run terraform.
+#[derive(clap::Args, Debug, Default)]
+pub struct SandboxArgs {
+    /// How terraform, tofu and terragrunt are confined: `auto` uses Landlock when the
+    /// kernel has it (without it the server plans nothing and the CLI warns), `landlock`
+    /// refuses to start without it, `off` runs them with cascade's own access.
+    #[arg(long = "sandbox", value_enum, env = "CASCADE_SANDBOX", default_value_t)]
+    pub mode: crate::exec::sandbox::SandboxMode,
+    /// Also let terraform read this file or directory (repeatable, or comma-separated
+    /// in the environment): a credentials file, a CLI configuration, a tool's directory.
+    #[arg(
+        long = "sandbox-read",
+        value_name = "PATH",
+        env = "CASCADE_SANDBOX_READ",
+        value_delimiter = ','
+    )]
+    pub read: Vec<PathBuf>,
+    /// Test hook: behave as if the kernel's Landlock ABI were N (0: no Landlock).
+    #[arg(
+        long = "sandbox-assume-abi",
+        hide = true,
+        env = "CASCADE_SANDBOX_ASSUME_ABI"
+    )]
+    pub assume_abi: Option<i32>,
+}
+
+impl SandboxArgs {
+    /// The sandbox configuration these flags give.
+    pub fn config(&self) -> crate::exec::sandbox::SandboxConfig {
+        crate::exec::sandbox::SandboxConfig {
+            mode: self.mode,
+            read: self.read.clone(),
+            assume_abi: self.assume_abi,
+            secrets: Vec::new(),
+        }
+    }
 }
 
 #[derive(clap::Args, Debug)]

@@ -6,8 +6,9 @@
 use super::repo::{locate, scan, scan_to_run};
 use super::{ApplyArgs, PlanArgs, RunFormat, RunOptions};
 use crate::affected::{ReadIndex, affected, deleted_units};
-use crate::engine::{Engine, targets};
+use crate::engine::{Engine, UnitDir, targets};
 use crate::exec::ProcessExecutor;
+use crate::exec::sandbox::{SandboxMode, SandboxState, SandboxUser};
 use crate::plan::PlanId;
 use crate::store::{AnyStore, PlannedUnit, Store, SystemClock};
 use crate::terragrunt::paths;
@@ -25,22 +26,38 @@ pub(super) fn data_dir(dir: &Path, flag: &Option<PathBuf>) -> PathBuf {
     flag.clone().unwrap_or_else(|| dir.join(".cascade"))
 }
 
-/// The engine over the store in `data`, with terraform's plugin cache in `plugin_cache`.
+/// The engine over the store and runs in `runs` (the data directory `data`,
+/// or a directory inside it), its executor keeping its provider caches and
+/// records in `data`, in the sandbox the options ask for (`data` private).
 pub(super) async fn engine(
     data: &Path,
-    plugin_cache: PathBuf,
+    runs: &Path,
     options: &RunOptions,
 ) -> anyhow::Result<Engine<ProcessExecutor, AnyStore>> {
-    let store = crate::store::open(None, data).await?;
-    let executor = ProcessExecutor::new(plugin_cache)
-        .with_environment(std::env::vars_os(), &options.pass.names);
+    let store = crate::store::open(None, runs).await?;
+    let sandbox = options
+        .sandbox
+        .config()
+        .build(SandboxUser::Cli)?
+        .with_data_dir(data);
+    if let SandboxState::Unconfined { why } = sandbox.state()
+        && options.sandbox.mode != SandboxMode::Off
+    {
+        eprintln!(
+            "cascade: warning: no sandbox ({why}): terraform runs with your own access to every file;              pass --sandbox off to say that is intended"
+        );
+    }
+    let executor = ProcessExecutor::new(data.join("exec"))
+        .with_environment(std::env::vars_os(), &options.pass.names)
+        .with_sandbox(sandbox);
     Ok(Engine {
         executor: Arc::new(executor),
         store: Arc::new(store),
         clock: Arc::new(SystemClock),
-        data_dir: data.to_path_buf(),
+        data_dir: runs.to_path_buf(),
         parallelism: options.parallelism.max(1),
         timeout: Duration::from_secs(options.timeout),
+        init_timeout: Duration::from_secs(options.init_timeout),
         shutdown: CancellationToken::new(),
     })
 }
@@ -152,13 +169,15 @@ async fn plan_async(args: &PlanArgs) -> anyhow::Result<ExitCode> {
         .into_iter()
         .filter(|f| !head_scan.config.is_ignored(f))
         .collect();
-    let base_scan = if deletes {
-        let tree = base_tree(&root, &data, &base)?;
-        let base_dir = tree.join(&prefix);
-        Some((scan(&base_dir, &tree, &[]), base_dir))
+    let base_tree = if deletes {
+        Some(base_tree(&root, &data, &base)?)
     } else {
         None
     };
+    let base_scan = base_tree.as_ref().map(|tree| {
+        let base_dir = tree.join(&prefix);
+        (scan(&base_dir, tree, &[]), base_dir)
+    });
     let deleted = base_scan
         .as_ref()
         .map(|(b, _)| deleted_units(&b.discovery.units, &head_scan.discovery.units))
@@ -172,7 +191,7 @@ async fn plan_async(args: &PlanArgs) -> anyhow::Result<ExitCode> {
         &deleted,
         base_scan.as_ref().map(|(b, _)| &b.graph),
     );
-    let plan_targets = targets(
+    let mut plan_targets = targets(
         &head_scan.discovery,
         &head_scan.graph,
         &dir,
@@ -181,7 +200,15 @@ async fn plan_async(args: &PlanArgs) -> anyhow::Result<ExitCode> {
             .as_ref()
             .map(|(b, d)| (&b.discovery, &b.graph, d.as_path())),
     );
-    let engine = engine(&data, data.join("plugin-cache"), &args.run).await?;
+    // Terraform may read the whole repository (or base tree), not only the
+    // directory `--repo` names: modules live above it.
+    for t in &mut plan_targets {
+        t.root = match &base_tree {
+            Some(tree) if t.destroy => tree.clone(),
+            _ => root.clone(),
+        };
+    }
+    let engine = engine(&data, &data, &args.run).await?;
     let repo_key = dir.display().to_string();
     let observe = progress(plan_targets.len());
     let outcome = engine
@@ -224,25 +251,20 @@ async fn apply_async(args: &ApplyArgs) -> anyhow::Result<ExitCode> {
     let prefix = if prefix == "." { String::new() } else { prefix };
     let data = data_dir(&dir, &args.run.data_dir);
     let head = crate::git::worktree_identity(&dir)?;
-    let engine = engine(&data, data.join("plugin-cache"), &args.run).await?;
+    let engine = engine(&data, &data, &args.run).await?;
     let repo_key = dir.display().to_string();
     let plan = engine.store.plan(&repo_key, &id).await.ok().flatten();
     // Destroys run in the base revision's tree, as they were planned.
     let base_dir = match plan.as_ref().filter(|p| p.units.iter().any(|u| u.destroy)) {
-        Some(p) => Some(base_tree(&root, &data, &p.base)?.join(&prefix)),
+        Some(p) => {
+            let tree = base_tree(&root, &data, &p.base)?;
+            Some((tree.clone(), tree.join(&prefix)))
+        }
         None => None,
     };
-    let dir_for = |u: &PlannedUnit| -> PathBuf {
-        let top = if u.destroy {
-            base_dir.clone().unwrap_or_else(|| dir.clone())
-        } else {
-            dir.clone()
-        };
-        if u.path.as_str() == "." {
-            top
-        } else {
-            top.join(u.path.as_str())
-        }
+    let dir_for = |u: &PlannedUnit| match &base_dir {
+        Some((tree, top)) if u.destroy => UnitDir::of(tree, top, &u.path),
+        _ => UnitDir::of(&root, &dir, &u.path),
     };
     let total = plan.as_ref().map(|p| p.units.len()).unwrap_or(0);
     // Transient apply failures are retried as the repository says; with a

@@ -89,6 +89,11 @@ pub struct ServeArgs {
     /// Seconds one terraform command may run.
     #[arg(long, env = "CASCADE_UNIT_TIMEOUT", default_value_t = 1800)]
     unit_timeout: u64,
+    /// Seconds one `init` may run (module and provider downloads); it holds its
+    /// repository's provider cache meanwhile.
+    #[arg(long, env = "CASCADE_INIT_TIMEOUT", default_value_t = 300,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    init_timeout: u64,
     /// Seconds discovering one pull request may take; past it the pull request gets a failed check.
     #[arg(long, env = "CASCADE_DISCOVERY_TIMEOUT", default_value_t = 60,
           value_parser = clap::value_parser!(u64).range(1..))]
@@ -114,6 +119,8 @@ pub struct ServeArgs {
     max_requests: usize,
     #[command(flatten)]
     pass: super::PassEnv,
+    #[command(flatten)]
+    sandbox: super::SandboxArgs,
 }
 
 impl ServeArgs {
@@ -235,6 +242,17 @@ impl ServeArgs {
                 api_url: self.github_api_url.clone(),
             })
         };
+        let mut sandbox = self.sandbox.config();
+        sandbox.secrets.extend(
+            self.github_private_key_file
+                .iter()
+                .map(|f| (f.clone(), "the GitHub App's private key")),
+        );
+        sandbox.secrets.extend(
+            self.gitlab_token_file
+                .iter()
+                .map(|f| (f.clone(), "the GitLab token")),
+        );
         let github = match (
             serve_github,
             self.github_app_id,
@@ -281,6 +299,8 @@ impl ServeArgs {
             terragrunt_bin: self.terragrunt_bin,
             shutdown_grace: Duration::from_secs(self.shutdown_grace),
             unit_timeout: Duration::from_secs(self.unit_timeout),
+            init_timeout: Duration::from_secs(self.init_timeout),
+            sandbox,
             discovery_timeout: Duration::from_secs(self.discovery_timeout),
             replica_lease: Duration::from_secs(self.replica_lease),
             drift_tick: Duration::from_secs(self.drift_tick),

@@ -23,7 +23,7 @@ use crate::store::{
 use crate::unit::UnitPath;
 use crate::walk::{Outcome, Walk, WalkEvent, WalkUnit};
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
@@ -113,7 +113,7 @@ impl<E: Executor, S: Store> Engine<E, S> {
         repo: &str,
         id: &PlanId,
         head: &str,
-        dir_for: &(dyn Fn(&PlannedUnit) -> PathBuf + Sync),
+        dir_for: &(dyn Fn(&PlannedUnit) -> super::UnitDir + Sync),
         retries: &RetryPolicy,
         observe: impl FnMut(WalkEvent<'_>),
     ) -> anyhow::Result<Result<ApplyOutcome, ApplyError>> {
@@ -160,7 +160,12 @@ impl<E: Executor, S: Store> Engine<E, S> {
         };
         // Re-attaching reads the unit's working files only; it runs nothing in its directory.
         let ctx = self
-            .apply_ctx(&run, &plan, &|_| PathBuf::new(), RetryPolicy::default())
+            .apply_ctx(
+                &run,
+                &plan,
+                &|_| super::UnitDir::of(Path::new(""), Path::new(""), &UnitPath::new(".")),
+                RetryPolicy::default(),
+            )
             .await?;
         let now = CancellationToken::new();
         now.cancel();
@@ -174,7 +179,7 @@ impl<E: Executor, S: Store> Engine<E, S> {
         &self,
         run: &RunRecord,
         plan: &PlanRecord,
-        dir_for: &(dyn Fn(&PlannedUnit) -> PathBuf + Sync),
+        dir_for: &(dyn Fn(&PlannedUnit) -> super::UnitDir + Sync),
         retries: RetryPolicy,
     ) -> anyhow::Result<RunCtx<E, S>> {
         let targets: BTreeMap<UnitPath, PlanTarget> = plan
@@ -189,7 +194,9 @@ impl<E: Executor, S: Store> Engine<E, S> {
             run_id: run.id.clone(),
             paths: super::failure_log::server_paths(&self.data_dir, &run_dir, targets.values()),
             run_dir,
+            repo: run.repo.clone(),
             timeout: self.timeout,
+            init_timeout: self.init_timeout,
             cancel: CancellationToken::new(),
             shutdown: self.shutdown.clone(),
             targets,
@@ -207,7 +214,7 @@ impl<E: Executor, S: Store> Engine<E, S> {
         repo: &str,
         id: &PlanId,
         head: &str,
-        dir_for: &(dyn Fn(&PlannedUnit) -> PathBuf + Sync),
+        dir_for: &(dyn Fn(&PlannedUnit) -> super::UnitDir + Sync),
         retries: &RetryPolicy,
         observe: impl FnMut(WalkEvent<'_>),
     ) -> anyhow::Result<Result<ApplyOutcome, ApplyError>> {
@@ -602,7 +609,8 @@ async fn apply_with_retries<E: Executor, S: Store>(
     }
 }
 
-fn target_of(unit: &PlannedUnit, dir: PathBuf) -> PlanTarget {
+fn target_of(unit: &PlannedUnit, place: super::UnitDir) -> PlanTarget {
+    let super::UnitDir { root, dir } = place;
     PlanTarget {
         path: unit.path.clone(),
         wave: unit.wave,
@@ -614,6 +622,9 @@ fn target_of(unit: &PlannedUnit, dir: PathBuf) -> PlanTarget {
             .as_ref()
             .map(|stack| super::stack_dir(&dir, &unit.path, stack)),
         dir,
+        root,
+        // Checked when it was planned, at the same head.
+        sources: Vec::new(),
         init_args: unit.init_args.clone(),
     }
 }

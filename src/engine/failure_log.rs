@@ -35,27 +35,13 @@ pub(super) fn server_paths<'a>(
         .with_home()
         .with(data_dir, "<data-dir>")
         .with(run_dir, "<run>");
-    let mut roots: Vec<PathBuf> = targets.filter_map(tree_root).collect();
+    let mut roots: Vec<PathBuf> = targets.map(|t| t.root.clone()).collect();
     roots.sort();
     roots.dedup();
     for root in roots {
         paths = paths.with(&root, ".");
     }
     paths
-}
-
-/// The working tree a target's directory lies in: its directory without the unit's path.
-fn tree_root(target: &PlanTarget) -> Option<PathBuf> {
-    let unit = target.path.as_str();
-    if unit == "." {
-        return Some(target.dir.clone());
-    }
-    target
-        .dir
-        .ends_with(unit)
-        .then(|| target.dir.ancestors().nth(unit.split('/').count()))
-        .flatten()
-        .map(Path::to_path_buf)
 }
 
 impl<E: Executor, S: Store> RunCtx<E, S> {
@@ -133,33 +119,6 @@ fn read_tail(path: &Path) -> std::io::Result<(Vec<String>, bool)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Executor as Tool;
-
-    fn target(path: &str, dir: &str) -> PlanTarget {
-        PlanTarget {
-            path: UnitPath::new(path),
-            wave: 1,
-            deps: vec![],
-            destroy: false,
-            tool: Tool::Terraform,
-            stack: None,
-            dir: PathBuf::from(dir),
-            init_args: vec![],
-        }
-    }
-
-    #[test]
-    fn a_units_tree_is_its_directory_without_the_units_path() {
-        assert_eq!(
-            tree_root(&target("dev/app", "/d/ws/pr-1/dev/app")),
-            Some(PathBuf::from("/d/ws/pr-1"))
-        );
-        assert_eq!(
-            tree_root(&target(".", "/d/ws/pr-1")),
-            Some(PathBuf::from("/d/ws/pr-1"))
-        );
-        assert_eq!(tree_root(&target("dev/app", "/elsewhere/x")), None);
-    }
 
     #[test]
     fn the_tail_keeps_the_last_whole_lines() {

@@ -20,7 +20,7 @@ pub mod views;
 pub use apply_run::{ApplyError, ApplyOutcome, ApplyRecovery, UnitApply};
 pub use claim::{LEASE_SECS, owner_alive, this_host};
 pub use plan_run::PlanOutcome;
-pub use targets::{PlanTarget, head_targets, stack_dir, stack_path, targets};
+pub use targets::{PlanTarget, UnitDir, head_targets, stack_dir, stack_path, targets, unit_dir};
 pub use transient::RetryPolicy;
 
 use crate::exec::Executor;
@@ -46,6 +46,8 @@ pub struct Engine<E: Executor, S: Store> {
     pub parallelism: usize,
     /// The longest one command of a unit may take.
     pub timeout: Duration,
+    /// The longest a unit's `init` may take.
+    pub init_timeout: Duration,
     /// Fired on server shutdown: running applies get their grace period, then stop.
     pub shutdown: CancellationToken,
 }

@@ -75,7 +75,10 @@ pub(super) struct RunCtx<E, S> {
     pub store: Arc<S>,
     pub run_id: String,
     pub run_dir: PathBuf,
+    /// The plan key the run is for (`owner/name#7`, a repository, a directory).
+    pub repo: String,
     pub timeout: Duration,
+    pub init_timeout: Duration,
     pub cancel: CancellationToken,
     pub shutdown: CancellationToken,
     pub targets: BTreeMap<UnitPath, PlanTarget>,
@@ -93,6 +96,19 @@ pub(super) struct RunCtx<E, S> {
     pub clock: Arc<dyn crate::store::Clock>,
     /// The server's directories, replaced in every detail recorded and log line shown.
     pub paths: crate::redact::ServerPaths,
+}
+
+/// The repository of a plan key: a pull request's plans are kept under
+/// `<repository>#<number>`; every plan of a repository shares its provider cache.
+fn repository(plan_key: &str) -> &str {
+    match plan_key.rsplit_once('#') {
+        Some((repo, number))
+            if !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit()) =>
+        {
+            repo
+        }
+        _ => plan_key,
+    }
 }
 
 /// Why a unit has no plan.
@@ -124,6 +140,9 @@ impl<E: Executor, S: Store> RunCtx<E, S> {
         UnitJob {
             unit: target.path.clone(),
             dir: target.dir.clone(),
+            root: target.root.clone(),
+            repo: repository(&self.repo).to_string(),
+            sources: target.sources.clone(),
             tool: target.tool,
             plan_file: self.run_dir.join("plans").join(format!("{slug}.tfplan")),
             log: self.run_dir.join(format!("{:03}_{slug}.log", target.wave)),
@@ -131,6 +150,7 @@ impl<E: Executor, S: Store> RunCtx<E, S> {
             destroy: target.destroy,
             init_args: target.init_args.clone(),
             timeout: self.timeout,
+            init_timeout: self.init_timeout,
         }
     }
 
@@ -375,7 +395,9 @@ impl<E: Executor, S: Store> Engine<E, S> {
             run_id: run.id.clone(),
             paths: super::failure_log::server_paths(&self.data_dir, &run_dir, targets.iter()),
             run_dir,
+            repo: repo.to_string(),
             timeout: self.timeout,
+            init_timeout: self.init_timeout,
             cancel: cancel.clone(),
             shutdown: self.shutdown.clone(),
             targets: targets

@@ -9,6 +9,25 @@ use crate::unit::UnitPath;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+/// Where a planned unit runs: its directory and the tree it belongs to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnitDir {
+    /// The tree its commands may read (see [`PlanTarget::root`]).
+    pub root: PathBuf,
+    pub dir: PathBuf,
+}
+
+impl UnitDir {
+    /// `unit` of the tree `root`, found under `top` (the directory discovery
+    /// ran in: `root` or a directory inside it).
+    pub fn of(root: &Path, top: &Path, unit: &UnitPath) -> UnitDir {
+        UnitDir {
+            root: root.to_path_buf(),
+            dir: unit_dir(top, unit),
+        }
+    }
+}
+
 /// One unit to plan.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PlanTarget {
@@ -18,8 +37,14 @@ pub struct PlanTarget {
     /// A unit the change deletes: planned as a destroy, from the base revision.
     pub destroy: bool,
     pub tool: Tool,
-    /// Where the tool runs (absolute).
+    /// Where the tool runs (absolute), inside `root`.
     pub dir: PathBuf,
+    /// The tree the unit belongs to (absolute): the checkout (or a base
+    /// revision's tree, for a destroy). The unit's commands may read it all.
+    pub root: PathBuf,
+    /// The local module directories the unit uses (absolute), from its read
+    /// set: checked for providers committed with the change before it runs.
+    pub sources: Vec<PathBuf>,
     pub init_args: Vec<String>,
     /// For a unit a Terragrunt stack generates: the stack's directory
     /// (absolute), where `terragrunt stack generate` runs before it is planned.
@@ -72,8 +97,14 @@ pub fn targets(
                 .cloned()
                 .collect();
             let state = unit_dir(head_dir, path).join("terraform.tfstate");
-            // Local state left next to a deleted unit is the state to destroy.
-            let init_args = if state.is_file() {
+            // Local state left next to a deleted unit is the state to destroy,
+            // when it is inside the head's tree (not through a link the change made).
+            let inside = |p: &Path| {
+                std::fs::canonicalize(p).is_ok_and(|real| {
+                    std::fs::canonicalize(head_dir).is_ok_and(|top| real.starts_with(top))
+                })
+            };
+            let init_args = if state.is_file() && inside(&state) {
                 vec![format!("-backend-config=path={}", state.display())]
             } else {
                 Vec::new()
@@ -85,6 +116,8 @@ pub fn targets(
                 destroy: true,
                 tool: tool_for(unit.kind, unit.executor),
                 dir: unit_dir(base_dir, path),
+                root: base_dir.to_path_buf(),
+                sources: sources(unit, base_dir),
                 init_args,
                 stack: unit.stack.as_ref().map(|s| unit_dir(base_dir, s)),
             });
@@ -122,12 +155,19 @@ pub fn head_targets(
                 destroy: false,
                 tool: tool_for(unit.kind, unit.executor),
                 dir: unit_dir(head_dir, path),
+                root: head_dir.to_path_buf(),
+                sources: sources(unit, head_dir),
                 init_args: Vec::new(),
                 stack: unit.stack.as_ref().map(|s| unit_dir(head_dir, s)),
             });
         }
     }
     out
+}
+
+/// The unit's local module directories, absolute.
+fn sources(unit: &crate::terragrunt::Unit, dir: &Path) -> Vec<PathBuf> {
+    unit.reads.dirs.iter().map(|d| dir.join(d)).collect()
 }
 
 fn tool_for(kind: UnitKind, configured: Option<Tool>) -> Tool {
@@ -162,7 +202,8 @@ pub fn stack_path(target: &PlanTarget) -> Option<UnitPath> {
     Some(UnitPath::new(rel.to_string_lossy()))
 }
 
-fn unit_dir(dir: &Path, unit: &UnitPath) -> PathBuf {
+/// Where a unit of the tree in `dir` is: `dir` itself for the root unit.
+pub fn unit_dir(dir: &Path, unit: &UnitPath) -> PathBuf {
     if unit.as_str() == "." {
         dir.to_path_buf()
     } else {

@@ -113,6 +113,9 @@ mod tests {
         UnitJob {
             unit: UnitPath::new("live/vpc"),
             dir: PathBuf::from("/repo/live/vpc"),
+            root: PathBuf::from("/repo"),
+            repo: "acme/infra".into(),
+            sources: vec![],
             tool: Tool::Terragrunt,
             plan_file: PathBuf::from("/data/runs/r1/plans/live--vpc.tfplan"),
             log: PathBuf::from("/data/runs/r1/001_live--vpc.log"),
@@ -120,6 +123,7 @@ mod tests {
             destroy,
             init_args: vec![],
             timeout: Duration::from_secs(60),
+            init_timeout: Duration::from_secs(60),
         }
     }
 

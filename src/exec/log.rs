@@ -21,6 +21,7 @@ const MAX_LOG_BYTES: u64 = 64 * 1024 * 1024;
 pub(super) struct LogSink {
     file: std::fs::File,
     tail: VecDeque<String>,
+    refusals: super::denied::RefusalWatch,
 }
 
 impl LogSink {
@@ -37,6 +38,7 @@ impl LogSink {
         Ok(LogSink {
             file,
             tail: VecDeque::new(),
+            refusals: Default::default(),
         })
     }
 
@@ -69,6 +71,7 @@ impl LogSink {
             let text = String::from_utf8_lossy(&buf);
             let line = text.strip_suffix('\n').unwrap_or(&text);
             let line = line.strip_suffix('\r').unwrap_or(line);
+            self.refusals.line(line);
             let Some(clean) = stream.line(line) else {
                 continue;
             };
@@ -95,6 +98,11 @@ impl LogSink {
             self.tail.pop_front();
         }
         self.tail.push_back(line);
+    }
+
+    /// The first access the sandbox refused, as the output reported it.
+    pub fn refused(&self) -> Option<(&'static str, &Path)> {
+        self.refusals.found()
     }
 
     /// The last lines of output, for a failure message.

@@ -16,13 +16,17 @@
 //! SIGTERM, then SIGKILL after the grace period.
 
 mod command;
+mod denied;
 mod env;
 mod log;
+mod preflight;
 mod process;
+pub mod sandbox;
 mod step_process;
 
 pub use crate::redact::redact;
 pub use command::{Step, command_line};
+pub use denied::Refused;
 pub use env::{ChildEnv, set_default_pass_env};
 pub use process::ProcessExecutor;
 
@@ -37,8 +41,17 @@ use tokio_util::sync::CancellationToken;
 #[derive(Clone, Debug)]
 pub struct UnitJob {
     pub unit: UnitPath,
-    /// The directory the tool runs in (absolute).
+    /// The directory the tool runs in (absolute), inside `root`.
     pub dir: PathBuf,
+    /// The tree the unit belongs to (absolute): the pull request's checkout, or
+    /// the base revision's tree for a destroy. Its commands may read it all,
+    /// and nothing else of the repository's or cascade's.
+    pub root: PathBuf,
+    /// The repository, whose provider cache the unit uses (one per repository).
+    pub repo: String,
+    /// The local module directories the unit uses (absolute): checked, like
+    /// its own directory, for providers committed with the change.
+    pub sources: Vec<PathBuf>,
     pub tool: Tool,
     /// The saved plan file, inside the run's private directory.
     pub plan_file: PathBuf,
@@ -52,8 +65,21 @@ pub struct UnitJob {
     pub destroy: bool,
     /// Extra `init` arguments (a deleted unit's local state, for instance).
     pub init_args: Vec<String>,
-    /// The longest any single command may run.
+    /// The longest any single command but `init` may run.
     pub timeout: Duration,
+    /// The longest `init` may run (a module host that never answers must not
+    /// hold the repository's `init` turn for the whole unit timeout).
+    pub init_timeout: Duration,
+}
+
+impl UnitJob {
+    /// The longest `step` may run.
+    pub fn limit(&self, step: Step) -> Duration {
+        match step {
+            Step::Init => self.init_timeout,
+            _ => self.timeout,
+        }
+    }
 }
 
 /// Why a command did not succeed. No variant quotes the server's paths: the
@@ -87,6 +113,30 @@ pub enum ExecError {
         "`{command}` wrote more than {limit_mib} MiB of output and was stopped (one unit's output must not fill the server's disk); make the configuration print less (outputs, provisioners, TF_LOG)"
     )]
     OutputTooLarge { command: String, limit_mib: u64 },
+    /// Refused before anything ran (a provider committed with the change, a
+    /// unit directory outside its checkout): the reason says what to change.
+    #[error("{reason}")]
+    Refused { reason: String },
+    /// The command ran and the sandbox refused it an access: named by class,
+    /// never by the server's path.
+    #[error(
+        "`{command}` failed: the sandbox refused {verb} {what}: terraform may read only the unit's checkout and write only the unit's own directory"
+    )]
+    SandboxRefused {
+        command: String,
+        verb: &'static str,
+        what: String,
+    },
+    /// The server has no working sandbox and was not told to run without one.
+    #[error(
+        "this server has no working sandbox ({why}), so it runs no pull request's code; whoever runs cascade must start it on a kernel with Landlock, or choose `--sandbox off` to run terraform unconfined"
+    )]
+    NoSandbox { why: String },
+    #[error("cannot set up the sandbox for `{command}`: {source}")]
+    Sandbox {
+        command: String,
+        source: std::io::Error,
+    },
 }
 
 /// What became of an apply an earlier cascade process started.

@@ -5,13 +5,17 @@
 use super::command::{Step, command_line, command_name};
 use super::env::{ChildEnv, FIXED, default_pass_env};
 use super::log::LogSink;
+use super::preflight::{self, InitRecords, TrackedTools};
+use super::sandbox::{Reach, Sandbox, SandboxMode, SandboxState, SandboxUser};
 use super::step_process::{self, Launch, StepFiles, StopOnDrop, private_dir};
 use super::{ExecError, Executor, Resumed, UnitJob};
 use crate::config::Executor as Tool;
 use crate::redact::Redactor;
 use nix::sys::signal::Signal;
+use std::collections::HashMap;
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio_util::sync::CancellationToken;
@@ -36,44 +40,69 @@ const OUTPUT_CHECK: Duration = Duration::from_millis(250);
 const NOT_FOUND: i32 = 127;
 const NOT_EXECUTABLE: i32 = 126;
 
-/// Runs terraform, tofu and terragrunt binaries.
+/// Runs terraform, tofu and terragrunt binaries, each command in the sandbox.
 pub struct ProcessExecutor {
     terraform: String,
     tofu: String,
     terragrunt: String,
-    plugin_cache: PathBuf,
+    /// The executor's own directory, which no command can write (nor read,
+    /// but for its repository's provider cache): one provider cache per
+    /// repository (`plugin-cache/<repo>`), the record of initialised units
+    /// (`init/`), and each command's temporary directory (`tmp/`).
+    dir: PathBuf,
+    sandbox: Sandbox,
     grace: Duration,
     /// See [`MAX_RAW_OUTPUT_BYTES`].
     max_output: u64,
     /// What children get of this process's environment, and the redaction of their output.
     env: ChildEnv,
     redactor: Redactor,
-    /// Terraform's plugin cache is not safe under concurrent writes, so
-    /// `init`s of one cascade process take turns.
-    init_lock: tokio::sync::Mutex<()>,
+    /// Terraform's plugin cache is not safe under concurrent writes, so the
+    /// `init`s of one repository's cache take turns (by cache directory).
+    init_locks: std::sync::Mutex<HashMap<PathBuf, Arc<tokio::sync::Mutex<()>>>>,
+    tracked: TrackedTools,
+    records: InitRecords,
     /// Bounds the units running at once over every run of this process (the server's
     /// pull requests share it); `None` leaves the bound to each run's walk.
     limit: Option<std::sync::Arc<tokio::sync::Semaphore>>,
 }
 
 impl ProcessExecutor {
-    /// An executor whose `init`s share the provider cache in `plugin_cache`,
-    /// passing children the allowed part of this process's environment (and
-    /// the names given to [`super::set_default_pass_env`]).
-    pub fn new(plugin_cache: PathBuf) -> ProcessExecutor {
+    /// An executor keeping its provider caches, records and temporary
+    /// directories in `dir` (cascade's, never a command's), passing children
+    /// the allowed part of this process's environment (and the names given to
+    /// [`super::set_default_pass_env`]). Commands run in the sandbox `auto`
+    /// gives the CLI (see [`ProcessExecutor::with_sandbox`] for the server's).
+    pub fn new(dir: PathBuf) -> ProcessExecutor {
         let env = ChildEnv::from_parent(std::env::vars_os(), &default_pass_env());
+        let dir = std::path::absolute(&dir).unwrap_or(dir);
         ProcessExecutor {
             terraform: "terraform".into(),
             tofu: "tofu".into(),
             terragrunt: "terragrunt".into(),
-            plugin_cache,
+            records: InitRecords::new(dir.join("init")),
+            sandbox: default_sandbox().with_private(&dir, "cascade's data directory"),
+            dir,
             grace: Duration::from_secs(30),
             max_output: MAX_RAW_OUTPUT_BYTES,
             redactor: env.redactor(),
             env,
-            init_lock: tokio::sync::Mutex::new(()),
+            init_locks: Default::default(),
+            tracked: TrackedTools::default(),
             limit: None,
         }
+    }
+
+    /// Runs every command in `sandbox` (the executor's own directory stays
+    /// private to cascade whatever it says).
+    pub fn with_sandbox(mut self, sandbox: Sandbox) -> ProcessExecutor {
+        self.sandbox = sandbox.with_private(&self.dir, "cascade's data directory");
+        self
+    }
+
+    /// The sandbox commands run in.
+    pub fn sandbox(&self) -> &Sandbox {
+        &self.sandbox
     }
 
     /// Children get the allowed part of `parent` plus the variables named in `pass`
@@ -136,26 +165,145 @@ impl ProcessExecutor {
         }
     }
 
-    fn child_env(&self) -> Vec<(OsString, OsString)> {
+    /// What a command gets of the environment. Confined, its home and
+    /// temporary directory are its own (`tmp`): the server's home is out of
+    /// its reach, and `/tmp` is shared with everything else on the machine.
+    fn child_env(&self, job: &UnitJob, tmp: Option<&Path>) -> Vec<(OsString, OsString)> {
         let mut vars: Vec<(OsString, OsString)> = self
             .env
             .vars()
+            .filter(|(k, _)| tmp.is_none() || !matches!(k.to_str(), Some("HOME" | "TMPDIR")))
             .map(|(k, v)| (k.to_os_string(), v.to_os_string()))
             .collect();
         vars.extend(FIXED.iter().map(|(k, v)| (k.into(), v.into())));
-        vars.push((
-            "TF_PLUGIN_CACHE_DIR".into(),
-            self.plugin_cache.clone().into(),
-        ));
+        vars.push(("TF_PLUGIN_CACHE_DIR".into(), self.cache(job).into()));
+        if let Some(tmp) = tmp {
+            vars.push(("HOME".into(), tmp.into()));
+            vars.push(("TMPDIR".into(), tmp.into()));
+        }
         vars
     }
 
+    /// The provider cache of the job's repository.
+    fn cache(&self, job: &UnitJob) -> PathBuf {
+        self.dir
+            .join("plugin-cache")
+            .join(crate::engine::unit_file_stem(&crate::unit::UnitPath::new(
+                job.repo.as_str(),
+            )))
+    }
+
+    /// A command's temporary directory. Short (go-plugin's unix sockets live
+    /// in it, and a socket's path has at most 107 bytes): one per working
+    /// directory, named by a digest of it.
+    fn tmp(&self, job: &UnitJob) -> PathBuf {
+        use sha2::{Digest, Sha256};
+        let digest = hex::encode(Sha256::digest(job.work.as_os_str().as_encoded_bytes()));
+        self.dir.join("tmp").join(&digest[..16])
+    }
+
+    /// Initialises `job`: in turn with the other `init`s of its repository's
+    /// provider cache (waiting for the turn holds no executor slot), within
+    /// the job's `init` timeout, and recorded as cascade's own once it ends
+    /// well.
     async fn init(&self, job: &UnitJob, cancel: &CancellationToken) -> Result<(), ExecError> {
-        let _turn = self.init_lock.lock().await;
-        std::fs::create_dir_all(&self.plugin_cache).ok();
-        self.run(job, Step::Init, Stop::Cancel(cancel))
-            .await
-            .map(|_| ())
+        let cache = self.cache(job);
+        let lock = self
+            .init_locks
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(cache.clone())
+            .or_default()
+            .clone();
+        let _turn = tokio::select! {
+            turn = lock.lock_owned() => turn,
+            () = cancel.cancelled() => return Err(ExecError::Cancelled),
+        };
+        let _slot = self.slot().await;
+        private_dir(&cache)?;
+        self.records.forget(job);
+        self.run(job, Step::Init, Stop::Cancel(cancel)).await?;
+        self.records.record(job);
+        Ok(())
+    }
+
+    /// What `step` of `job` may reach besides what every command may: its
+    /// tree, its provider cache (writable only during `init`), its unit's
+    /// directory and private directories, its saved plan, and the tools.
+    fn reach(&self, job: &UnitJob, step: Step, tmp: &Path) -> Reach {
+        let cache = self.cache(job);
+        let mut reach = Reach {
+            read: vec![real(&job.root)],
+            write: vec![real(&job.dir), real(&job.work), real(tmp)],
+            ..Reach::default()
+        };
+        // A destroy's local state lives in the head's checkout, not the base tree.
+        reach.write.extend(
+            job.init_args
+                .iter()
+                .filter_map(|a| a.strip_prefix("-backend-config=path="))
+                .filter_map(|state| Path::new(state).parent())
+                .map(real),
+        );
+        match step {
+            Step::Init => reach.write.push(real(&cache)),
+            _ => reach.read.push(real(&cache)),
+        }
+        match step {
+            Step::Plan => reach.files.push(job.plan_file.clone()),
+            Step::Show | Step::Apply => reach.read_files.push(job.plan_file.clone()),
+            Step::Init | Step::StackGenerate => {}
+        }
+        reach.read_files.extend(
+            [&self.terraform, &self.tofu, &self.terragrunt]
+                .into_iter()
+                .filter_map(|program| self.resolve(program)),
+        );
+        // What the credentials and configuration variables the tools get name.
+        for (name, value) in self.env.vars() {
+            if name
+                .to_str()
+                .is_some_and(|n| super::sandbox::PATH_VARIABLES.contains(&n))
+            {
+                reach.read.extend(
+                    std::env::split_paths(value)
+                        .filter(|p| p.is_absolute())
+                        .map(|p| real(&p)),
+                );
+            }
+        }
+        reach
+    }
+
+    /// Where the children's `PATH` finds `program` (a path is itself).
+    fn resolve(&self, program: &str) -> Option<PathBuf> {
+        if program.contains('/') {
+            return std::fs::canonicalize(program).ok();
+        }
+        let path = self
+            .env
+            .vars()
+            .find(|(k, _)| *k == "PATH")?
+            .1
+            .to_os_string();
+        std::env::split_paths(&path)
+            .map(|dir| dir.join(program))
+            .find(|p| p.is_file())
+            .and_then(|p| std::fs::canonicalize(p).ok())
+    }
+
+    /// Whether commands may run at all: not when the sandbox is refusing.
+    /// Running unconfined by choice is logged for every plan.
+    fn ready(&self, job: &UnitJob) -> Result<(), ExecError> {
+        match self.sandbox.state() {
+            SandboxState::Enforced { .. } => Ok(()),
+            SandboxState::Refusing { why } => Err(ExecError::NoSandbox { why: why.clone() }),
+            SandboxState::Unconfined { why } => {
+                tracing::warn!(unit = %job.unit, why = %why,
+                    "running terraform without the sandbox: it can read and write everything cascade can");
+                Ok(())
+            }
+        }
     }
 
     /// Runs one step. Its output goes to the unit's log, redacted, once it
@@ -178,13 +326,24 @@ impl ProcessExecutor {
         let name = command_name(job.tool, step);
         let files = StepFiles::new(&job.work, step.name());
         private_dir(&job.work)?;
+        let tmp = self.tmp(job);
+        private_dir(&tmp)?;
+        if step == Step::Plan {
+            // Made here, so the sandbox can give the command this one file.
+            step_process::private_file(&job.plan_file)?;
+        }
+        let confined = self
+            .sandbox
+            .confine(&self.reach(job, step, &tmp))
+            .map_err(|source| ExecError::Sandbox {
+                command: name.clone(),
+                source,
+            })?;
         let mut log = LogSink::open(&job.log)?;
         log.note(&format!("$ {program} {}", args.join(" ")));
+        let limit = job.limit(step);
         let (cancel, deadline) = match stop {
-            Stop::Cancel(cancel) => (
-                Some(cancel),
-                Some(tokio::time::Instant::now() + job.timeout),
-            ),
+            Stop::Cancel(cancel) => (Some(cancel), Some(tokio::time::Instant::now() + limit)),
             Stop::Shutdown(shutdown) => (Some(shutdown), None),
         };
         let lock = step_process::lock_after_earlier(&files, cancel, deadline, self.grace).await?;
@@ -192,21 +351,25 @@ impl ProcessExecutor {
             program,
             args: &args,
             dir: &job.dir,
-            env: self.child_env(),
+            env: self.child_env(job, confined.as_ref().map(|_| tmp.as_path())),
             capture_stdout: step == Step::Show,
+            confined: confined.as_ref(),
         };
         let mut started =
             step_process::start(launch, &files, lock).map_err(|source| ExecError::Spawn {
                 command: name.clone(),
                 source,
             })?;
+        drop(confined);
         let mut stop_on_drop = StopOnDrop::new(&started, &files, self.grace, step != Step::Apply);
         let capture = started
             .child
             .stdout
             .take()
             .map(|out| tokio::spawn(read_capped(out, MAX_PLAN_JSON_MIB << 20)));
-        let status = self.wait(&mut started, job, &name, &files.out, stop).await;
+        let status = self
+            .wait(&mut started, limit, &name, &files.out, stop)
+            .await;
         stop_on_drop.disarm();
         let captured = match capture {
             Some(task) => task.await.unwrap_or(Ok(Vec::new())),
@@ -214,10 +377,25 @@ impl ProcessExecutor {
         };
         log.output(&files.out, &self.redactor)?;
         files.remove();
+        if step != Step::Apply {
+            // An apply's is kept: a restarted cascade may find it still running.
+            let _ = std::fs::remove_dir_all(&tmp);
+        }
         let code = status?.code().unwrap_or(-1);
         let captured = captured?;
         if code == 0 || (step == Step::Plan && code == 2) {
             return Ok((captured, code));
+        }
+        if matches!(self.sandbox.state(), SandboxState::Enforced { .. })
+            && let Some((verb, path)) = log.refused()
+        {
+            let mut known = self.sandbox.known();
+            known.push((real(&job.root), "the checkout outside the unit's directory"));
+            return Err(ExecError::SandboxRefused {
+                command: name,
+                verb,
+                what: super::denied::class_of(path, &known),
+            });
         }
         Err(failure(name, code, log.excerpt()))
     }
@@ -225,7 +403,7 @@ impl ProcessExecutor {
     async fn wait(
         &self,
         started: &mut step_process::Started,
-        job: &UnitJob,
+        limit: Duration,
         name: &str,
         out: &std::path::Path,
         stop: Stop<'_>,
@@ -240,9 +418,9 @@ impl ProcessExecutor {
             Stop::Cancel(cancel) => {
                 tokio::select! {
                     status = child.wait() => status.map_err(gone),
-                    _ = tokio::time::sleep(job.timeout) => {
+                    _ = tokio::time::sleep(limit) => {
                         self.terminate(child, group).await;
-                        Err(ExecError::TimedOut { command: name.to_string(), seconds: job.timeout.as_secs() })
+                        Err(ExecError::TimedOut { command: name.to_string(), seconds: limit.as_secs() })
                     }
                     _ = cancel.cancelled() => { self.terminate(child, group).await; Err(ExecError::Cancelled) }
                     _ = output_passes(out, self.max_output) => {
@@ -340,7 +518,6 @@ impl Executor for ProcessExecutor {
     }
 
     async fn plan(&self, job: &UnitJob, cancel: &CancellationToken) -> Result<Vec<u8>, ExecError> {
-        let _slot = self.slot().await;
         let started = std::time::Instant::now();
         let result = self.plan_unit(job, cancel).await;
         metrics::histogram!("cascade_unit_seconds", "step" => "plan")
@@ -349,6 +526,8 @@ impl Executor for ProcessExecutor {
     }
 
     async fn apply(&self, job: &UnitJob, shutdown: &CancellationToken) -> Result<(), ExecError> {
+        self.ready(job)?;
+        preflight::check(job, &self.tracked, &self.records)?;
         let _slot = self.slot().await;
         let started = std::time::Instant::now();
         let result = self
@@ -365,6 +544,7 @@ impl Executor for ProcessExecutor {
         job: &UnitJob,
         cancel: &CancellationToken,
     ) -> Result<(), ExecError> {
+        self.ready(job)?;
         self.run(job, Step::StackGenerate, Stop::Cancel(cancel))
             .await
             .map(|_| ())
@@ -397,22 +577,28 @@ impl Executor for ProcessExecutor {
 }
 
 impl ProcessExecutor {
+    /// Checks the unit, initialises it unless cascade's record says its
+    /// `.terraform/` is cascade's own, then plans and shows it. An `init` the
+    /// plan asks for is done once more. Each step takes an executor slot of
+    /// its own, so a unit waiting for its cache's `init` turn holds none.
     async fn plan_unit(
         &self,
         job: &UnitJob,
         cancel: &CancellationToken,
     ) -> Result<Vec<u8>, ExecError> {
+        self.ready(job)?;
+        preflight::check(job, &self.tracked, &self.records)?;
         if let Some(dir) = job.plan_file.parent() {
             private_dir(dir)?;
         }
-        let initialised = job.dir.join(".terraform").is_dir();
-        if job.tool != Tool::Terragrunt && !initialised {
+        let initialised = self.records.initialised(job);
+        if !initialised {
             self.init(job, cancel).await?;
         }
-        let (_, code) = match self.run(job, Step::Plan, Stop::Cancel(cancel)).await {
-            Err(e) if job.tool != Tool::Terragrunt && initialised && needs_init(&e) => {
+        let code = match self.plan_step(job, cancel).await {
+            Err(e) if initialised && needs_init(&e) => {
                 self.init(job, cancel).await?;
-                self.run(job, Step::Plan, Stop::Cancel(cancel)).await?
+                self.plan_step(job, cancel).await?
             }
             other => other?,
         };
@@ -420,10 +606,35 @@ impl ProcessExecutor {
             // An empty plan needs no `show -json`: that is one process less per unchanged unit.
             return Ok(EMPTY_PLAN_JSON.to_vec());
         }
+        let _slot = self.slot().await;
         self.run(job, Step::Show, Stop::Cancel(cancel))
             .await
             .map(|(json, _)| json)
     }
+
+    /// `plan`, in a slot of its own: its exit code (0 empty, 2 changes).
+    async fn plan_step(&self, job: &UnitJob, cancel: &CancellationToken) -> Result<i32, ExecError> {
+        let _slot = self.slot().await;
+        let (_, code) = self.run(job, Step::Plan, Stop::Cancel(cancel)).await?;
+        Ok(code)
+    }
+}
+
+/// `path` made canonical where it exists (a rule is made from the real path).
+fn real(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// The sandbox of executors built without one: what `--sandbox auto` gives
+/// the CLI, probed once per process.
+fn default_sandbox() -> Sandbox {
+    static PROBED: OnceLock<Sandbox> = OnceLock::new();
+    PROBED
+        .get_or_init(|| {
+            Sandbox::new(SandboxMode::Auto, SandboxUser::Cli, None)
+                .expect("auto never refuses to be made")
+        })
+        .clone()
 }
 
 /// Resolves once the file at `out` is larger than `limit` bytes.

@@ -51,6 +51,22 @@ pub(super) fn private_dir(dir: &Path) -> Result<(), ExecError> {
         .map_err(|source| ExecError::Log { source })
 }
 
+/// Makes `file` (and its directory) readable by cascade's user only, empty,
+/// unless it is there already.
+pub(super) fn private_file(file: &Path) -> Result<(), ExecError> {
+    if let Some(dir) = file.parent() {
+        private_dir(dir)?;
+    }
+    std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .mode(0o600)
+        .open(file)
+        .map(drop)
+        .map_err(|source| ExecError::Log { source })
+}
+
 /// The working files of one step of one unit's job.
 #[derive(Clone, Debug)]
 pub(super) struct StepFiles {
@@ -250,6 +266,9 @@ pub(super) struct Launch<'a> {
     pub env: Vec<(std::ffi::OsString, std::ffi::OsString)>,
     /// Standard output through a pipe (the plan JSON), not to the output file.
     pub capture_stdout: bool,
+    /// The sandbox's ruleset, entered by the wrapper before it runs anything
+    /// (`None`: unconfined).
+    pub confined: Option<&'a super::sandbox::Confined>,
 }
 
 /// Starts `launch` under the wrapper, holding `lock` (which it takes over).
@@ -289,6 +308,13 @@ pub(super) fn start(
         // stopping it reaches every process it started.
         .process_group(0)
         .kill_on_drop(false);
+    if let Some(confined) = launch.confined {
+        let fd = confined.raw();
+        // SAFETY: `enter` makes only system calls, as the child of a fork must.
+        unsafe {
+            command.pre_exec(move || super::sandbox::enter(fd));
+        }
+    }
     let child = command.spawn()?;
     // The command holds cascade's copy of the lock (as the child's stdin):
     // dropping it leaves the lock to the wrapper alone.

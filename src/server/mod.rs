@@ -65,6 +65,10 @@ pub struct ServeConfig {
     /// How long running applies may take to finish once a shutdown starts.
     pub shutdown_grace: Duration,
     pub unit_timeout: Duration,
+    /// How long one `init` may take.
+    pub init_timeout: Duration,
+    /// How terraform, tofu and terragrunt are confined.
+    pub sandbox: crate::exec::sandbox::SandboxConfig,
     /// How long discovering one pull request (head and base) may take.
     pub discovery_timeout: Duration,
     /// How long a replica's claims and leases outlive its last heartbeat: a
@@ -248,7 +252,9 @@ pub async fn start(mut config: ServeConfig) -> anyhow::Result<RunningServer> {
         Some(gitlab) => Some(Arc::new(connect_gitlab(gitlab).await?)),
         None => None,
     };
-    let executor = ProcessExecutor::new(config.data_dir.join("plugin-cache"))
+    let sandbox = server_sandbox(&config)?;
+    let executor = ProcessExecutor::new(config.data_dir.join("exec"))
+        .with_sandbox(sandbox)
         .with_binary(
             crate::config::Executor::Terraform,
             config.terraform_bin.clone(),
@@ -269,6 +275,7 @@ pub async fn start(mut config: ServeConfig) -> anyhow::Result<RunningServer> {
         parallelism: config.parallelism.max(1),
         allow_forks: config.allow_forks,
         unit_timeout: config.unit_timeout,
+        init_timeout: config.init_timeout,
         discovery_timeout: config.discovery_timeout,
         replica_lease: config.replica_lease,
         drift_tick: config.drift_tick,
@@ -321,6 +328,30 @@ pub async fn start(mut config: ServeConfig) -> anyhow::Result<RunningServer> {
     })
 }
 
+/// The sandbox pull requests' code runs in, with cascade's own files named:
+/// `--sandbox landlock` on a kernel without Landlock stops the start; `auto`
+/// there starts a server that plans nothing, and says so.
+fn server_sandbox(config: &ServeConfig) -> anyhow::Result<crate::exec::sandbox::Sandbox> {
+    use crate::exec::sandbox::{SandboxState, SandboxUser};
+    let sandbox = config
+        .sandbox
+        .build(SandboxUser::Server)?
+        .with_data_dir(&config.data_dir);
+    match sandbox.state() {
+        SandboxState::Enforced { .. } => {
+            tracing::info!(sandbox = %sandbox.describe(), "terraform runs in the sandbox")
+        }
+        SandboxState::Refusing { why } => tracing::error!(
+            why = %why,
+            "no working sandbox: pull requests will not be planned; run cascade where Landlock is available, or pass --sandbox off to plan without one"
+        ),
+        SandboxState::Unconfined { .. } => tracing::warn!(
+            "--sandbox off: pull requests' code runs with cascade's own access to its keys, database and every checkout"
+        ),
+    }
+    Ok(sandbox)
+}
+
 /// The HTTP routes, with the per-request limits (the listener enforces the rest):
 /// `/webhooks/github` when GitHub is served or set up here, `/webhooks/gitlab`
 /// when `state.gitlab` is set, `/setup…` when the setup page is on.
@@ -354,7 +385,14 @@ pub fn router(state: Arc<AppState>, limits: &HttpLimits) -> Router {
         );
     }
     routes
-        .route("/healthz", get(|| async { "ok" }))
+        // Alive whatever the sandbox says (a restart would not give it one), and
+        // saying what it says: a server without one plans nothing.
+        .route(
+            "/healthz",
+            get(|State(s): State<Arc<AppState>>| async move {
+                format!("ok\nsandbox: {}\n", s.bot.sandbox().describe())
+            }),
+        )
         .route("/readyz", get(readyz))
         .route(
             "/metrics",

@@ -92,6 +92,8 @@ pub fn config(w: &World) -> ServeConfig {
         terragrunt_bin: "terragrunt".into(),
         shutdown_grace: Duration::from_secs(30),
         unit_timeout: Duration::from_secs(300),
+        init_timeout: Duration::from_secs(300),
+        sandbox: Default::default(),
         discovery_timeout: Duration::from_secs(60),
         replica_lease: Duration::from_secs(15),
         drift_tick: Duration::from_secs(60),

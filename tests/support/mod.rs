@@ -2,6 +2,7 @@
 //! fixture trees in temporary git repositories.
 #![allow(dead_code)]
 
+pub mod call_log;
 // Loaded by path, so its own modules sit under support/fake_gitlab/.
 #[path = "fake_gitlab.rs"]
 pub mod fake_gitlab;
@@ -117,16 +118,22 @@ pub fn real_terraform() -> String {
 }
 
 /// A stand-in `terraform` in `dir` that logs each plan (its directory) and makes plans slow,
-/// so a kill lands mid-plan; everything else is the real terraform.
+/// so a kill lands mid-plan; everything else is the real terraform. It runs in the
+/// sandbox, so it logs over loopback ([`call_log::CallLog`]) to the file returned.
 pub fn slow_terraform(dir: &Path) -> (PathBuf, PathBuf) {
-    let log = dir.join("invocations.log");
+    let log = call_log::CallLog::start(&dir.join("invocations.log"));
     let script = dir.join("terraform");
     let real = real_terraform();
     std::fs::write(
         &script,
-        format!("#!/bin/sh\nif [ \"$1\" = plan ]; then echo \"$PWD\" >> {}; sleep 1; fi\nexec {} \"$@\"\n", log.display(), real),
+        format!(
+            "#!/bin/bash\n{}if [ \"$1\" = plan ]; then log_call \"$PWD\"; sleep 1; fi\nexec {} \"$@\"\n",
+            log.bash_function(),
+            real
+        ),
     )
     .unwrap();
+    let log = log.path().to_path_buf();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
     (script, log)

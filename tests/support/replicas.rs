@@ -140,6 +140,7 @@ impl Drop for Process {
 /// real terraform. The sleeps can change while replicas run.
 pub struct Terraform {
     dir: tempfile::TempDir,
+    log: crate::support::call_log::CallLog,
 }
 
 /// One logged `plan` or `apply`.
@@ -155,17 +156,30 @@ pub struct Call {
 impl Terraform {
     pub fn new() -> Terraform {
         let dir = tempfile::tempdir().unwrap();
-        let d = dir.path().display();
+        let log = Terraform::log(dir.path());
         let script = format!(
-            "#!/bin/sh\ncase \"$1\" in plan|apply)\n  echo \"$1 $(date +%s%3N) $(pwd -P)\" >> {d}/calls.log\n  \
-             sleep \"$(cat {d}/$1.sleep 2>/dev/null || echo 0)\";;\nesac\nexec {} \"$@\"\n",
+            "#!/bin/bash\n{}case \"$1\" in plan|apply)\n  log_call \"$1 $(date +%s%3N) $(pwd -P)\"\n  \
+             sleep \"$CALL_REPLY\";;\nesac\nexec {} \"$@\"\n",
+            log.bash_function(),
             crate::support::real_terraform()
         );
         let bin = dir.path().join("terraform");
         std::fs::write(&bin, script).unwrap();
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
-        Terraform { dir }
+        Terraform { dir, log }
+    }
+
+    /// The calls' log in `dir`, each call answered with how long its verb sleeps
+    /// (`<verb>.sleep` there): the tool runs in the sandbox, which keeps it from
+    /// writing or reading the test's files.
+    fn log(dir: &Path) -> crate::support::call_log::CallLog {
+        let sleeps = dir.to_path_buf();
+        crate::support::call_log::CallLog::answering(&dir.join("calls.log"), move |line| {
+            let verb = line.split(' ').next().unwrap_or_default();
+            std::fs::read_to_string(sleeps.join(format!("{verb}.sleep")))
+                .unwrap_or_else(|_| "0".into())
+        })
     }
 
     /// A scripted `terraform` that runs no real one: `init` succeeds, `plan` logs,
@@ -174,7 +188,7 @@ impl Terraform {
     /// takes a fixed time and no CPU, so a bench measures cascade, not terraform.
     pub fn scripted() -> Terraform {
         let dir = tempfile::tempdir().unwrap();
-        let d = dir.path().display();
+        let log = Terraform::log(dir.path());
         let show = serde_json::json!({
             "format_version": "1.2",
             "terraform_version": "1.11.4",
@@ -187,28 +201,28 @@ impl Terraform {
                            "after_sensitive": {}}
             }]
         });
-        std::fs::write(dir.path().join("show.json"), show.to_string()).unwrap();
         let script = format!(
-            r#"#!/bin/sh
-case "$1" in
+            r#"#!/bin/bash
+{log_call}case "$1" in
 plan|apply)
-  echo "$1 $(date +%s%3N) $(pwd -P)" >> {d}/calls.log
-  sleep "$(cat {d}/$1.sleep 2>/dev/null || echo 0)";;
+  log_call "$1 $(date +%s%3N) $(pwd -P)"
+  sleep "$CALL_REPLY";;
 esac
 case "$1" in
 plan)
   for a in "$@"; do case "$a" in -out=*) printf plan > "${{a#-out=}}";; esac; done
   exit 2;;
-show) cat {d}/show.json;;
+show) printf '%s' '{show}';;
 esac
 exit 0
-"#
+"#,
+            log_call = log.bash_function(),
         );
         let bin = dir.path().join("terraform");
         std::fs::write(&bin, script).unwrap();
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
-        Terraform { dir }
+        Terraform { dir, log }
     }
 
     pub fn bin(&self) -> PathBuf {
