@@ -3,8 +3,9 @@
 //! checkout"), never by the server's real path.
 //!
 //! Tools report a refused access as `open /path: permission denied`, the
-//! system call's name, the path and the error, and terraform wraps long
-//! lines, so a line is read together with the one before it.
+//! system call's name, the path (relative to their working directory when it
+//! was written so) and the error, and terraform wraps long lines, so a line is
+//! read together with the two before it.
 
 use regex::Regex;
 use std::path::{Path, PathBuf};
@@ -14,7 +15,7 @@ use std::sync::LazyLock;
 /// `cat: /x: Permission denied`: the call (if named) and the path.
 static REFUSED: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r#"(?i)(?:\b(open|openat|stat|lstat|read|readlink|readdirent|mkdir|mkdirat|remove|unlink|unlinkat|rename|renameat|symlink|link|chmod|write|create|truncate|fork/exec|exec)\s+)?["']?(/[^\s:"']*)["']?\s*:\s*(?:permission\s+denied|operation\s+not\s+permitted)"#,
+        r#"(?i)(?:\b(open|openat|stat|lstat|read|readlink|readdirent|mkdir|mkdirat|remove|unlink|unlinkat|rename|renameat|symlink|link|chmod|write|create|truncate|fork/exec|exec)\s+)?["']?((?:/|\.\.?/)[^\s:"']*)["']?\s*:\s*(?:permission\s+denied|operation\s+not\s+permitted)"#,
     )
     .expect("a valid pattern")
 });
@@ -31,7 +32,8 @@ pub struct Refused {
 /// The first refused access in a command's output, read line by line.
 #[derive(Debug, Default)]
 pub(super) struct RefusalWatch {
-    previous: String,
+    /// The two lines before, oldest first.
+    previous: [String; 2],
     found: Option<(&'static str, PathBuf)>,
 }
 
@@ -41,15 +43,16 @@ impl RefusalWatch {
         if self.found.is_none() {
             let lower = line.to_ascii_lowercase();
             if lower.contains("denied") || lower.contains("not permitted") {
-                let joined = format!("{} {line}", self.previous);
+                let joined = format!("{} {} {line}", self.previous[0], self.previous[1]);
                 if let Some(m) = REFUSED.captures(&joined) {
                     let verb = verb(m.get(1).map_or("", |c| c.as_str()));
                     self.found = Some((verb, PathBuf::from(&m[2])));
                 }
             }
         }
-        self.previous.clear();
-        self.previous.push_str(line);
+        self.previous.swap(0, 1);
+        self.previous[1].clear();
+        self.previous[1].push_str(line);
     }
 
     /// The refused path, if any, and how it was used.
@@ -67,9 +70,10 @@ fn verb(call: &str) -> &'static str {
     }
 }
 
-/// The class of `path`: the label of the longest of `known` it lies under,
-/// else what it generally is.
-pub(super) fn class_of(path: &Path, known: &[(PathBuf, &'static str)]) -> String {
+/// The class of `path` (relative to `cwd` unless absolute): the label of the
+/// longest of `known` it lies under, else what it generally is.
+pub(super) fn class_of(path: &Path, cwd: &Path, known: &[(PathBuf, &'static str)]) -> String {
+    let path = &lexical(&cwd.join(path));
     let best = known
         .iter()
         .filter(|(p, _)| path.starts_with(p))
@@ -84,6 +88,23 @@ pub(super) fn class_of(path: &Path, known: &[(PathBuf, &'static str)]) -> String
         return "the server's home directory".into();
     }
     "a path outside the checkout".into()
+}
+
+/// `path` with its `.` and `..` parts worked out by name (a tool reports the
+/// path as it was written: `<checkout>/live/app/../../../pr-2/…`).
+fn lexical(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -118,8 +139,24 @@ mod tests {
             watch("fork/exec /data/x/provider: permission denied"),
             Some(("running", PathBuf::from("/data/x/provider")))
         );
+        assert_eq!(
+            watch("parameter: open\n/data/a/very/long/path:\npermission denied."),
+            Some(("reading", PathBuf::from("/data/a/very/long/path")))
+        );
+        assert_eq!(
+            watch("open ../../.cascade/cascade.db:\npermission denied."),
+            Some(("reading", PathBuf::from("../../.cascade/cascade.db")))
+        );
+        assert_eq!(
+            class_of(Path::new("../../x.db"), Path::new("/data/ws/live/app"), &[]),
+            "a path outside the checkout"
+        );
         assert_eq!(watch("Error: Unsupported argument\nno such file"), None);
         assert_eq!(watch("Error: access denied by the cloud"), None);
+    }
+
+    fn class_of_abs(path: &Path, known: &[(PathBuf, &'static str)]) -> String {
+        class_of(path, Path::new("/elsewhere"), known)
     }
 
     #[test]
@@ -129,19 +166,23 @@ mod tests {
             (PathBuf::from("/data/cascade.db"), "cascade's database"),
         ];
         assert_eq!(
-            class_of(Path::new("/data/cascade.db"), &known),
+            class_of_abs(Path::new("/data/cascade.db"), &known),
             "cascade's database"
         );
         assert_eq!(
-            class_of(Path::new("/data/runs"), &known),
+            class_of_abs(Path::new("/data/runs"), &known),
             "cascade's data directory"
         );
         assert_eq!(
-            class_of(Path::new("/database"), &known),
+            class_of_abs(Path::new("/database"), &known),
             "a path outside the checkout"
         );
         assert_eq!(
-            class_of(Path::new("/proc/1/environ"), &known),
+            class_of_abs(Path::new("/data/runs/../cascade.db"), &known),
+            "cascade's database"
+        );
+        assert_eq!(
+            class_of_abs(Path::new("/proc/1/environ"), &known),
             "another process's files (/proc)"
         );
     }

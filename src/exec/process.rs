@@ -394,7 +394,7 @@ impl ProcessExecutor {
             return Err(ExecError::SandboxRefused {
                 command: name,
                 verb,
-                what: super::denied::class_of(path, &known),
+                what: super::denied::class_of(path, &job.dir, &known),
             });
         }
         Err(failure(name, code, log.excerpt()))
