@@ -306,6 +306,22 @@ impl RedactStream {
     }
 }
 
+/// Files of the server's named once at start (the App's key file, the GitLab token
+/// file), shown as their label wherever a [`ServerPaths`] with
+/// [`ServerPaths::with_registered`] replaces paths.
+static SERVER_FILES: std::sync::RwLock<Vec<(std::path::PathBuf, String)>> =
+    std::sync::RwLock::new(Vec::new());
+
+/// Registers `path` (a secret's file) to be shown as `shown_as` in what a pull
+/// request sees.
+pub fn register_server_path(path: &std::path::Path, shown_as: &str) {
+    let path = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut files = SERVER_FILES.write().unwrap_or_else(|p| p.into_inner());
+    if !files.iter().any(|(p, _)| *p == path) {
+        files.push((path, shown_as.to_string()));
+    }
+}
+
 /// The server's own directories (the data directory, checkouts, run directories, the
 /// home directory), replaced in text a pull request will show: a tool's output names
 /// them freely (`-out=…`, a file's absolute path in an error, Terragrunt's cache), and
@@ -327,6 +343,17 @@ impl ServerPaths {
     /// or `/tmp`, is left alone, since it would match too much) with `shown_as`.
     pub fn with(self, path: &std::path::Path, shown_as: &str) -> ServerPaths {
         self.with_depth(path, shown_as, 2)
+    }
+
+    /// Also replaces the files registered with [`register_server_path`].
+    pub fn with_registered(self) -> ServerPaths {
+        let files = SERVER_FILES
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        files
+            .iter()
+            .fold(self, |paths, (path, shown_as)| paths.with(path, shown_as))
     }
 
     /// [`ServerPaths::with`] the server's home directory (`$HOME`) as `~`; one component

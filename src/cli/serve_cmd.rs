@@ -242,6 +242,14 @@ impl ServeArgs {
                 api_url: self.github_api_url.clone(),
             })
         };
+        for (file, shown_as) in [
+            (&self.github_private_key_file, "<github-app-key>"),
+            (&self.gitlab_token_file, "<gitlab-token>"),
+        ] {
+            if let Some(file) = file {
+                crate::redact::register_server_path(file, shown_as);
+            }
+        }
         let mut sandbox = self.sandbox.config();
         sandbox.secrets.extend(
             self.github_private_key_file

@@ -33,6 +33,7 @@ pub(super) fn server_paths<'a>(
 ) -> ServerPaths {
     let mut paths = ServerPaths::new()
         .with_home()
+        .with_registered()
         .with(data_dir, "<data-dir>")
         .with(run_dir, "<run>");
     let mut roots: Vec<PathBuf> = targets.map(|t| t.root.clone()).collect();
