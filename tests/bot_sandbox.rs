@@ -217,6 +217,62 @@ async fn a_pull_request_reading_what_the_server_holds_gets_refusals_and_nothing_
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_provider_committed_with_a_pull_request_is_refused_and_never_runs() {
+    let w = world_configured("", |_| {}).await;
+    let dir = w.work.path();
+    git_out(dir, &["checkout", "-q", "-B", "provider", &w.base_sha]);
+    let main = dir.join("global/dns/main.tf");
+    let old = std::fs::read_to_string(&main).unwrap();
+    std::fs::write(
+        &main,
+        format!("{old}\nterraform {{\n  required_providers {{\n    evil = {{ source = \"example.com/acme/evil\", version = \"1.0.0\" }}\n  }}\n}}\nprovider \"evil\" {{}}\n"),
+    )
+    .unwrap();
+    let plugin = "global/dns/terraform.d/plugins/example.com/acme/evil/1.0.0/linux_amd64";
+    std::fs::create_dir_all(dir.join(plugin)).unwrap();
+    let binary = dir.join(plugin).join("terraform-provider-evil_v1.0.0");
+    // Were it run, it would leave a mark in its unit's directory (the one place the
+    // sandbox lets it write).
+    std::fs::write(&binary, "#!/bin/sh\ntouch provider-ran\nexit 1\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&binary, std::fs::Permissions::from_mode(0o755)).unwrap();
+    git_out(dir, &["add", "-A"]);
+    git_out(dir, &["commit", "-qm", "a provider of our own"]);
+    let head = push(&w, "provider");
+    let n = w.fake.open_pull_request(
+        REPO,
+        PrSpec {
+            author: "mallory".into(),
+            head_ref: "provider".into(),
+            head_sha: head.clone(),
+            base_ref: "main".into(),
+            base_sha: w.base_sha.clone(),
+            files: vec![
+                FileChange::modified("global/dns/main.tf"),
+                FileChange::added(&format!("{plugin}/terraform-provider-evil_v1.0.0")),
+            ],
+            ..PrSpec::default()
+        },
+    );
+    assert_eq!(w.send_pr(n, "opened").await, 202);
+    w.until("the refusal", |w| {
+        w.checks_done(&head) && !w.bot_texts(n).is_empty()
+    })
+    .await;
+    let comment = w.bot_texts(n).join("\n");
+    assert!(
+        comment.contains("`global/dns/terraform.d` is a provider directory"),
+        "{comment}"
+    );
+    let ran: Vec<_> = walkdir::WalkDir::new(w.data.path())
+        .into_iter()
+        .flatten()
+        .filter(|e| e.file_name() == "provider-ran")
+        .collect();
+    assert!(ran.is_empty(), "the committed provider ran: {ran:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_without_landlock_plans_nothing_and_says_why() {
     // The test hook stands in for a kernel without Landlock.
     let w = world_configured("", |c| c.sandbox.assume_abi = Some(0)).await;

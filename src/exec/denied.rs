@@ -85,7 +85,7 @@ pub(super) fn class_of(path: &Path, cwd: &Path, known: &[(PathBuf, &'static str)
         return "another process's files (/proc)".into();
     }
     if std::env::var_os("HOME").is_some_and(|home| path.starts_with(home)) {
-        return "the server's home directory".into();
+        return "the home directory".into();
     }
     "a path outside the checkout".into()
 }
