@@ -3,6 +3,11 @@
 //! planned by `cascade plan` and by a shell loop running `terraform plan` unit
 //! by unit in topological order (wave by wave) at the same parallelism.
 //!
+//! cascade plans twice per round, once in its Landlock sandbox and once with
+//! `--sandbox off`, so the sandbox's cost is their ratio in one run; set
+//! `CASCADE_BENCH_BASELINE` to another cascade binary (an earlier build) to time it
+//! beside them with its own defaults.
+//!
 //! `cargo bench --bench plan_overhead` (needs terraform on PATH).
 
 use std::path::Path;
@@ -131,9 +136,10 @@ fn main() {
         }
         started.elapsed()
     };
-    let cascade_plan = || {
+    let baseline = std::env::var("CASCADE_BENCH_BASELINE").ok();
+    let cascade_plan = |binary: &str, sandbox: Option<&str>| {
         let started = Instant::now();
-        run(Command::new(cascade)
+        run(Command::new(binary)
             .args([
                 "plan",
                 "--changed",
@@ -143,22 +149,34 @@ fn main() {
                 "--parallelism",
                 &PARALLELISM.to_string(),
             ])
+            .args(sandbox.map(|mode| ["--sandbox", mode]).into_iter().flatten())
             .current_dir(&repo)
             .env("CHECKPOINT_DISABLE", "1"));
         started.elapsed()
     };
-    // Warm up both (page cache, terraform's first start).
+    // Warm up each (page cache, terraform's first start, cascade's own `init`).
     shell(false);
-    cascade_plan();
+    cascade_plan(cascade, Some("landlock"));
+    cascade_plan(cascade, Some("off"));
+    if let Some(old) = &baseline {
+        cascade_plan(old, None);
+    }
     let mut loop_plan = Vec::new();
     let mut loop_plan_show = Vec::new();
     let mut ours = Vec::new();
+    let mut unboxed = Vec::new();
+    let mut before = Vec::new();
     for _ in 0..RUNS {
         loop_plan.push(shell(false));
         loop_plan_show.push(shell(true));
-        ours.push(cascade_plan());
+        ours.push(cascade_plan(cascade, Some("landlock")));
+        unboxed.push(cascade_plan(cascade, Some("off")));
+        if let Some(old) = &baseline {
+            before.push(cascade_plan(old, None));
+        }
     }
     let (lp, lps, c) = (median(loop_plan), median(loop_plan_show), median(ours));
+    let off = median(unboxed);
     println!(
         "\nplan overhead on the example grown to {units} units in {} waves (parallelism {PARALLELISM}, median of {RUNS})",
         waves.len()
@@ -176,6 +194,16 @@ fn main() {
         c.as_secs_f64() * 1e3
     );
     println!(
+        "  cascade plan --sandbox off                             {:>8.0} ms",
+        off.as_secs_f64() * 1e3
+    );
+    if !before.is_empty() {
+        println!(
+            "  baseline binary (CASCADE_BENCH_BASELINE)               {:>8.0} ms",
+            median(before.clone()).as_secs_f64() * 1e3
+        );
+    }
+    println!(
         "  ratio cascade / shell loop (plan only)                 {:>8.2}",
         c.as_secs_f64() / lp.as_secs_f64()
     );
@@ -183,4 +211,14 @@ fn main() {
         "  ratio cascade / shell loop (plan + show)               {:>8.2}",
         c.as_secs_f64() / lps.as_secs_f64()
     );
+    println!(
+        "  ratio sandbox / --sandbox off                          {:>8.3}",
+        c.as_secs_f64() / off.as_secs_f64()
+    );
+    if !before.is_empty() {
+        println!(
+            "  ratio cascade / baseline binary                        {:>8.3}",
+            c.as_secs_f64() / median(before).as_secs_f64()
+        );
+    }
 }
