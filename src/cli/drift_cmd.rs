@@ -61,9 +61,12 @@ fn picked(set: &GlobSet, unit: &UnitPath) -> bool {
 }
 
 pub fn run(args: &DriftArgs) -> anyhow::Result<ExitCode> {
-    let runtime = tokio::runtime::Runtime::new()?;
     // Exit status 2 means drift here, so cascade's own errors exit 1.
-    match runtime.block_on(run_async(args)) {
+    let result = crate::private_dir::protect_process().and_then(|()| {
+        let runtime = tokio::runtime::Runtime::new()?;
+        runtime.block_on(run_async(args))
+    });
+    match result {
         Ok(code) => Ok(code),
         Err(err) => {
             eprintln!("cascade: {err:#}");
@@ -75,7 +78,6 @@ pub fn run(args: &DriftArgs) -> anyhow::Result<ExitCode> {
 async fn run_async(args: &DriftArgs) -> anyhow::Result<ExitCode> {
     let globs = unit_globs(&args.units)?;
     let (dir, root) = locate(&args.repo)?;
-    let data = data_dir(&dir, &args.run.data_dir);
     // Outside git the plan is bound to nothing; it is never applied anyway.
     let head = crate::git::worktree_identity(&dir).unwrap_or_else(|_| "0".repeat(40));
     let scan = scan_to_run(&dir, &root, "cascade drift")?;
@@ -92,6 +94,7 @@ async fn run_async(args: &DriftArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let plan_targets = head_targets(&scan.discovery, &scan.graph, &dir, &picked);
+    let data = data_dir(&dir, &args.run.data_dir)?;
     let drift_dir = data.join("drift");
     std::fs::create_dir_all(&drift_dir)
         .with_context(|| format!("cannot create {}", drift_dir.display()))?;

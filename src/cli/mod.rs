@@ -254,6 +254,9 @@ pub fn main() -> ExitCode {
         );
         return ExitCode::from(2);
     }
+    // plan, apply, drift and serve first set a private umask and make the process
+    // non-dumpable (`private_dir::protect_process`, in each of them); graph, affected
+    // and schema create no file, run no terraform and hold no secret, so they need neither.
     let result = match cli.command {
         Command::Graph(args) => graph_cmd::run(&args),
         Command::Affected(args) => affected_cmd::run(&args),

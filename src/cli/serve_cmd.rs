@@ -125,6 +125,8 @@ impl ServeArgs {
 }
 
 pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
+    // Before any secret is read into memory.
+    crate::private_dir::protect_process()?;
     let config = args.into_config()?;
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(serve(config))?;

@@ -232,8 +232,13 @@ pub async fn start(mut config: ServeConfig) -> anyhow::Result<RunningServer> {
             "no forge configured: give the GitHub App's flags (--github-app-id, --github-private-key-file, --github-webhook-secret), GitLab's (--gitlab-url, --gitlab-token-file, --gitlab-webhook-secret), or both"
         );
     }
-    std::fs::create_dir_all(&config.data_dir)
-        .with_context(|| format!("cannot create {}", config.data_dir.display()))?;
+    // Created private, and made private if an earlier start (or a person) left it
+    // looser. Only the walk is here: the umask that keeps what the server creates
+    // private is the process's, set by `cascade serve` (`private_dir::protect_process`).
+    let data_dir = config.data_dir.clone();
+    tokio::task::spawn_blocking(move || crate::private_dir::make_private(&data_dir))
+        .await
+        .context("making the data directory private panicked")??;
     let store =
         Arc::new(crate::store::open(config.database_url.as_deref(), &config.data_dir).await?);
     let github = match &config.github {
