@@ -12,8 +12,9 @@ mod render;
 mod repo;
 mod run_cmd;
 mod serve_cmd;
+mod serve_secrets;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -223,15 +224,31 @@ where
         .into_iter()
         .map(std::ffi::OsString::from)
         .chain(args.into_iter().map(Into::into));
-    match Cli::try_parse_from(argv)?.command {
+    match parse(argv)?.command {
         Command::Serve(args) => args.into_config(),
         _ => unreachable!("the arguments start with `serve`"),
     }
 }
 
+/// The command line `argv` (program name first), noting which of `serve`'s
+/// secrets it gave as flags: only the matches know where a value came from.
+fn parse<I, T>(argv: I) -> Result<Cli, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let matches = Cli::command().try_get_matches_from(argv)?;
+    let mut cli = Cli::from_arg_matches(&matches).map_err(|e| e.format(&mut Cli::command()))?;
+    if let (Command::Serve(args), Some(("serve", serve))) = (&mut cli.command, matches.subcommand())
+    {
+        args.note_command_line(serve);
+    }
+    Ok(cli)
+}
+
 /// Runs the command line and returns the process exit code.
 pub fn main() -> ExitCode {
-    let mut cli = match Cli::try_parse() {
+    let mut cli = match parse(std::env::args_os()) {
         Ok(cli) => cli,
         Err(err) => {
             let _ = err.print();
