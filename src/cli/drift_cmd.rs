@@ -78,6 +78,7 @@ pub fn run(args: &DriftArgs) -> anyhow::Result<ExitCode> {
 async fn run_async(args: &DriftArgs) -> anyhow::Result<ExitCode> {
     let globs = unit_globs(&args.units)?;
     let (dir, root) = locate(&args.repo)?;
+    let data = data_dir(&dir, &args.run.data_dir);
     // Outside git the plan is bound to nothing; it is never applied anyway.
     let head = crate::git::worktree_identity(&dir).unwrap_or_else(|_| "0".repeat(40));
     let scan = scan_to_run(&dir, &root, "cascade drift")?;
@@ -94,8 +95,9 @@ async fn run_async(args: &DriftArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let plan_targets = head_targets(&scan.discovery, &scan.graph, &dir, &picked);
-    let data = data_dir(&dir, &args.run.data_dir)?;
     let drift_dir = data.join("drift");
+    // Once the input is checked: a refused run leaves nothing behind.
+    crate::private_dir::make_private(&data)?;
     std::fs::create_dir_all(&drift_dir)
         .with_context(|| format!("cannot create {}", drift_dir.display()))?;
     // Private (0700) and deleted on drop: the store, saved plans and raw output of this run.

@@ -20,14 +20,9 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
-/// Where runs, plans and base trees are kept (`--data-dir`, default
-/// `<repo>/.cascade`): created if missing, and made private with everything
-/// already in it (`crate::private_dir`). Called once a command has checked its
-/// input, so a refused command leaves nothing behind.
-pub(super) fn data_dir(dir: &Path, flag: &Option<PathBuf>) -> anyhow::Result<PathBuf> {
-    let data = flag.clone().unwrap_or_else(|| dir.join(".cascade"));
-    crate::private_dir::make_private(&data)?;
-    Ok(data)
+/// Where runs, plans and base trees are kept.
+pub(super) fn data_dir(dir: &Path, flag: &Option<PathBuf>) -> PathBuf {
+    flag.clone().unwrap_or_else(|| dir.join(".cascade"))
 }
 
 /// The engine over the store in `data`, with terraform's plugin cache in `plugin_cache`.
@@ -127,6 +122,7 @@ async fn plan_async(args: &PlanArgs) -> anyhow::Result<ExitCode> {
     let (dir, root) = locate(&args.repo)?;
     let prefix = paths::relative(&root.to_string_lossy(), &dir.to_string_lossy());
     let prefix = if prefix == "." { String::new() } else { prefix };
+    let data = data_dir(&dir, &args.run.data_dir);
     let head = crate::git::worktree_identity(&dir)
         .context("cascade plan needs a git repository (it binds the plan to a commit): run `git init && git add -A && git commit`")?;
     let head_commit = head.split('+').next().unwrap_or_default().to_string();
@@ -153,7 +149,9 @@ async fn plan_async(args: &PlanArgs) -> anyhow::Result<ExitCode> {
     };
     let head_scan = scan_to_run(&dir, &root, "cascade plan")?;
     refuse_cycles(&head_scan, "planning")?;
-    let data = data_dir(&dir, &args.run.data_dir)?;
+    // Created (or made private again) once the input is checked: a refused plan
+    // leaves nothing behind.
+    crate::private_dir::make_private(&data)?;
     let changed: Vec<String> = changed
         .into_iter()
         .filter(|f| !head_scan.config.is_ignored(f))
@@ -229,8 +227,9 @@ async fn apply_async(args: &ApplyArgs) -> anyhow::Result<ExitCode> {
     let (dir, root) = locate(&args.repo)?;
     let prefix = paths::relative(&root.to_string_lossy(), &dir.to_string_lossy());
     let prefix = if prefix == "." { String::new() } else { prefix };
+    let data = data_dir(&dir, &args.run.data_dir);
+    crate::private_dir::make_private(&data)?;
     let head = crate::git::worktree_identity(&dir)?;
-    let data = data_dir(&dir, &args.run.data_dir)?;
     let engine = engine(&data, data.join("plugin-cache"), &args.run).await?;
     let repo_key = dir.display().to_string();
     let plan = engine.store.plan(&repo_key, &id).await.ok().flatten();
