@@ -5,7 +5,9 @@
 //! `git`) is discovered (`config`, `terragrunt`, `scan`) into a `graph`; a change
 //! maps onto `affected` units; the `engine` walks them (`walk`) through the
 //! `exec` seam, summarises each plan (`plan`), persists everything (`store`) and
-//! renders the `comment` posted through `forge::github`. See docs/ARCHITECTURE.md.
+//! renders the `comment` posted through `forge::github`. What it keeps on disk
+//! and in memory is kept from other local users (`private_dir`). See
+//! docs/ARCHITECTURE.md.
 
 pub mod affected;
 pub mod bot;
@@ -21,6 +23,7 @@ pub mod forge;
 pub mod git;
 pub mod graph;
 pub mod plan;
+pub mod private_dir;
 pub mod problem;
 pub mod redact;
 pub mod scan;

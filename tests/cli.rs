@@ -1,6 +1,7 @@
 //! The command-line contract: `cascade graph` and `cascade affected`, their
 //! JSON shapes and exit codes, run as a user runs them; `cascade serve`'s
-//! forge flags (GitHub, GitLab, both; all or none of each) and their twins.
+//! forge flags (GitHub, GitLab, both; all or none of each) and their twins;
+//! its secrets refused on the command line, taken from their twins and files.
 
 mod support;
 
@@ -266,6 +267,17 @@ impl Secrets {
         std::fs::write(dir.path().join("token"), "  glpat-0123456789abcdef\n").unwrap();
         std::fs::write(dir.path().join("empty"), "\n").unwrap();
         std::fs::write(dir.path().join("key.pem"), "not read until the App starts").unwrap();
+        std::fs::write(dir.path().join("gh-secret"), "gh-secret\n").unwrap();
+        std::fs::write(
+            dir.path().join("gl-secrets"),
+            "gl-old,gl-new\n gl-next \n\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("signing"),
+            "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw\n",
+        )
+        .unwrap();
         Secrets { dir }
     }
 
@@ -280,8 +292,8 @@ fn github_flags(s: &Secrets) -> Vec<String> {
         "42",
         "--github-private-key-file",
         &s.path("key.pem"),
-        "--github-webhook-secret",
-        "gh-secret",
+        "--github-webhook-secret-file",
+        &s.path("gh-secret"),
     ]
     .map(str::to_owned)
     .to_vec()
@@ -293,10 +305,8 @@ fn gitlab_flags(s: &Secrets) -> Vec<String> {
         "https://gitlab.example.com/",
         "--gitlab-token-file",
         &s.path("token"),
-        "--gitlab-webhook-secret",
-        "gl-old,gl-new",
-        "--gitlab-webhook-secret",
-        "gl-next",
+        "--gitlab-webhook-secret-file",
+        &s.path("gl-secrets"),
     ]
     .map(str::to_owned)
     .to_vec()
@@ -333,10 +343,7 @@ fn serve_takes_github_only_gitlab_only_or_both() {
 
     let mut both_flags = github_flags(&s);
     both_flags.extend(gitlab_flags(&s));
-    both_flags.extend([
-        "--gitlab-signing-token".to_owned(),
-        "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw".to_owned(),
-    ]);
+    both_flags.extend(["--gitlab-signing-token-file".to_owned(), s.path("signing")]);
     let both = cascade::cli::serve_config(both_flags).unwrap();
     assert!(both.github.is_some());
     assert!(both.gitlab.unwrap().signing_key.is_some());
@@ -378,17 +385,26 @@ fn serve_without_a_forge_serves_the_setup_page_where_github_url_says() {
 #[test]
 fn serve_refuses_a_partial_forge_and_says_what_to_add() {
     let s = Secrets::new();
-    let cases: [(&[&str], &[&str], &[&str]); 4] = [
+    let (gh_secret, signing) = (s.path("gh-secret"), s.path("signing"));
+    type Case<'a> = (
+        &'a [&'a str],
+        &'a [(&'a str, &'a str)],
+        &'a [&'a str],
+        &'a [&'a str],
+    );
+    let cases: [Case; 6] = [
         (
             &["--gitlab-url", "https://gitlab.com"],
+            &[],
             &["--gitlab-token-file", "--gitlab-webhook-secret"],
             &["--gitlab-url ("],
         ),
         (
-            &[
-                "--gitlab-signing-token",
+            &[],
+            &[(
+                "CASCADE_GITLAB_SIGNING_TOKEN",
                 "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
-            ],
+            )],
             &[
                 "--gitlab-url",
                 "--gitlab-token-file",
@@ -398,17 +414,36 @@ fn serve_refuses_a_partial_forge_and_says_what_to_add() {
         ),
         (
             &["--github-app-id", "42"],
+            &[],
             &["--github-private-key-file", "--github-webhook-secret"],
             &["--github-app-id ("],
         ),
         (
-            &["--github-webhook-secret", "gh-secret"],
+            &[],
+            &[("CASCADE_GITHUB_WEBHOOK_SECRET", "gh-secret")],
             &["--github-app-id", "--github-private-key-file"],
             &["gh-secret"],
         ),
+        // A secret's file counts as the secret.
+        (
+            &["--github-webhook-secret-file", &gh_secret],
+            &[],
+            &["--github-app-id", "--github-private-key-file"],
+            &["--github-webhook-secret-file ("],
+        ),
+        (
+            &["--gitlab-signing-token-file", &signing],
+            &[],
+            &[
+                "--gitlab-url",
+                "--gitlab-token-file",
+                "--gitlab-webhook-secret",
+            ],
+            &["--gitlab-signing-token-file (", "whsec_MfKQ"],
+        ),
     ];
-    for (args, missing, absent) in cases {
-        let err = serve_refused(args, &[]);
+    for (args, env, missing, absent) in cases {
+        let err = serve_refused(args, env);
         assert!(err.contains("only partly configured"), "{args:?}: {err}");
         for name in missing {
             assert!(err.contains(name), "{args:?} must name {name}: {err}");
@@ -420,16 +455,10 @@ fn serve_refuses_a_partial_forge_and_says_what_to_add() {
     // A complete GitLab set with a bad URL, an empty token or a bad signing token.
     let token = s.path("token");
     let empty = s.path("empty");
+    let secret = [("CASCADE_GITLAB_WEBHOOK_SECRET", "x")];
     let err = serve_refused(
-        &[
-            "--gitlab-url",
-            "gitlab.com",
-            "--gitlab-token-file",
-            &token,
-            "--gitlab-webhook-secret",
-            "x",
-        ],
-        &[],
+        &["--gitlab-url", "gitlab.com", "--gitlab-token-file", &token],
+        &secret,
     );
     assert!(err.contains("https://gitlab.com"), "{err}");
     let err = serve_refused(
@@ -438,10 +467,8 @@ fn serve_refuses_a_partial_forge_and_says_what_to_add() {
             "https://gitlab.com",
             "--gitlab-token-file",
             &empty,
-            "--gitlab-webhook-secret",
-            "x",
         ],
-        &[],
+        &secret,
     );
     assert!(
         err.contains("is empty") && err.contains("access token"),
@@ -453,12 +480,11 @@ fn serve_refuses_a_partial_forge_and_says_what_to_add() {
             "https://gitlab.com",
             "--gitlab-token-file",
             &token,
-            "--gitlab-webhook-secret",
-            "x",
-            "--gitlab-signing-token",
-            "topsecret",
         ],
-        &[],
+        &[
+            ("CASCADE_GITLAB_WEBHOOK_SECRET", "x"),
+            ("CASCADE_GITLAB_SIGNING_TOKEN", "topsecret"),
+        ],
     );
     assert!(
         err.contains("whsec_") && !err.contains("topsecret"),
@@ -507,6 +533,7 @@ fn serve_reads_every_gitlab_flag_from_its_environment_twin() {
         .args(["serve", "--help"])
         .env("CASCADE_GITLAB_WEBHOOK_SECRET", "hush-webhook")
         .env("CASCADE_GITLAB_SIGNING_TOKEN", "whsec_aHVzaA==")
+        .env("CASCADE_DATABASE_URL", "postgres://u:hush-db@db/cascade")
         .env("CASCADE_GITLAB_URL", "https://gitlab.example.com")
         .output()
         .unwrap();
@@ -517,9 +544,205 @@ fn serve_reads_every_gitlab_flag_from_its_environment_twin() {
         "non-secret values show: {help}"
     );
     assert!(
-        !help.contains("hush-webhook") && !help.contains("aHVzaA"),
+        !help.contains("hush-webhook") && !help.contains("aHVzaA") && !help.contains("hush-db"),
         "{help}"
     );
+}
+
+// ---------------------------------------------------------------- cascade serve: secrets
+
+/// The error `cascade serve ARGS` (in this process) stops at.
+fn serve_error<T: Into<std::ffi::OsString> + Clone>(args: impl IntoIterator<Item = T>) -> String {
+    format!("{:#}", cascade::cli::serve_config(args).unwrap_err())
+}
+
+/// A secret on the command line is readable by every local user: each is refused,
+/// saying where to put it, never showing it; a database URL only with a password.
+#[test]
+fn serve_refuses_secrets_on_the_command_line_and_says_where_to_put_them() {
+    let cases = [
+        ("--github-webhook-secret", "gh-argv-secret"),
+        ("--gitlab-webhook-secret", "gl-argv-secret"),
+        (
+            "--gitlab-signing-token",
+            "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+        ),
+        (
+            "--database-url",
+            "postgres://cascade:pg-argv-pass@db:5432/cascade",
+        ),
+        (
+            "--database-url",
+            "postgresql://cascade@db/cascade?sslmode=require&password=pg-argv-pass",
+        ),
+    ];
+    for (flag, value) in cases {
+        let env = format!("CASCADE_{}", flag[2..].replace('-', "_").to_uppercase());
+        let err = serve_error([flag, value]);
+        let expected = format!(
+            "is readable by every local user (/proc/<pid>/cmdline): set {env} instead, or put"
+        );
+        assert!(err.contains(&expected), "{flag}: {err}");
+        assert!(
+            err.contains(&format!("in a file and pass {flag}-file")),
+            "{err}"
+        );
+        assert!(!err.contains(value) && !err.contains("argv"), "{err}");
+        // Also in `--flag=value` form.
+        let err = serve_error([&format!("{flag}={value}")]);
+        assert!(err.contains("/proc/<pid>/cmdline"), "{flag}=: {err}");
+    }
+    // A database URL without a password is no secret.
+    for url in [
+        "postgres://cascade@db:5432/cascade?sslmode=verify-full",
+        "sqlite:///var/lib/cascade/cascade.db",
+    ] {
+        let config = cascade::cli::serve_config(["--database-url", url]).unwrap();
+        assert_eq!(config.database_url.as_deref(), Some(url));
+    }
+    // The real binary: exit 2, every secret named, none shown.
+    let err = serve_refused(
+        &[
+            "--github-webhook-secret",
+            "gh-argv-secret",
+            "--gitlab-signing-token",
+            "whsec_aHVzaA==",
+            "--database-url",
+            "postgres://cascade:pg-argv-pass@db/cascade",
+        ],
+        &[],
+    );
+    for name in [
+        "as --github-webhook-secret is",
+        "as --gitlab-signing-token is",
+        "--database-url holds a password",
+    ] {
+        assert!(err.contains(name), "{name}: {err}");
+    }
+    assert!(!err.contains("argv") && !err.contains("aHVzaA"), "{err}");
+}
+
+/// The same secrets from their `CASCADE_*` twins pass the refusal: the start stops
+/// only later, at the bad GitLab URL (which is checked after them).
+#[test]
+fn serve_takes_secrets_from_their_environment_twins() {
+    let s = Secrets::new();
+    let token = s.path("token");
+    let env = [
+        ("CASCADE_GITLAB_WEBHOOK_SECRET", "gl-env-secret"),
+        ("CASCADE_GITLAB_SIGNING_TOKEN", "whsec_aHVzaA=="),
+        (
+            "CASCADE_DATABASE_URL",
+            "postgres://cascade:pg-env-pass@db/cascade",
+        ),
+    ];
+    let args = ["--gitlab-url", "gitlab.com", "--gitlab-token-file", &token];
+    let err = serve_refused(&args, &env);
+    assert!(err.contains("--gitlab-url must be"), "{err}");
+    assert!(!err.contains("cmdline") && !err.contains("env-"), "{err}");
+    let err = serve_refused(
+        &args,
+        &[("CASCADE_GITHUB_WEBHOOK_SECRET", "gh-env-secret"), env[1]],
+    );
+    assert!(err.contains("only partly configured"), "{err}");
+}
+
+/// The `--…-file` flags: trimmed, rotation secrets one per line or comma-separated,
+/// registered for redaction; a file that cannot be read or holds nothing names its
+/// flag and never its content.
+#[test]
+fn serve_reads_secrets_from_files() {
+    let s = Secrets::new();
+    let write = |name: &str, text: &str| {
+        std::fs::write(s.dir.path().join(name), text).unwrap();
+        s.path(name)
+    };
+    let rotating = write(
+        "rotating",
+        "  gh-file-secret-old,gh-file-secret-new\n\ngh-third-one \n",
+    );
+    let database = write(
+        "database",
+        "\n  postgres://cascade:pg-file-pass@db/cascade \n",
+    );
+    let key = s.path("key.pem");
+    let config = cascade::cli::serve_config([
+        "--github-app-id",
+        "42",
+        "--github-private-key-file",
+        &key,
+        "--github-webhook-secret-file",
+        &rotating,
+        "--database-url-file",
+        &database,
+    ])
+    .unwrap();
+    assert_eq!(
+        config.github.unwrap().webhook_secrets,
+        [
+            &b"gh-file-secret-old"[..],
+            b"gh-file-secret-new",
+            b"gh-third-one"
+        ]
+    );
+    assert_eq!(
+        config.database_url.as_deref(),
+        Some("postgres://cascade:pg-file-pass@db/cascade")
+    );
+    assert_eq!(
+        cascade::redact::redact("a gh-file-secret-new b gh-third-one c"),
+        "a [redacted] b [redacted] c"
+    );
+    let gitlab_signed_by = |file: String| {
+        let mut flags = gitlab_flags(&s);
+        flags.extend(["--gitlab-signing-token-file".to_owned(), file]);
+        flags
+    };
+    let gitlab = cascade::cli::serve_config(gitlab_signed_by(s.path("signing")))
+        .unwrap()
+        .gitlab
+        .unwrap();
+    assert!(gitlab.signing_key.is_some(), "read and trimmed");
+
+    let blank = write("blank", " \n,\n ,, \n");
+    let missing = s.path("missing");
+    let bad_token = write("bad-token", "topsecret-signing\n");
+    let github = |flag: &'static str, file: &str| {
+        serve_error([
+            "--github-app-id",
+            "42",
+            "--github-private-key-file",
+            &key,
+            flag,
+            file,
+        ])
+    };
+    let err = github("--github-webhook-secret-file", &blank);
+    assert!(
+        err.contains(&format!("{blank} (--github-webhook-secret-file) is empty")),
+        "{err}"
+    );
+    let err = github("--github-webhook-secret-file", &missing);
+    assert!(
+        err.contains(&format!("from {missing} (--github-webhook-secret-file)")),
+        "{err}"
+    );
+    let err = serve_error(["--database-url-file", &write("spaces", " \n\t\n")]);
+    assert!(err.contains("(--database-url-file) is empty"), "{err}");
+    let err = serve_error(gitlab_signed_by(bad_token));
+    assert!(
+        err.contains("--gitlab-signing-token-file") && err.contains("whsec_"),
+        "{err}"
+    );
+    assert!(!err.contains("topsecret"), "{err}");
+    // A secret and its file for one value: refused, and the value not shown.
+    let database = s.path("database");
+    let err = serve_refused(
+        &["--database-url-file", &database],
+        &[("CASCADE_DATABASE_URL", "postgres://u:pg-env-pass@db/x")],
+    );
+    assert!(err.contains("cannot be used with"), "{err}");
+    assert!(!err.contains("pg-env-pass"), "{err}");
 }
 
 /// `plan` and `drift` run terraform: with a `.cascade.yaml` they cannot read they refuse,

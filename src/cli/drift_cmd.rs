@@ -61,9 +61,12 @@ fn picked(set: &GlobSet, unit: &UnitPath) -> bool {
 }
 
 pub fn run(args: &DriftArgs) -> anyhow::Result<ExitCode> {
-    let runtime = tokio::runtime::Runtime::new()?;
     // Exit status 2 means drift here, so cascade's own errors exit 1.
-    match runtime.block_on(run_async(args)) {
+    let result = crate::private_dir::protect_process().and_then(|()| {
+        let runtime = tokio::runtime::Runtime::new()?;
+        runtime.block_on(run_async(args))
+    });
+    match result {
         Ok(code) => Ok(code),
         Err(err) => {
             eprintln!("cascade: {err:#}");
@@ -97,6 +100,8 @@ async fn run_async(args: &DriftArgs) -> anyhow::Result<ExitCode> {
         t.root = root.clone();
     }
     let drift_dir = data.join("drift");
+    // Once the input is checked: a refused run leaves nothing behind.
+    crate::private_dir::make_private(&data)?;
     std::fs::create_dir_all(&drift_dir)
         .with_context(|| format!("cannot create {}", drift_dir.display()))?;
     // Private (0700) and deleted on drop: the store, saved plans and raw output of this run.

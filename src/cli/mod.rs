@@ -12,8 +12,9 @@ mod render;
 mod repo;
 mod run_cmd;
 mod serve_cmd;
+mod serve_secrets;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -267,15 +268,31 @@ where
         .into_iter()
         .map(std::ffi::OsString::from)
         .chain(args.into_iter().map(Into::into));
-    match Cli::try_parse_from(argv)?.command {
+    match parse(argv)?.command {
         Command::Serve(args) => args.into_config(),
         _ => unreachable!("the arguments start with `serve`"),
     }
 }
 
+/// The command line `argv` (program name first), noting which of `serve`'s
+/// secrets it gave as flags: only the matches know where a value came from.
+fn parse<I, T>(argv: I) -> Result<Cli, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let matches = Cli::command().try_get_matches_from(argv)?;
+    let mut cli = Cli::from_arg_matches(&matches).map_err(|e| e.format(&mut Cli::command()))?;
+    if let (Command::Serve(args), Some(("serve", serve))) = (&mut cli.command, matches.subcommand())
+    {
+        args.note_command_line(serve);
+    }
+    Ok(cli)
+}
+
 /// Runs the command line and returns the process exit code.
 pub fn main() -> ExitCode {
-    let mut cli = match Cli::try_parse() {
+    let mut cli = match parse(std::env::args_os()) {
         Ok(cli) => cli,
         Err(err) => {
             let _ = err.print();
@@ -298,6 +315,9 @@ pub fn main() -> ExitCode {
         );
         return ExitCode::from(2);
     }
+    // plan, apply, drift and serve first set a private umask and make the process
+    // non-dumpable (`private_dir::protect_process`, in each of them); graph, affected
+    // and schema create no file, run no terraform and hold no secret, so they need neither.
     let result = match cli.command {
         Command::Graph(args) => graph_cmd::run(&args),
         Command::Affected(args) => affected_cmd::run(&args),

@@ -130,6 +130,7 @@ pub(super) fn cancel_on_ctrl_c() -> CancellationToken {
 }
 
 pub fn plan(args: &PlanArgs) -> anyhow::Result<ExitCode> {
+    crate::private_dir::protect_process()?;
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(plan_async(args))
 }
@@ -165,6 +166,9 @@ async fn plan_async(args: &PlanArgs) -> anyhow::Result<ExitCode> {
     };
     let head_scan = scan_to_run(&dir, &root, "cascade plan")?;
     refuse_cycles(&head_scan, "planning")?;
+    // Created (or made private again) once the input is checked: a refused plan
+    // leaves nothing behind.
+    crate::private_dir::make_private(&data)?;
     let changed: Vec<String> = changed
         .into_iter()
         .filter(|f| !head_scan.config.is_ignored(f))
@@ -240,6 +244,7 @@ async fn plan_async(args: &PlanArgs) -> anyhow::Result<ExitCode> {
 }
 
 pub fn apply(args: &ApplyArgs) -> anyhow::Result<ExitCode> {
+    crate::private_dir::protect_process()?;
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(apply_async(args))
 }
@@ -250,6 +255,7 @@ async fn apply_async(args: &ApplyArgs) -> anyhow::Result<ExitCode> {
     let prefix = paths::relative(&root.to_string_lossy(), &dir.to_string_lossy());
     let prefix = if prefix == "." { String::new() } else { prefix };
     let data = data_dir(&dir, &args.run.data_dir);
+    crate::private_dir::make_private(&data)?;
     let head = crate::git::worktree_identity(&dir)?;
     let engine = engine(&data, &data, &args.run).await?;
     let repo_key = dir.display().to_string();

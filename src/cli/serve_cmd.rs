@@ -5,6 +5,9 @@
 //! serves the App the setup page stored in the data directory, and with no forge
 //! at all it serves the setup page (`--github-url` says where GitHub is).
 
+use super::serve_secrets::{
+    DATABASE_URL, GITHUB_WEBHOOK_SECRET, GITLAB_SIGNING_TOKEN, GITLAB_WEBHOOK_SECRET,
+};
 use crate::event::gitlab::SigningKey;
 use crate::server::{
     GitHubServeConfig, GitLabServeConfig, HttpLimits, ServeConfig, SetupConfig, serve,
@@ -25,16 +28,25 @@ pub struct ServeArgs {
     #[arg(long, env = "CASCADE_DATA_DIR", default_value = "cascade-data")]
     data_dir: PathBuf,
     /// `sqlite://PATH`, or `postgres://USER:PASSWORD@HOST:PORT/DATABASE` (default: a SQLite
-    /// file in the data directory).
-    #[arg(long, env = "CASCADE_DATABASE_URL")]
+    /// file in the data directory). A URL holding a password is refused as a flag: use the
+    /// environment variable or --database-url-file.
+    #[arg(long, env = "CASCADE_DATABASE_URL", hide_env_values = true)]
     database_url: Option<String>,
+    /// A file holding the database URL.
+    #[arg(
+        long,
+        env = "CASCADE_DATABASE_URL_FILE",
+        conflicts_with = "database_url"
+    )]
+    database_url_file: Option<PathBuf>,
     /// The GitHub App's id.
     #[arg(long, env = "CASCADE_GITHUB_APP_ID")]
     github_app_id: Option<u64>,
     /// The GitHub App's private key (PEM), as downloaded from the App's settings.
     #[arg(long, env = "CASCADE_GITHUB_PRIVATE_KEY_FILE")]
     github_private_key_file: Option<PathBuf>,
-    /// Webhook secret; repeat or separate with commas to accept several while rotating.
+    /// Webhook secret; separate with commas to accept several while rotating. Refused as a
+    /// flag: set the environment variable or use --github-webhook-secret-file.
     #[arg(
         long,
         env = "CASCADE_GITHUB_WEBHOOK_SECRET",
@@ -42,6 +54,9 @@ pub struct ServeArgs {
         hide_env_values = true
     )]
     github_webhook_secret: Vec<String>,
+    /// A file holding the webhook secret (several: one per line, or comma-separated).
+    #[arg(long, env = "CASCADE_GITHUB_WEBHOOK_SECRET_FILE")]
+    github_webhook_secret_file: Option<PathBuf>,
     /// GitHub's API (GitHub Enterprise: https://HOST/api/v3).
     #[arg(
         long,
@@ -59,8 +74,9 @@ pub struct ServeArgs {
     /// A file holding the GitLab access token cascade acts with.
     #[arg(long, env = "CASCADE_GITLAB_TOKEN_FILE")]
     gitlab_token_file: Option<PathBuf>,
-    /// The GitLab webhook's secret token; repeat or separate with commas to accept
-    /// several while rotating.
+    /// The GitLab webhook's secret token; separate with commas to accept several while
+    /// rotating. Refused as a flag: set the environment variable or use
+    /// --gitlab-webhook-secret-file.
     #[arg(
         long,
         env = "CASCADE_GITLAB_WEBHOOK_SECRET",
@@ -68,9 +84,25 @@ pub struct ServeArgs {
         hide_env_values = true
     )]
     gitlab_webhook_secret: Vec<String>,
+    /// A file holding the GitLab webhook's secret token (several: one per line, or
+    /// comma-separated).
+    #[arg(long, env = "CASCADE_GITLAB_WEBHOOK_SECRET_FILE")]
+    gitlab_webhook_secret_file: Option<PathBuf>,
     /// The GitLab webhook's signing token (`whsec_…`): deliveries must then also be signed.
+    /// Refused as a flag: set the environment variable or use --gitlab-signing-token-file.
     #[arg(long, env = "CASCADE_GITLAB_SIGNING_TOKEN", hide_env_values = true)]
     gitlab_signing_token: Option<String>,
+    /// A file holding the GitLab webhook's signing token.
+    #[arg(
+        long,
+        env = "CASCADE_GITLAB_SIGNING_TOKEN_FILE",
+        conflicts_with = "gitlab_signing_token"
+    )]
+    gitlab_signing_token_file: Option<PathBuf>,
+    /// The secret flags given on the command line rather than by their environment
+    /// twins, noted after parsing (`serve_secrets::given_on_command_line`): refused.
+    #[arg(skip)]
+    secrets_on_command_line: Vec<&'static str>,
     /// How many units plan or apply at once, over every pull request.
     #[arg(long, env = "CASCADE_PARALLELISM", default_value_t = 4)]
     parallelism: usize,
@@ -129,9 +161,17 @@ impl ServeArgs {
         self.data_dir = std::path::absolute(&self.data_dir)?;
         Ok(())
     }
+
+    /// Notes which secrets `matches` (this command's) took from the command line,
+    /// for [`ServeArgs::into_config`] to refuse.
+    pub(super) fn note_command_line(&mut self, matches: &clap::ArgMatches) {
+        self.secrets_on_command_line = super::serve_secrets::given_on_command_line(matches);
+    }
 }
 
 pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
+    // Before any secret is read into memory.
+    crate::private_dir::protect_process()?;
     let config = args.into_config()?;
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(serve(config))?;
@@ -195,18 +235,23 @@ impl ServeArgs {
     /// read, and every secret registered for redaction (whatever a command
     /// prints, these never reach a log, a stored detail or a comment).
     pub(super) fn into_config(self) -> anyhow::Result<ServeConfig> {
+        super::serve_secrets::refuse_command_line(
+            &self.secrets_on_command_line,
+            self.database_url.as_deref(),
+        )?;
         let github_flags = ForgeFlags {
             forge: "the GitHub App",
             prefix: "--github-*",
             given: vec![
                 self.github_app_id.is_some(),
                 self.github_private_key_file.is_some(),
-                self.github_webhook_secret.iter().any(|s| !s.is_empty()),
+                self.github_webhook_secret.iter().any(|s| !s.is_empty())
+                    || self.github_webhook_secret_file.is_some(),
             ],
             names: &[
                 "--github-app-id (CASCADE_GITHUB_APP_ID)",
                 "--github-private-key-file (CASCADE_GITHUB_PRIVATE_KEY_FILE)",
-                "--github-webhook-secret (CASCADE_GITHUB_WEBHOOK_SECRET)",
+                "--github-webhook-secret-file (CASCADE_GITHUB_WEBHOOK_SECRET_FILE) or CASCADE_GITHUB_WEBHOOK_SECRET",
             ],
         };
         let gitlab_flags = ForgeFlags {
@@ -215,15 +260,18 @@ impl ServeArgs {
             given: vec![
                 self.gitlab_url.is_some(),
                 self.gitlab_token_file.is_some(),
-                self.gitlab_webhook_secret.iter().any(|s| !s.is_empty()),
+                self.gitlab_webhook_secret.iter().any(|s| !s.is_empty())
+                    || self.gitlab_webhook_secret_file.is_some(),
                 // Optional, but only with the others.
-                self.gitlab_signing_token.is_some() || self.gitlab_url.is_some(),
+                self.gitlab_signing_token.is_some()
+                    || self.gitlab_signing_token_file.is_some()
+                    || self.gitlab_url.is_some(),
             ],
             names: &[
                 "--gitlab-url (CASCADE_GITLAB_URL)",
                 "--gitlab-token-file (CASCADE_GITLAB_TOKEN_FILE)",
-                "--gitlab-webhook-secret (CASCADE_GITLAB_WEBHOOK_SECRET)",
-                "--gitlab-signing-token (CASCADE_GITLAB_SIGNING_TOKEN)",
+                "--gitlab-webhook-secret-file (CASCADE_GITLAB_WEBHOOK_SECRET_FILE) or CASCADE_GITLAB_WEBHOOK_SECRET",
+                "--gitlab-signing-token-file (CASCADE_GITLAB_SIGNING_TOKEN_FILE) or CASCADE_GITLAB_SIGNING_TOKEN",
             ],
         };
         let (serve_github, serve_gitlab) = (github_flags.check()?, gitlab_flags.check()?);
@@ -277,7 +325,10 @@ impl ServeArgs {
                 Some(GitHubServeConfig {
                     app_id,
                     private_key: key,
-                    webhook_secrets: secrets(self.github_webhook_secret),
+                    webhook_secrets: secrets(GITHUB_WEBHOOK_SECRET.list(
+                        self.github_webhook_secret,
+                        self.github_webhook_secret_file.as_deref(),
+                    )?),
                     api_url: self.github_api_url,
                 })
             }
@@ -287,8 +338,14 @@ impl ServeArgs {
             (true, Some(url), Some(token_file)) => Some(gitlab_config(
                 url,
                 &token_file,
-                self.gitlab_webhook_secret,
-                self.gitlab_signing_token,
+                GITLAB_WEBHOOK_SECRET.list(
+                    self.gitlab_webhook_secret,
+                    self.gitlab_webhook_secret_file.as_deref(),
+                )?,
+                GITLAB_SIGNING_TOKEN.one(
+                    self.gitlab_signing_token,
+                    self.gitlab_signing_token_file.as_deref(),
+                )?,
             )?),
             _ => None,
         };
@@ -296,7 +353,7 @@ impl ServeArgs {
         Ok(ServeConfig {
             listen: self.listen,
             data_dir: self.data_dir,
-            database_url: self.database_url,
+            database_url: DATABASE_URL.one(self.database_url, self.database_url_file.as_deref())?,
             github,
             gitlab,
             setup,
@@ -350,7 +407,9 @@ fn gitlab_config(
     let signing_key = signing_token
         .map(|t| {
             crate::redact::register_secret(&t);
-            SigningKey::parse(&t).context("--gitlab-signing-token")
+            SigningKey::parse(&t).context(
+                "the GitLab signing token (CASCADE_GITLAB_SIGNING_TOKEN, --gitlab-signing-token-file)",
+            )
         })
         .transpose()?;
     Ok(GitLabServeConfig {

@@ -51,7 +51,7 @@ impl Forges {
                     anyhow::anyhow!(
                         "this server has no GitHub App configured; create one at /setup (a server started \
                          without forges), or start it with --github-app-id, \
-                         --github-private-key-file and --github-webhook-secret to serve GitHub"
+                         --github-private-key-file and --github-webhook-secret-file to serve GitHub"
                     )
                 })?;
                 Ok(Forge::GitHub(app.installation(installation).await?))
@@ -60,7 +60,7 @@ impl Forges {
                 let client = self.gitlab.as_ref().ok_or_else(|| {
                     anyhow::anyhow!(
                         "this server has no GitLab configured; start it with --gitlab-url, \
-                         --gitlab-token-file and --gitlab-webhook-secret to serve GitLab"
+                         --gitlab-token-file and --gitlab-webhook-secret-file to serve GitLab"
                     )
                 })?;
                 Ok(Forge::GitLab(client.project(project_id)))

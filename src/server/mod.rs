@@ -221,23 +221,28 @@ pub async fn start(mut config: ServeConfig) -> anyhow::Result<RunningServer> {
         && gitlab.webhook_secrets.iter().all(Vec::is_empty)
     {
         bail!(
-            "no GitLab webhook secret: set --gitlab-webhook-secret (or CASCADE_GITLAB_WEBHOOK_SECRET); cascade refuses deliveries without a token"
+            "no GitLab webhook secret: set CASCADE_GITLAB_WEBHOOK_SECRET or --gitlab-webhook-secret-file; cascade refuses deliveries without a token"
         );
     }
     if let Some(github) = &config.github
         && github.webhook_secrets.iter().all(Vec::is_empty)
     {
         bail!(
-            "no webhook secret: set --github-webhook-secret (or CASCADE_GITHUB_WEBHOOK_SECRET); cascade refuses unsigned deliveries"
+            "no webhook secret: set CASCADE_GITHUB_WEBHOOK_SECRET or --github-webhook-secret-file; cascade refuses unsigned deliveries"
         );
     }
     if config.github.is_none() && config.gitlab.is_none() && setup_page.is_none() {
         bail!(
-            "no forge configured: give the GitHub App's flags (--github-app-id, --github-private-key-file, --github-webhook-secret), GitLab's (--gitlab-url, --gitlab-token-file, --gitlab-webhook-secret), or both"
+            "no forge configured: give the GitHub App's flags (--github-app-id, --github-private-key-file, --github-webhook-secret-file), GitLab's (--gitlab-url, --gitlab-token-file, --gitlab-webhook-secret-file), or both"
         );
     }
-    std::fs::create_dir_all(&config.data_dir)
-        .with_context(|| format!("cannot create {}", config.data_dir.display()))?;
+    // Created private, and made private if an earlier start (or a person) left it
+    // looser. Only the walk is here: the umask that keeps what the server creates
+    // private is the process's, set by `cascade serve` (`private_dir::protect_process`).
+    let data_dir = config.data_dir.clone();
+    tokio::task::spawn_blocking(move || crate::private_dir::make_private(&data_dir))
+        .await
+        .context("making the data directory private panicked")??;
     let store =
         Arc::new(crate::store::open(config.database_url.as_deref(), &config.data_dir).await?);
     let github = match &config.github {

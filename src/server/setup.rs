@@ -385,7 +385,7 @@ pub async fn make_manifest(
             return setup.message(
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "Setup is not possible now",
-                "This server cannot make an unguessable value. Start it with --github-app-id, --github-private-key-file and --github-webhook-secret instead.",
+                "This server cannot make an unguessable value. Start it with --github-app-id, --github-private-key-file and --github-webhook-secret-file instead.",
             );
         }
     };

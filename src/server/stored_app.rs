@@ -107,7 +107,7 @@ impl StoredApp {
         };
         let broken = || {
             format!(
-                "the GitHub App stored in the data directory ({DIR}/) is incomplete: remove {DIR}/ and open /setup again, or start with --github-app-id, --github-private-key-file and --github-webhook-secret"
+                "the GitHub App stored in the data directory ({DIR}/) is incomplete: remove {DIR}/ and open /setup again, or start with --github-app-id, --github-private-key-file and --github-webhook-secret-file"
             )
         };
         let app: AppFile = serde_json::from_slice(&app).with_context(broken)?;

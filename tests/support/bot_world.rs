@@ -307,11 +307,7 @@ pub fn serve_process_in(
 
 /// The real `cascade serve` binary on a free port, listening: the process and its port.
 pub async fn serve_binary(w: &World, extra: &[&std::ffi::OsStr]) -> (std::process::Child, u16) {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = crate::support::free_port();
     let child = serve_process(w, port, extra);
     wait_listening(port).await;
     (child, port)

@@ -356,11 +356,7 @@ pub async fn serve_binary(
     extra: &[&std::ffi::OsStr],
     log: &Path,
 ) -> (std::process::Child, u16) {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = crate::support::free_port();
     let mut child = serve_process(w, port, extra, log);
     if !listening(port).await {
         let _ = child.kill();

@@ -91,11 +91,7 @@ pub async fn processes(
     let mut started = Vec::new();
     for _ in 0..count {
         let data = tempfile::tempdir().unwrap();
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = crate::support::free_port();
         let log = std::fs::File::create(data.path().join("serve.log")).unwrap();
         let child = serve_process_in(w, data.path(), port, &args, log.into());
         started.push(Process { child, port, data });

@@ -192,7 +192,7 @@ pub async fn convert_manifest(api_url: &str, code: &str) -> anyhow::Result<NewAp
         .context("GitHub's answer with the new App has an unexpected shape")?;
     let Some(webhook_secret) = wire.webhook_secret.filter(|s| !s.is_empty()) else {
         bail!(
-            "GitHub created the App without a webhook secret: set one in the App's settings and start cascade with --github-app-id, --github-private-key-file and --github-webhook-secret"
+            "GitHub created the App without a webhook secret: set one in the App's settings and start cascade with --github-app-id, --github-private-key-file and --github-webhook-secret-file"
         );
     };
     Ok(NewApp {
