@@ -149,7 +149,12 @@ fn main() {
                 "--parallelism",
                 &PARALLELISM.to_string(),
             ])
-            .args(sandbox.map(|mode| ["--sandbox", mode]).into_iter().flatten())
+            .args(
+                sandbox
+                    .map(|mode| ["--sandbox", mode])
+                    .into_iter()
+                    .flatten(),
+            )
             .current_dir(&repo)
             .env("CHECKPOINT_DISABLE", "1"));
         started.elapsed()

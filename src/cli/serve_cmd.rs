@@ -290,25 +290,46 @@ impl ServeArgs {
                 api_url: self.github_api_url.clone(),
             })
         };
-        for (file, shown_as) in [
-            (&self.github_private_key_file, "<github-app-key>"),
-            (&self.gitlab_token_file, "<gitlab-token>"),
+        // cascade's secret files: unreadable to terraform, and named by a label
+        // (never their path) in what a pull request sees.
+        let mut sandbox = self.sandbox.config();
+        for (file, label, class) in [
+            (
+                &self.github_private_key_file,
+                "<github-app-key>",
+                "the GitHub App's private key",
+            ),
+            (
+                &self.github_webhook_secret_file,
+                "<github-webhook-secret>",
+                "the GitHub webhook secret",
+            ),
+            (
+                &self.gitlab_token_file,
+                "<gitlab-token>",
+                "the GitLab token",
+            ),
+            (
+                &self.gitlab_webhook_secret_file,
+                "<gitlab-webhook-secret>",
+                "the GitLab webhook secret",
+            ),
+            (
+                &self.gitlab_signing_token_file,
+                "<gitlab-signing-token>",
+                "the GitLab signing token",
+            ),
+            (
+                &self.database_url_file,
+                "<database-url>",
+                "the database's address and password",
+            ),
         ] {
             if let Some(file) = file {
-                crate::redact::register_server_path(file, shown_as);
+                crate::redact::register_server_path(file, label);
+                sandbox.secrets.push((file.clone(), class));
             }
         }
-        let mut sandbox = self.sandbox.config();
-        sandbox.secrets.extend(
-            self.github_private_key_file
-                .iter()
-                .map(|f| (f.clone(), "the GitHub App's private key")),
-        );
-        sandbox.secrets.extend(
-            self.gitlab_token_file
-                .iter()
-                .map(|f| (f.clone(), "the GitLab token")),
-        );
         let github = match (
             serve_github,
             self.github_app_id,
