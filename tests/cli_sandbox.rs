@@ -117,3 +117,46 @@ fn without_landlock_the_cli_warns_and_goes_on_unless_landlock_is_asked_for() {
     assert_eq!(code, 0, "{err}");
     assert!(!err.contains("warning: no sandbox"), "{err}");
 }
+
+#[test]
+fn a_plan_larger_than_max_plan_json_fails_its_unit_only() {
+    let repo = example_repo();
+    let dir = repo.path();
+    // About 2 MiB of string from 16 bytes, in the plan JSON twice over.
+    append(
+        dir,
+        "dev/dns/main.tf",
+        "locals {\n  big = join(\"\", [for i in range(1024) : join(\"\", [for j in range(128) : \"0123456789abcdef\"])])\n}\nresource \"terraform_data\" \"big\" {\n  input = local.big\n}",
+    );
+    let (code, out, err) = cascade(
+        dir,
+        &[
+            "plan",
+            "--changed",
+            "dev/dns/main.tf",
+            "--max-plan-json",
+            "1",
+        ],
+    );
+    assert_ne!(code, 0, "{out}");
+    assert!(
+        out.contains("the plan's JSON is larger than 1 MiB"),
+        "{out}\n{err}"
+    );
+    // Under the default cap the same unit plans.
+    let (code, out, err) = cascade(dir, &["plan", "--changed", "dev/dns/main.tf"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    // A budget no plan of the cap's size fits is refused at start.
+    let (code, _, err) = cascade(
+        dir,
+        &[
+            "plan",
+            "--changed",
+            "dev/dns/main.tf",
+            "--max-plan-json",
+            "512",
+        ],
+    );
+    assert_ne!(code, 0);
+    assert!(err.contains("--plan-memory 1536 or more"), "{err}");
+}

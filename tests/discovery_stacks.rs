@@ -14,7 +14,7 @@ mod support;
 use cascade::affected::{ReadIndex, affected};
 use cascade::config::{Executor as Tool, RepoConfig};
 use cascade::engine::Engine;
-use cascade::exec::{ExecError, Executor, Resumed, UnitJob};
+use cascade::exec::{ExecError, Executor, PlanJson, Resumed, UnitJob};
 use cascade::problem::ProblemKind;
 use cascade::store::{SqliteStore, SystemClock, UnitStatus};
 use cascade::terragrunt::{UnitKind, discover_files};
@@ -312,12 +312,16 @@ struct Scripted {
 const EMPTY_PLAN: &str = r#"{"format_version":"1.2","terraform_version":"1.11.4","planned_values":{"root_module":{}},"resource_changes":[]}"#;
 
 impl Executor for Scripted {
-    async fn plan(&self, job: &UnitJob, _cancel: &CancellationToken) -> Result<Vec<u8>, ExecError> {
+    async fn plan(
+        &self,
+        job: &UnitJob,
+        _cancel: &CancellationToken,
+    ) -> Result<PlanJson, ExecError> {
         self.calls.lock().unwrap().push(Call::Plan {
             unit: job.unit.to_string(),
             dir: job.dir.clone(),
         });
-        Ok(EMPTY_PLAN.as_bytes().to_vec())
+        Ok(EMPTY_PLAN.as_bytes().to_vec().into())
     }
 
     async fn generate_stack(

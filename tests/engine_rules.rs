@@ -3,7 +3,7 @@
 
 use cascade::config::Executor as Tool;
 use cascade::engine::{ApplyError, Engine, PlanTarget};
-use cascade::exec::{ExecError, Executor, Resumed, UnitJob};
+use cascade::exec::{ExecError, Executor, PlanJson, Resumed, UnitJob};
 use cascade::plan::PlanId;
 use cascade::store::{ApplyClaim, Clock, PlanStatus, SqliteStore, Store, SystemClock, UnitStatus};
 use cascade::unit::UnitPath;
@@ -90,7 +90,11 @@ impl Executor for Scripted {
         cascade::redact::Redactor::with_secrets(secrets.iter().map(String::as_str))
     }
 
-    async fn plan(&self, job: &UnitJob, _cancel: &CancellationToken) -> Result<Vec<u8>, ExecError> {
+    async fn plan(
+        &self,
+        job: &UnitJob,
+        _cancel: &CancellationToken,
+    ) -> Result<PlanJson, ExecError> {
         tokio::time::sleep(Duration::from_millis(5)).await;
         self.planned.lock().unwrap().push(job.unit.to_string());
         // As terraform does: the saved plan, where the job says.
@@ -114,7 +118,7 @@ impl Executor for Scripted {
                     text => text.to_string(),
                 },
             }),
-            plan => Ok(show_json(&plan)),
+            plan => Ok(show_json(&plan).into()),
         }
     }
 

@@ -5,7 +5,7 @@
 //! are re-attached, and the environment children get.
 
 use cascade::config::Executor as Tool;
-use cascade::exec::{ExecError, Executor, ProcessExecutor, Resumed, UnitJob};
+use cascade::exec::{ExecError, Executor, PlanLimits, ProcessExecutor, Resumed, UnitJob};
 use cascade::unit::UnitPath;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -54,7 +54,7 @@ esac"#,
         .with_binary(Tool::Terraform, script.display().to_string());
     let job = job(tmp.path(), Duration::from_secs(30));
     let json = exec.plan(&job, &CancellationToken::new()).await.unwrap();
-    assert!(String::from_utf8_lossy(&json).contains("s3cr3t-in-json"));
+    assert!(String::from_utf8_lossy(json.bytes()).contains("s3cr3t-in-json"));
     let log = std::fs::read_to_string(&job.log).unwrap();
     assert!(
         log.contains("$ ")
@@ -103,7 +103,7 @@ async fn an_empty_plan_needs_no_show() {
         )
         .await
         .unwrap();
-    let summary = cascade::plan::PlanSummary::from_show_json(&json).unwrap();
+    let summary = cascade::plan::PlanSummary::from_show_json(json.bytes()).unwrap();
     assert!(summary.is_empty());
     assert_eq!(summary.fingerprint, cascade::plan::Fingerprint::empty());
     assert!(!shown.exists());
@@ -628,4 +628,71 @@ async fn a_plan_whose_future_is_dropped_is_stopped() {
         !planned.exists(),
         "the plan ran on after nobody waited for it"
     );
+}
+
+/// A stand-in whose `show` writes `json` (a shell `printf` format) without end,
+/// deaf to SIGPIPE, and touches `finished` if it ever stops on its own.
+fn endless_show(dir: &Path, json: &str, finished: &Path) -> PathBuf {
+    tool(
+        dir,
+        &format!(
+            r#"case "$1" in
+  plan) touch "${{6#-out=}}"; exit 2;;
+  show) trap '' PIPE; printf '['; while :; do printf '{json}' || :; done; touch '{}';;
+esac"#,
+            finished.display()
+        ),
+    )
+}
+
+/// What planning with `script` as terraform under `limits` fails with.
+async fn plan_error_under(dir: &Path, script: &Path, limits: PlanLimits) -> ExecError {
+    let exec = ProcessExecutor::new(dir.join("cache"))
+        .with_binary(Tool::Terraform, script.display().to_string())
+        .with_plan_limits(limits);
+    let job = job(dir, Duration::from_secs(120));
+    exec.plan(&job, &CancellationToken::new())
+        .await
+        .unwrap_err()
+}
+
+#[tokio::test]
+async fn a_plan_json_past_the_cap_fails_the_unit_and_its_show_is_stopped() {
+    let tmp = tempfile::tempdir().unwrap();
+    let finished = tmp.path().join("finished");
+    let script = endless_show(
+        tmp.path(),
+        r#"\"0123456789abcdef0123456789abcdef\","#,
+        &finished,
+    );
+    let limits = PlanLimits {
+        max_json_mib: 1,
+        memory_mib: 64,
+    };
+    let err = plan_error_under(tmp.path(), &script, limits).await;
+    assert!(
+        matches!(err, ExecError::PlanTooLarge { limit_mib: 1 }),
+        "{err}"
+    );
+    assert!(err.to_string().contains("larger than 1 MiB"), "{err}");
+    assert!(!finished.exists());
+}
+
+#[tokio::test]
+async fn a_plan_json_that_would_parse_past_the_memory_budget_fails_the_unit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let finished = tmp.path().join("finished");
+    // Two bytes a value: the densest JSON, the costliest to parse.
+    let script = endless_show(tmp.path(), "0,0,0,0,0,0,0,0,", &finished);
+    let limits = PlanLimits {
+        max_json_mib: 16,
+        memory_mib: 48,
+    };
+    let err = plan_error_under(tmp.path(), &script, limits).await;
+    assert!(
+        matches!(err, ExecError::PlanOverBudget { budget_mib: 48, .. }),
+        "{err}"
+    );
+    assert!(err.to_string().contains("--plan-memory"), "{err}");
+    assert!(!finished.exists());
 }

@@ -208,7 +208,7 @@ async fn each_thing_cascade_holds_is_refused_by_its_class_and_nothing_of_it_is_r
     // What the unit may read, it reads: its own checkout.
     let job = s.unit_reading("live/app", "file(\"${path.module}/../../shared.txt\")");
     let json = exec.plan(&job, &CancellationToken::new()).await.unwrap();
-    assert!(String::from_utf8_lossy(&json).contains("readable-shared-file"));
+    assert!(String::from_utf8_lossy(json.bytes()).contains("readable-shared-file"));
 }
 
 #[tokio::test]
@@ -267,7 +267,7 @@ async fn a_data_directory_inside_the_repository_stays_out_of_reach() {
         Ok(json) => json,
         Err(e) => panic!("{e}: {}", std::fs::read_to_string(&readable.log).unwrap()),
     };
-    assert!(String::from_utf8_lossy(&json).contains("readable-root"));
+    assert!(String::from_utf8_lossy(json.bytes()).contains("readable-root"));
 }
 
 /// A stand-in provider committed under `dir`'s local mirror (`terraform.d`):

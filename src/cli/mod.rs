@@ -91,6 +91,37 @@ struct RunOptions {
     pass: PassEnv,
     #[command(flatten)]
     sandbox: SandboxArgs,
+    #[command(flatten)]
+    plan_limits: PlanLimitArgs,
+}
+
+/// `--max-plan-json` and `--plan-memory`, shared by the commands that plan.
+#[derive(clap::Args, Debug, Clone, Copy)]
+pub struct PlanLimitArgs {
+    /// The largest plan JSON (`terraform show -json`) one unit may produce, in MiB;
+    /// a larger one fails that unit, and its `show` is stopped.
+    #[arg(long, value_name = "MIB", env = "CASCADE_MAX_PLAN_JSON",
+          default_value_t = crate::exec::DEFAULT_MAX_PLAN_JSON_MIB,
+          value_parser = clap::value_parser!(u64).range(1..=65536))]
+    pub max_plan_json: u64,
+    /// The memory every plan being read or parsed at once may take together, in MiB;
+    /// plans wait for their share, and one that alone needs more fails.
+    #[arg(long, value_name = "MIB", env = "CASCADE_PLAN_MEMORY",
+          default_value_t = crate::exec::DEFAULT_PLAN_MEMORY_MIB,
+          value_parser = clap::value_parser!(u64).range(1..=1048576))]
+    pub plan_memory: u64,
+}
+
+impl PlanLimitArgs {
+    /// The limits these flags give, refused when no plan of the largest size could fit.
+    pub fn limits(&self) -> anyhow::Result<crate::exec::PlanLimits> {
+        let limits = crate::exec::PlanLimits {
+            max_json_mib: self.max_plan_json,
+            memory_mib: self.plan_memory,
+        };
+        limits.check().map_err(anyhow::Error::msg)?;
+        Ok(limits)
+    }
 }
 
 /// `--sandbox` and what goes with it, shared by the commands that run terraform.

@@ -49,7 +49,8 @@ pub(super) async fn engine(
     }
     let executor = ProcessExecutor::new(data.join("exec"))
         .with_environment(std::env::vars_os(), &options.pass.names)
-        .with_sandbox(sandbox);
+        .with_sandbox(sandbox)
+        .with_plan_limits(options.plan_limits.limits()?);
     Ok(Engine {
         executor: Arc::new(executor),
         store: Arc::new(store),

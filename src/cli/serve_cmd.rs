@@ -153,6 +153,8 @@ pub struct ServeArgs {
     pass: super::PassEnv,
     #[command(flatten)]
     sandbox: super::SandboxArgs,
+    #[command(flatten)]
+    plan_limits: super::PlanLimitArgs,
 }
 
 impl ServeArgs {
@@ -386,6 +388,7 @@ impl ServeArgs {
             shutdown_grace: Duration::from_secs(self.shutdown_grace),
             unit_timeout: Duration::from_secs(self.unit_timeout),
             init_timeout: Duration::from_secs(self.init_timeout),
+            plan_limits: self.plan_limits.limits()?,
             sandbox,
             discovery_timeout: Duration::from_secs(self.discovery_timeout),
             replica_lease: Duration::from_secs(self.replica_lease),

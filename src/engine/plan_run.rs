@@ -2,9 +2,9 @@
 //! persisted as it lands, the whole bound to a plan id.
 
 use super::{Engine, PlanTarget, RetryPolicy, unit_file_stem};
-use crate::exec::{Executor, UnitJob};
+use crate::exec::{Executor, PlanJson, UnitJob};
 use crate::plan::render::{RenderOptions, RenderedPlan};
-use crate::plan::{PlanId, PlanSummary};
+use crate::plan::{PlanDocument, PlanId, PlanSummary};
 use crate::store::{PlanRecord, PlanStatus, PlannedUnit, RunKind, Store, UnitRecord, UnitStatus};
 use crate::unit::UnitPath;
 use crate::walk::{Outcome, UnitState, Walk, WalkEvent, WalkUnit};
@@ -38,18 +38,17 @@ pub(super) struct UnitPlan {
 }
 
 impl UnitPlan {
-    /// Summarises and draws `json`, redacted by `redactor`.
+    /// Summarises and draws `json`, parsed once, redacted by `redactor`. The raw
+    /// bytes go as soon as they are parsed; `json`'s share of the plan memory is
+    /// given back when both passes are done.
     fn of_show_json(
         unit: &UnitPath,
-        json: &[u8],
+        mut json: PlanJson,
         redactor: &crate::redact::Redactor,
     ) -> Result<UnitPlan, String> {
-        let summary = PlanSummary::from_show_json(json).map_err(|e| e.to_string())?;
-        let rendered = match RenderedPlan::from_show_json_redacted(
-            json,
-            &RenderOptions::default(),
-            redactor,
-        ) {
+        let document = PlanDocument::parse(&json.take_bytes()).map_err(|e| e.to_string())?;
+        let summary = PlanSummary::of(&document).map_err(|e| e.to_string())?;
+        let rendered = match RenderedPlan::of(&document, &RenderOptions::default(), redactor) {
             Ok(rendered) => Some(rendered),
             Err(e) => {
                 // Not reached: the renderer refuses only what the summary refuses.
@@ -57,6 +56,8 @@ impl UnitPlan {
                 None
             }
         };
+        drop(document);
+        drop(json);
         Ok(UnitPlan { summary, rendered })
     }
 
@@ -246,7 +247,7 @@ impl<E: Executor, S: Store> RunCtx<E, S> {
             })?;
         let redactor = self.executor.redactor();
         let unit = target.path.clone();
-        tokio::task::spawn_blocking(move || UnitPlan::of_show_json(&unit, &json, &redactor))
+        tokio::task::spawn_blocking(move || UnitPlan::of_show_json(&unit, json, &redactor))
             .await
             .map_err(|e| format!("reading the plan stopped: {e}"))
             .and_then(|plan| plan)

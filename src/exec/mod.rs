@@ -19,6 +19,7 @@ mod command;
 mod denied;
 mod env;
 mod log;
+mod plan_json;
 mod preflight;
 mod process;
 pub mod sandbox;
@@ -28,6 +29,7 @@ pub use crate::redact::redact;
 pub use command::{Step, command_line};
 pub use denied::Refused;
 pub use env::{ChildEnv, set_default_pass_env};
+pub use plan_json::{DEFAULT_MAX_PLAN_JSON_MIB, DEFAULT_PLAN_MEMORY_MIB, PlanJson, PlanLimits};
 pub use process::ProcessExecutor;
 
 use crate::config::Executor as Tool;
@@ -110,6 +112,12 @@ pub enum ExecError {
     #[error("the plan's JSON is larger than {limit_mib} MiB; split the unit into smaller ones")]
     PlanTooLarge { limit_mib: u64 },
     #[error(
+        "reading this plan would take about {need_mib} MiB of memory, more than every plan \
+         together may take ({budget_mib} MiB, --plan-memory); split the unit into smaller ones, \
+         or raise --plan-memory"
+    )]
+    PlanOverBudget { need_mib: u64, budget_mib: u64 },
+    #[error(
         "`{command}` wrote more than {limit_mib} MiB of output and was stopped (one unit's output must not fill the server's disk); make the configuration print less (outputs, provisioners, TF_LOG)"
     )]
     OutputTooLarge { command: String, limit_mib: u64 },
@@ -156,13 +164,14 @@ pub enum Resumed {
 /// The process seam. The real implementation runs binaries; tests script outcomes.
 pub trait Executor: Send + Sync + 'static {
     /// Initialises when needed, plans into `job.plan_file`, and returns the
-    /// plan as `show -json` bytes, held in memory only. `cancel` stops it
+    /// plan as `show -json` bytes, held in memory only, with their share of
+    /// the process's plan memory (drop it once parsed). `cancel` stops it
     /// (SIGTERM, then SIGKILL after the grace period).
     fn plan(
         &self,
         job: &UnitJob,
         cancel: &CancellationToken,
-    ) -> impl Future<Output = Result<Vec<u8>, ExecError>> + Send;
+    ) -> impl Future<Output = Result<PlanJson, ExecError>> + Send;
 
     /// Applies exactly the saved plan file. Cancellation is not offered: a
     /// running apply is only stopped by `shutdown`, after the grace period.

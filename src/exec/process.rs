@@ -5,6 +5,7 @@
 use super::command::{Step, command_line, command_name};
 use super::env::{ChildEnv, FIXED, default_pass_env};
 use super::log::LogSink;
+use super::plan_json::{self, PlanBudget, PlanJson, PlanLimits};
 use super::preflight::{self, InitRecords, TrackedTools};
 use super::sandbox::{Reach, Sandbox, SandboxMode, SandboxState, SandboxUser};
 use super::step_process::{self, Launch, StepFiles, StopOnDrop, private_dir};
@@ -17,16 +18,12 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
-use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio_util::sync::CancellationToken;
 
 /// What `show -json` says of a plan that changes nothing, returned when
 /// `plan -detailed-exitcode` already said so.
 const EMPTY_PLAN_JSON: &[u8] =
     br#"{"format_version":"1.2","planned_values":{"root_module":{}},"resource_changes":[],"output_changes":{}}"#;
-
-/// The largest plan JSON read into memory.
-const MAX_PLAN_JSON_MIB: u64 = 512;
 
 /// The most raw output (standard output and error, before redaction) a
 /// command of unreviewed code may write while it runs. Its log keeps 64 MiB
@@ -65,6 +62,10 @@ pub struct ProcessExecutor {
     /// Bounds the units running at once over every run of this process (the server's
     /// pull requests share it); `None` leaves the bound to each run's walk.
     limit: Option<std::sync::Arc<tokio::sync::Semaphore>>,
+    /// The largest plan JSON one unit may produce, in bytes.
+    max_plan_json: u64,
+    /// What every plan being read or parsed at once may take.
+    plan_memory: PlanBudget,
 }
 
 impl ProcessExecutor {
@@ -90,7 +91,17 @@ impl ProcessExecutor {
             init_locks: Default::default(),
             tracked: TrackedTools::default(),
             limit: None,
+            max_plan_json: PlanLimits::default().max_json_mib << 20,
+            plan_memory: PlanBudget::new(PlanLimits::default().memory_mib),
         }
+    }
+
+    /// Caps each unit's plan JSON and the memory all plans take at once
+    /// (`--max-plan-json`, `--plan-memory`; see [`PlanLimits::check`]).
+    pub fn with_plan_limits(mut self, limits: PlanLimits) -> ProcessExecutor {
+        self.max_plan_json = limits.max_json_mib << 20;
+        self.plan_memory = PlanBudget::new(limits.memory_mib);
+        self
     }
 
     /// Runs every command in `sandbox` (the executor's own directory stays
@@ -308,14 +319,14 @@ impl ProcessExecutor {
 
     /// Runs one step. Its output goes to the unit's log, redacted, once it
     /// ends; for `show` the standard output is captured into memory instead
-    /// and returned. Returns the captured output and the exit code (0, or 2
-    /// for a plan with changes).
+    /// and returned, read within the plan limits. Returns the captured output
+    /// and the exit code (0, or 2 for a plan with changes).
     async fn run(
         &self,
         job: &UnitJob,
         step: Step,
         stop: Stop<'_>,
-    ) -> Result<(Vec<u8>, i32), ExecError> {
+    ) -> Result<(PlanJson, i32), ExecError> {
         if let Stop::Cancel(cancel) = stop
             && cancel.is_cancelled()
         {
@@ -342,6 +353,15 @@ impl ProcessExecutor {
         let mut log = LogSink::open(&job.log)?;
         log.note(&format!("$ {program} {}", args.join(" ")));
         let limit = job.limit(step);
+        // A `show` whose JSON passes the limits is stopped through this one.
+        let child_stop;
+        let stop = match stop {
+            Stop::Cancel(cancel) => {
+                child_stop = cancel.child_token();
+                Stop::Cancel(&child_stop)
+            }
+            other => other,
+        };
         let (cancel, deadline) = match stop {
             Stop::Cancel(cancel) => (Some(cancel), Some(tokio::time::Instant::now() + limit)),
             Stop::Shutdown(shutdown) => (Some(shutdown), None),
@@ -362,18 +382,21 @@ impl ProcessExecutor {
             })?;
         drop(confined);
         let mut stop_on_drop = StopOnDrop::new(&started, &files, self.grace, step != Step::Apply);
-        let capture = started
-            .child
-            .stdout
-            .take()
-            .map(|out| tokio::spawn(read_capped(out, MAX_PLAN_JSON_MIB << 20)));
+        let capture = started.child.stdout.take().map(|out| {
+            let (max, budget) = (self.max_plan_json, self.plan_memory.clone());
+            let stop = match stop {
+                Stop::Cancel(cancel) => cancel.clone(),
+                Stop::Shutdown(_) => CancellationToken::new(),
+            };
+            tokio::spawn(async move { plan_json::read(out, max, &budget, &stop).await })
+        });
         let status = self
             .wait(&mut started, limit, &name, &files.out, stop)
             .await;
         stop_on_drop.disarm();
         let captured = match capture {
-            Some(task) => task.await.unwrap_or(Ok(Vec::new())),
-            None => Ok(Vec::new()),
+            Some(task) => task.await.unwrap_or_else(|_| Ok(Vec::new().into())),
+            None => Ok(Vec::new().into()),
         };
         log.output(&files.out, &self.redactor)?;
         files.remove();
@@ -381,8 +404,9 @@ impl ProcessExecutor {
             // An apply's is kept: a restarted cascade may find it still running.
             let _ = std::fs::remove_dir_all(&tmp);
         }
-        let code = status?.code().unwrap_or(-1);
+        // A plan past the limits was stopped for it: say so, not "cancelled".
         let captured = captured?;
+        let code = status?.code().unwrap_or(-1);
         if code == 0 || (step == Step::Plan && code == 2) {
             return Ok((captured, code));
         }
@@ -491,6 +515,7 @@ fn failure(command: String, code: i32, excerpt: String) -> ExecError {
     }
 }
 
+#[derive(Clone, Copy)]
 enum Stop<'a> {
     Cancel(&'a CancellationToken),
     Shutdown(&'a CancellationToken),
@@ -517,7 +542,7 @@ impl Executor for ProcessExecutor {
         self.redactor.clone()
     }
 
-    async fn plan(&self, job: &UnitJob, cancel: &CancellationToken) -> Result<Vec<u8>, ExecError> {
+    async fn plan(&self, job: &UnitJob, cancel: &CancellationToken) -> Result<PlanJson, ExecError> {
         let started = std::time::Instant::now();
         let result = self.plan_unit(job, cancel).await;
         metrics::histogram!("cascade_unit_seconds", "step" => "plan")
@@ -585,7 +610,7 @@ impl ProcessExecutor {
         &self,
         job: &UnitJob,
         cancel: &CancellationToken,
-    ) -> Result<Vec<u8>, ExecError> {
+    ) -> Result<PlanJson, ExecError> {
         self.ready(job)?;
         preflight::check(job, &self.tracked, &self.records)?;
         if let Some(dir) = job.plan_file.parent() {
@@ -604,7 +629,7 @@ impl ProcessExecutor {
         };
         if code == 0 {
             // An empty plan needs no `show -json`: that is one process less per unchanged unit.
-            return Ok(EMPTY_PLAN_JSON.to_vec());
+            return Ok(EMPTY_PLAN_JSON.to_vec().into());
         }
         let _slot = self.slot().await;
         self.run(job, Step::Show, Stop::Cancel(cancel))
@@ -645,17 +670,4 @@ async fn output_passes(out: &std::path::Path, limit: u64) {
         }
         tokio::time::sleep(OUTPUT_CHECK).await;
     }
-}
-
-/// Reads a stream to its end into memory, refusing more than `limit` bytes.
-async fn read_capped(stream: impl AsyncRead + Unpin, limit: u64) -> Result<Vec<u8>, ExecError> {
-    let mut buf = Vec::new();
-    let mut limited = stream.take(limit + 1);
-    let _ = limited.read_to_end(&mut buf).await;
-    if buf.len() as u64 > limit {
-        return Err(ExecError::PlanTooLarge {
-            limit_mib: limit >> 20,
-        });
-    }
-    Ok(buf)
 }

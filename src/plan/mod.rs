@@ -185,7 +185,13 @@ impl PlanSummary {
     /// fingerprint. Refuses errored plans, state documents, format versions other than 1.x
     /// and actions cascade does not know.
     pub fn from_show_json(json: &[u8]) -> Result<PlanSummary, PlanError> {
-        show_json::summarise(json)
+        PlanSummary::of(&PlanDocument::parse(json)?)
+    }
+
+    /// [`PlanSummary::from_show_json`] of a document parsed once for the summary and the
+    /// rendering both.
+    pub fn of(plan: &PlanDocument) -> Result<PlanSummary, PlanError> {
+        show_json::summarise(&plan.0)
     }
 
     /// True when the plan changes nothing: no resource change other than no-op, no output
@@ -193,6 +199,25 @@ impl PlanSummary {
     pub fn is_empty(&self) -> bool {
         // Imports, moves and forgets are always listed in `resources`, with their label.
         self.resources.is_empty() && self.outputs.is_empty()
+    }
+}
+
+/// `terraform show -json <planfile>` output parsed once, accepted as a finished 1.x plan.
+/// The summary (with its fingerprint) and the rendering each make one pass over it; its
+/// values never leave the `plan` module but through the masked rendering.
+pub struct PlanDocument(serde_json::Value);
+
+impl PlanDocument {
+    /// Parses `json`; refuses errored plans, state documents and format versions other than 1.x.
+    pub fn parse(json: &[u8]) -> Result<PlanDocument, PlanError> {
+        show_json::plan_document(json).map(PlanDocument)
+    }
+}
+
+impl fmt::Debug for PlanDocument {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Values stay out of debug output too.
+        f.write_str("PlanDocument(..)")
     }
 }
 

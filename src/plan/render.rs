@@ -99,8 +99,17 @@ impl RenderedPlan {
         options: &RenderOptions,
         redactor: &Redactor,
     ) -> Result<RenderedPlan, PlanError> {
-        let doc = show_json::plan_document(json)?;
-        let top = show_json::plan_fields(&doc);
+        RenderedPlan::of(&super::PlanDocument::parse(json)?, options, redactor)
+    }
+
+    /// [`RenderedPlan::from_show_json_redacted`] of a document parsed once for the summary
+    /// and the rendering both.
+    pub fn of(
+        plan: &super::PlanDocument,
+        options: &RenderOptions,
+        redactor: &Redactor,
+    ) -> Result<RenderedPlan, PlanError> {
+        let top = show_json::plan_fields(&plan.0);
         let mut sink = Sink::new(
             Secrets::of_plan(top),
             redactor,

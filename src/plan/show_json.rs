@@ -111,9 +111,8 @@ struct Resource {
     hashed: Value,
 }
 
-pub(super) fn summarise(json: &[u8]) -> Result<PlanSummary, PlanError> {
-    let doc = plan_document(json)?;
-    let top = plan_fields(&doc);
+pub(super) fn summarise(doc: &Value) -> Result<PlanSummary, PlanError> {
+    let top = plan_fields(doc);
 
     let mut counts = Counts::default();
     let mut resources = Vec::new();

@@ -69,6 +69,8 @@ pub struct ServeConfig {
     pub init_timeout: Duration,
     /// How terraform, tofu and terragrunt are confined.
     pub sandbox: crate::exec::sandbox::SandboxConfig,
+    /// The largest plan JSON of one unit, and the memory all plans share.
+    pub plan_limits: crate::exec::PlanLimits,
     /// How long discovering one pull request (head and base) may take.
     pub discovery_timeout: Duration,
     /// How long a replica's claims and leases outlive its last heartbeat: a
@@ -270,7 +272,8 @@ pub async fn start(mut config: ServeConfig) -> anyhow::Result<RunningServer> {
             config.terragrunt_bin.clone(),
         )
         .with_grace(config.shutdown_grace)
-        .with_limit(config.parallelism);
+        .with_limit(config.parallelism)
+        .with_plan_limits(config.plan_limits);
     let shutdown = CancellationToken::new();
     let bot = Bot::start(BotConfig {
         forges: Forges::new(github, gitlab),
