@@ -19,56 +19,23 @@ mod bot_world;
 mod fake_github;
 #[path = "../tests/support/postgres.rs"]
 mod postgres;
+#[path = "support/served.rs"]
+mod served;
 #[path = "../tests/support/mod.rs"]
 mod support;
 
 use bot_world::serve_config;
 use cascade::server::{GitLabServeConfig, start};
-use fake_github::{APP_ID, Delivery, FakeGitHub, FileChange, PrSpec, app_key};
-use std::path::Path;
-use std::process::Command;
+use fake_github::{Delivery, FakeGitHub, PrSpec};
+use served::{Served, copy_example, pull_request_on};
 use std::time::{Duration, Instant};
 use support::fake_gitlab::{FakeGitLab, MrSpec};
-use support::git;
 
 const RATE: u32 = 200;
 const SECONDS: u32 = 10;
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
-}
-
-/// Commits what is in `work` as `main`, appends a line to `changed` on a
-/// `feature` branch, serves both from a bare origin as `acme/infra`, and opens
-/// a pull request for it: its number and head.
-fn pull_request_on(fake: &FakeGitHub, work: &Path, changed: &str) -> (u64, String) {
-    git(work, &["init", "-q"]);
-    git(work, &["add", "-A"]);
-    git(work, &["commit", "-qm", "start"]);
-    let base = git(work, &["rev-parse", "HEAD"]);
-    git(work, &["checkout", "-qb", "feature"]);
-    let file = work.join(changed);
-    let text = std::fs::read_to_string(&file).unwrap();
-    std::fs::write(&file, text + "\n# a change\n").unwrap();
-    git(work, &["commit", "-qam", "change"]);
-    let head = git(work, &["rev-parse", "HEAD"]);
-    let origin = work.join("origin.git");
-    git(
-        work,
-        &["clone", "-q", "--bare", ".", origin.to_str().unwrap()],
-    );
-    fake.add_repo("acme/infra", origin.to_str().unwrap());
-    let n = fake.open_pull_request(
-        "acme/infra",
-        PrSpec {
-            head_ref: "feature".into(),
-            head_sha: head.clone(),
-            base_sha: base,
-            files: vec![FileChange::modified(changed)],
-            ..PrSpec::default()
-        },
-    );
-    (n, head)
 }
 
 /// Acknowledgement latency on SQLite, then on PostgreSQL (a throwaway cluster on a unix
@@ -182,80 +149,10 @@ fn print_latencies(latencies: &[Duration]) {
     );
 }
 
-/// A `cascade serve` process (the real binary) on a free port of 127.0.0.1.
-struct Served {
-    child: std::process::Child,
-    port: u16,
-}
-
-impl Served {
-    fn start(fake: &FakeGitHub, data: &Path) -> Served {
-        let key = data.join("key.pem");
-        std::fs::write(&key, app_key()).unwrap();
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let child = Command::new(env!("CARGO_BIN_EXE_cascade"))
-            .args([
-                "serve",
-                "--listen",
-                &format!("127.0.0.1:{port}"),
-                "--github-app-id",
-                &APP_ID.to_string(),
-                "--github-api-url",
-                &fake.url(),
-            ])
-            .arg("--data-dir")
-            .arg(data.join("served"))
-            .arg("--github-private-key-file")
-            .arg(&key)
-            .env("CASCADE_GITHUB_WEBHOOK_SECRET", fake.webhook_secret())
-            .env("RUST_LOG", "warn")
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        for _ in 0..200 {
-            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        Served { child, port }
-    }
-
-    /// (VmRSS, VmHWM) in MiB, from /proc/<pid>/status.
-    fn memory(&self) -> (f64, f64) {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
-        let kib = |field: &str| -> f64 {
-            let line = status.lines().find(|l| l.starts_with(field)).unwrap();
-            line[field.len()..]
-                .trim()
-                .trim_end_matches("kB")
-                .trim()
-                .parse::<f64>()
-                .unwrap()
-        };
-        (kib("VmRSS:") / 1024.0, kib("VmHWM:") / 1024.0)
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("http://127.0.0.1:{}{path}", self.port)
-    }
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 async fn idle_memory() {
     let fake = FakeGitHub::start().await;
     let data = tempfile::tempdir().unwrap();
-    let served = Served::start(&fake, data.path());
+    let served = Served::start(&fake, data.path(), &[]);
     std::thread::sleep(Duration::from_secs(3));
     println!(
         "idle `cascade serve` resident memory: {:.1} MiB",
@@ -326,7 +223,7 @@ async fn flood_memory() {
     std::fs::write(work.path().join("README.md"), "infrastructure\n").unwrap();
     let (n, _) = pull_request_on(&fake, work.path(), "README.md");
     let data = tempfile::tempdir().unwrap();
-    let served = Served::start(&fake, data.path());
+    let served = Served::start(&fake, data.path(), &[]);
     tokio::time::sleep(Duration::from_secs(2)).await;
     println!(
         "`cascade serve` (the binary cargo bench built) under {FLOOD} deliveries of each kind at {RATE}/s, one kind after another:"
@@ -393,16 +290,7 @@ async fn write_calls() {
     let fake = FakeGitHub::start().await;
     fake.add_installation(77, "acme");
     let work = tempfile::tempdir().unwrap();
-    let live = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/live");
-    assert!(
-        Command::new("cp")
-            .arg("-r")
-            .arg(format!("{}/.", live.display()))
-            .arg(work.path())
-            .status()
-            .unwrap()
-            .success()
-    );
+    copy_example(work.path());
     let (n, head) = pull_request_on(&fake, work.path(), "root.hcl");
     let data = tempfile::tempdir().unwrap();
     let server = start(serve_config(&fake, data.path())).await.unwrap();
