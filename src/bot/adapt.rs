@@ -21,7 +21,8 @@ pub fn route(event: Event) -> Routed {
                 PullRequestAction::Opened
                 | PullRequestAction::Synchronize { .. }
                 | PullRequestAction::Reopened
-                | PullRequestAction::ReadyForReview => Routed::Pr(key, PrJob::Update(update)),
+                | PullRequestAction::ReadyForReview
+                | PullRequestAction::BaseChanged => Routed::Pr(key, PrJob::Update(update)),
                 PullRequestAction::Closed { .. } => Routed::Pr(key, PrJob::Closed(update)),
                 PullRequestAction::ConvertedToDraft => Routed::Done,
             }

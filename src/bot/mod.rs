@@ -27,6 +27,7 @@ mod plan;
 mod publish;
 mod replica;
 mod reply_limit;
+mod rules;
 mod verdict;
 
 pub use jobs::{PrJob, PrKey};
