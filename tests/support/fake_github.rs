@@ -305,6 +305,8 @@ pub(crate) struct PullModel {
     pub files: Vec<FileChange>,
     pub reviews: Vec<ReviewModel>,
     pub head_repo: Option<PathBuf>,
+    /// The base before the last `change_base` (ref, sha): `edited`'s `changes.base`.
+    pub previous_base: Option<(String, String)>,
 }
 
 pub(crate) struct CommentModel {
@@ -542,6 +544,7 @@ impl FakeGitHub {
                 files: spec.files,
                 reviews: Vec::new(),
                 head_repo: spec.head_repo,
+                previous_base: None,
             },
         );
         number
@@ -558,6 +561,16 @@ impl FakeGitHub {
         ));
         pr.files = files;
         sync_pull_ref(&clone_url, number, new_head_sha, pr.head_repo.as_deref());
+    }
+
+    /// Changes the pull request's base branch, as "Edit" on GitHub does; announce it with
+    /// `pull_request_event(.., "edited")`.
+    pub fn change_base(&self, repo: &str, number: u64, base_ref: &str, base_sha: &str) {
+        let mut model = self.model();
+        let pr = model.pull(repo, number);
+        let old_ref = std::mem::replace(&mut pr.base_ref, base_ref.to_string());
+        let old_sha = std::mem::replace(&mut pr.base_sha, base_sha.to_string());
+        pr.previous_base = Some((old_ref, old_sha));
     }
 
     pub fn close_pull_request(&self, repo: &str, number: u64, merged: bool) {

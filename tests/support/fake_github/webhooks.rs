@@ -140,6 +140,16 @@ impl FakeGitHub {
             );
             payload["after"] = json!(pr.head_sha);
         }
+        // `edited` names what changed with its old value: `changes.base.ref.from` and
+        // `changes.base.sha.from` for a new base
+        // (https://docs.github.com/en/webhooks/webhook-events-and-payloads#pull_request).
+        if action == "edited"
+            && let Some((old_ref, old_sha)) = &pr.previous_base
+        {
+            payload["changes"] = json!({
+                "base": { "ref": { "from": old_ref }, "sha": { "from": old_sha } },
+            });
+        }
         Delivery::new("pull_request", &payload, &model.webhook_secret)
     }
 
