@@ -222,11 +222,19 @@ async fn requirements_unmet(
         return Ok(None);
     }
     // Still being worked out reads the same as blocked: either way, try again later.
+    let spelling = forge.spelling();
     let state = match &info.mergeable {
         Mergeable::Yes => return Ok(None),
         Mergeable::No { state } | Mergeable::Unknown { state } => state,
+        Mergeable::Blocked { why } => {
+            return Ok(Some(format!(
+                "Not applied: the {} cannot be merged yet: {why}. Only cascade's own check may \
+                 be missing; once the rest is done, comment `{}` again.",
+                spelling.change_request,
+                spelling.command(&format!("apply {id}")),
+            )));
+        }
     };
-    let spelling = forge.spelling();
     Ok(Some(format!(
         "Not applied: the {} is not mergeable (state `{state}`). Resolve conflicts and required checks, then comment `{}` again.",
         spelling.change_request,

@@ -86,6 +86,11 @@ pub enum Mergeable {
     No {
         state: String,
     },
+    /// Blocked by a requirement other than cascade's own check, said as a clause
+    /// ("the required check `ci` is `failure`").
+    Blocked {
+        why: String,
+    },
     /// The forge is still working it out: ask again later.
     Unknown {
         state: String,

@@ -17,6 +17,8 @@ mod apps;
 mod issues;
 #[path = "fake_github/json.rs"]
 mod json;
+#[path = "fake_github/merge_gate.rs"]
+pub mod merge_gate;
 #[path = "fake_github/routes.rs"]
 mod routes;
 #[path = "fake_github/webhooks.rs"]
@@ -285,6 +287,10 @@ pub(crate) struct RepoModel {
     pub comments: BTreeMap<u64, CommentModel>,
     pub check_runs: BTreeMap<u64, CheckRunModel>,
     pub permissions: HashMap<String, String>,
+    /// Branch protection and rulesets by branch (`fake_github/merge_gate.rs`).
+    pub protection: BTreeMap<String, merge_gate::Protection>,
+    /// Other apps' check runs: (head sha, name, conclusion), latest last.
+    pub foreign_checks: Vec<(String, String, String)>,
 }
 
 pub(crate) struct PullModel {
@@ -509,6 +515,8 @@ impl FakeGitHub {
                 comments: BTreeMap::new(),
                 check_runs: BTreeMap::new(),
                 permissions: HashMap::new(),
+                protection: BTreeMap::new(),
+                foreign_checks: Vec::new(),
             },
         );
     }
@@ -604,6 +612,24 @@ impl FakeGitHub {
     }
 
     /// A review in `state` on the current head.
+    /// Protects `branch`: GitHub then answers `blocked` itself, which the test sets with
+    /// the pull request's `mergeable_state`.
+    pub fn protect(&self, repo: &str, branch: &str, protection: merge_gate::Protection) {
+        self.model()
+            .repo(repo)
+            .protection
+            .insert(branch.to_string(), protection);
+    }
+
+    /// Another app's check run `name` on `sha`, completed with `conclusion`.
+    pub fn foreign_check(&self, repo: &str, sha: &str, name: &str, conclusion: &str) {
+        self.model().repo(repo).foreign_checks.push((
+            sha.to_string(),
+            name.to_string(),
+            conclusion.to_string(),
+        ));
+    }
+
     pub fn review(&self, repo: &str, number: u64, user: &str, state: &str) {
         let mut model = self.model();
         let id = model.next_id();

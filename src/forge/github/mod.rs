@@ -10,6 +10,7 @@
 
 mod issues;
 pub mod manifest;
+mod merge_gate;
 mod neutral;
 mod review;
 mod transport;
