@@ -2,7 +2,7 @@
 //! right for all three), and which approving reviews count.
 //!
 //! The right: write permission on the repository, narrowed by `apply_permission` in the
-//! base branch's `.cascade.yaml` to listed users and active members of listed teams
+//! default branch's `.cascade.yaml` to listed users and active members of listed teams
 //! (checked with the forge's team or group membership; on GitHub that needs the App's
 //! Organization → Members read permission). An approval the forge reports counts when its
 //! author has write permission, is not the change request's author, and approved the
@@ -55,7 +55,7 @@ pub async fn refuse_command(
     let mut who: Vec<String> = allowed.users.iter().map(|u| format!("`{u}`")).collect();
     who.extend(allowed.teams.iter().map(|t| format!("members of `{t}`")));
     let mut text = format!(
-        "@{user} cannot run `{command}`: `.cascade.yaml` on the base branch lets only {} \
+        "@{user} cannot run `{command}`: `.cascade.yaml` on the default branch lets only {} \
          (with write permission) apply, plan and unlock here. Ask one of them to comment `{command}`.",
         who.join(", ")
     );

@@ -50,7 +50,7 @@ pub(super) type EnvironmentEntries = Vec<(Spanned<String>, Spanned<EnvironmentEn
 pub(super) type DependencyEntries = Vec<(Spanned<String>, Vec<Spanned<String>>)>;
 
 /// Repository configuration for cascade, read from `.cascade.yaml` at the repository root
-/// on the base branch. Every key is optional; unknown keys are errors.
+/// on the default branch. Every key is optional; unknown keys are errors.
 #[derive(Debug, serde::Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[schemars(title = "cascade repository configuration (.cascade.yaml)")]
