@@ -468,6 +468,7 @@ fn schema_describes_every_key_and_both_environment_forms() {
             "apply_requirements",
             "approvals",
             "autoplan",
+            "branches",
             "drafts",
             "drift",
             "environments",
