@@ -105,11 +105,10 @@ impl Installation {
 /// is no conflict. `blocked` is judged by [`super::merge_gate`], which replaces the
 /// answer here.
 fn change_request(repo: &str, pr: PullRequestInfo) -> ChangeRequest {
-    let mergeable = if pr.mergeable != Some(false)
-        && matches!(
-            pr.mergeable_state.as_str(),
-            "clean" | "unstable" | "has_hooks"
-        ) {
+    let mergeable = if matches!(
+        pr.mergeable_state.as_str(),
+        "clean" | "unstable" | "has_hooks"
+    ) {
         Mergeable::Yes
     } else if pr.mergeable.is_none() {
         Mergeable::Unknown {
@@ -161,7 +160,13 @@ mod tests {
     #[test]
     fn mergeability_is_read_from_the_flag_and_the_state() {
         let read = |m, s| change_request("acme/infra", pull(m, s)).mergeable;
-        assert_eq!(read(Some(true), "blocked"), Mergeable::Yes);
+        // No conflict says nothing about requirements: `merge_gate` judges `blocked`.
+        assert_eq!(
+            read(Some(true), "blocked"),
+            Mergeable::No {
+                state: "blocked".into()
+            }
+        );
         for state in ["clean", "unstable", "has_hooks"] {
             assert_eq!(read(Some(false), state), Mergeable::Yes);
         }
