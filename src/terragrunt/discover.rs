@@ -57,7 +57,8 @@ pub(super) fn discover_here(opts: &DiscoverOptions) -> Discovery {
     let dir = std::fs::canonicalize(&opts.dir).unwrap_or_else(|_| opts.dir.clone());
     let root_abs = root.to_string_lossy().trim_end_matches('/').to_string();
     let base = match dir.strip_prefix(&root) {
-        Ok(rel) => rel.to_string_lossy().replace('\\', "/"),
+        // Bytes as the filesystem keeps them: a backslash is part of a name.
+        Ok(rel) => rel.to_string_lossy().into_owned(),
         Err(_) => {
             let problem = Problem::new(
                 ProblemKind::Config,
