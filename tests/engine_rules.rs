@@ -207,6 +207,7 @@ fn targets() -> Vec<PlanTarget> {
         sources: vec![],
         init_args: vec![],
         stack: None,
+        refused: None,
     };
     vec![
         t("dns", 1, &[]),

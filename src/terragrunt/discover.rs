@@ -12,6 +12,7 @@
 
 mod config;
 mod files;
+mod twins;
 
 use super::context::{NOT_SHOWN, Session};
 use super::fs::{FsIndex, Probe, Truncation, UNIT_CONFIG_NAMES};
@@ -225,6 +226,7 @@ pub(super) fn discover_here(opts: &DiscoverOptions) -> Discovery {
                 unresolved: outcome.unresolved,
                 excluded: outcome.excluded,
                 stack: f.stack.as_ref().map(|s| UnitPath::new(rel_to_base(s))),
+                refused: None,
             };
             Built {
                 unit,
@@ -247,6 +249,7 @@ pub(super) fn discover_here(opts: &DiscoverOptions) -> Discovery {
         .iter()
         .any(|u| u.kind == UnitKind::Module && u.unresolved);
     units.sort_by(|a, b| a.path.cmp(&b.path));
+    twins::refuse_shared_paths(&mut units, &mut problems);
     for (dependent, deps) in exclude_deps_of {
         for unit in units
             .iter_mut()
