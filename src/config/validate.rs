@@ -347,10 +347,8 @@ fn unit_path(raw: &Spanned<String>, place: &str) -> Result<UnitPath, Problem> {
             ),
         ));
     }
-    let slashed = text.replace('\\', "/");
-    let drive =
-        slashed.as_bytes().get(1) == Some(&b':') && slashed.as_bytes()[0].is_ascii_alphabetic();
-    if slashed.starts_with('/') || drive {
+    let drive = text.as_bytes().get(1) == Some(&b':') && text.as_bytes()[0].is_ascii_alphabetic();
+    if text.starts_with(['/', '\\']) || drive {
         return Err(problem_at(
             at,
             format!(
@@ -359,7 +357,20 @@ fn unit_path(raw: &Spanned<String>, place: &str) -> Result<UnitPath, Problem> {
             ),
         ));
     }
-    let unit = UnitPath::new(&slashed);
+    // A backslash is a character of a directory's name (as git keeps it), so
+    // `live\dev` would name one directory, not two: refused rather than read
+    // either way, since whoever wrote it most likely meant `live/dev`.
+    if text.contains('\\') {
+        return Err(problem_at(
+            at,
+            format!(
+                "`{shown}` in {place} has a backslash, which cascade reads as part of a \
+                 directory's name; write `/` between directories, like `{}`",
+                shortened(&text.replace('\\', "/"))
+            ),
+        ));
+    }
+    let unit = UnitPath::new(text);
     let parts: Vec<&str> = unit.as_str().split('/').collect();
     if parts.contains(&"..") {
         return Err(problem_at(
