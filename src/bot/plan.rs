@@ -105,6 +105,7 @@ pub async fn current_pr(
         fork: info.fork,
         author: info.author.clone(),
         web_url: info.web_url.clone(),
+        pusher: None,
     };
     Ok((pr, info))
 }

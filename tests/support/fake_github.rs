@@ -8,11 +8,15 @@
 //!
 //! Tests read like the behaviour: `fake.open_pull_request(..)`,
 //! `fake.user_comment(..)`, `fake.bot_comments(..)`, `fake.check_runs(..)`,
-//! `fake.issue(..)` (repositories, branches and plain issues: `fake_github/issues.rs`).
+//! `fake.issue(..)` (repositories, branches and plain issues: `fake_github/issues.rs`),
+//! `fake.link_email(..)` (a pull request's commits, read from the origin:
+//! `fake_github/commits.rs`).
 #![allow(dead_code)]
 
 #[path = "fake_github/apps.rs"]
 mod apps;
+#[path = "fake_github/commits.rs"]
+mod commits;
 #[path = "fake_github/issues.rs"]
 mod issues;
 #[path = "fake_github/json.rs"]
@@ -351,6 +355,8 @@ pub(crate) struct Model {
     failures: HashMap<String, VecDeque<Failure>>,
     /// Failures answered after the request was carried out (a write stored, then a 502).
     failures_after: HashMap<String, VecDeque<Failure>>,
+    /// Emails GitHub links commits to accounts by (lowercase email → login).
+    pub linked_emails: BTreeMap<String, String>,
     /// Teams by (organization, slug): member login → membership state (`active`, `pending`).
     pub teams: BTreeMap<(String, String), BTreeMap<String, String>>,
     requests: Vec<RequestRecord>,
@@ -421,6 +427,10 @@ impl FakeGitHub {
                 next_id: 1000,
                 failures: HashMap::new(),
                 failures_after: HashMap::new(),
+                linked_emails: BTreeMap::from([(
+                    commits::WEB_FLOW_EMAIL.to_string(),
+                    "web-flow".to_string(),
+                )]),
                 teams: BTreeMap::new(),
                 requests: Vec::new(),
                 writes: BTreeMap::new(),

@@ -62,6 +62,7 @@ pub fn router(shared: Arc<Shared>) -> Router {
         .merge(super::apps::router())
         .merge(super::issues::routes())
         .merge(super::merge_gate::routes())
+        .merge(super::commits::routes())
         .fallback(|| async { reply(StatusCode::NOT_FOUND, json::error("Not Found")) })
         .layer(middleware::from_fn_with_state(shared.clone(), log_request))
         .with_state(shared)
