@@ -350,6 +350,9 @@ pub enum PullRequestAction {
         merged: bool,
     },
     ConvertedToDraft,
+    /// The base branch was changed (`edited` with `changes.base`): planned again, since
+    /// both the diff and the branch's allowance change.
+    BaseChanged,
 }
 
 /// A repository as events describe it (the base repository of a pull request).
@@ -585,6 +588,11 @@ pub fn parse_event(event: &str, body: &[u8]) -> Result<Event, ParseError> {
         "ping" => Ok(decode::<wire::PingPayload>(event, body)?.into()),
         "pull_request" => {
             let action = action(event, root)?;
+            // Of all edits, only a new base changes what is planned (and under which
+            // rules): a title or body edit costs nothing.
+            if action == "edited" && !base_changed(root) {
+                return ignored(Some(action));
+            }
             match wire::PullRequestActionName::parse(action) {
                 Some(name) => decode::<wire::PullRequestPayload>(event, body)?.into_event(name),
                 None => ignored(Some(action)),
@@ -637,6 +645,14 @@ fn action<'v>(
 
 /// Whether an `issue_comment` is on a pull request: GitHub models a pull
 /// request as an issue with a `pull_request` member.
+/// Whether an `edited` pull request event's `changes` name the base (`changes.base.ref`
+/// and `changes.base.sha`, the old values, per GitHub's webhook reference).
+fn base_changed(root: &serde_json::Map<String, Value>) -> bool {
+    root.get("changes")
+        .and_then(|c| c.get("base"))
+        .is_some_and(|b| !b.is_null())
+}
+
 fn on_pull_request(event: &str, root: &serde_json::Map<String, Value>) -> Result<bool, ParseError> {
     match root.get("issue") {
         Some(Value::Object(issue)) => Ok(issue.get("pull_request").is_some_and(|p| !p.is_null())),

@@ -19,6 +19,9 @@ pub enum ProblemKind {
     Unresolved,
     /// `.cascade.yaml` is wrong.
     Config,
+    /// Two units have one path (a Terragrunt unit and a module of
+    /// `.cascade.yaml`, say): both are reported, and cascade runs neither.
+    DuplicateUnit,
 }
 
 /// One problem, located as precisely as cascade can: unit, file, line, column.

@@ -1,6 +1,11 @@
 //! Names for units. A unit is named by its directory relative to the repo root,
 //! `/`-separated, with `.` for the root itself. Ordering is byte order, which is
 //! the order Terragrunt uses inside a wave.
+//!
+//! A name is the bytes git and the filesystem keep: `\` is a character of a
+//! directory's name on Linux, never a separator, so `live\base` and
+//! `live/base` are two units. Turning one into the other once let a directory
+//! hide another unit's change, or plan another checkout.
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -10,11 +15,34 @@ use std::fmt;
 #[serde(transparent)]
 pub struct UnitPath(String);
 
+/// A part of a unit path that names no directory of its own, so the path
+/// cannot be run as it is written (see [`UnitPath::odd_part`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OddPart {
+    /// Nothing between two `/`.
+    Empty,
+    /// `.`, between `/` or between backslashes inside one name.
+    Current,
+    /// `..` after a name, or between backslashes inside one name.
+    Parent,
+}
+
+impl fmt::Display for OddPart {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            OddPart::Empty => "an empty part (`//`)",
+            OddPart::Current => "a `.` part",
+            OddPart::Parent => "a `..` part",
+        })
+    }
+}
+
 impl UnitPath {
-    /// Builds a unit path from a repo-relative path, normalising separators,
-    /// `./` prefixes and trailing slashes. An empty path is the root, `.`.
+    /// Builds a unit path from a repo-relative path, dropping `./` prefixes
+    /// and trailing slashes. An empty path is the root, `.`. Every other
+    /// byte is kept: a backslash stays a backslash.
     pub fn new(path: impl AsRef<str>) -> UnitPath {
-        let p = path.as_ref().replace('\\', "/");
+        let p = path.as_ref();
         let trimmed = p.trim_start_matches("./").trim_end_matches('/');
         if trimmed.is_empty() || trimmed == "." {
             UnitPath(".".to_string())
@@ -25,6 +53,39 @@ impl UnitPath {
 
     pub fn as_str(&self) -> &str {
         &self.0
+    }
+
+    /// The first part of the path that is not a directory name of its own:
+    /// empty, `.`, or `..` after a name. `..` and `.` between backslashes
+    /// inside a name count too: harmless on Linux, they climb out wherever a
+    /// tool or a reader takes `\` for a separator, and no real layout needs
+    /// them. Leading `..` parts are a unit outside the discovery directory
+    /// (an external dependency of `cascade plan --repo <subdirectory>`); where
+    /// such a path really leads is checked against its tree before it runs.
+    pub fn odd_part(&self) -> Option<OddPart> {
+        if self.0 == "." {
+            return None;
+        }
+        let mut parts = self.0.split('/').peekable();
+        while parts.peek() == Some(&"..") {
+            parts.next();
+        }
+        for part in parts {
+            match part {
+                "" => return Some(OddPart::Empty),
+                "." => return Some(OddPart::Current),
+                ".." => return Some(OddPart::Parent),
+                _ => {}
+            }
+            for piece in part.split('\\') {
+                match piece {
+                    "." => return Some(OddPart::Current),
+                    ".." => return Some(OddPart::Parent),
+                    _ => {}
+                }
+            }
+        }
+        None
     }
 
     /// True when `file` (repo-relative, `/`-separated) lies inside this unit's directory.
@@ -57,6 +118,47 @@ mod tests {
         assert_eq!(UnitPath::new("./a/b/").as_str(), "a/b");
         assert_eq!(UnitPath::new("").as_str(), ".");
         assert_eq!(UnitPath::new(".").as_str(), ".");
+    }
+
+    #[test]
+    fn a_backslash_is_part_of_a_name() {
+        let twin = UnitPath::new("live\\base");
+        assert_eq!(twin.as_str(), "live\\base");
+        assert_ne!(twin, UnitPath::new("live/base"));
+        assert!(!twin.contains_file("live/base/main.tf"));
+        assert!(twin.contains_file("live\\base/main.tf"));
+        assert_eq!(twin.odd_part(), None);
+    }
+
+    #[test]
+    fn odd_parts_are_found() {
+        let odd = |p: &str| UnitPath::new(p).odd_part();
+        assert_eq!(
+            odd("live/x\\..\\..\\..\\pr-2\\live\\victim"),
+            Some(OddPart::Parent)
+        );
+        assert_eq!(
+            odd("live/x/../../../pr-2/live/victim"),
+            Some(OddPart::Parent)
+        );
+        assert_eq!(odd("live/./vpc"), Some(OddPart::Current));
+        assert_eq!(odd("live\\.\\vpc"), Some(OddPart::Current));
+        assert_eq!(odd("live//vpc"), Some(OddPart::Empty));
+        assert_eq!(odd(".."), None, "an external unit one level up");
+        assert_eq!(odd("../../shared/vpc"), None);
+        assert_eq!(odd("../x/.."), Some(OddPart::Parent));
+        for plain in [
+            ".",
+            "live/vpc",
+            "a..b/c",
+            "...",
+            ".hidden/x",
+            "x\\y",
+            "\\",
+            "a\\\\b",
+        ] {
+            assert_eq!(odd(plain), None, "{plain}");
+        }
     }
 
     #[test]

@@ -25,6 +25,7 @@ fn unit(path: &str) -> Unit {
         excluded: None,
         executor: None,
         stack: None,
+        refused: None,
     }
 }
 

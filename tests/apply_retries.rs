@@ -128,6 +128,7 @@ impl World {
                 sources: vec![],
                 init_args: vec![],
                 stack: None,
+                refused: None,
             })
             .collect();
         let planned = self

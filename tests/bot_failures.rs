@@ -1,7 +1,7 @@
 //! Failures where reviewers look, end to end over the fake GitHub with the real terraform:
 //! a unit that fails to plan shows the end of its log in the `cascade` check run (redacted,
 //! without the server's paths, within GitHub's limit, unable to leave its code block) and
-//! the comment names it and points there; an invalid `.cascade.yaml` on the base branch is
+//! the comment names it and points there; an invalid `.cascade.yaml` on the default branch is
 //! located and linked at the base commit.
 
 #[path = "support/bot_world.rs"]

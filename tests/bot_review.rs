@@ -1,7 +1,8 @@
 //! Nothing skips review, end to end over the fake GitHub: who may apply, plan and
-//! unlock; which approvals count; one reply per comment and a reply limit per pull
-//! request; a check that is green only when nothing waits; pull requests waiting for
-//! locks planned again by themselves, across a restart too.
+//! unlock; which approvals count (never one from someone who pushed to the pull
+//! request or made one of its commits, unless allowed); one reply per comment and a
+//! reply limit per pull request; a check that is green only when nothing waits; pull
+//! requests waiting for locks planned again by themselves, across a restart too.
 
 #[path = "support/bot_world.rs"]
 mod bot_world;
@@ -9,8 +10,9 @@ mod bot_world;
 mod fake_github;
 mod support;
 
-use bot_world::{REPO, World, config, push_change, world, world_with};
+use bot_world::{REPO, World, config, push_change, push_change_as, world, world_with};
 use cascade::store::{SqliteStore, Store};
+use fake_github::Failure;
 use std::time::Duration;
 
 /// A pull request from `feature` by alice, planned.
@@ -69,6 +71,95 @@ async fn a_stale_approval_does_not_count_unless_any_head_is_configured() {
 async fn with_any_head_an_earlier_approval_counts() {
     let w = world_with("approvals: any_head\n").await;
     let (n, _, _) = approved_then_pushed(&w).await;
+    w.until("the apply", |w| applied(w, n)).await;
+}
+
+/// alice's pull request, planned; then bob (a writer) pushes a commit onto it, the new
+/// head is planned, and bob approves it: the pull request and the plan id.
+async fn pushed_onto_and_approved_by_bob(w: &World) -> (u64, String) {
+    let n = planned(w).await;
+    w.fake.set_permission(REPO, "bob", "write");
+    let head = push_change(w, "feature", "global/dns/main.tf", "bob's change");
+    w.synchronize_by(n, &head, "global/dns/main.tf", "bob")
+        .await;
+    w.until("the new plan", |w| w.checks_done(&head)).await;
+    w.fake.approve(REPO, n, "bob");
+    (n, w.plan_id(n))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_by_a_writer_who_pushed_to_the_pull_request_does_not_count() {
+    let mut w = world().await;
+    let (n, id) = pushed_onto_and_approved_by_bob(&w).await;
+    // Who pushed is in the store: a restart does not forget it.
+    w.server.take().unwrap().shutdown().await.unwrap();
+    w.server = Some(cascade::server::start(config(&w)).await.unwrap());
+    w.fake.set_permission(REPO, "carol", "write");
+    for (who, count) in [("bob", 2), ("carol", 3)] {
+        w.comment(n, who, &format!("/apply {id}")).await;
+        let text = nth_reply(&w, n, count).await;
+        assert!(
+            text.contains("@bob pushed to this pull request")
+                && text.contains("only from someone who did not push to it")
+                && text.contains("`approvals: allow_pushers`"),
+            "{who}: {text}"
+        );
+    }
+    assert!(!applied(&w, n), "nothing applied");
+    // carol pushed nothing: her approval counts, whoever applies.
+    w.fake.approve(REPO, n, "carol");
+    w.comment(n, "bob", &format!("/apply {id}")).await;
+    w.until("the apply", |w| applied(w, n)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_allow_pushers_a_pushers_approval_counts() {
+    let w = world_with("approvals: allow_pushers\n").await;
+    let (n, id) = pushed_onto_and_approved_by_bob(&w).await;
+    w.comment(n, "bob", &format!("/apply {id}")).await;
+    w.until("the apply", |w| applied(w, n)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_by_the_author_of_one_of_its_commits_does_not_count() {
+    let w = world().await;
+    let n = planned(&w).await;
+    // alice pushes a commit carol wrote; GitHub links carol's email to her account.
+    w.fake.link_email("carol@example.com", "carol");
+    let file = "global/dns/main.tf";
+    let head = push_change_as(&w, "feature", file, "carol's", "Carol <carol@example.com>");
+    w.synchronize(n, &head, file).await;
+    w.until("the new plan", |w| w.checks_done(&head)).await;
+    w.fake.set_permission(REPO, "carol", "write");
+    w.fake.approve(REPO, n, "carol");
+    let id = w.plan_id(n);
+    w.comment(n, "carol", &format!("/apply {id}")).await;
+    let text = nth_reply(&w, n, 2).await;
+    assert!(
+        text.contains(&format!("@carol committed `{}`", &head[..7]))
+            && text.contains("`approvals: allow_pushers`"),
+        "{text}"
+    );
+    assert!(!applied(&w, n), "nothing applied");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn commits_github_does_not_list_let_no_approval_count() {
+    let w = world().await;
+    let n = planned(&w).await;
+    let id = w.plan_id(n);
+    w.fake.set_permission(REPO, "bob", "write");
+    w.fake.approve(REPO, n, "bob");
+    w.fake.fail_next("pulls.commits", Failure::status(404));
+    w.comment(n, "bob", &format!("/apply {id}")).await;
+    let text = nth_reply(&w, n, 2).await;
+    assert!(
+        text.contains("could not read this pull request's commits"),
+        "{text}"
+    );
+    assert!(!applied(&w, n), "nothing applied");
+    // GitHub lists them again: bob pushed nothing, so his approval counts.
+    w.comment(n, "bob", &format!("/apply {id}")).await;
     w.until("the apply", |w| applied(w, n)).await;
 }
 

@@ -295,6 +295,16 @@ fn windows_absolute_path() {
     );
 }
 
+/// A backslash is part of a directory's name on Linux (as git keeps it), so
+/// `dev\\dns` is refused rather than read as `dev/dns` or as one odd name.
+#[test]
+fn backslash_path() {
+    assert_rejected!(
+        "config_backslash_path",
+        "implicit_deps:\n  'live\\prod\\app': [live/dev/app]\n"
+    );
+}
+
 #[test]
 fn parent_dir_path() {
     assert_rejected!(
@@ -468,6 +478,7 @@ fn schema_describes_every_key_and_both_environment_forms() {
             "apply_requirements",
             "approvals",
             "autoplan",
+            "branches",
             "drafts",
             "drift",
             "environments",

@@ -207,6 +207,7 @@ fn targets() -> Vec<PlanTarget> {
         sources: vec![],
         init_args: vec![],
         stack: None,
+        refused: None,
     };
     vec![
         t("dns", 1, &[]),
@@ -924,4 +925,91 @@ async fn a_failure_stored_for_a_unit_is_redacted() {
         }
         assert!(text.contains("postgres://[redacted]@db:5432"), "{text}");
     }
+}
+
+/// A unit whose path holds a `..` (between `/` or backslashes), and one discovery
+/// refused: recorded failed with what to rename, and nothing runs for them.
+#[tokio::test]
+async fn a_unit_whose_path_leaves_its_directory_is_refused_and_never_run() {
+    let exec = Scripted::default();
+    exec.script("dns", &[Plan::Creates(1, "a")]);
+    let f = fixture(exec).await;
+    let mut targets = targets();
+    let mut odd = |path: &str, refused: Option<&str>| {
+        let mut t = targets[0].clone();
+        t.path = p(path);
+        t.dir = PathBuf::from("/nowhere").join(path);
+        t.refused = refused.map(str::to_string);
+        targets.push(t);
+    };
+    odd("live/x/../../../pr-2/live/victim", None);
+    odd("live/x\\..\\..\\..\\pr-2\\live\\victim", None);
+    odd("live/./vpc", None);
+    odd("global/dns", Some("two units share this path; rename one"));
+    let outcome = f
+        .engine
+        .plan(
+            REPO,
+            "h1",
+            "base",
+            targets,
+            &Default::default(),
+            CancellationToken::new(),
+            |_| {},
+        )
+        .await
+        .unwrap();
+    assert!(outcome.failed);
+    let unit = |path: &str| {
+        let u = outcome.plan.units.iter().find(|u| u.path.as_str() == path);
+        u.unwrap().clone()
+    };
+    for path in [
+        "live/x/../../../pr-2/live/victim",
+        "live/x\\..\\..\\..\\pr-2\\live\\victim",
+        "live/./vpc",
+    ] {
+        let u = unit(path);
+        assert_eq!(u.status, UnitStatus::Failed, "{path}");
+        assert!(u.detail.contains("rename the directory"), "{}", u.detail);
+    }
+    assert!(unit("live/./vpc").detail.contains("a `.` part"));
+    assert_eq!(unit("global/dns").status, UnitStatus::Failed);
+    assert_eq!(
+        unit("global/dns").detail,
+        "two units share this path; rename one"
+    );
+    assert_eq!(unit("dns").status, UnitStatus::Planned);
+    let mut planned = f.engine.executor.planned.lock().unwrap().clone();
+    planned.sort();
+    assert_eq!(planned, ["app", "db", "dns", "vpc"], "nothing ran for them");
+}
+
+/// A plan stored with a unit whose path climbs out (an older cascade turned
+/// backslashes into `/`) is not applied: the unit is refused before its re-plan.
+#[tokio::test]
+async fn a_stored_unit_whose_path_leaves_its_directory_is_never_applied() {
+    let exec = Scripted::default();
+    exec.script("vpc", &[Plan::Creates(1, "a")]);
+    let f = fixture(exec).await;
+    let planned = plan(&f, "h1").await;
+    let mut stored = planned.plan.clone();
+    for u in &mut stored.units {
+        if u.path.as_str() == "vpc" {
+            u.path = p("live/x/../../../pr-2/live/victim");
+        }
+    }
+    stored.id = PlanId("0123456789ab".into());
+    f.engine.store.save_plan(&stored).await.unwrap();
+    let outcome = apply(&f, &stored.id, "h1").await.unwrap();
+    let victim = outcome
+        .units
+        .iter()
+        .find(|u| u.path.as_str() == "live/x/../../../pr-2/live/victim")
+        .unwrap();
+    assert_eq!(victim.status, UnitStatus::Failed);
+    assert!(victim.detail.contains("a `..` part"), "{}", victim.detail);
+    assert!(f.engine.executor.applied().is_empty());
+    let planned = f.engine.executor.planned.lock().unwrap().clone();
+    assert!(!planned.iter().any(|u| u.contains("victim")), "{planned:?}");
 }

@@ -4,6 +4,7 @@
 
 #[path = "support/fake_github.rs"]
 mod fake_github;
+mod support;
 
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
@@ -982,5 +983,75 @@ mod drift_issues {
             1,
             "a 403 is not retried"
         );
+    }
+}
+
+mod pull_request_commits {
+    //! `GET …/pulls/{n}/commits`: every page, the accounts GitHub links authors and
+    //! committers to (never `web-flow`), and GitHub's 250-commit cap as an error.
+
+    use super::*;
+    use crate::support::origin_with_commits as origin;
+    use cascade::forge::CommitPerson;
+
+    /// Someone no account has the email of.
+    const T: &str = "t <t@example.com>";
+
+    #[tokio::test]
+    async fn commits_are_read_across_pages_with_the_accounts_github_links() {
+        let mut people = vec![
+            ("Carol <carol@example.com>", T),
+            // Edited in GitHub's web interface: committed by `web-flow`.
+            ("Bob <bob@example.com>", "GitHub <noreply@github.com>"),
+        ];
+        people.extend(std::iter::repeat_n((T, T), 118));
+        let (_tmp, origin, base, head) = origin(&people);
+        let fake = FakeGitHub::start().await;
+        fake.add_installation(INSTALLATION, "acme");
+        fake.add_repo(REPO, origin.to_str().unwrap());
+        fake.link_email("Carol@Example.com", "carol");
+        fake.link_email("bob@example.com", "bob");
+        let n = fake.open_pull_request(
+            REPO,
+            PrSpec {
+                base_sha: base,
+                head_sha: head.clone(),
+                ..PrSpec::default()
+            },
+        );
+        let app = quick(GitHubApp::builder(&fake.url(), APP_ID, &app_key()))
+            .build()
+            .unwrap();
+        let gh = app.installation(INSTALLATION).await.unwrap();
+        let commits = gh.commits(REPO, n).await.unwrap();
+        assert_eq!(commits.len(), 120);
+        assert_eq!(commits.last().unwrap().sha, head, "oldest first");
+        assert_eq!(commits[0].people, [CommitPerson::Account("carol".into())]);
+        assert_eq!(commits[1].people, [CommitPerson::Account("bob".into())]);
+        assert!(commits[2].people.is_empty(), "an unlinked email is nobody");
+        assert_eq!(count(&fake, "GET", "/repos/acme/infra/pulls/1/commits"), 2);
+    }
+
+    #[tokio::test]
+    async fn githubs_cap_of_250_commits_is_an_error_not_a_shorter_list() {
+        let people = vec![(T, T); 251];
+        let (_tmp, origin, base, head) = origin(&people);
+        let fake = FakeGitHub::start().await;
+        fake.add_installation(INSTALLATION, "acme");
+        fake.add_repo(REPO, origin.to_str().unwrap());
+        let n = fake.open_pull_request(
+            REPO,
+            PrSpec {
+                base_sha: base,
+                head_sha: head,
+                ..PrSpec::default()
+            },
+        );
+        let app = quick(GitHubApp::builder(&fake.url(), APP_ID, &app_key()))
+            .build()
+            .unwrap();
+        let gh = app.installation(INSTALLATION).await.unwrap();
+        let text = format!("{:#}", gh.commits(REPO, n).await.unwrap_err());
+        assert!(text.contains("at most 250 commits"), "{text}");
     }
 }

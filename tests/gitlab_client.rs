@@ -1,8 +1,9 @@
 //! cascade's GitLab client against the stateful fake GitLab: identity and the token,
 //! notes (paged, created once even when GitLab fails after storing, edited, deleted),
 //! the commit status and GitLab's transition rules, members, approvals, "mergeable"
-//! without cascade's own status, rate limits and server errors, and git over smart
-//! HTTP with the token as Basic credentials; the default branch and issues (drift).
+//! without cascade's own status, a merge request's commits, rate limits and server
+//! errors, and git over smart HTTP with the token as Basic credentials; the default
+//! branch and issues (drift).
 
 mod support;
 
@@ -10,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use cascade::forge::gitlab::{ApiError, GitLab, GitLabBuilder};
 use cascade::forge::types::{
-    Actor, ChangeRequest, CheckOutput, CheckStatus, Membership, Mergeable,
+    Actor, ChangeRequest, CheckOutput, CheckStatus, CommitPerson, Membership, Mergeable,
 };
 use support::fake_gitlab::{
     BOT_USERNAME, DEVELOPER, DiffFile, Failure, FakeGitLab, MrSpec, REPORTER, TOKEN,
@@ -588,6 +589,8 @@ async fn approvals_carry_the_head_only_when_gitlab_resets_them_on_push() {
     let logins: Vec<_> = approvers.iter().map(|a| a.actor.login.as_str()).collect();
     assert_eq!(logins, ["alice", "bob"]);
     assert_eq!(approvers[1].actor.id, Some(w.fake.user("bob")));
+    // The display name too: commits name people by it.
+    assert_eq!(approvers[1].name.as_deref(), Some("bob"));
     assert!(
         approvers
             .iter()
@@ -1274,4 +1277,53 @@ mod webhooks {
         );
         assert_eq!(header("webhook-signature"), expected);
     }
+}
+
+#[tokio::test]
+async fn a_merge_requests_commits_are_read_across_pages_as_written() {
+    const T: &str = "t <t@example.com>";
+    let mut people = vec![("Carol Émile <carol@example.com>", T)];
+    people.extend(std::iter::repeat_n((T, T), 104));
+    let (_tmp, origin, base, head) = support::origin_with_commits(&people);
+    let fake = FakeGitLab::start().await;
+    let project = fake.add_project(PATH, Some(&origin));
+    let iid = fake.open_merge_request(
+        project,
+        MrSpec {
+            base_sha: base,
+            head_sha: head.clone(),
+            ..MrSpec::default()
+        },
+    );
+    let gitlab = quick(GitLab::builder(&fake.url(), TOKEN)).build().unwrap();
+    let commits = gitlab.project(project).commits(PATH, iid).await.unwrap();
+    assert_eq!(commits.len(), 105);
+    assert_eq!(commits[0].sha, head, "newest first, as GitLab lists them");
+    let written = |name: &str, email: &str| CommitPerson::Written {
+        name: name.into(),
+        email: email.into(),
+    };
+    assert_eq!(
+        commits.last().unwrap().people,
+        [
+            written("Carol Émile", "carol@example.com"),
+            written("t", "t@example.com")
+        ]
+    );
+    assert_eq!(commits[0].people, [written("t", "t@example.com")]);
+    assert_eq!(
+        count(&fake, "GET", &format!("/merge_requests/{iid}/commits")),
+        2
+    );
+    // Unreadable is an error naming the merge request, never an empty list.
+    fake.fail_next("merge_requests.commits", Failure::status(404));
+    let text = format!(
+        "{:#}",
+        gitlab
+            .project(project)
+            .commits(PATH, iid)
+            .await
+            .unwrap_err()
+    );
+    assert!(text.contains("could not read the commits of"), "{text}");
 }

@@ -3,21 +3,22 @@
 //! credentials), a server serving GitLab alone driven with GitLab's webhook deliveries,
 //! real git and the real terraform on the bundled example. The GitHub scenarios again,
 //! and what only GitLab has: the `cascade <command>` spelling, "pipelines must succeed"
-//! with cascade's own status, approvals GitLab records on no commit.
+//! with cascade's own status, approvals GitLab records on no commit, commits that name
+//! their author only as written.
 
 #[path = "support/gitlab_world.rs"]
 mod gitlab_world;
 mod support;
 
 use gitlab_world::{
-    AUTHOR, PROJECT, REPO_KEY, REPORTER_USER, REVIEWER, World, push_change, serve_binary,
-    serve_process, world, world_with, world_without_server,
+    AUTHOR, PROJECT, REPO_KEY, REPORTER_USER, REVIEWER, World, push_change, push_change_as,
+    serve_binary, serve_process, world, world_with, world_without_server,
 };
 use serde_json::json;
 use std::ffi::OsStr;
 use std::path::Path;
 use std::time::Duration;
-use support::fake_gitlab::{DiffFile, Failure, MrSpec, TOKEN};
+use support::fake_gitlab::{DEVELOPER, DiffFile, Failure, MrSpec, TOKEN};
 
 /// A merge request from `feature` by alice, planned.
 async fn planned(w: &World) -> u64 {
@@ -708,6 +709,71 @@ async fn an_approval_gitlab_removed_on_push_does_not_count() {
     w.note(iid, REVIEWER, &format!("cascade apply {id}")).await;
     let text = nth_note(&w, iid, 3).await;
     assert!(text.starts_with("<!-- cascade:apply"), "{text}");
+}
+
+/// alice's merge request, planned; then bob (a Developer) pushes a commit onto it, the new
+/// head is planned, and bob approves it: the merge request and the plan id.
+async fn pushed_onto_and_approved_by_bob(w: &World) -> (u64, String) {
+    let iid = planned(w).await;
+    let head = push_change(w, "feature", "global/dns/main.tf", "bob's change");
+    w.pushed_by(iid, &head, "global/dns/main.tf", Some(REVIEWER))
+        .await;
+    w.until("the new plan", |w| w.status_done(&head)).await;
+    w.fake.approve(w.project, iid, REVIEWER);
+    (iid, w.plan_id(iid))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_by_a_developer_who_pushed_to_the_merge_request_does_not_count() {
+    let w = world().await;
+    let (iid, id) = pushed_onto_and_approved_by_bob(&w).await;
+    w.fake.set_member(w.project, "carol", Some(DEVELOPER));
+    for (who, count) in [(REVIEWER, 2), ("carol", 3)] {
+        w.note(iid, who, &format!("cascade apply {id}")).await;
+        let text = nth_note(&w, iid, count).await;
+        assert!(
+            text.contains(&format!("@{REVIEWER} pushed to this merge request"))
+                && text.contains("`approvals: allow_pushers`"),
+            "{who}: {text}"
+        );
+    }
+    assert_eq!(apply_results(&w, iid), 0);
+    // carol pushed nothing: her approval counts, whoever applies.
+    w.fake.approve(w.project, iid, "carol");
+    w.note(iid, REVIEWER, &format!("cascade apply {id}")).await;
+    let text = nth_note(&w, iid, 4).await;
+    assert!(text.starts_with("<!-- cascade:apply"), "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_allow_pushers_a_pushers_approval_counts_on_gitlab() {
+    let w = world_with("approvals: allow_pushers\n").await;
+    let (iid, id) = pushed_onto_and_approved_by_bob(&w).await;
+    w.note(iid, REVIEWER, &format!("cascade apply {id}")).await;
+    let text = nth_note(&w, iid, 2).await;
+    assert!(text.starts_with("<!-- cascade:apply"), "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_by_the_author_written_in_one_of_its_commits_does_not_count() {
+    let w = world().await;
+    let iid = planned(&w).await;
+    // alice pushes a commit that names carol as its author (GitLab links it to nobody).
+    let file = "global/dns/main.tf";
+    let head = push_change_as(&w, "feature", file, "carol's", "Carol <carol@example.com>");
+    w.pushed(iid, &head, file).await;
+    w.until("the new plan", |w| w.status_done(&head)).await;
+    w.fake.set_member(w.project, "carol", Some(DEVELOPER));
+    w.fake.approve(w.project, iid, "carol");
+    let id = w.plan_id(iid);
+    w.note(iid, "carol", &format!("cascade apply {id}")).await;
+    let text = nth_note(&w, iid, 2).await;
+    assert!(
+        text.contains(&format!("@carol committed `{}`", &head[..7]))
+            && text.contains("`approvals: allow_pushers`"),
+        "{text}"
+    );
+    assert_eq!(apply_results(&w, iid), 0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

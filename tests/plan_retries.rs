@@ -105,6 +105,7 @@ impl World {
                 sources: vec![],
                 init_args: vec![],
                 stack: None,
+                refused: None,
             })
             .collect();
         self.engine
@@ -238,6 +239,7 @@ async fn a_new_push_ends_the_wait_at_once() {
         sources: vec![],
         init_args: vec![],
         stack: None,
+        refused: None,
     }];
     let count = world.tmp.path().join("repo/flaky/plan.count");
     tokio::spawn(async move {
@@ -326,6 +328,7 @@ async fn a_wait_cut_short_is_resumed_with_its_count_and_due_time() {
             sources: vec![],
             init_args: vec![],
             stack: None,
+            refused: None,
         }]
     };
     // The first try fails; the process "stops" (a new push) while it waits for the retry.

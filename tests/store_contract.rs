@@ -2,8 +2,8 @@
 //! `sqlite::` and `postgres::` tests): plans and runs survive a reopen (with
 //! each unit's rendered plan; records stored before it still load),
 //! deliveries are deduplicated by id and wait in arrival order, locks are
-//! exclusive, pull request state round-trips, apply claims are taken by one
-//! and taken over by one, leases expire by the clock. Replicas' delivery
+//! exclusive, pull request state and who pushed to it round-trip, apply claims
+//! are taken by one and taken over by one, leases expire by the clock. Replicas' delivery
 //! claims are taken only when free or run out (oldest first, within the
 //! limit, never a handled delivery) and renewed only by their owner; a pull
 //! request's lease has one holder until it runs out, and its supersede mark
@@ -23,7 +23,8 @@ use cascade::plan::render::{RenderOptions, RenderedPlan};
 use cascade::plan::{Counts, Fingerprint, PlanId, PlanSummary};
 use cascade::store::{
     AnyStore, ApplyClaim, Clock, DeliveryRecord, DeliveryStatus, Lock, PlanRecord, PlanStatus,
-    PlannedUnit, PrState, PullRequestRecord, RunKind, RunRecord, Store, UnitRecord, UnitStatus,
+    PlannedUnit, PrState, PullRequestRecord, Pusher, RunKind, RunRecord, Store, UnitRecord,
+    UnitStatus,
 };
 use cascade::unit::UnitPath;
 use sqlx::{Connection, Executor};
@@ -146,6 +147,7 @@ contract!(
     what_one_waits_for_is_replaced_whole_by_one_of_two_replicas,
     the_plan_comments_extra_parts_are_replaced_whole,
     the_plan_comments_parts_saved_at_once_are_one_list,
+    who_pushed_to_a_pull_request_is_kept_once_each_across_a_reopen,
     pull_request_state_and_installations_round_trip,
     an_apply_claim_has_one_holder_and_one_taker_over,
     eight_tasks_taking_one_apply_claim_leave_one_holder,
@@ -864,6 +866,49 @@ async fn the_plan_comments_parts_saved_at_once_are_one_list(backend: Backend) {
             "round {round}: one list, whole: {parts:?}"
         );
     }
+}
+
+async fn who_pushed_to_a_pull_request_is_kept_once_each_across_a_reopen(backend: Backend) {
+    let pusher = |login: &str, user_id: Option<u64>, head: &str| Pusher {
+        login: login.into(),
+        user_id,
+        head_sha: head.into(),
+    };
+    {
+        let store = backend.open().await;
+        assert!(store.pushers("acme/infra", 7).await.unwrap().is_empty());
+        store
+            .add_pusher("acme/infra", 7, &pusher("bob", None, "h2"))
+            .await
+            .unwrap();
+        store
+            .add_pusher("acme/infra", 7, &pusher("alice", None, "h1"))
+            .await
+            .unwrap();
+        // Pushing again keeps the first head recorded for them.
+        store
+            .add_pusher("acme/infra", 7, &pusher("bob", None, "h3"))
+            .await
+            .unwrap();
+        store
+            .add_pusher(
+                "gitlab:acme/infra",
+                7,
+                &pusher("carol", Some(u64::MAX >> 1), "h4"),
+            )
+            .await
+            .unwrap();
+    }
+    let store = backend.open().await;
+    assert_eq!(
+        store.pushers("acme/infra", 7).await.unwrap(),
+        [pusher("alice", None, "h1"), pusher("bob", None, "h2")]
+    );
+    assert_eq!(
+        store.pushers("gitlab:acme/infra", 7).await.unwrap(),
+        [pusher("carol", Some(u64::MAX >> 1), "h4")]
+    );
+    assert!(store.pushers("acme/infra", 8).await.unwrap().is_empty());
 }
 
 async fn pull_request_state_and_installations_round_trip(backend: Backend) {

@@ -23,7 +23,7 @@ fn check(stem: &str) {
 }
 
 /// Unit paths as a pull request may write them: components of letters, dots,
-/// dashes, unicode, spaces, `..` and `--`, short and very long.
+/// dashes, backslashes, unicode, spaces, `..` and `--`, short and very long.
 fn unit_path() -> impl Strategy<Value = String> {
     let component = prop_oneof![
         "[a-z]{1,8}",
@@ -31,6 +31,7 @@ fn unit_path() -> impl Strategy<Value = String> {
         Just(".".to_string()),
         Just("--".to_string()),
         "[a-z]{0,3}--[a-z]{0,3}",
+        "[a-z]{0,3}\\\\[a-z]{0,3}",
         "[-._a-zA-Z0-9]{1,12}",
         "\\PC{1,6}",
         "[a-z]{200,300}",
@@ -57,10 +58,12 @@ proptest! {
 
 #[test]
 fn the_names_that_collided_no_longer_do_and_stay_readable() {
-    let names: Vec<String> = ["a/b", "a--b", "a/-/b", ".", "..", "../x", "up/x"]
-        .iter()
-        .map(|p| unit_file_stem(&UnitPath::new(p)))
-        .collect();
+    let names: Vec<String> = [
+        "a/b", "a--b", "a/-/b", ".", "..", "../x", "up/x", "a\\b", "a_b",
+    ]
+    .iter()
+    .map(|p| unit_file_stem(&UnitPath::new(p)))
+    .collect();
     let unique: std::collections::BTreeSet<&String> = names.iter().collect();
     assert_eq!(unique.len(), names.len(), "{names:?}");
     assert!(names[0].starts_with("a--b-"), "{}", names[0]);

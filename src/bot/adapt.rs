@@ -1,10 +1,11 @@
 //! Typed webhook events to pull request jobs and installation changes.
 
 use super::jobs::{InstallationChange, PrComment, PrJob, PrKey, PrUpdate, Routed};
+use crate::event::gitlab::MergeRequestAction;
 use crate::event::{
     Event, InstallationAction, InstallationRepositoriesAction, PullRequestAction, PullRequestEvent,
 };
-use crate::forge::ForgeRef;
+use crate::forge::{Actor, ForgeRef};
 
 pub fn route(event: Event) -> Routed {
     match event {
@@ -21,7 +22,8 @@ pub fn route(event: Event) -> Routed {
                 PullRequestAction::Opened
                 | PullRequestAction::Synchronize { .. }
                 | PullRequestAction::Reopened
-                | PullRequestAction::ReadyForReview => Routed::Pr(key, PrJob::Update(update)),
+                | PullRequestAction::ReadyForReview
+                | PullRequestAction::BaseChanged => Routed::Pr(key, PrJob::Update(update)),
                 PullRequestAction::Closed { .. } => Routed::Pr(key, PrJob::Closed(update)),
                 PullRequestAction::ConvertedToDraft => Routed::Done,
             }
@@ -101,6 +103,10 @@ pub fn route(event: Event) -> Routed {
                 author: String::new(),
                 // Read with the merge request, like the base commit.
                 web_url: None,
+                pusher: matches!(e.action, MergeRequestAction::Pushed { .. }).then(|| Actor {
+                    id: e.user.id,
+                    login: e.user.username.clone(),
+                }),
             };
             if e.action.is_closed() {
                 Routed::Pr(key, PrJob::Closed(update))
@@ -183,5 +189,17 @@ fn update(e: &PullRequestEvent, installation: u64) -> PrUpdate {
         fork: pr.head.fork,
         author: pr.author.login.clone(),
         web_url: e.repository.html_url.clone(),
+        // The sender of these is who pushed (a reopen counts: the branch may have moved
+        // while the pull request was closed, and cascade saw no push of it).
+        pusher: matches!(
+            e.action,
+            PullRequestAction::Opened
+                | PullRequestAction::Synchronize { .. }
+                | PullRequestAction::Reopened
+        )
+        .then(|| Actor {
+            id: None,
+            login: e.sender.login.clone(),
+        }),
     }
 }

@@ -15,7 +15,7 @@ use crate::engine::UnitDir;
 use crate::engine::views::apply_view;
 use crate::forge::{ChangeRequest, CheckOutput, CheckStatus, Forge, Mergeable};
 use crate::plan::PlanId;
-use crate::store::{PlanStatus, PlannedUnit, PrState, Store, UnitStatus};
+use crate::store::{AnyStore, PlanStatus, PlannedUnit, PrState, Store, UnitStatus};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -77,7 +77,7 @@ pub async fn command_apply(
             });
         }
     };
-    if let Some(why) = requirements_unmet(forge, key, info, config, id).await? {
+    if let Some(why) = requirements_unmet(forge, &bot.store, key, info, config, id).await? {
         return refuse(why);
     }
     if record.state == PrState::Applying {
@@ -207,6 +207,7 @@ pub async fn command_apply(
 /// why they do not hold.
 async fn requirements_unmet(
     forge: &Forge,
+    store: &AnyStore,
     key: &PrKey,
     info: &ChangeRequest,
     config: &RepoConfig,
@@ -214,7 +215,7 @@ async fn requirements_unmet(
 ) -> anyhow::Result<Option<String>> {
     let requirements = &config.apply_requirements;
     if requirements.contains(&ApplyRequirement::Approved)
-        && let Some(why) = unapproved(forge, key, info, config, id.as_str()).await?
+        && let Some(why) = unapproved(forge, store, key, info, config, id.as_str()).await?
     {
         return Ok(Some(why));
     }
@@ -222,11 +223,19 @@ async fn requirements_unmet(
         return Ok(None);
     }
     // Still being worked out reads the same as blocked: either way, try again later.
+    let spelling = forge.spelling();
     let state = match &info.mergeable {
         Mergeable::Yes => return Ok(None),
         Mergeable::No { state } | Mergeable::Unknown { state } => state,
+        Mergeable::Blocked { why } => {
+            return Ok(Some(format!(
+                "Not applied: the {} cannot be merged yet: {why}. Only cascade's own check may \
+                 be missing; once the rest is done, comment `{}` again.",
+                spelling.change_request,
+                spelling.command(&format!("apply {id}")),
+            )));
+        }
     };
-    let spelling = forge.spelling();
     Ok(Some(format!(
         "Not applied: the {} is not mergeable (state `{state}`). Resolve conflicts and required checks, then comment `{}` again.",
         spelling.change_request,

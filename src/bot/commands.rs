@@ -7,11 +7,11 @@
 use super::access::refuse_command;
 use super::apply::command_apply;
 use super::jobs::{PrComment, PrUpdate};
-use super::plan::{base_config, current_pr, plan_pull_request, release_and_discard};
+use super::plan::{current_pr, plan_pull_request, release_and_discard};
 use super::publish::reply;
+use super::rules::{Rules, rules};
 use super::{Bot, PrKey};
 use crate::command::{Command, help_text, read_comment};
-use crate::config::RepoConfig;
 use crate::forge::Spelling;
 use crate::forge::{Actor, ChangeRequest};
 use crate::store::Store;
@@ -22,11 +22,12 @@ use tokio_util::sync::CancellationToken;
 /// lines still gets one reply of a size GitHub accepts.
 const MISTAKES_SHOWN: usize = 5;
 
-/// The pull request and its base branch's configuration, read once per comment.
+/// The pull request and the rules it is held to (the default branch's), read once per
+/// comment.
 struct Context {
     pub pr: PrUpdate,
     pub info: ChangeRequest,
-    pub config: Result<RepoConfig, crate::problem::Problem>,
+    pub rules: Rules,
 }
 
 pub async fn handle_comment(
@@ -81,17 +82,18 @@ pub async fn handle_comment(
             Some(context) => context,
             None => {
                 let (pr, info) = current_pr(bot, &forge, key).await?;
-                let config = base_config(bot, key, &pr).await?;
-                context.insert(Context { pr, info, config })
+                let rules = rules(bot, &forge, key, &pr).await?;
+                context.insert(Context { pr, info, rules })
             }
         };
         let typed = command.spelled(spelling);
-        let config = match &context.config {
+        let config = match &context.rules.config {
             Ok(config) => config,
             Err(problem) => {
                 replies.push(format!(
-                    "Not run: `.cascade.yaml` on the base branch is invalid ({problem}), so cascade \
-                     cannot tell who may run `{typed}`. Fix it on the base branch first."
+                    "Not run: `.cascade.yaml` on the default branch {} is invalid ({problem}), so \
+                     cascade cannot tell who may run `{typed}`. Fix it there first.",
+                    super::rules::code(&context.rules.branch)
                 ));
                 continue;
             }
@@ -127,6 +129,11 @@ pub async fn handle_comment(
                 .await?;
             }
             Command::Apply { id } => {
+                // The base may have changed since the plan (an edit cascade missed, too).
+                if let Some(why) = context.rules.refuse_base(&context.info.base_ref, spelling) {
+                    replies.push(format!("Not applied: {why}"));
+                    continue;
+                }
                 if let Some(refusal) =
                     command_apply(bot, &forge, key, comment, &context.info, config, &id).await?
                 {

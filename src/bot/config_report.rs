@@ -1,19 +1,31 @@
-//! What a pull request is told when `.cascade.yaml` on its base branch is invalid: the
-//! comment names the file, line and column and links that line at the base commit; the
-//! check says the plan could not run because of it. Never decides whether to plan.
+//! What a pull request is told when `.cascade.yaml` on the default branch (where its
+//! rules are read) is invalid: the comment names the file, line and column and links that
+//! line at the commit read; the check says the plan could not run because of it. Never
+//! decides whether to plan.
 //!
 //! The problem's message may quote the file's keys and values (shortened by `config`),
-//! which whoever can push to the base branch wrote: it goes in a code block no line of
+//! which whoever can push to the default branch wrote: it goes in a code block no line of
 //! it can close.
 
-use super::jobs::PrUpdate;
 use crate::comment::fenced;
 use crate::forge::{CheckOutput, CheckStatus, ForgeKind};
 use crate::problem::Problem;
 
-/// The check and the comment body for `problem` in the base branch's configuration of
-/// `pr`, on a forge of `kind`.
-pub fn invalid_config(problem: &Problem, pr: &PrUpdate, kind: ForgeKind) -> (CheckOutput, String) {
+/// Where an invalid `.cascade.yaml` was read: the branch, its commit and the repository's
+/// web page (from the forge), for the link.
+pub struct ReadAt<'a> {
+    pub branch: &'a str,
+    pub sha: &'a str,
+    pub web_url: Option<&'a str>,
+}
+
+/// The check and the comment body for `problem` in the configuration read at `at`, on
+/// a forge of `kind`.
+pub fn invalid_config(
+    problem: &Problem,
+    at: &ReadAt<'_>,
+    kind: ForgeKind,
+) -> (CheckOutput, String) {
     let spelling = kind.spelling();
     let file = problem.file.as_deref().unwrap_or(crate::config::FILE_NAME);
     let place = match (problem.line, problem.column) {
@@ -21,23 +33,23 @@ pub fn invalid_config(problem: &Problem, pr: &PrUpdate, kind: ForgeKind) -> (Che
         (Some(line), None) => format!("`{file}` line {line}"),
         _ => format!("`{file}`"),
     };
-    let short_base: String = pr.base_sha.chars().take(7).collect();
-    let link = pr
+    let short_base: String = at.sha.chars().take(7).collect();
+    let branch = super::rules::code(at.branch);
+    let link = at
         .web_url
-        .as_deref()
-        .and_then(|web| kind.file_url(web, &pr.base_sha, file, problem.line))
+        .and_then(|web| kind.file_url(web, at.sha, file, problem.line))
         .map(|url| format!(" ([see it at `{short_base}`](<{url}>))"))
         .unwrap_or_default();
     let block = fenced(&problem.to_string());
     let next = format!(
-        "Fix it on the base branch, then comment `{}`.",
+        "Fix it on {branch}, then comment `{}`.",
         spelling.command("plan")
     );
     let body = format!(
-        "`{file}` on the base branch is invalid at {place}{link}, so nothing was planned:\n\n{block}\n\n{next}"
+        "`{file}` on {branch}, the default branch, is invalid at {place}{link}, so nothing was planned:\n\n{block}\n\n{next}"
     );
     let summary = format!(
-        "The plan could not run: `{file}` on the base branch (`{short_base}`) is invalid at {place}{link}.\n\n{block}\n\n{next}"
+        "The plan could not run: `{file}` on the default branch {branch} (`{short_base}`) is invalid at {place}{link}.\n\n{block}\n\n{next}"
     );
     let title = format!("cascade: {file} is invalid");
     (CheckOutput::new(CheckStatus::Failure, title, summary), body)
@@ -46,21 +58,13 @@ pub fn invalid_config(problem: &Problem, pr: &PrUpdate, kind: ForgeKind) -> (Che
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::forge::ForgeRef;
     use crate::problem::ProblemKind;
 
-    fn pr(web_url: Option<&str>) -> PrUpdate {
-        PrUpdate {
-            forge: ForgeRef::GitHub { installation: 1 },
-            clone_url: String::new(),
-            head_sha: "h".into(),
-            head_ref: "feature".into(),
-            base_sha: "0123456789abcdef0123456789abcdef01234567".into(),
-            base_ref: "main".into(),
-            draft: false,
-            fork: false,
-            author: "alice".into(),
-            web_url: web_url.map(str::to_string),
+    fn pr(web_url: Option<&str>) -> ReadAt<'_> {
+        ReadAt {
+            branch: "main",
+            sha: "0123456789abcdef0123456789abcdef01234567",
+            web_url,
         }
     }
 

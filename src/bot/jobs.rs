@@ -1,7 +1,7 @@
 //! From typed events to the work each pull request's actor does.
 
 use crate::event::Event;
-use crate::forge::ForgeRef;
+use crate::forge::{Actor, ForgeRef};
 use crate::store::{AnyStore, Store};
 use std::fmt;
 
@@ -53,6 +53,10 @@ pub struct PrUpdate {
     /// The base repository's web page, for links to its files (where the event or the
     /// forge says it).
     pub web_url: Option<String>,
+    /// Who pushed the head, when the event is a push (GitHub: the sender of `opened`,
+    /// `synchronize`, `reopened`; GitLab: the user of an update with `oldrev`). Recorded
+    /// before anything else, since their approval of it must not count.
+    pub pusher: Option<Actor>,
 }
 
 impl PrUpdate {

@@ -27,6 +27,7 @@ mod plan;
 mod publish;
 mod replica;
 mod reply_limit;
+mod rules;
 mod verdict;
 
 pub use jobs::{PrJob, PrKey};
@@ -296,6 +297,16 @@ impl Bot {
     async fn actor(self: Arc<Self>, key: PrKey, mut rx: mpsc::UnboundedReceiver<Queued>) {
         while let Some((delivery, job)) = self.next_job(&key, &mut rx) {
             metrics::gauge!("cascade_queue_depth").decrement(1.0);
+            // Who pushed is recorded even for a push whose plan is dropped below: their
+            // approval must never count. Not recorded (the database is away), the
+            // delivery is left to be handled again once its claim runs out.
+            if let Err(e) = self.record_pusher(&key, &job).await {
+                tracing::error!(pr = %key, error = %format!("{e:#}"), "cannot record who pushed; the delivery will be handled again");
+                if let Some(d) = &delivery {
+                    self.replica.hold_delivery(d, false);
+                    continue;
+                }
+            }
             // A later push makes an earlier queued plan pointless.
             if job.is_new_head() && !rx.is_empty() {
                 if let Some(d) = &delivery {
@@ -356,6 +367,22 @@ impl Bot {
                 self.replica.hold_delivery(&d, false);
             }
         }
+    }
+
+    /// Stores who pushed the head `job` plans, when it is a push.
+    async fn record_pusher(&self, key: &PrKey, job: &PrJob) -> anyhow::Result<()> {
+        let PrJob::Update(update) = job else {
+            return Ok(());
+        };
+        let Some(actor) = &update.pusher else {
+            return Ok(());
+        };
+        let pusher = crate::store::Pusher {
+            login: actor.login.clone(),
+            user_id: actor.id,
+            head_sha: update.head_sha.clone(),
+        };
+        self.store.add_pusher(&key.repo, key.number, &pusher).await
     }
 
     /// Says on the pull request that its job failed. A drift key has no conversation

@@ -2,10 +2,11 @@
 //! review), forgetting a closed one, and planning again the pull requests that waited
 //! for the locks a pull request releases.
 
-use super::config_report::invalid_config;
+use super::config_report::{ReadAt, invalid_config};
 use super::discover::{self, Discovered, Interrupted};
 use super::jobs::PrUpdate;
 use super::publish::{check, reply, upsert_comment};
+use super::rules::refuse_base;
 use super::verdict::{plan_check, with_failure_logs};
 use super::{Bot, PrKey};
 use crate::comment::{Comments, Problem};
@@ -104,6 +105,7 @@ pub async fn current_pr(
         fork: info.fork,
         author: info.author.clone(),
         web_url: info.web_url.clone(),
+        pusher: None,
     };
     Ok((pr, info))
 }
@@ -111,7 +113,11 @@ pub async fn current_pr(
 /// Brings the repository's branches into the mirror, and for a fork the head too: a
 /// fork's commits are in the base repository only under the forge's own ref for it
 /// (`refs/pull/<n>/head` on GitHub).
-async fn fetch_pull_request(bot: &Bot, key: &PrKey, pr: &PrUpdate) -> anyhow::Result<()> {
+pub(super) async fn fetch_pull_request(
+    bot: &Bot,
+    key: &PrKey,
+    pr: &PrUpdate,
+) -> anyhow::Result<()> {
     let forge = bot.forges.open(pr.forge).await?;
     let token = forge.clone_token().await?;
     let mut refspecs = vec!["+refs/heads/*:refs/heads/*".to_string()];
@@ -123,26 +129,6 @@ async fn fetch_pull_request(bot: &Bot, key: &PrKey, pr: &PrUpdate) -> anyhow::Re
         .fetch(&key.repo, &pr.clone_url, Some(&token), &refspecs)
         .await?;
     Ok(())
-}
-
-/// The base branch's `.cascade.yaml` at `pr.base_sha` (fetched first when the mirror
-/// does not have that commit yet), or the located problem saying why it is invalid.
-pub async fn base_config(
-    bot: &Bot,
-    key: &PrKey,
-    pr: &PrUpdate,
-) -> anyhow::Result<Result<RepoConfig, crate::problem::Problem>> {
-    let text = match bot.workspaces.config_at(&key.repo, &pr.base_sha) {
-        Ok(text) => text,
-        Err(_) => {
-            fetch_pull_request(bot, key, pr).await?;
-            bot.workspaces.config_at(&key.repo, &pr.base_sha)?
-        }
-    };
-    Ok(match text {
-        None => Ok(RepoConfig::default()),
-        Some(text) => RepoConfig::parse(&text),
-    })
 }
 
 /// Plans the head of a pull request (all affected units, or `only` and their
@@ -169,19 +155,21 @@ pub async fn plan_pull_request(
         return nothing_planned(bot, &forge, key, pr, &mut record, &check, &body).await;
     }
     fetch_pull_request(bot, key, pr).await?;
+    // The rules are the default branch's: neither the head nor a base its author picked
+    // can change them (the branch from the API; the fetch above brought its head).
+    let default = forge.default_branch(&key.repo).await?;
     let checkout = bot
         .workspaces
         .checkout(&key.repo, key.number, &pr.head_sha)
         .await?;
-    // From here on the work reads what the pull request wrote: off the runtime, within a deadline.
-    // The base branch's configuration: a pull request cannot change its own.
-    let (workspaces, repo, base_sha) = (
+    // From here on the work reads what a writer wrote: off the runtime, within a deadline.
+    let (workspaces, repo, rules_sha) = (
         bot.workspaces.clone(),
         key.repo.clone(),
-        pr.base_sha.clone(),
+        default.sha.clone(),
     );
     let read_config = move |_| -> anyhow::Result<Result<RepoConfig, crate::problem::Problem>> {
-        Ok(match workspaces.config_at(&repo, &base_sha)? {
+        Ok(match workspaces.config_at(&repo, &rules_sha)? {
             None => Ok(RepoConfig::default()),
             Some(text) => RepoConfig::parse(&text),
         })
@@ -191,11 +179,26 @@ pub async fn plan_pull_request(
         Ok(read) => match read? {
             Ok(config) => config,
             Err(problem) => {
-                let (check, body) = invalid_config(&problem, pr, forge.kind());
+                let at = ReadAt {
+                    branch: &default.name,
+                    sha: &default.sha,
+                    web_url: pr.web_url.as_deref(),
+                };
+                let (check, body) = invalid_config(&problem, &at, forge.kind());
                 return nothing_planned(bot, &forge, key, pr, &mut record, &check, &body).await;
             }
         },
     };
+    if let Some(why) = refuse_base(&config, &default.name, &pr.base_ref, spelling) {
+        // A plan made before the base changed must not be applied under it either.
+        release_and_discard(bot, key).await?;
+        let check = CheckOutput::new(
+            CheckStatus::Failure,
+            "cascade: base branch not planned",
+            why.clone(),
+        );
+        return nothing_planned(bot, &forge, key, pr, &mut record, &check, &why).await;
+    }
     // A command (`/plan`) plans whatever the configuration says about events.
     if only.is_none() && ((pr.draft && !config.drafts) || !config.autoplan) {
         tracing::info!(pr = %key, draft = pr.draft, "not planned on this event (draft, or autoplan is off)");

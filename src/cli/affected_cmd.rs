@@ -122,7 +122,8 @@ fn normalise(dir: &Path, path: &str) -> String {
     } else {
         p.to_path_buf()
     };
-    let text = rel.to_string_lossy().replace('\\', "/");
+    // As git names files: a backslash is part of a name, not a separator.
+    let text = rel.to_string_lossy().into_owned();
     paths::clean(&text).unwrap_or(text)
 }
 

@@ -39,6 +39,8 @@ struct UnitJson<'a> {
     unresolved: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     excluded: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    refused: Option<&'a str>,
 }
 
 fn unit_json<'a>(d: &'a Discovery, u: &'a Unit) -> UnitJson<'a> {
@@ -49,6 +51,7 @@ fn unit_json<'a>(d: &'a Discovery, u: &'a Unit) -> UnitJson<'a> {
         reads: ReadsJson(d, u),
         unresolved: u.unresolved,
         excluded: u.excluded.as_deref(),
+        refused: u.refused.as_deref(),
     }
 }
 

@@ -389,7 +389,13 @@ fn plan_units_extra_whitespace() {
 
 #[test]
 fn plan_units_normalised() {
-    insta::assert_snapshot!(show("/plan ./live/dev/vpc/ live\\dev\\app"), @"/plan live/dev/vpc live/dev/app");
+    insta::assert_snapshot!(show("/plan ./live/dev/vpc/ live/dev/app"), @"/plan live/dev/vpc live/dev/app");
+}
+
+/// A backslash is part of a directory's name: `live\base` is its own unit, not `live/base`.
+#[test]
+fn plan_units_keep_backslashes() {
+    insta::assert_snapshot!(show("/plan live\\base live/base"), @r"/plan live\base live/base");
 }
 
 #[test]

@@ -9,7 +9,7 @@
 //! the key, because serde-saphyr's own "expected sequence start" cannot say which key was
 //! wrong. Those texts are full sentences; `diagnose` appends what was found instead.
 
-use super::{ApplyRequirement, ApprovalRule, Executor};
+use super::{ApplyRequirement, ApprovalWord, Executor};
 use schemars::JsonSchema;
 use serde::de::value::MapAccessDeserializer;
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
@@ -29,6 +29,7 @@ pub(super) const TOP_KEYS: &[&str] = &[
     "apply_requirements",
     "apply_permission",
     "approvals",
+    "branches",
     "retries",
     "drift",
 ];
@@ -49,7 +50,7 @@ pub(super) type EnvironmentEntries = Vec<(Spanned<String>, Spanned<EnvironmentEn
 pub(super) type DependencyEntries = Vec<(Spanned<String>, Vec<Spanned<String>>)>;
 
 /// Repository configuration for cascade, read from `.cascade.yaml` at the repository root
-/// on the base branch. Every key is optional; unknown keys are errors.
+/// on the default branch. Every key is optional; unknown keys are errors.
 #[derive(Debug, serde::Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[schemars(title = "cascade repository configuration (.cascade.yaml)")]
@@ -108,13 +109,23 @@ pub(super) struct ConfigFile {
     #[schemars(with = "Option<ApplyPermissionEntry>")]
     pub apply_permission: Option<Spanned<ApplyPermissionEntry>>,
 
-    /// Which approving reviews count for `approved`: `head` (the default) counts only a
-    /// review given on the pull request's current head commit, so a push needs a new
-    /// approval; `any_head` counts a review on any of its commits. Either way only reviews
-    /// by someone with write permission, other than the author, count.
-    #[serde(default)]
-    #[schemars(extend("default" = "head"))]
-    pub approvals: ApprovalRule,
+    /// Which approving reviews count for `approved`, a word or a list of words: `head`
+    /// (the default) counts only a review given on the pull request's current head commit,
+    /// so a push needs a new approval; `any_head` counts a review on any of its commits.
+    /// Only reviews by someone with write permission count, never the author's, and never
+    /// one by someone who pushed to the pull request or authored or committed one of its
+    /// commits, unless `allow_pushers` is listed.
+    #[serde(default, deserialize_with = "approvals")]
+    #[schemars(with = "ApprovalsEntry", extend("default" = "head"))]
+    pub approvals: Vec<ApprovalWord>,
+
+    /// Base branches, besides the default branch, whose pull requests cascade plans:
+    /// globs over branch names (`release/*`, `hotfix/**`). Rules, environments and
+    /// dependencies always come from the default branch's `.cascade.yaml`; a pull request
+    /// into any other branch gets a comment saying it is not planned.
+    #[serde(default, deserialize_with = "branches")]
+    #[schemars(with = "Vec<String>", example = ["release/*"])]
+    pub branches: Vec<Spanned<String>>,
 
     /// How a unit whose plan fails with a transient error (a held state lock, a timeout,
     /// a reset connection, a provider's HTTP 429 or 5xx) is tried again, with exponential
@@ -201,7 +212,8 @@ impl Default for ConfigFile {
             autoplan: yes(),
             apply_requirements: default_requirements(),
             apply_permission: None,
-            approvals: ApprovalRule::default(),
+            approvals: Vec::new(),
+            branches: Vec::new(),
             retries: None,
             drift: None,
         }
@@ -484,6 +496,50 @@ fn ignore<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<Spanned<Stri
         deserializer,
         "`ignore` must be a list of globs, like `ignore: [\"sandbox/**\"]`",
     )
+}
+
+fn branches<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<Spanned<String>>, D::Error> {
+    list(
+        deserializer,
+        "`branches` must be a list of branch globs, like `branches: [\"release/*\"]`",
+    )
+}
+
+/// `approvals` as written: one word, or a list of words.
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)] // The schema's shape only; `approvals` reads the file.
+enum ApprovalsEntry {
+    One(ApprovalWord),
+    Many(Vec<ApprovalWord>),
+}
+
+fn approvals<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<ApprovalWord>, D::Error> {
+    struct WordsVisitor;
+    impl<'de> Visitor<'de> for WordsVisitor {
+        type Value = Vec<ApprovalWord>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str(
+                "`approvals` must be `head`, `any_head` or `allow_pushers`, or a list of them, \
+                 like `approvals: [any_head, allow_pushers]`",
+            )
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(Vec::new())
+        }
+        fn visit_str<E: de::Error>(self, word: &str) -> Result<Self::Value, E> {
+            use serde::de::IntoDeserializer;
+            ApprovalWord::deserialize(word.into_deserializer()).map(|w| vec![w])
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+            ListVisitor {
+                expecting: "",
+                item: PhantomData,
+            }
+            .visit_seq(seq)
+        }
+    }
+    deserializer.deserialize_any(WordsVisitor)
 }
 
 fn modules<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<ModuleEntry>, D::Error> {

@@ -77,6 +77,12 @@ pub struct RepoConfig {
     pub apply_permission: Option<ApplyPermission>,
     /// Which approving reviews count (default: only those on the current head).
     pub approvals: ApprovalRule,
+    /// Whether someone who pushed a commit to the pull request may approve it (default:
+    /// no, as GitHub's "require approval of the most recent reviewable push").
+    pub pushers_may_approve: bool,
+    /// Base branches other than the default whose pull requests are planned (globs over
+    /// branch names; default: none).
+    branches: CompiledGlobs,
     /// How transient plan failures are retried (default: 3 tries, 5 s then 10 s apart).
     pub retries: crate::engine::RetryPolicy,
     /// Drift detection on the default branch (default: none).
@@ -97,6 +103,8 @@ impl Default for RepoConfig {
             apply_requirements: vec![ApplyRequirement::Approved, ApplyRequirement::Mergeable],
             apply_permission: None,
             approvals: ApprovalRule::Head,
+            pushers_may_approve: false,
+            branches: CompiledGlobs::default(),
             retries: crate::engine::RetryPolicy::default(),
             drift: None,
             ignore_set: CompiledGlobs::default(),
@@ -157,6 +165,18 @@ impl std::fmt::Display for TeamName {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}/{}", self.org, self.slug)
     }
+}
+
+/// One word of `approvals` in `.cascade.yaml` (a word or a list of them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalWord {
+    /// Only a review given on the current head counts (the default).
+    Head,
+    /// A review given on any commit of the pull request counts.
+    AnyHead,
+    /// Someone who pushed a commit to the pull request may approve it.
+    AllowPushers,
 }
 
 /// A compiled glob set and the patterns it was compiled from.
@@ -220,6 +240,18 @@ impl RepoConfig {
     /// are left out of the graph.
     pub fn outside_environments(&self, unit: &UnitPath) -> bool {
         !self.environments.is_empty() && self.environment_of(unit).is_none()
+    }
+
+    /// True when pull requests into `base` are planned: `base` is the default branch
+    /// (`default`), or matches one of `branches`. The rules that apply are the default
+    /// branch's either way.
+    pub fn plans_into(&self, base: &str, default: &str) -> bool {
+        base == default || self.branches.set.is_match(base)
+    }
+
+    /// The `branches` globs, as written.
+    pub fn branches(&self) -> &[String] {
+        &self.branches.patterns
     }
 
     /// True when `path` (a unit directory or a file, repo-relative) matches an ignore

@@ -130,3 +130,39 @@ fn environments_keep_file_order() {
         .collect();
     assert_eq!(names, ["prod", "dev"]);
 }
+
+#[test]
+fn approvals_is_a_word_or_a_list_and_head_excludes_any_head() {
+    let default = RepoConfig::default();
+    assert_eq!(default.approvals, ApprovalRule::Head);
+    assert!(!default.pushers_may_approve);
+    let one = config("approvals: any_head\n");
+    assert_eq!(one.approvals, ApprovalRule::AnyHead);
+    assert!(!one.pushers_may_approve);
+    let list = config("approvals: [allow_pushers]\n");
+    assert_eq!(list.approvals, ApprovalRule::Head);
+    assert!(list.pushers_may_approve);
+    let both = RepoConfig::parse("approvals: [head, any_head]\n").unwrap_err();
+    assert!(
+        both.to_string().contains("both `head` and `any_head`"),
+        "{both}"
+    );
+    let wrong = RepoConfig::parse("approvals: sometimes\n").unwrap_err();
+    assert!(wrong.to_string().contains("sometimes"), "{wrong}");
+}
+
+#[test]
+fn branches_allow_bases_besides_the_default_one() {
+    let none = RepoConfig::default();
+    assert!(none.plans_into("main", "main"));
+    assert!(!none.plans_into("bob-base", "main"));
+    let listed = config("branches: [\"release/*\", hotfix]\n");
+    assert!(listed.plans_into("release/1.2", "main"));
+    assert!(listed.plans_into("hotfix", "main"));
+    assert!(
+        !listed.plans_into("release/1/2", "main"),
+        "`*` stays in one part"
+    );
+    assert!(!listed.plans_into("hotfix-2", "main"));
+    assert!(RepoConfig::parse("branches: release\n").is_err());
+}

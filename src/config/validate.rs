@@ -8,8 +8,8 @@ use super::file::{
     ModuleEntry, RetriesEntry,
 };
 use super::{
-    ApplyPermission, CompiledGlobs, Environment, Executor, FILE_NAME, ModuleUnit, RepoConfig,
-    TeamName,
+    ApplyPermission, ApprovalRule, ApprovalWord, CompiledGlobs, Environment, Executor, FILE_NAME,
+    ModuleUnit, RepoConfig, TeamName,
 };
 use crate::engine::RetryPolicy;
 use crate::problem::{Problem, ProblemKind};
@@ -33,6 +33,8 @@ pub(super) fn repo_config(file: ConfigFile) -> Result<RepoConfig, Problem> {
     let drift = file.drift.map(super::drift::drift).transpose()?;
     let mut requirements = file.apply_requirements;
     requirements.dedup();
+    let (approvals, pushers_may_approve) = approvals(&file.approvals)?;
+    let branches = compile_globs("branches", &file.branches)?;
     Ok(RepoConfig {
         environments,
         implicit_deps,
@@ -42,7 +44,9 @@ pub(super) fn repo_config(file: ConfigFile) -> Result<RepoConfig, Problem> {
         autoplan: file.autoplan,
         apply_requirements: requirements,
         apply_permission,
-        approvals: file.approvals,
+        approvals,
+        pushers_may_approve,
+        branches,
         retries,
         drift,
         ignore_set,
@@ -132,6 +136,25 @@ fn dependencies(
         }
     }
     Ok(out)
+}
+
+/// Which reviews count, from `approvals`' words: `head` and `any_head` exclude each other.
+fn approvals(words: &[ApprovalWord]) -> Result<(ApprovalRule, bool), Problem> {
+    let has = |w: ApprovalWord| words.contains(&w);
+    if has(ApprovalWord::Head) && has(ApprovalWord::AnyHead) {
+        return Err(Problem::new(
+            ProblemKind::Config,
+            "`approvals` lists both `head` and `any_head`; keep the one you mean \
+             (`head` counts only a review of the current head)",
+        )
+        .at(FILE_NAME, None, None));
+    }
+    let rule = if has(ApprovalWord::AnyHead) {
+        ApprovalRule::AnyHead
+    } else {
+        ApprovalRule::Head
+    };
+    Ok((rule, has(ApprovalWord::AllowPushers)))
 }
 
 fn ignore(globs: &[Spanned<String>]) -> Result<CompiledGlobs, Problem> {
@@ -324,10 +347,8 @@ fn unit_path(raw: &Spanned<String>, place: &str) -> Result<UnitPath, Problem> {
             ),
         ));
     }
-    let slashed = text.replace('\\', "/");
-    let drive =
-        slashed.as_bytes().get(1) == Some(&b':') && slashed.as_bytes()[0].is_ascii_alphabetic();
-    if slashed.starts_with('/') || drive {
+    let drive = text.as_bytes().get(1) == Some(&b':') && text.as_bytes()[0].is_ascii_alphabetic();
+    if text.starts_with(['/', '\\']) || drive {
         return Err(problem_at(
             at,
             format!(
@@ -336,7 +357,20 @@ fn unit_path(raw: &Spanned<String>, place: &str) -> Result<UnitPath, Problem> {
             ),
         ));
     }
-    let unit = UnitPath::new(&slashed);
+    // A backslash is a character of a directory's name (as git keeps it), so
+    // `live\dev` would name one directory, not two: refused rather than read
+    // either way, since whoever wrote it most likely meant `live/dev`.
+    if text.contains('\\') {
+        return Err(problem_at(
+            at,
+            format!(
+                "`{shown}` in {place} has a backslash, which cascade reads as part of a \
+                 directory's name; write `/` between directories, like `{}`",
+                shortened(&text.replace('\\', "/"))
+            ),
+        ));
+    }
+    let unit = UnitPath::new(text);
     let parts: Vec<&str> = unit.as_str().split('/').collect();
     if parts.contains(&"..") {
         return Err(problem_at(

@@ -543,6 +543,12 @@ async fn apply_with_retries<E: Executor, S: Store>(
     mut fresh: UnitPlan,
 ) -> Outcome {
     let unit = &target.path;
+    // Planning refused it already; this keeps the apply itself behind the same check.
+    if let Some(why) = target.refusal() {
+        ctx.record(unit, UnitStatus::Failed, why.clone(), Some(fresh))
+            .await;
+        return Outcome::Failed(why);
+    }
     let mut retried = ctx.retried_so_far(unit);
     loop {
         ctx.record(
@@ -626,5 +632,8 @@ fn target_of(unit: &PlannedUnit, place: super::UnitDir) -> PlanTarget {
         // Checked when it was planned, at the same head.
         sources: Vec::new(),
         init_args: unit.init_args.clone(),
+        // A unit discovery refused never planned, so its plan is not applied;
+        // its path is still checked (`PlanTarget::refusal`) before it runs.
+        refused: None,
     }
 }

@@ -233,6 +233,10 @@ impl<E: Executor, S: Store> RunCtx<E, S> {
             reason,
             tool_failed: false,
         };
+        // Before anything runs for it, its stack's generation included.
+        if let Some(why) = target.refusal() {
+            return Err(other(why));
+        }
         if let Some(stack) = &target.stack {
             self.generate_stack(stack, target).await.map_err(other)?;
         }

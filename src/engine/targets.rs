@@ -49,6 +49,30 @@ pub struct PlanTarget {
     /// For a unit a Terragrunt stack generates: the stack's directory
     /// (absolute), where `terragrunt stack generate` runs before it is planned.
     pub stack: Option<PathBuf>,
+    /// Why cascade runs nothing for this unit, when discovery refused it
+    /// (`terragrunt::Unit::refused`): it is recorded failed with this reason.
+    pub refused: Option<String>,
+}
+
+impl PlanTarget {
+    /// Why cascade runs nothing for this unit, if it refuses to: discovery's
+    /// reason, or a part of its path that names no directory of its own (a
+    /// `..` would lead the tool into another directory than the one
+    /// reviewed: another unit's, or another pull request's checkout). Checked
+    /// by the engine before every plan and apply, whatever discovery or the
+    /// store said; where the directory really leads (links included) is
+    /// checked again, resolved, by the executor as each command starts
+    /// (`exec::preflight`).
+    pub fn refusal(&self) -> Option<String> {
+        if let Some(why) = &self.refused {
+            return Some(why.clone());
+        }
+        let odd = self.path.odd_part()?;
+        Some(format!(
+            "cascade runs nothing for `{}`: its path has {odd}, so it does not name one directory of the repository; rename the directory so that no part of its path is `.` or `..` (between `/` or backslashes)",
+            self.path
+        ))
+    }
 }
 
 /// The units to plan for `affected`: changed units in head-graph waves, then
@@ -120,6 +144,7 @@ pub fn targets(
                 sources: sources(unit, base_dir),
                 init_args,
                 stack: unit.stack.as_ref().map(|s| unit_dir(base_dir, s)),
+                refused: unit.refused.clone(),
             });
         }
     }
@@ -159,6 +184,7 @@ pub fn head_targets(
                 sources: sources(unit, head_dir),
                 init_args: Vec::new(),
                 stack: unit.stack.as_ref().map(|s| unit_dir(head_dir, s)),
+                refused: unit.refused.clone(),
             });
         }
     }

@@ -86,6 +86,9 @@ pub enum MergeRequestAction {
     /// `update` from draft to ready: `changes.draft` true → false, or (older
     /// GitLab) the title losing its `Draft:` / `[Draft]` / `(Draft)` / `WIP:` prefix.
     Ready,
+    /// `update` of the target branch (`changes.target_branch`): planned again, since the
+    /// diff and whether the base is planned at all change.
+    Retargeted,
     /// `close` without merging.
     Closed,
     /// `merge`.
@@ -101,6 +104,7 @@ impl MergeRequestAction {
                 | MergeRequestAction::Reopened
                 | MergeRequestAction::Pushed { .. }
                 | MergeRequestAction::Ready
+                | MergeRequestAction::Retargeted
         )
     }
 

@@ -113,6 +113,8 @@ pub(super) enum PullRequestActionName {
     ReadyForReview,
     Closed,
     ConvertedToDraft,
+    /// `edited`, and only when the base changed (the caller checks `changes.base`).
+    Edited,
 }
 
 impl PullRequestActionName {
@@ -124,6 +126,7 @@ impl PullRequestActionName {
             "ready_for_review" => PullRequestActionName::ReadyForReview,
             "closed" => PullRequestActionName::Closed,
             "converted_to_draft" => PullRequestActionName::ConvertedToDraft,
+            "edited" => PullRequestActionName::Edited,
             _ => return None,
         })
     }
@@ -145,6 +148,7 @@ impl PullRequestPayload {
             PullRequestActionName::ReadyForReview => PullRequestAction::ReadyForReview,
             PullRequestActionName::Closed => PullRequestAction::Closed { merged },
             PullRequestActionName::ConvertedToDraft => PullRequestAction::ConvertedToDraft,
+            PullRequestActionName::Edited => PullRequestAction::BaseChanged,
         };
         // Compare ids, not the `fork` flag (which says whether the head
         // repository is itself a fork of something) nor names (which change

@@ -26,17 +26,7 @@ pub(super) fn check(
     tracked: &TrackedTools,
     records: &InitRecords,
 ) -> Result<(), ExecError> {
-    let root = std::fs::canonicalize(&job.root).map_err(|source| ExecError::Log { source })?;
-    let outside = || ExecError::Refused {
-        reason: format!(
-            "the directory of `{}` resolves outside its checkout (through a symbolic link or `..`), so cascade runs nothing there; make it a real directory of the repository",
-            job.unit
-        ),
-    };
-    let dir = std::fs::canonicalize(&job.dir).map_err(|_| outside())?;
-    if !dir.starts_with(&root) {
-        return Err(outside());
-    }
+    let (root, dir) = inside_tree(job)?;
     let committed = match tracked.dirs(&root) {
         Some(dirs) => dirs,
         // Not a git work tree: cascade wrote every file of it from the
@@ -76,6 +66,25 @@ pub(super) fn check(
         }
     }
     Ok(())
+}
+
+/// The job's tree and directory, both resolved, when the directory is inside
+/// the tree; refused otherwise (a link, or a `..` a unit path should never
+/// hold, leading elsewhere: another pull request's checkout, a directory next
+/// to the repository). Every command's directory passes here before it starts.
+pub(super) fn inside_tree(job: &UnitJob) -> Result<(PathBuf, PathBuf), ExecError> {
+    let root = std::fs::canonicalize(&job.root).map_err(|source| ExecError::Log { source })?;
+    let outside = || ExecError::Refused {
+        reason: format!(
+            "the directory of `{}` resolves outside its checkout (through a symbolic link or `..`), so cascade runs nothing there; make it a real directory of the repository, or rename it if its name holds `..`",
+            job.unit
+        ),
+    };
+    let dir = std::fs::canonicalize(&job.dir).map_err(|_| outside())?;
+    if !dir.starts_with(&root) {
+        return Err(outside());
+    }
+    Ok((root, dir))
 }
 
 fn shown(rel: &Path) -> String {

@@ -570,6 +570,8 @@ impl Executor for ProcessExecutor {
         cancel: &CancellationToken,
     ) -> Result<(), ExecError> {
         self.ready(job)?;
+        // The stack's directory, like a unit's, must be inside its tree.
+        preflight::inside_tree(job)?;
         self.run(job, Step::StackGenerate, Stop::Cancel(cancel))
             .await
             .map(|_| ())

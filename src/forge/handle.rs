@@ -11,8 +11,8 @@ use arc_swap::ArcSwapOption;
 use super::github::{self, GitHubApp};
 use super::gitlab::{self, GitLab};
 use super::types::{
-    Actor, Approvals, ChangeRequest, CheckOutput, DefaultBranch, ForgeKind, ForgeRef, Membership,
-    OwnComment, Spelling, TooLong,
+    Actor, Approvals, ChangeRequest, CheckOutput, Commit, DefaultBranch, ForgeKind, ForgeRef,
+    Membership, OwnComment, Spelling, TooLong,
 };
 use crate::comment::GITHUB_LIMIT;
 
@@ -236,6 +236,16 @@ impl Forge {
                 still_required: 0,
             }),
             Forge::GitLab(p) => p.approvals(repo, number, cr).await,
+        }
+    }
+
+    /// The change request's commits since its base, in the forge's order, with who wrote and
+    /// committed each as the forge knows them. A listing the forge cuts short (GitHub
+    /// lists at most 250) is an error, never a shorter list.
+    pub async fn commits(&self, repo: &str, number: u64) -> anyhow::Result<Vec<Commit>> {
+        match self {
+            Forge::GitHub(inst) => inst.commits(repo, number).await,
+            Forge::GitLab(p) => p.commits(repo, number).await,
         }
     }
 

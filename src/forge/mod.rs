@@ -9,8 +9,8 @@ pub mod types;
 
 pub use handle::{Forge, Forges};
 pub use types::{
-    Actor, Approvals, Approver, ChangeRequest, CheckOutput, CheckStatus, DefaultBranch, ForgeKind,
-    ForgeRef, Membership, Mergeable, OwnComment, Spelling, TooLong,
+    Actor, Approvals, Approver, ChangeRequest, CheckOutput, CheckStatus, Commit, CommitPerson,
+    DefaultBranch, ForgeKind, ForgeRef, Membership, Mergeable, OwnComment, Spelling, TooLong,
 };
 
 use std::time::{Duration, SystemTime};

@@ -86,6 +86,11 @@ pub enum Mergeable {
     No {
         state: String,
     },
+    /// Blocked by a requirement other than cascade's own check, said as a clause
+    /// ("the required check `ci` is `failure`").
+    Blocked {
+        why: String,
+    },
     /// The forge is still working it out: ask again later.
     Unknown {
         state: String,
@@ -147,6 +152,9 @@ pub struct OwnComment {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Approver {
     pub actor: Actor,
+    /// The approver's display name where the forge reports it (GitLab), to match against
+    /// the names written in commits.
+    pub name: Option<String>,
     /// The head the approval was given on, where the forge records it. GitLab records
     /// none; it reports `Some(head)` only when the project drops approvals on push.
     pub commit: Option<String>,
@@ -161,6 +169,27 @@ pub struct Approvals {
     /// says `approved: false`); 0 when the forge has no such rule or it is met. GitHub's
     /// required reviews show in its mergeable state instead.
     pub still_required: u64,
+}
+
+/// One commit of a change request (since its base), with the people the forge says
+/// wrote and committed it: who must not approve it, unless the repository allows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Commit {
+    pub sha: String,
+    /// Its author and committer, as far as the forge knows them (none: linked to nobody).
+    pub people: Vec<CommitPerson>,
+}
+
+/// Someone a commit names as its author or committer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CommitPerson {
+    /// An account the forge linked the commit to (GitHub's `author.login` and
+    /// `committer.login`, from the commit's verified email addresses).
+    Account(String),
+    /// A name and email as written in the commit, linked to no account (GitLab's
+    /// `author_name`, `author_email`, `committer_name`, `committer_email`). Whoever made
+    /// the commit wrote them: they may name anybody.
+    Written { name: String, email: String },
 }
 
 /// Whether an actor belongs to a team (GitHub `org/slug`) or group (GitLab path).

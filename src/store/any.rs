@@ -6,7 +6,7 @@
 
 use super::{
     ApplyClaim, DeliveryRecord, DeliveryStatus, DriftRecord, Lock, PlanRecord, PlanStatus,
-    PostgresStore, PullRequestRecord, RunKind, RunRecord, SqliteStore, Store, UnitRecord,
+    PostgresStore, PullRequestRecord, Pusher, RunKind, RunRecord, SqliteStore, Store, UnitRecord,
 };
 use crate::plan::PlanId;
 use crate::unit::UnitPath;
@@ -210,6 +210,14 @@ impl Store for AnyStore {
 
     async fn set_comment_parts(&self, repo: &str, number: u64, ids: &[u64]) -> anyhow::Result<()> {
         on_backend!(self, s => s.set_comment_parts(repo, number, ids))
+    }
+
+    async fn add_pusher(&self, repo: &str, number: u64, pusher: &Pusher) -> anyhow::Result<()> {
+        on_backend!(self, s => s.add_pusher(repo, number, pusher))
+    }
+
+    async fn pushers(&self, repo: &str, number: u64) -> anyhow::Result<Vec<Pusher>> {
+        on_backend!(self, s => s.pushers(repo, number))
     }
 
     async fn insert_apply_claim(&self, claim: &ApplyClaim) -> anyhow::Result<Option<ApplyClaim>> {

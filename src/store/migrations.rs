@@ -47,6 +47,11 @@ pub(super) const SQLITE: &[Embedded] = &[
         include_str!("../../migrations/0008_unit_retries.sql"),
     ),
     (9, "drift", include_str!("../../migrations/0009_drift.sql")),
+    (
+        10,
+        "pushers",
+        include_str!("../../migrations/0010_pushers.sql"),
+    ),
 ];
 
 /// The PostgreSQL schema, in order: the twins of [`SQLITE`].
@@ -95,6 +100,11 @@ pub(super) const POSTGRES: &[Embedded] = &[
         9,
         "drift",
         include_str!("../../migrations/postgres/0009_drift.sql"),
+    ),
+    (
+        10,
+        "pushers",
+        include_str!("../../migrations/postgres/0010_pushers.sql"),
     ),
 ];
 

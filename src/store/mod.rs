@@ -20,6 +20,7 @@ mod drift;
 mod leases;
 mod migrations;
 mod postgres;
+mod pushers;
 mod rows;
 mod sqlite;
 mod waiting;
@@ -29,6 +30,7 @@ pub use bot::{DeliveryRecord, DeliveryStatus, Lock, PrState, PullRequestRecord};
 pub use claims::ApplyClaim;
 pub use drift::DriftRecord;
 pub use postgres::PostgresStore;
+pub use pushers::Pusher;
 pub use sqlite::SqliteStore;
 
 use crate::plan::render::RenderedPlan;
@@ -354,6 +356,20 @@ pub trait Store: Send + Sync + 'static {
         number: u64,
         ids: &[u64],
     ) -> impl Future<Output = anyhow::Result<()>> + Send;
+    /// Records that `pusher` pushed to pull request `number`; recording the same login
+    /// again changes nothing.
+    fn add_pusher(
+        &self,
+        repo: &str,
+        number: u64,
+        pusher: &Pusher,
+    ) -> impl Future<Output = anyhow::Result<()>> + Send;
+    /// Everyone recorded as having pushed to pull request `number`, by login.
+    fn pushers(
+        &self,
+        repo: &str,
+        number: u64,
+    ) -> impl Future<Output = anyhow::Result<Vec<Pusher>>> + Send;
 
     /// Takes the claim to apply `claim.plan_id` when nobody holds it; answers
     /// the holder's claim otherwise (nothing is changed then).

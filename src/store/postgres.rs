@@ -24,7 +24,7 @@
 use super::rows::{self, kind_str};
 use super::{
     ApplyClaim, DeliveryRecord, DeliveryStatus, Lock, PlanRecord, PlanStatus, PullRequestRecord,
-    RunKind, RunRecord, Store, UnitRecord,
+    Pusher, RunKind, RunRecord, Store, UnitRecord,
 };
 use crate::plan::PlanId;
 use crate::unit::UnitPath;
@@ -535,6 +535,15 @@ impl Store for PostgresStore {
         super::comment_parts::postgres::set_comment_parts(&mut tx, repo, number, ids).await?;
         tx.commit().await?;
         Ok(())
+    }
+
+    async fn add_pusher(&self, repo: &str, number: u64, pusher: &Pusher) -> anyhow::Result<()> {
+        super::pushers::postgres::add_pusher(&mut *self.pool.acquire().await?, repo, number, pusher)
+            .await
+    }
+
+    async fn pushers(&self, repo: &str, number: u64) -> anyhow::Result<Vec<Pusher>> {
+        super::pushers::postgres::pushers(&mut *self.pool.acquire().await?, repo, number).await
     }
 
     async fn insert_apply_claim(&self, claim: &ApplyClaim) -> anyhow::Result<Option<ApplyClaim>> {

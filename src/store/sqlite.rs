@@ -3,7 +3,7 @@
 use super::rows::{self, kind_str};
 use super::{
     ApplyClaim, DeliveryRecord, DeliveryStatus, Lock, PlanRecord, PlanStatus, PullRequestRecord,
-    RunKind, RunRecord, Store, UnitRecord,
+    Pusher, RunKind, RunRecord, Store, UnitRecord,
 };
 use crate::plan::PlanId;
 use crate::unit::UnitPath;
@@ -457,6 +457,15 @@ impl Store for SqliteStore {
         super::comment_parts::sqlite::set_comment_parts(&mut tx, repo, number, ids).await?;
         tx.commit().await?;
         Ok(())
+    }
+
+    async fn add_pusher(&self, repo: &str, number: u64, pusher: &Pusher) -> anyhow::Result<()> {
+        super::pushers::sqlite::add_pusher(&mut *self.pool.acquire().await?, repo, number, pusher)
+            .await
+    }
+
+    async fn pushers(&self, repo: &str, number: u64) -> anyhow::Result<Vec<Pusher>> {
+        super::pushers::sqlite::pushers(&mut *self.pool.acquire().await?, repo, number).await
     }
 
     async fn insert_apply_claim(&self, claim: &ApplyClaim) -> anyhow::Result<Option<ApplyClaim>> {

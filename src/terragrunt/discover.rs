@@ -12,6 +12,7 @@
 
 mod config;
 mod files;
+mod twins;
 
 use super::context::{NOT_SHOWN, Session};
 use super::fs::{FsIndex, Probe, Truncation, UNIT_CONFIG_NAMES};
@@ -57,7 +58,8 @@ pub(super) fn discover_here(opts: &DiscoverOptions) -> Discovery {
     let dir = std::fs::canonicalize(&opts.dir).unwrap_or_else(|_| opts.dir.clone());
     let root_abs = root.to_string_lossy().trim_end_matches('/').to_string();
     let base = match dir.strip_prefix(&root) {
-        Ok(rel) => rel.to_string_lossy().replace('\\', "/"),
+        // Bytes as the filesystem keeps them: a backslash is part of a name.
+        Ok(rel) => rel.to_string_lossy().into_owned(),
         Err(_) => {
             let problem = Problem::new(
                 ProblemKind::Config,
@@ -224,6 +226,7 @@ pub(super) fn discover_here(opts: &DiscoverOptions) -> Discovery {
                 unresolved: outcome.unresolved,
                 excluded: outcome.excluded,
                 stack: f.stack.as_ref().map(|s| UnitPath::new(rel_to_base(s))),
+                refused: None,
             };
             Built {
                 unit,
@@ -246,6 +249,7 @@ pub(super) fn discover_here(opts: &DiscoverOptions) -> Discovery {
         .iter()
         .any(|u| u.kind == UnitKind::Module && u.unresolved);
     units.sort_by(|a, b| a.path.cmp(&b.path));
+    twins::refuse_shared_paths(&mut units, &mut problems);
     for (dependent, deps) in exclude_deps_of {
         for unit in units
             .iter_mut()

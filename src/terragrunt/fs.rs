@@ -67,6 +67,8 @@ pub enum Refusal {
     TooManyLinks,
     /// A directory [`MAX_WALK_DEPTH`] levels down.
     TooDeep,
+    /// A directory or link whose name is not UTF-8.
+    NotUtf8,
 }
 
 /// Why the walk stopped early, if it did.
@@ -656,11 +658,21 @@ impl<'r> Walk<'r> {
             if !self.count() {
                 break;
             }
-            let name = entry.file_name().to_string_lossy().into_owned();
+            let raw = entry.file_name();
+            let name = raw.to_string_lossy().into_owned();
             let child = paths::join(&rel, &name);
             let Ok(kind) = entry.file_type() else {
                 continue;
             };
+            // Two directories whose names differ only in bytes that are not
+            // UTF-8 would share one lossy path (and one unit path); their
+            // files could not be read back by it either. A file keeps its
+            // lossy name: git's diff names it the same way, and its owner is
+            // found by its directory.
+            if raw.to_str().is_none() && !kind.is_file() {
+                local.refused.insert(child, Refusal::NotUtf8);
+                continue;
+            }
             if kind.is_file() {
                 local.files.push(child);
             } else if kind.is_dir() && !is_skipped_dir(&name) {

@@ -77,6 +77,10 @@ pub struct Unit {
     /// the `terragrunt.stack.hcl` in the repository) whose `terragrunt stack
     /// generate` writes it, which must run before the unit is planned.
     pub stack: Option<UnitPath>,
+    /// Why cascade runs nothing for this unit, if it refuses to: two units
+    /// came to share its path (see `discover/twins.rs`). Unlike `excluded`, a
+    /// refused unit that a change affects is a failed unit, never left out.
+    pub refused: Option<String>,
 }
 
 /// Everything discovery found: units sorted by path, and the problems met on the way.

@@ -34,12 +34,17 @@ pub fn git_out(dir: &Path, args: &[&str]) -> String {
 
 /// Commits a change on a new branch of the work repo and pushes it to the origin.
 pub fn push_change(w: &World, branch: &str, file: &str, line: &str) -> String {
+    push_change_as(w, branch, file, line, "t <t@example.com>")
+}
+
+/// [`push_change`] with the commit's author `Name <email>` (the committer stays `t`).
+pub fn push_change_as(w: &World, branch: &str, file: &str, line: &str, author: &str) -> String {
     let dir = w.work.path();
     let _ = git_out(dir, &["checkout", "-q", "-B", branch]);
     let path = dir.join(file);
     let text = std::fs::read_to_string(&path).unwrap();
     std::fs::write(&path, format!("{text}\n# {line}\n")).unwrap();
-    git_out(dir, &["commit", "-qam", line]);
+    git_out(dir, &["commit", "-qam", line, "--author", author]);
     push(w, branch)
 }
 
@@ -204,11 +209,25 @@ impl World {
             .as_u16()
     }
 
-    /// A new head on pull request `number`, touching `file`, announced with `synchronize`.
+    /// A new head on pull request `number`, touching `file`, announced with `synchronize`
+    /// (sent by the pull request's author).
     pub async fn synchronize(&self, number: u64, head: &str, file: &str) {
         self.fake
             .push(REPO, number, head, vec![FileChange::modified(file)]);
         assert_eq!(self.send_pr(number, "synchronize").await, 202);
+    }
+
+    /// [`World::synchronize`] pushed by `pusher`: the event's sender.
+    pub async fn synchronize_by(&self, number: u64, head: &str, file: &str, pusher: &str) {
+        self.fake
+            .push(REPO, number, head, vec![FileChange::modified(file)]);
+        let status = self
+            .fake
+            .pull_request_event_by(REPO, number, "synchronize", pusher)
+            .post(&self.hook())
+            .await
+            .status();
+        assert_eq!(status, 202);
     }
 
     pub async fn comment(&self, number: u64, user: &str, body: &str) -> u16 {

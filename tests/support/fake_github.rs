@@ -8,15 +8,21 @@
 //!
 //! Tests read like the behaviour: `fake.open_pull_request(..)`,
 //! `fake.user_comment(..)`, `fake.bot_comments(..)`, `fake.check_runs(..)`,
-//! `fake.issue(..)` (repositories, branches and plain issues: `fake_github/issues.rs`).
+//! `fake.issue(..)` (repositories, branches and plain issues: `fake_github/issues.rs`),
+//! `fake.link_email(..)` (a pull request's commits, read from the origin:
+//! `fake_github/commits.rs`).
 #![allow(dead_code)]
 
 #[path = "fake_github/apps.rs"]
 mod apps;
+#[path = "fake_github/commits.rs"]
+mod commits;
 #[path = "fake_github/issues.rs"]
 mod issues;
 #[path = "fake_github/json.rs"]
 mod json;
+#[path = "fake_github/merge_gate.rs"]
+pub mod merge_gate;
 #[path = "fake_github/routes.rs"]
 mod routes;
 #[path = "fake_github/webhooks.rs"]
@@ -285,6 +291,10 @@ pub(crate) struct RepoModel {
     pub comments: BTreeMap<u64, CommentModel>,
     pub check_runs: BTreeMap<u64, CheckRunModel>,
     pub permissions: HashMap<String, String>,
+    /// Branch protection and rulesets by branch (`fake_github/merge_gate.rs`).
+    pub protection: BTreeMap<String, merge_gate::Protection>,
+    /// Other apps' check runs: (head sha, name, conclusion), latest last.
+    pub foreign_checks: Vec<(String, String, String)>,
 }
 
 pub(crate) struct PullModel {
@@ -305,6 +315,8 @@ pub(crate) struct PullModel {
     pub files: Vec<FileChange>,
     pub reviews: Vec<ReviewModel>,
     pub head_repo: Option<PathBuf>,
+    /// The base before the last `change_base` (ref, sha): `edited`'s `changes.base`.
+    pub previous_base: Option<(String, String)>,
 }
 
 pub(crate) struct CommentModel {
@@ -343,6 +355,8 @@ pub(crate) struct Model {
     failures: HashMap<String, VecDeque<Failure>>,
     /// Failures answered after the request was carried out (a write stored, then a 502).
     failures_after: HashMap<String, VecDeque<Failure>>,
+    /// Emails GitHub links commits to accounts by (lowercase email → login).
+    pub linked_emails: BTreeMap<String, String>,
     /// Teams by (organization, slug): member login → membership state (`active`, `pending`).
     pub teams: BTreeMap<(String, String), BTreeMap<String, String>>,
     requests: Vec<RequestRecord>,
@@ -413,6 +427,10 @@ impl FakeGitHub {
                 next_id: 1000,
                 failures: HashMap::new(),
                 failures_after: HashMap::new(),
+                linked_emails: BTreeMap::from([(
+                    commits::WEB_FLOW_EMAIL.to_string(),
+                    "web-flow".to_string(),
+                )]),
                 teams: BTreeMap::new(),
                 requests: Vec::new(),
                 writes: BTreeMap::new(),
@@ -507,6 +525,8 @@ impl FakeGitHub {
                 comments: BTreeMap::new(),
                 check_runs: BTreeMap::new(),
                 permissions: HashMap::new(),
+                protection: BTreeMap::new(),
+                foreign_checks: Vec::new(),
             },
         );
     }
@@ -542,6 +562,7 @@ impl FakeGitHub {
                 files: spec.files,
                 reviews: Vec::new(),
                 head_repo: spec.head_repo,
+                previous_base: None,
             },
         );
         number
@@ -558,6 +579,16 @@ impl FakeGitHub {
         ));
         pr.files = files;
         sync_pull_ref(&clone_url, number, new_head_sha, pr.head_repo.as_deref());
+    }
+
+    /// Changes the pull request's base branch, as "Edit" on GitHub does; announce it with
+    /// `pull_request_event(.., "edited")`.
+    pub fn change_base(&self, repo: &str, number: u64, base_ref: &str, base_sha: &str) {
+        let mut model = self.model();
+        let pr = model.pull(repo, number);
+        let old_ref = std::mem::replace(&mut pr.base_ref, base_ref.to_string());
+        let old_sha = std::mem::replace(&mut pr.base_sha, base_sha.to_string());
+        pr.previous_base = Some((old_ref, old_sha));
     }
 
     pub fn close_pull_request(&self, repo: &str, number: u64, merged: bool) {
@@ -591,6 +622,24 @@ impl FakeGitHub {
     }
 
     /// A review in `state` on the current head.
+    /// Protects `branch`: GitHub then answers `blocked` itself, which the test sets with
+    /// the pull request's `mergeable_state`.
+    pub fn protect(&self, repo: &str, branch: &str, protection: merge_gate::Protection) {
+        self.model()
+            .repo(repo)
+            .protection
+            .insert(branch.to_string(), protection);
+    }
+
+    /// Another app's check run `name` on `sha`, completed with `conclusion`.
+    pub fn foreign_check(&self, repo: &str, sha: &str, name: &str, conclusion: &str) {
+        self.model().repo(repo).foreign_checks.push((
+            sha.to_string(),
+            name.to_string(),
+            conclusion.to_string(),
+        ));
+    }
+
     pub fn review(&self, repo: &str, number: u64, user: &str, state: &str) {
         let mut model = self.model();
         let id = model.next_id();

@@ -10,9 +10,12 @@
 //!
 //! Tests read like the behaviour: `fake.open_merge_request(..)`, `fake.user_note(..)`,
 //! `fake.bot_notes(..)`, `fake.statuses(..)`, `fake.issue(..)` (branches and issues with
-//! their notes: `fake_gitlab/issues.rs`).
+//! their notes: `fake_gitlab/issues.rs`); a merge request's commits are read from the
+//! origin (`fake_gitlab/commits.rs`).
 #![allow(dead_code)]
 
+#[path = "fake_gitlab/commits.rs"]
+mod commits;
 #[path = "fake_gitlab/git.rs"]
 mod git;
 #[path = "fake_gitlab/issues.rs"]

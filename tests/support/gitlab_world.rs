@@ -47,12 +47,17 @@ fn git_out(dir: &Path, args: &[&str]) -> String {
 /// Commits a change to `file` on `branch` (created from the current branch when new) and
 /// pushes it to the origin; returns the new head.
 pub fn push_change(w: &World, branch: &str, file: &str, line: &str) -> String {
+    push_change_as(w, branch, file, line, "t <t@example.com>")
+}
+
+/// [`push_change`] with the commit's author `Name <email>` (the committer stays `t`).
+pub fn push_change_as(w: &World, branch: &str, file: &str, line: &str, author: &str) -> String {
     let dir = w.work.path();
     git_out(dir, &["checkout", "-q", "-B", branch]);
     let path = dir.join(file);
     let text = std::fs::read_to_string(&path).unwrap();
     std::fs::write(&path, format!("{text}\n# {line}\n")).unwrap();
-    git_out(dir, &["commit", "-qam", line]);
+    git_out(dir, &["commit", "-qam", line, "--author", author]);
     git_out(
         dir,
         &[
@@ -215,13 +220,19 @@ impl World {
             .as_u16()
     }
 
-    /// A new head on the merge request, touching `file`, announced with `update` and `oldrev`.
+    /// A new head on the merge request, touching `file`, announced with `update` and `oldrev`
+    /// (pushed by the author).
     pub async fn pushed(&self, iid: u64, head: &str, file: &str) {
+        self.pushed_by(iid, head, file, None).await;
+    }
+
+    /// [`World::pushed`] by `pusher`: the hook's `user` (the author when `None`).
+    pub async fn pushed_by(&self, iid: u64, head: &str, file: &str, pusher: Option<&str>) {
         self.fake
             .push(self.project, iid, head, vec![DiffFile::modified(file)]);
         let status = self
             .fake
-            .merge_request_pushed_event(self.project, iid)
+            .merge_request_pushed_event_by(self.project, iid, pusher)
             .post(&self.hook())
             .await
             .status()

@@ -203,3 +203,56 @@ pub fn stdout_json(out: &std::process::Output) -> serde_json::Value {
         )
     })
 }
+
+/// A bare origin (`<dir>/infra.git`) whose `main` has one commit and whose `feature`
+/// adds `people.len()` more, commit `i` written by `people[i]` as (author, committer),
+/// each `Name <email>`: (dir, origin, main's sha, feature's sha). One `git fast-import`,
+/// however many commits.
+pub fn origin_with_commits(
+    people: &[(&str, &str)],
+) -> (tempfile::TempDir, PathBuf, String, String) {
+    use std::io::Write as _;
+    let tmp = tempfile::tempdir().unwrap();
+    let origin = tmp.path().join("infra.git");
+    git(
+        tmp.path(),
+        &["init", "-q", "--bare", origin.to_str().unwrap()],
+    );
+    let mut stream = String::new();
+    let mut commit = |branch: &str, mark: usize, author: &str, committer: &str| {
+        let from = if mark > 1 {
+            format!("from :{}\n", mark - 1)
+        } else {
+            String::new()
+        };
+        let (message, content) = (format!("commit {mark}"), format!("# {mark}\n"));
+        stream.push_str(&format!(
+            "commit refs/heads/{branch}\nmark :{mark}\nauthor {author} 1767603600 +0000\n\
+             committer {committer} 1767603600 +0000\ndata {}\n{message}\n{from}\
+             M 644 inline main.tf\ndata {}\n{content}\n",
+            message.len(),
+            content.len()
+        ));
+    };
+    commit("main", 1, "t <t@example.com>", "t <t@example.com>");
+    for (i, (author, committer)) in people.iter().enumerate() {
+        commit("feature", i + 2, author, committer);
+    }
+    let mut import = Command::new("git")
+        .arg("-C")
+        .arg(&origin)
+        .args(["fast-import", "--quiet"])
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    import
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stream.as_bytes())
+        .unwrap();
+    assert!(import.wait().unwrap().success(), "git fast-import");
+    let main = git(&origin, &["rev-parse", "main"]);
+    let feature = git(&origin, &["rev-parse", "feature"]);
+    (tmp, origin, main, feature)
+}

@@ -38,6 +38,10 @@ struct ChangesJson {
     draft: Option<Change<Option<bool>>>,
     #[serde(default)]
     title: Option<Change<Option<String>>>,
+    /// Sent when the merge request's target branch changed (GitLab's webhook reference,
+    /// "Merge request events": `changes` lists each updated attribute).
+    #[serde(default)]
+    target_branch: Option<Change<Option<String>>>,
 }
 
 #[derive(Deserialize)]
@@ -52,6 +56,7 @@ pub(super) enum MergeRequestActionName {
     Reopened,
     Pushed(String),
     Ready,
+    Retargeted,
     Closed,
     Merged,
 }
@@ -74,10 +79,19 @@ impl MergeRequestProbe {
                     MergeRequestActionName::Pushed(oldrev.to_owned())
                 }
                 _ if self.became_ready() => MergeRequestActionName::Ready,
+                _ if self.retargeted() => MergeRequestActionName::Retargeted,
                 _ => return None,
             },
             _ => return None,
         })
+    }
+
+    /// The target branch changed: planned again, under the new base's allowance.
+    fn retargeted(&self) -> bool {
+        self.changes
+            .as_ref()
+            .and_then(|c| c.target_branch.as_ref())
+            .is_some_and(|t| t.previous != t.current)
     }
 
     /// Draft → ready: `changes.draft` where GitLab sends it (ready → draft is
@@ -161,6 +175,7 @@ impl MergeRequestPayload {
                     .map_err(|e| shape(event, "object_attributes.oldrev", &e.to_string()))?,
             },
             MergeRequestActionName::Ready => MergeRequestAction::Ready,
+            MergeRequestActionName::Retargeted => MergeRequestAction::Retargeted,
             MergeRequestActionName::Closed => MergeRequestAction::Closed,
             MergeRequestActionName::Merged => MergeRequestAction::Merged,
         };

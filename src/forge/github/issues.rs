@@ -82,7 +82,7 @@ fn is_status(error: &anyhow::Error, statuses: &[u16]) -> bool {
 }
 
 /// `/branches/{branch}` with each `/`-separated part of the name encoded.
-fn branch_path(branch: &str) -> anyhow::Result<String> {
+pub(super) fn branch_path(branch: &str) -> anyhow::Result<String> {
     let parts: anyhow::Result<Vec<String>> = branch.split('/').map(segment).collect();
     Ok(parts
         .map_err(|_| anyhow::anyhow!("{branch:?} is not a branch name GitHub can have"))?

@@ -8,8 +8,10 @@
 //! rate limits. Answers are read into small serde shapes ([`types`]) rather
 //! than octocrab's full models, so fields GitHub adds or omits never break a call.
 
+mod commits;
 mod issues;
 pub mod manifest;
+mod merge_gate;
 mod neutral;
 mod review;
 mod transport;
@@ -21,6 +23,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 use serde_json::json;
 
+pub use commits::PULL_REQUEST_COMMITS_CAP;
 pub use issues::{ISSUE_BODY_LIMIT, ISSUE_TITLE_LIMIT};
 pub use transport::{ApiError, RetryPolicy, TOKEN_REFRESH_MARGIN, WriteBudget};
 // The check's states are the forge-neutral ones; re-exported for callers of this client.

@@ -10,7 +10,18 @@ impl Installation {
     /// The pull request as the flows need it. `clone_url` is GitHub's usual https URL
     /// for `repo`; the bot prefers the one a webhook gave it.
     pub async fn change_request(&self, repo: &str, number: u64) -> anyhow::Result<ChangeRequest> {
-        Ok(change_request(repo, self.pull_request(repo, number).await?))
+        let pr = self.pull_request(repo, number).await?;
+        // `blocked` with no conflict: cascade's own check may be all that blocks.
+        let gate = if pr.mergeable_state == "blocked" && pr.mergeable != Some(false) {
+            Some(self.merge_gate(repo, number, &pr.base_ref).await?)
+        } else {
+            None
+        };
+        let mut cr = change_request(repo, pr);
+        if let Some(gate) = gate {
+            cr.mergeable = gate;
+        }
+        Ok(cr)
     }
 
     /// The App's own comments on the pull request, oldest first: those GitHub says it
@@ -89,15 +100,15 @@ impl Installation {
     }
 }
 
-/// GitHub merges when it says `mergeable`, or when the state says only non-required
-/// checks fail (`unstable`) or hooks run (`has_hooks`). cascade's own check is never
-/// required by GitHub for its answer here, so nothing is left out.
+/// GitHub merges when the state is `clean`, or says only non-required checks fail
+/// (`unstable`) or hooks run (`has_hooks`); `mergeable: true` alone says only that there
+/// is no conflict. `blocked` is judged by [`super::merge_gate`], which replaces the
+/// answer here.
 fn change_request(repo: &str, pr: PullRequestInfo) -> ChangeRequest {
-    let mergeable = if pr.mergeable == Some(true)
-        || matches!(
-            pr.mergeable_state.as_str(),
-            "clean" | "unstable" | "has_hooks"
-        ) {
+    let mergeable = if matches!(
+        pr.mergeable_state.as_str(),
+        "clean" | "unstable" | "has_hooks"
+    ) {
         Mergeable::Yes
     } else if pr.mergeable.is_none() {
         Mergeable::Unknown {
@@ -149,7 +160,13 @@ mod tests {
     #[test]
     fn mergeability_is_read_from_the_flag_and_the_state() {
         let read = |m, s| change_request("acme/infra", pull(m, s)).mergeable;
-        assert_eq!(read(Some(true), "blocked"), Mergeable::Yes);
+        // No conflict says nothing about requirements: `merge_gate` judges `blocked`.
+        assert_eq!(
+            read(Some(true), "blocked"),
+            Mergeable::No {
+                state: "blocked".into()
+            }
+        );
         for state in ["clean", "unstable", "has_hooks"] {
             assert_eq!(read(Some(false), state), Mergeable::Yes);
         }

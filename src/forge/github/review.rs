@@ -33,6 +33,7 @@ fn latest_approvals(reviews: &[Review]) -> Vec<Approver> {
                 id: None,
                 login: review.author.clone(),
             },
+            name: None,
             commit: Some(review.commit_id.clone()),
         })
         .collect()

@@ -8,9 +8,10 @@
 //! waits out rate limits and server errors, and counts writes. Answers are read into
 //! small serde shapes, so fields GitLab adds or omits never break a call. How cascade's
 //! check becomes a commit status, and "mergeable" without it, is in [`status`]; notes on
-//! merge requests and issues in [`notes`]; the default branch and issues (drift) in
-//! [`issues`].
+//! merge requests and issues in [`notes`]; a merge request's commits in [`commits`]; the
+//! default branch and issues (drift) in [`issues`].
 
+mod commits;
 mod issues;
 mod notes;
 mod status;
@@ -579,6 +580,7 @@ impl Project {
                     id: Some(a.user.id),
                     login: a.user.username,
                 },
+                name: a.user.name,
                 commit: resets.then(|| cr.head_sha.clone()),
             })
             .collect();

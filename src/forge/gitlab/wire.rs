@@ -12,6 +12,9 @@ use serde::Deserialize;
 pub(crate) struct WireUser {
     pub id: u64,
     pub username: String,
+    /// The display name; always sent, read as optional all the same.
+    #[serde(default)]
+    pub name: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

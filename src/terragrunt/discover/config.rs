@@ -62,7 +62,8 @@ pub(super) fn add_config_units(
                     .at(crate::config::FILE_NAME, None, None),
             );
         }
-        units.retain(|u| u.path != module.path);
+        // A Terragrunt unit already at this path stays: two units with one
+        // path are refused together (`twins`), so neither wins silently.
         units.push(Unit {
             path: module.path.clone(),
             kind: UnitKind::Module,
@@ -73,6 +74,7 @@ pub(super) fn add_config_units(
             excluded: None,
             executor: Some(module.executor),
             stack: None,
+            refused: None,
         });
     }
     let known: HashSet<UnitPath> = units.iter().map(|u| u.path.clone()).collect();

@@ -41,6 +41,9 @@ pub(super) fn walk_problems(
             Refusal::TooManyLinks => {
                 "cascade did not follow this symbolic link: the walk already followed its limit of links to directories (replace some links with directories)"
             }
+            Refusal::NotUtf8 => {
+                "this directory's (or link's) name is not valid UTF-8, so cascade cannot tell it, or a unit under it, from a name differing only there; cascade does not walk it (rename it)"
+            }
             Refusal::TooDeep => &format!(
                 "cascade did not walk this directory: it is more than cascade's limit of {MAX_WALK_DEPTH} levels below the directory it discovers (flatten the layout)"
             ),

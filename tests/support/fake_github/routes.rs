@@ -61,6 +61,8 @@ pub fn router(shared: Arc<Shared>) -> Router {
         .route("/graphql", post(graphql))
         .merge(super::apps::router())
         .merge(super::issues::routes())
+        .merge(super::merge_gate::routes())
+        .merge(super::commits::routes())
         .fallback(|| async { reply(StatusCode::NOT_FOUND, json::error("Not Found")) })
         .layer(middleware::from_fn_with_state(shared.clone(), log_request))
         .with_state(shared)
@@ -706,6 +708,12 @@ async fn graphql(State(fake): Fake, headers: HeaderMap, body: Bytes) -> Answer {
             json!({ "data": { "minimizeComment": null }, "errors": [{ "type": "NOT_FOUND", "path": ["minimizeComment"], "message": message }] }),
         )
     };
+    if query.contains("statusCheckRollup") {
+        return Ok(reply(
+            StatusCode::OK,
+            super::merge_gate::answer(&model, installation, &body["variables"]),
+        ));
+    }
     if !query.contains("minimizeComment") {
         return Ok(graphql_error(
             "the fake GitHub only knows the minimizeComment mutation".into(),

@@ -119,8 +119,22 @@ impl FakeGitHub {
 
     /// `pull_request` with `action` (`opened`, `synchronize`, `reopened`,
     /// `ready_for_review`, `converted_to_draft`, `closed`, `edited`) for the
-    /// pull request as it is now; `synchronize` carries `before`/`after`.
+    /// pull request as it is now, sent by its author; `synchronize` carries
+    /// `before`/`after`.
     pub fn pull_request_event(&self, repo: &str, number: u64, action: &str) -> Delivery {
+        let author = self.model().repos[repo].pulls[&number].author.clone();
+        self.pull_request_event_by(repo, number, action, &author)
+    }
+
+    /// [`FakeGitHub::pull_request_event`] with `sender` as who did it: on `synchronize`,
+    /// whoever pushed the new head.
+    pub fn pull_request_event_by(
+        &self,
+        repo: &str,
+        number: u64,
+        action: &str,
+        sender: &str,
+    ) -> Delivery {
         let model = self.model();
         let repo_model = &model.repos[repo];
         let pr = &repo_model.pulls[&number];
@@ -130,7 +144,7 @@ impl FakeGitHub {
             "pull_request": json::pull(&self.shared.url, repo_model, pr),
             "repository": json::repo(&self.shared.url, repo_model),
             "installation": installation_stub(repo_model.installation),
-            "sender": json::user(&self.shared.url, &pr.author),
+            "sender": json::user(&self.shared.url, sender),
         });
         if action == "synchronize" {
             payload["before"] = json!(
@@ -139,6 +153,16 @@ impl FakeGitHub {
                     .unwrap_or_else(|| pr.base_sha.clone())
             );
             payload["after"] = json!(pr.head_sha);
+        }
+        // `edited` names what changed with its old value: `changes.base.ref.from` and
+        // `changes.base.sha.from` for a new base
+        // (https://docs.github.com/en/webhooks/webhook-events-and-payloads#pull_request).
+        if action == "edited"
+            && let Some((old_ref, old_sha)) = &pr.previous_base
+        {
+            payload["changes"] = json!({
+                "base": { "ref": { "from": old_ref }, "sha": { "from": old_sha } },
+            });
         }
         Delivery::new("pull_request", &payload, &model.webhook_secret)
     }

@@ -58,6 +58,7 @@ pub fn router(shared: Arc<Shared>) -> Router {
         )
         .route(&format!("{MR}/notes/{{note}}/award_emoji"), post(award))
         .merge(super::issues::routes())
+        .merge(super::commits::routes())
         .fallback(fallback)
         .layer(middleware::from_fn_with_state(shared.clone(), log_request))
         .with_state(shared)

@@ -293,7 +293,8 @@ impl FakeGitLab {
 
     /// A Merge Request Hook for the merge request as it is now, with `action`
     /// (`open`, `reopen`, `close`, `merge`, `approved`, `unapproved`, `update`),
-    /// `changes` as given and `oldrev` when `oldrev` is set. The sender is the author.
+    /// `changes` as given and `oldrev` when `oldrev` is set. The sender is `by`, or the
+    /// author.
     fn merge_request_hook(
         &self,
         project: u64,
@@ -301,8 +302,10 @@ impl FakeGitLab {
         action: &str,
         changes: Value,
         oldrev: Option<String>,
+        by: Option<&str>,
     ) -> Delivery {
-        let model = self.model();
+        let mut model = self.model();
+        let sender = by.map(|username| model.user(username));
         let api = &self.shared.url;
         let p = &model.projects[&project];
         let mr = &p.mrs[&iid];
@@ -314,7 +317,7 @@ impl FakeGitLab {
         let payload = json!({
             "object_kind": "merge_request",
             "event_type": "merge_request",
-            "user": hook_user(&model, mr.author),
+            "user": hook_user(&model, sender.unwrap_or(mr.author)),
             "project": json::hook_project(api, p),
             "object_attributes": attributes,
             "labels": [],
@@ -339,11 +342,22 @@ impl FakeGitLab {
             }
             _ => json!({}),
         };
-        self.merge_request_hook(project, iid, action, changes, None)
+        self.merge_request_hook(project, iid, action, changes, None, None)
     }
 
-    /// `update` after `push`: `oldrev` is the head before it.
+    /// `update` after `push` by the author: `oldrev` is the head before it.
     pub fn merge_request_pushed_event(&self, project: u64, iid: u64) -> Delivery {
+        self.merge_request_pushed_event_by(project, iid, None)
+    }
+
+    /// `update` after `push` by `pusher` (the author when `None`): GitLab's `user` is who
+    /// pushed.
+    pub fn merge_request_pushed_event_by(
+        &self,
+        project: u64,
+        iid: u64,
+        pusher: Option<&str>,
+    ) -> Delivery {
         let oldrev = {
             let model = self.model();
             let mr = &model.projects[&project].mrs[&iid];
@@ -358,13 +372,14 @@ impl FakeGitLab {
             "update",
             json!({ "updated_at": change(now.clone(), now) }),
             Some(oldrev),
+            pusher,
         )
     }
 
     /// `update` without new commits, with `changes` (e.g. a title:
     /// `{"title": {"previous": "a", "current": "b"}}`).
     pub fn merge_request_updated_event(&self, project: u64, iid: u64, changes: Value) -> Delivery {
-        self.merge_request_hook(project, iid, "update", changes, None)
+        self.merge_request_hook(project, iid, "update", changes, None, None)
     }
 
     /// `update` marking a draft ready (`changes.draft` true → false); call after
@@ -375,7 +390,7 @@ impl FakeGitLab {
             "draft": change(true, false),
             "title": change(format!("Draft: {title}"), title),
         });
-        self.merge_request_hook(project, iid, "update", changes, None)
+        self.merge_request_hook(project, iid, "update", changes, None, None)
     }
 
     /// A Note Hook for a note from `user_note` (or `system_note`).

@@ -1,0 +1,94 @@
+//! The rules a pull request is held to, read from the repository's default branch and
+//! never from the pull request's base: a writer can push any branch and open a pull
+//! request into it, so a base branch's `.cascade.yaml` is as much the author's as the
+//! head's. `apply_requirements`, `apply_permission`, `approvals`, environments and
+//! implicit dependencies all come from the default branch's head, as drift's do; a
+//! base other than the default branch is planned only when `branches:` there lists it.
+
+use super::jobs::PrUpdate;
+use super::plan::fetch_pull_request;
+use super::{Bot, PrKey};
+use crate::config::RepoConfig;
+use crate::forge::{Forge, Spelling};
+use crate::problem::Problem;
+
+/// The default branch's `.cascade.yaml` as it is now.
+pub struct Rules {
+    /// The default branch's name.
+    pub branch: String,
+    /// The configuration, or why it is invalid.
+    pub config: Result<RepoConfig, Problem>,
+}
+
+impl Rules {
+    /// Why a pull request into `base` is not planned or applied, or `None` when the
+    /// rules allow that base. `None` too when the rules are invalid: that is said
+    /// elsewhere, with its line.
+    pub fn refuse_base(&self, base: &str, spelling: &Spelling) -> Option<String> {
+        let config = self.config.as_ref().ok()?;
+        refuse_base(config, &self.branch, base, spelling)
+    }
+}
+
+/// Why a pull request into `base` is not planned or applied under `config`, read from
+/// `default` (the default branch), or `None` when `base` is `default` or `branches:`
+/// lists it.
+pub fn refuse_base(
+    config: &RepoConfig,
+    default: &str,
+    base: &str,
+    spelling: &Spelling,
+) -> Option<String> {
+    if config.plans_into(base, default) {
+        return None;
+    }
+    let cr = spelling.change_request;
+    let listed = if config.branches().is_empty() {
+        "lists no other branches".to_string()
+    } else {
+        let globs: Vec<String> = config.branches().iter().map(|g| code(g)).collect();
+        format!("lists only {}", globs.join(", "))
+    };
+    let default = code(default);
+    Some(format!(
+        "cascade plans {cr}s into the default branch {default} and into the branches \
+         `branches:` in its `.cascade.yaml` lists; it {listed}, so this {cr} into {} is not \
+         planned. Change its base to {default}, or add the branch to `branches:` on {default} \
+         (review rules are always the default branch's).",
+        code(base),
+    ))
+}
+
+/// `text` as an inline code span no backtick run in it can close (branch names may hold
+/// backticks).
+pub(super) fn code(text: &str) -> String {
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest + 1);
+    let pad = if text.starts_with('`') || text.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{text}{pad}{fence}")
+}
+
+/// Reads the default branch's `.cascade.yaml` (the branch as the forge's API says, never
+/// a payload), fetching the repository first when the mirror lacks that commit.
+pub async fn rules(bot: &Bot, forge: &Forge, key: &PrKey, pr: &PrUpdate) -> anyhow::Result<Rules> {
+    let branch = forge.default_branch(&key.repo).await?;
+    let text = match bot.workspaces.config_at(&key.repo, &branch.sha) {
+        Ok(text) => text,
+        Err(_) => {
+            fetch_pull_request(bot, key, pr).await?;
+            bot.workspaces.config_at(&key.repo, &branch.sha)?
+        }
+    };
+    let config = match text {
+        None => Ok(RepoConfig::default()),
+        Some(text) => RepoConfig::parse(&text),
+    };
+    Ok(Rules {
+        branch: branch.name,
+        config,
+    })
+}
