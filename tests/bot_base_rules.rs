@@ -51,17 +51,6 @@ fn open_bobs(w: &World, head: &str, base: &str, base_sha: &str) -> u64 {
     )
 }
 
-fn applied(w: &World, n: u64) -> bool {
-    w.bot_texts(n)
-        .iter()
-        .any(|t| t.starts_with("<!-- cascade:apply"))
-}
-
-async fn nth_reply(w: &World, n: u64, count: usize) -> String {
-    w.until("a reply", |w| w.bot_texts(n).len() >= count).await;
-    w.bot_texts(n)[count - 1].clone()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pull_request_into_an_unlisted_base_is_told_once_and_never_planned() {
     let w = world().await;
@@ -89,9 +78,9 @@ async fn a_pull_request_into_an_unlisted_base_is_told_once_and_never_planned() {
     assert_eq!(w.bot_texts(n).len(), 1, "still one comment");
     // Nothing to apply, and the base's `apply_requirements: []` gives bob nothing.
     w.comment(n, "bob", "/apply 0123456789ab").await;
-    let reply = nth_reply(&w, n, 2).await;
+    let reply = w.nth_reply(n, 2).await;
     assert!(reply.contains("is not planned"), "{reply}");
-    assert!(!applied(&w, n), "nothing applied");
+    assert!(!w.applied(n), "nothing applied");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -105,13 +94,13 @@ async fn a_listed_base_is_planned_under_the_default_branchs_rules() {
     w.until("the plan", |w| w.checks_done(&head)).await;
     let id = w.plan_id(n);
     w.comment(n, "bob", &format!("/apply {id}")).await;
-    let reply = nth_reply(&w, n, 2).await;
+    let reply = w.nth_reply(n, 2).await;
     // bob-base says `apply_requirements: []`; main, whose rules count, wants a review.
     assert!(
         reply.contains("needs an approving review") && reply.contains("other than @bob"),
         "{reply}"
     );
-    assert!(!applied(&w, n), "nothing applied");
+    assert!(!w.applied(n), "nothing applied");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -133,9 +122,9 @@ async fn switching_to_an_unlisted_base_kills_the_plan_already_reviewed() {
     .await;
     w.fake.set_permission(REPO, "bob", "write");
     w.comment(n, "bob", &format!("/apply {id}")).await;
-    let reply = nth_reply(&w, n, 2).await;
+    let reply = w.nth_reply(n, 2).await;
     assert!(reply.starts_with("Not applied:"), "{reply}");
-    assert!(!applied(&w, n), "nothing applied");
+    assert!(!w.applied(n), "nothing applied");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -155,13 +144,13 @@ async fn switching_to_a_listed_base_plans_again_and_the_old_id_names_the_new() {
     let new = w.plan_id(n);
     w.fake.set_permission(REPO, "carol", "write");
     w.comment(n, "carol", &format!("/apply {old}")).await;
-    let reply = nth_reply(&w, n, 2).await;
+    let reply = w.nth_reply(n, 2).await;
     assert!(
         reply.contains(&format!("`{old}` is not this pull request's latest plan"))
             && reply.contains(&format!("/apply {new}")),
         "{reply}"
     );
-    assert!(!applied(&w, n), "nothing applied");
+    assert!(!w.applied(n), "nothing applied");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -35,17 +35,6 @@ async fn blocked_and_approved(w: &World) -> (u64, String) {
     (n, w.plan_id(n))
 }
 
-fn applied(w: &World, n: u64) -> bool {
-    w.bot_texts(n)
-        .iter()
-        .any(|t| t.starts_with("<!-- cascade:apply"))
-}
-
-async fn nth_reply(w: &World, n: u64, count: usize) -> String {
-    w.until("a reply", |w| w.bot_texts(n).len() >= count).await;
-    w.bot_texts(n)[count - 1].clone()
-}
-
 fn protection(checks: &[&str], via_ruleset: bool) -> Protection {
     Protection {
         required_checks: checks.iter().map(|c| c.to_string()).collect(),
@@ -62,16 +51,16 @@ async fn a_failed_required_check_refuses_and_only_cascades_own_pending_applies()
     w.fake.foreign_check(REPO, &w.head_sha, "ci", "failure");
     let (n, id) = blocked_and_approved(&w).await;
     w.comment(n, "bob", &format!("/apply {id}")).await;
-    let reply = nth_reply(&w, n, 2).await;
+    let reply = w.nth_reply(n, 2).await;
     assert!(
         reply.contains("the required check `ci` is `failure`"),
         "{reply}"
     );
-    assert!(!applied(&w, n), "nothing applied");
+    assert!(!w.applied(n), "nothing applied");
     // CI passes on a rerun: only cascade's own check is left, and that is the apply.
     w.fake.foreign_check(REPO, &w.head_sha, "ci", "success");
     w.comment(n, "bob", &format!("/apply {id}")).await;
-    w.until("the apply", |w| applied(w, n)).await;
+    w.until("the apply", |w| w.applied(n)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -84,12 +73,12 @@ async fn a_rulesets_required_check_that_never_reported_refuses() {
     );
     let (n, id) = blocked_and_approved(&w).await;
     w.comment(n, "bob", &format!("/apply {id}")).await;
-    let reply = nth_reply(&w, n, 2).await;
+    let reply = w.nth_reply(n, 2).await;
     assert!(
         reply.contains("the required check `security-scan` has not reported"),
         "{reply}"
     );
-    assert!(!applied(&w, n), "nothing applied");
+    assert!(!w.applied(n), "nothing applied");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -100,9 +89,9 @@ async fn blocked_for_a_reason_other_than_cascade_refuses() {
     w.fake.foreign_check(REPO, &w.head_sha, "ci", "success");
     let (n, id) = blocked_and_approved(&w).await;
     w.comment(n, "bob", &format!("/apply {id}")).await;
-    let reply = nth_reply(&w, n, 2).await;
+    let reply = w.nth_reply(n, 2).await;
     assert!(reply.contains("something else is missing"), "{reply}");
-    assert!(!applied(&w, n), "nothing applied");
+    assert!(!w.applied(n), "nothing applied");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -113,10 +102,10 @@ async fn missing_required_reviews_refuse() {
     w.fake.protect(REPO, "main", rule);
     let (n, id) = blocked_and_approved(&w).await;
     w.comment(n, "bob", &format!("/apply {id}")).await;
-    let reply = nth_reply(&w, n, 2).await;
+    let reply = w.nth_reply(n, 2).await;
     assert!(
         reply.contains("reviews the branch requires are missing"),
         "{reply}"
     );
-    assert!(!applied(&w, n), "nothing applied");
+    assert!(!w.applied(n), "nothing applied");
 }

@@ -664,11 +664,8 @@ impl<'r> Walk<'r> {
             let Ok(kind) = entry.file_type() else {
                 continue;
             };
-            // Two directories whose names differ only in bytes that are not
-            // UTF-8 would share one lossy path (and one unit path); their
-            // files could not be read back by it either. A file keeps its
-            // lossy name: git's diff names it the same way, and its owner is
-            // found by its directory.
+            // Two directories differing only in non-UTF-8 bytes would share one lossy
+            // (unit) path. A file keeps its lossy name: git's diff names it so too.
             if raw.to_str().is_none() && !kind.is_file() {
                 local.refused.insert(child, Refusal::NotUtf8);
                 continue;

@@ -275,6 +275,20 @@ impl World {
             .collect()
     }
 
+    /// Whether cascade has posted an apply result on `number`.
+    pub fn applied(&self, number: u64) -> bool {
+        self.bot_texts(number)
+            .iter()
+            .any(|t| t.starts_with("<!-- cascade:apply"))
+    }
+
+    /// The `count`-th bot comment on `number` (waits for it).
+    pub async fn nth_reply(&self, number: u64, count: usize) -> String {
+        self.until("a reply", |w| w.bot_texts(number).len() >= count)
+            .await;
+        self.bot_texts(number)[count - 1].clone()
+    }
+
     pub fn checks_done(&self, sha: &str) -> bool {
         self.fake
             .check_runs(REPO, sha)
