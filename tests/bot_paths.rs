@@ -131,7 +131,7 @@ async fn directories_climbing_out_with_backslashes_are_refused_and_nothing_runs(
     for unit in [escape.as_str(), sideways] {
         assert!(
             comment.contains(&format!(
-                "- `{unit}` — cascade runs nothing for `{unit}`: its path has a `..` part"
+                "- `{unit}` — ``cascade runs nothing for `{unit}`: its path has a `..` part"
             )) && comment.contains("rename the directory"),
             "{unit}: {comment}"
         );

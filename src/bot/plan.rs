@@ -279,7 +279,7 @@ pub async fn plan_pull_request(
         .map(|l| Problem {
             unit: l.unit.to_string(),
             reason: format!(
-                "locked by {}{}: merge or close it, or comment `{}` there",
+                "locked by {}{}: merge or close it, or comment {} there",
                 spelling.ref_sigil,
                 l.pr,
                 spelling.command("unlock")

@@ -7,6 +7,7 @@ pub mod call_log;
 #[path = "fake_gitlab.rs"]
 pub mod fake_gitlab;
 pub mod fixture_tree;
+pub mod markdown_oracle;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
