@@ -256,3 +256,29 @@ fn the_drift_report_is_inert() {
     reading.assert_code(TICKS_UNIT);
     reading.assert_in_block(MESSAGE);
 }
+
+#[test]
+fn an_override_printing_fields_plainly_is_still_inert() {
+    // A repository's template that uses no helper: every `{{field}}` prints inert text, in
+    // a table, a list and a `<summary>` alike.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("plan.md.hbs"),
+        "| Unit | Fingerprint |\n|---|---|\n\
+         {{#each waves}}{{#each units}}| {{path}} | {{fingerprint}} |\n{{/each}}{{/each}}\n\
+         {{#each failed}}- {{unit}}: {{reason}} {{detail}}\n{{/each}}\n\
+         {{#each skipped}}<details><summary>{{unit}} {{reason}}</summary>\n\nx\n\n</details>\n\n{{/each}}",
+    )
+    .unwrap();
+    let comments = Comments::with_overrides(dir.path()).unwrap();
+    let body = &comments
+        .plan_comment(&hostile_plan(), GITHUB_LIMIT)
+        .unwrap()[0];
+    let reading = assert_inert(body, &[]);
+    assert!(reading.code.is_empty(), "{:?}", reading.code);
+    // The text reads as it was written, but for invisible word joiners.
+    let shown = reading.text.join(" ").replace('\u{2060}', "");
+    for whole in [MENTION_UNIT, TICKS_UNIT, MESSAGE] {
+        assert!(shown.contains(whole), "{whole:?} not in {shown:?}");
+    }
+}

@@ -1,0 +1,81 @@
+//! Text from a pull request is inert in what cascade posts on GitHub, end to end through
+//! `cascade serve` over the fake GitHub with the real terraform: unit directories named to
+//! ping a team (`notify @acme/platform-team`) or to break code spans and tables (backtick
+//! runs, `|`), and a precondition whose `error_message` carries a mention, a link, an image
+//! and a tag. The plan comment, the check run and the replies are read back with an
+//! independent Markdown parser (`support::markdown_oracle`): nothing in them links,
+//! mentions, references or adds HTML, and every hostile name is shown whole, as code.
+
+#[path = "support/bot_world.rs"]
+mod bot_world;
+#[path = "support/fake_github.rs"]
+mod fake_github;
+mod support;
+
+use bot_world::{REPO, World, world};
+use support::hostile::{
+    GATE_UNIT, MENTION_UNIT, MESSAGE, TICKS_UNIT, borrowed, hostile_units, resource, unboxed,
+    unit_files,
+};
+use support::markdown_oracle::assert_inert;
+
+/// Opens a pull request adding `files` and waits for its plan: the comment and the check.
+async fn planned(w: &World, branch: &str, files: &[(String, String)]) -> (u64, String, String) {
+    let (n, head) = w.open_adding("mallory", branch, &borrowed(files));
+    assert_eq!(w.send_pr(n, "opened").await, 202);
+    w.until("the plan", |w| {
+        w.checks_done(&head) && !w.bot_texts(n).is_empty()
+    })
+    .await;
+    (n, head.clone(), w.bot_texts(n).join("\n"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_unit_names_and_an_error_message_are_inert_in_the_comment_and_the_check() {
+    let w = world().await;
+    let (_, head, comment) = planned(&w, "hostile", &hostile_units()).await;
+    let reading = assert_inert(&comment, &[]);
+    for unit in [MENTION_UNIT, TICKS_UNIT, GATE_UNIT] {
+        reading.assert_code(unit);
+    }
+    assert!(
+        comment.contains("`terraform plan` failed (exit code 1)"),
+        "the gate failed: {comment}"
+    );
+    assert!(comment.contains("terraform_data.mention"), "{comment}");
+
+    // The check's failure log shows the message whole, in its code block.
+    let runs = w.fake.check_runs(REPO, &head);
+    let check = runs.last().unwrap().current().clone();
+    assert_inert(&check.summary, &[]);
+    let log = assert_inert(&check.text, &[]);
+    log.assert_code(GATE_UNIT);
+    assert!(unboxed(&log).contains(MESSAGE), "{}", check.text);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_locked_hostile_unit_and_a_refusal_echoing_it_are_inert() {
+    let w = world().await;
+    let (first, _, _) = planned(&w, "hostile", &hostile_units()).await;
+
+    // A second pull request adding the same unit, which the first one holds: its comment
+    // names the unit as locked.
+    let more = unit_files(MENTION_UNIT, resource("more"));
+    let (second, _, comment) = planned(&w, "more", &more).await;
+    let reading = assert_inert(&comment, &[]);
+    reading.assert_code(MENTION_UNIT);
+    assert!(
+        comment.contains(&format!("locked by #{first}")),
+        "{comment}"
+    );
+
+    // A reader's `/plan` naming a unit (one ending in a period is written in a code span,
+    // and cascade echoes the command that way) is refused, and the refusal shows the
+    // command as code: the team is not pinged.
+    w.comment(second, "mallory", "/plan `dev/@acme/platform-team.`")
+        .await;
+    let reply = w.nth_reply(second, 2).await;
+    let reading = assert_inert(&reply, &["@mallory"]);
+    reading.assert_code("/plan `dev/@acme/platform-team.`");
+    insta::assert_snapshot!("reply_reader_plan_hostile_unit", reply);
+}
