@@ -79,3 +79,34 @@ async fn a_locked_hostile_unit_and_a_refusal_echoing_it_are_inert() {
     reading.assert_code("/plan `dev/@acme/platform-team.`");
     insta::assert_snapshot!("reply_reader_plan_hostile_unit", reply);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cycle_through_a_unit_named_to_close_its_block_stays_in_the_block() {
+    let w = world().await;
+    // A directory name may hold newlines: this one ends the block a fixed fence would
+    // open, then pings a team.
+    let hostile = "dev/x\n```\n@acme/team";
+    let depends = |path: &str| format!("dependencies {{\n  paths = [\"{path}\"]\n}}\n");
+    let mut files = unit_files("dev/cy", resource("cy"));
+    files[0].1 = depends("../x\\n```\\n@acme/team");
+    files.extend(unit_files(hostile, resource("x")));
+    files[2].1 = depends("../../cy");
+    let (n, head) = w.open_adding("mallory", "cycle", &borrowed(&files));
+    assert_eq!(w.send_pr(n, "opened").await, 202);
+    w.until("the refusal to plan", |w| {
+        w.checks_done(&head) && !w.bot_texts(n).is_empty()
+    })
+    .await;
+    let comment = w.bot_texts(n).join("\n");
+    assert!(comment.contains("has a cycle"), "{comment}");
+    let reading = assert_inert(&comment, &[]);
+    reading.assert_in_block(&format!("dev/cy -> {hostile} -> dev/cy"));
+    let check = w
+        .fake
+        .check_runs(REPO, &head)
+        .last()
+        .unwrap()
+        .current()
+        .clone();
+    assert_inert(&check.summary, &[]).assert_in_block(hostile);
+}
