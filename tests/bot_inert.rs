@@ -12,7 +12,7 @@ mod bot_world;
 mod fake_github;
 mod support;
 
-use bot_world::{REPO, World, world};
+use bot_world::{World, world};
 use support::hostile::{
     GATE_UNIT, MENTION_UNIT, MESSAGE, TICKS_UNIT, borrowed, hostile_units, resource, unboxed,
     unit_files,
@@ -45,8 +45,7 @@ async fn hostile_unit_names_and_an_error_message_are_inert_in_the_comment_and_th
     assert!(comment.contains("terraform_data.mention"), "{comment}");
 
     // The check's failure log shows the message whole, in its code block.
-    let runs = w.fake.check_runs(REPO, &head);
-    let check = runs.last().unwrap().current().clone();
+    let check = w.check_now(&head);
     assert_inert(&check.summary, &[]);
     let log = assert_inert(&check.text, &[]);
     log.assert_code(GATE_UNIT);
@@ -101,12 +100,5 @@ async fn a_cycle_through_a_unit_named_to_close_its_block_stays_in_the_block() {
     assert!(comment.contains("has a cycle"), "{comment}");
     let reading = assert_inert(&comment, &[]);
     reading.assert_in_block(&format!("dev/cy -> {hostile} -> dev/cy"));
-    let check = w
-        .fake
-        .check_runs(REPO, &head)
-        .last()
-        .unwrap()
-        .current()
-        .clone();
-    assert_inert(&check.summary, &[]).assert_in_block(hostile);
+    assert_inert(&w.check_now(&head).summary, &[]).assert_in_block(hostile);
 }

@@ -310,6 +310,12 @@ impl World {
         self.bot_texts(number)[count - 1].clone()
     }
 
+    /// The newest check run on `sha`, as it stands now.
+    pub fn check_now(&self, sha: &str) -> crate::fake_github::CheckRunState {
+        let runs = self.fake.check_runs(REPO, sha);
+        runs.last().expect("a check run").current().clone()
+    }
+
     pub fn checks_done(&self, sha: &str) -> bool {
         self.fake
             .check_runs(REPO, sha)
