@@ -21,6 +21,7 @@ mod spelling_tests;
 #[cfg(test)]
 mod tests;
 
+use crate::comment::inert;
 use crate::forge::Spelling;
 use crate::plan::PlanId;
 use crate::unit::UnitPath;
@@ -572,18 +573,14 @@ fn capitalised(text: &str) -> String {
         .unwrap_or_default()
 }
 
-/// `text` as a Markdown code span, shortened when long (the reply quotes what a user typed).
+/// `text` as an inert code span, shortened when long (the reply quotes what a user typed).
 fn code(text: &str) -> String {
     const MAX: usize = 60;
-    let shown: String = if text.chars().count() > MAX {
-        text.chars().take(MAX - 1).chain(['…']).collect()
+    if text.chars().count() > MAX {
+        let shown: String = text.chars().take(MAX - 1).chain(['…']).collect();
+        inert::code(&shown)
     } else {
-        text.to_string()
-    };
-    if shown.contains('`') {
-        format!("`` {shown} ``")
-    } else {
-        format!("`{shown}`")
+        inert::code(text)
     }
 }
 

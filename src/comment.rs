@@ -8,9 +8,11 @@
 //! forge, never reads a plan file or plan JSON: the only values it shows are in each unit's
 //! rendered plan, which `plan::render` masked and redacted before it got here.
 //!
-//! Templates run in strict mode (a misspelt field is an error, not an empty string) with HTML
-//! escaping off: the render context escapes user-controlled text itself, for the place it
-//! lands in (see `view.rs`). The apply template may include the plan template as the partial
+//! Templates run in strict mode (a misspelt field is an error, not an empty string). Text from
+//! a pull request is inert in every comment (`inert.rs`): a plain `{{field}}` prints escaped
+//! Markdown text with mentions and references broken, and the helpers `code`, `cell`,
+//! `html_code` and `fenced` place it in code; the render context hands it over raw, on one
+//! line (see `view.rs`). The apply template may include the plan template as the partial
 //! `plan`, which is how a changed plan is shown inside an apply result.
 //!
 //! Every comment body starts with a marker line ([`PLAN_MARKER`], [`APPLY_MARKER`]), added
@@ -23,6 +25,7 @@
 
 mod check;
 mod fit;
+pub mod inert;
 mod split;
 mod view;
 
@@ -30,8 +33,6 @@ pub use check::{LogTail, MAX_LOG_TAILS, failure_logs_text};
 pub use view::{
     ApplyOutcome, ApplyStatus, ApplyUnitView, ApplyView, PlanView, Problem, UnitView, WaveView,
 };
-
-pub(crate) use view::{fenced, inline_text};
 
 use crate::forge::Spelling;
 use fit::{Layout, fit};
@@ -218,7 +219,7 @@ impl Comments {
     fn from_sources([plan, apply]: [(String, String); 2]) -> Result<Comments, CommentError> {
         let mut registry = Handlebars::new();
         registry.set_strict_mode(true);
-        registry.register_escape_fn(handlebars::no_escape);
+        inert::register(&mut registry);
         for (name, (file, source)) in [("plan", &plan), ("apply", &apply)] {
             registry
                 .register_template_string(name, source)

@@ -81,9 +81,9 @@ impl DriftReport {
 
     /// The report for people: drifted units with their counts and diff, how many are
     /// clean, failed units with their reasons. Paths and reasons are shown the way the
-    /// plan comment shows them (inline text, fenced excerpts).
+    /// plan comment shows them (code spans, fenced excerpts).
     pub fn markdown(&self) -> String {
-        use crate::comment::{fenced, inline_text};
+        use crate::comment::inert::{code, fenced};
         let total = self.drifted.len() + self.clean.len() + self.failed.len();
         let mut out = if self.drifted.is_empty() {
             format!("## Drift: none in {total} units\n")
@@ -95,8 +95,8 @@ impl DriftReport {
         };
         for unit in &self.drifted {
             out.push_str(&format!(
-                "\n### `{}`\n\n**Plan:** {}.\n",
-                inline_text(unit.path.as_str()),
+                "\n### {}\n\n**Plan:** {}.\n",
+                code(unit.path.as_str()),
                 counts_line(&unit.counts)
             ));
             if let Some(rendered) = unit.rendered.as_ref().filter(|r| !r.is_empty()) {
@@ -108,9 +108,9 @@ impl DriftReport {
             out.push_str(&format!("\n### Failed: {} units\n", self.failed.len()));
             for unit in &self.failed {
                 out.push_str(&format!(
-                    "\n`{}`:\n\n{}\n",
-                    inline_text(unit.path.as_str()),
-                    fenced(&unit.reason)
+                    "\n{}:\n\n{}\n",
+                    code(unit.path.as_str()),
+                    fenced(unit.reason.trim_end(), "")
                 ));
             }
         }

@@ -142,7 +142,7 @@ async fn a_unit_that_fails_to_plan_shows_the_end_of_its_log_in_the_check() {
 
     let comment = &w.bot_texts(n)[0];
     assert!(
-        comment.contains("- `global/dns` — `terraform plan` failed (exit code 1)"),
+        comment.contains("- `global/dns` — `` `terraform plan` failed (exit code 1)"),
         "{comment}"
     );
     assert!(

@@ -235,7 +235,7 @@ async fn a_unit_someone_else_applied_after_approval_is_reported_with_its_depende
     for dependent in ["dev/dns", "prod/dns"] {
         let l = line(dependent);
         assert!(
-            l.contains("skipped: global/dns's plan changed since approval"),
+            l.contains("skipped: `global/dns's plan changed since approval`"),
             "{l}"
         );
         assert!(!l.contains("did not succeed"), "{l}");

@@ -11,36 +11,8 @@ mod bot_world;
 mod fake_github;
 mod support;
 
-use bot_world::{REPO, World, git_out, push, world};
-use fake_github::{FileChange, PrSpec};
+use bot_world::{REPO, World, world};
 use std::path::Path;
-
-/// A pull request from `branch` off the base adding `files` (path, text): its number and head.
-fn open_adding(w: &World, branch: &str, files: &[(&str, &str)]) -> (u64, String) {
-    let dir = w.work.path();
-    git_out(dir, &["checkout", "-q", "-B", branch, &w.base_sha]);
-    for (file, text) in files {
-        let path = dir.join(file);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, text).unwrap();
-    }
-    git_out(dir, &["add", "-A"]);
-    git_out(dir, &["commit", "-qm", branch]);
-    let head = push(w, branch);
-    let n = w.fake.open_pull_request(
-        REPO,
-        PrSpec {
-            author: "mallory".into(),
-            head_ref: branch.into(),
-            head_sha: head.clone(),
-            base_ref: "main".into(),
-            base_sha: w.base_sha.clone(),
-            files: files.iter().map(|(f, _)| FileChange::added(f)).collect(),
-            ..PrSpec::default()
-        },
-    );
-    (n, head)
-}
 
 async fn planned(w: &World, n: u64, head: &str) -> (String, String) {
     assert_eq!(w.send_pr(n, "opened").await, 202);
@@ -74,8 +46,8 @@ async fn a_backslash_twin_with_an_exclude_block_does_not_hide_the_real_change() 
     let w = world().await;
     let real = resource("real_marker");
     let twin = resource("twin_marker");
-    let (n, head) = open_adding(
-        &w,
+    let (n, head) = w.open_adding(
+        "mallory",
         "twin",
         &[
             ("dev/net/base/terragrunt.hcl", ""),
@@ -115,8 +87,8 @@ async fn directories_climbing_out_with_backslashes_are_refused_and_nothing_runs(
     let escape = format!("dev/x\\..\\..\\..\\pr-{first}\\global\\dns");
     let sideways = "dev/x\\..\\dns";
     let own = resource("own_marker");
-    let (n, head) = open_adding(
-        &w,
+    let (n, head) = w.open_adding(
+        "mallory",
         "escape",
         &[
             ("dev/x/keep", ""),
@@ -131,7 +103,7 @@ async fn directories_climbing_out_with_backslashes_are_refused_and_nothing_runs(
     for unit in [escape.as_str(), sideways] {
         assert!(
             comment.contains(&format!(
-                "- `{unit}` — cascade runs nothing for `{unit}`: its path has a `..` part"
+                "- `{unit}` — ``cascade runs nothing for `{unit}`: its path has a `..` part"
             )) && comment.contains("rename the directory"),
             "{unit}: {comment}"
         );

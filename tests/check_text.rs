@@ -80,11 +80,12 @@ fn fences_html_and_escape_sequences_cannot_leave_the_block() {
     }
     assert!(!text.contains('\u{202E}'));
     assert!(!text.contains("[31m"), "{text}");
-    // The unit's name is inline text: no backtick or tag of it survives.
+    // The unit's name is one code span holding all of it, backticks and tag included.
     assert!(
-        text.contains("### `dev/'app'‹/details›` failed to plan"),
+        text.contains("### ``dev/`app`</details>`` failed to plan"),
         "{text}"
     );
+    assert!(outside.contains("\ndev/`app`</details>\n"), "{outside}");
 }
 
 #[test]

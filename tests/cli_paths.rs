@@ -108,7 +108,7 @@ fn directories_climbing_out_with_backslashes_are_refused_and_nothing_runs() {
     for unit in [escape, sideways, up] {
         assert!(
             out.contains(&format!(
-                "- `{unit}` — cascade runs nothing for `{unit}`: its path has a `..` part"
+                "- `{unit}` — ``cascade runs nothing for `{unit}`: its path has a `..` part"
             )),
             "{unit}: {out}"
         );

@@ -279,7 +279,9 @@ fn a_plan_split_over_the_cap_leaves_the_largest_plans_out_and_says_so() {
     let all = parts.join("\n");
     let cut: Vec<usize> = (0..6)
         .filter(|i| {
-            let block = &all[all.find(&format!("<summary>live/unit-{i:02} —")).unwrap()..];
+            let block = &all[all
+                .find(&format!("<summary><code>live/unit-{i:02}</code> —"))
+                .unwrap()..];
             block[..block.find("</details>").unwrap()].contains("is not shown here")
         })
         .map(|i| sizes[i])
@@ -335,7 +337,9 @@ fn among_plans_of_one_size_the_later_unit_is_left_out_first() {
         "{all}"
     );
     let shown = |unit: &str| {
-        let block = &all[all.find(&format!("<summary>{unit} —")).unwrap()..];
+        let block = &all[all
+            .find(&format!("<summary><code>{unit}</code> —"))
+            .unwrap()..];
         !block[..block.find("</details>").unwrap()].contains("is not shown here")
     };
     assert!(shown("live/unit-00") && shown("live/unit-01") && !shown("live/unit-02"));
@@ -420,7 +424,7 @@ fn hostile_values_stay_inside_their_code_blocks_through_the_whole_comment() {
     assert!(all.contains("units are not shown below (the largest first)"));
     // The 5,000-resource unit is cut by the renderer's own limit, with its note, or left
     // out by the cap with its line: never silently.
-    let huge = &all[all.find("<summary>live/huge —").unwrap()..];
+    let huge = &all[all.find("<summary><code>live/huge</code> —").unwrap()..];
     let huge = &huge[..huge.find("</details>").unwrap()];
     assert!(
         huge.contains("more lines cut") || huge.contains("is not shown here"),

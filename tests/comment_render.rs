@@ -511,7 +511,10 @@ fn a_huge_plan_is_split_into_parts_that_github_accepts() {
                 "{} has no row",
                 u.path
             );
-            let summary = format!("<details><summary>{} — 50 changes</summary>", u.path);
+            let summary = format!(
+                "<details><summary><code>{}</code> — 50 changes</summary>",
+                u.path
+            );
             let start = all
                 .find(&summary)
                 .unwrap_or_else(|| panic!("{} has no list", u.path));
@@ -528,7 +531,7 @@ fn a_huge_plan_is_split_into_parts_that_github_accepts() {
     let giant = &view.destroys[0].path;
     let start = all
         .find(&format!(
-            "<details><summary>{giant} — 3000 changes</summary>"
+            "<details><summary><code>{giant}</code> — 3000 changes</summary>"
         ))
         .unwrap();
     let list = &all[start..start + all[start..].find("</details>").unwrap()];
@@ -639,7 +642,7 @@ fn an_override_directory_replaces_only_the_templates_it_holds() {
         new_plan: None,
     };
     let body = &comments.apply_comment(&apply, GITHUB_LIMIT).unwrap()[0];
-    assert!(body.contains("❌ failed — boom"), "{body}");
+    assert!(body.contains("❌ failed — `boom`"), "{body}");
 }
 
 #[test]
@@ -784,7 +787,7 @@ fn failed_units_point_to_the_check_where_it_shows_their_logs() {
     let body = &parts[0];
     assert_balanced(body);
     assert!(
-        !body.contains("live/prod/app/frontend — full message"),
+        !body.contains("<code>live/prod/app/frontend</code> — full message"),
         "{body}"
     );
     insta::assert_snapshot!("comment_plan_failed_logs_in_check", body);
@@ -811,7 +814,7 @@ fn failed_units_point_to_the_check_where_it_shows_their_logs() {
         .apply_comment(&apply, GITHUB_LIMIT)
         .unwrap()[0];
     assert!(
-        body.contains("| `live/prod/data/rds` | ❌ failed — `terraform apply` failed (exit code 1): Error: boom; details in the `cascade` check |"),
+        body.contains("| `live/prod/data/rds` | ❌ failed — `` `terraform apply` failed (exit code 1): Error: boom ``; details in the `cascade` check |"),
         "{body}"
     );
     assert!(!body.contains("<details>"), "{body}");

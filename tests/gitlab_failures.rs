@@ -48,10 +48,13 @@ async fn a_unit_that_fails_to_plan_keeps_its_message_in_the_note() {
     assert_eq!(w.status_now(&head).as_deref(), Some("failed"));
     let note = &w.bot_texts(iid)[0];
     assert!(
-        note.contains("- `global/dns` — `terraform plan` failed"),
+        note.contains("- `global/dns` — `` `terraform plan` failed"),
         "{note}"
     );
-    assert!(note.contains("global/dns — full message"), "{note}");
+    assert!(
+        note.contains("<summary><code>global/dns</code> — full message"),
+        "{note}"
+    );
     assert!(note.contains("Resource precondition failed"), "{note}");
     assert!(!note.contains("cascade` check"), "{note}");
     // The unit's directory reads repo-relative; the data directory is nowhere.

@@ -670,7 +670,7 @@ fn a_real_change_shows_its_attribute_diff_and_no_sensitive_value_anywhere() {
         comment.contains("~ db_password   = (sensitive value)"),
         "{comment}"
     );
-    assert!(comment.contains("<details><summary>web — 2 changes</summary>"));
+    assert!(comment.contains("<details><summary><code>web</code> — 2 changes</summary>"));
     // The JSON output carries the same text per unit.
     let plan = cascade_with_token(
         dir,

@@ -16,6 +16,7 @@
 //! Every refusal names the rule that failed and what to do; nothing here posts.
 
 use super::PrKey;
+use crate::comment::inert::code;
 use crate::config::{ApprovalRule, RepoConfig};
 use crate::forge::{
     Actor, Approver, ChangeRequest, Commit, CommitPerson, Forge, ForgeKind, Membership, Spelling,
@@ -32,10 +33,12 @@ pub async fn refuse_command(
 ) -> Option<String> {
     let user = &actor.login;
     let spelling = forge.spelling();
+    // The command as typed may name units: it is quoted inert (`/plan @team.` pings no one).
+    let command = code(command);
     if !forge.may_write(repo, actor).await {
         return Some(format!(
-            "@{user} cannot run `{command}`: `{}`, `{}` and `{}` need write permission \
-             on {repo}. Ask someone with write permission to comment `{command}`.",
+            "@{user} cannot run {command}: `{}`, `{}` and `{}` need write permission \
+             on {repo}. Ask someone with write permission to comment {command}.",
             spelling.command("apply"),
             spelling.command("plan"),
             spelling.command("unlock"),
@@ -59,11 +62,16 @@ pub async fn refuse_command(
         }
     }
     // Named in code spans, not mentioned: a refusal must not notify a whole team.
-    let mut who: Vec<String> = allowed.users.iter().map(|u| format!("`{u}`")).collect();
-    who.extend(allowed.teams.iter().map(|t| format!("members of `{t}`")));
+    let mut who: Vec<String> = allowed.users.iter().map(|u| code(u)).collect();
+    who.extend(
+        allowed
+            .teams
+            .iter()
+            .map(|t| format!("members of {}", code(&t.to_string()))),
+    );
     let mut text = format!(
-        "@{user} cannot run `{command}`: `.cascade.yaml` on the default branch lets only {} \
-         (with write permission) apply, plan and unlock here. Ask one of them to comment `{command}`.",
+        "@{user} cannot run {command}: `.cascade.yaml` on the default branch lets only {} \
+         (with write permission) apply, plan and unlock here. Ask one of them to comment {command}.",
         who.join(", ")
     );
     if unreadable {

@@ -10,6 +10,7 @@ use super::publish::check;
 use super::verdict::with_failure_logs;
 use super::{Bot, PrKey};
 use crate::comment::Comments;
+use crate::comment::inert::code;
 use crate::config::{ApplyRequirement, RepoConfig};
 use crate::engine::UnitDir;
 use crate::engine::views::apply_view;
@@ -90,7 +91,14 @@ pub async fn command_apply(
     if !held.is_empty() {
         let list: Vec<String> = held
             .iter()
-            .map(|l| format!("`{}` is locked by {}{}", l.unit, spelling.ref_sigil, l.pr))
+            .map(|l| {
+                format!(
+                    "{} is locked by {}{}",
+                    code(l.unit.as_str()),
+                    spelling.ref_sigil,
+                    l.pr
+                )
+            })
             .collect();
         return refuse(format!(
             "Cannot apply: {}. Merge or close those {cr}s, or comment `{}` there.",

@@ -12,6 +12,7 @@ use super::publish::reply;
 use super::rules::{Rules, rules};
 use super::{Bot, PrKey};
 use crate::command::{Command, help_text, read_comment};
+use crate::comment::inert::code;
 use crate::forge::Spelling;
 use crate::forge::{Actor, ChangeRequest};
 use crate::store::Store;
@@ -91,9 +92,11 @@ pub async fn handle_comment(
             Ok(config) => config,
             Err(problem) => {
                 replies.push(format!(
-                    "Not run: `.cascade.yaml` on the default branch {} is invalid ({problem}), so \
-                     cascade cannot tell who may run `{typed}`. Fix it there first.",
-                    super::rules::code(&context.rules.branch)
+                    "Not run: `.cascade.yaml` on the default branch {} is invalid ({}), so \
+                     cascade cannot tell who may run {}. Fix it there first.",
+                    code(&context.rules.branch),
+                    code(&problem.to_string()),
+                    code(&typed),
                 ));
                 continue;
             }

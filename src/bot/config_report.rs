@@ -7,7 +7,7 @@
 //! which whoever can push to the default branch wrote: it goes in a code block no line of
 //! it can close.
 
-use crate::comment::fenced;
+use crate::comment::inert::{code, fenced};
 use crate::forge::{CheckOutput, CheckStatus, ForgeKind};
 use crate::problem::Problem;
 
@@ -34,13 +34,13 @@ pub fn invalid_config(
         _ => format!("`{file}`"),
     };
     let short_base: String = at.sha.chars().take(7).collect();
-    let branch = super::rules::code(at.branch);
+    let branch = code(at.branch);
     let link = at
         .web_url
         .and_then(|web| kind.file_url(web, at.sha, file, problem.line))
         .map(|url| format!(" ([see it at `{short_base}`](<{url}>))"))
         .unwrap_or_default();
-    let block = fenced(&problem.to_string());
+    let block = fenced(problem.to_string().trim_end(), "");
     let next = format!(
         "Fix it on {branch}, then comment `{}`.",
         spelling.command("plan")

@@ -314,8 +314,8 @@ async fn publish(
     if report.drifted.is_empty() && report.failed.is_empty() {
         if let Some((n, true)) = existing {
             let body = format!(
-                "No drift on `{}` at `{}`: every unit checked matches the code. Closing.",
-                branch.name,
+                "No drift on {} at `{}`: every unit checked matches the code. Closing.",
+                crate::comment::inert::code(&branch.name),
                 short(&branch.sha)
             );
             forge.comment_on_issue(repo, n, &body).await?;
@@ -356,7 +356,7 @@ fn issue_body(
     spelling: &crate::forge::Spelling,
     diffs: bool,
 ) -> String {
-    use crate::comment::inline_text;
+    use crate::comment::inert::code;
     let mut shown = DriftReport {
         drifted: Vec::new(),
         clean: report.clean.clone(),
@@ -377,19 +377,19 @@ fn issue_body(
         });
     }
     let mut out = format!(
-        "{MARKER}\nThe real infrastructure of these units differs from the code on `{}` at `{}` \
-         (drift schedule `{}`).\n\n",
-        inline_text(&branch.name),
+        "{MARKER}\nThe real infrastructure of these units differs from the code on {} at `{}` \
+         (drift schedule {}).\n\n",
+        code(&branch.name),
         short(&branch.sha),
-        inline_text(&drift.schedule_text)
+        code(&drift.schedule_text)
     );
     out.push_str(&shown.markdown());
     if !locked.is_empty() {
         out.push_str("\n**Not checked** (locked by a pull request):");
         for (unit, pr) in locked {
             out.push_str(&format!(
-                " `{}` ({}{pr})",
-                inline_text(unit.as_str()),
+                " {} ({}{pr})",
+                code(unit.as_str()),
                 spelling.ref_sigil
             ));
         }
@@ -536,10 +536,10 @@ async fn drift_commands(
                 Ok(config) => read = Some((branch, config)),
                 Err(problem) => {
                     let text = format!(
-                        "`.cascade.yaml` on `{}` is invalid, so cascade does not act on this \
+                        "`.cascade.yaml` on {} is invalid, so cascade does not act on this \
                          issue:\n\n{}",
-                        branch.name,
-                        crate::comment::fenced(&problem)
+                        crate::comment::inert::code(&branch.name),
+                        crate::comment::inert::fenced(problem.trim_end(), "")
                     );
                     answer(bot, forge, key, issue, &text).await?;
                     return Ok(());
@@ -602,7 +602,14 @@ async fn apply(
         bot.store.release_locks(repo, PrKey::DRIFT).await?;
         let list: Vec<String> = held
             .iter()
-            .map(|l| format!("`{}` ({}{})", l.unit, spelling.ref_sigil, l.pr))
+            .map(|l| {
+                format!(
+                    "{} ({}{})",
+                    crate::comment::inert::code(l.unit.as_str()),
+                    spelling.ref_sigil,
+                    l.pr
+                )
+            })
             .collect();
         let text = format!(
             "Not applied: {} {} locked by an open {}; apply once it is merged or closed, or \

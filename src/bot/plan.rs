@@ -9,6 +9,7 @@ use super::publish::{check, reply, upsert_comment};
 use super::rules::refuse_base;
 use super::verdict::{plan_check, with_failure_logs};
 use super::{Bot, PrKey};
+use crate::comment::inert::fenced;
 use crate::comment::{Comments, Problem};
 use crate::config::RepoConfig;
 use crate::engine::views::plan_view;
@@ -216,14 +217,13 @@ pub async fn plan_pull_request(
         Err(stop) => return interrupted(bot, &forge, key, pr, &mut record, stop).await,
         Ok(found) => match found? {
             Discovered::Cycle(cycle) => {
-                let body = format!(
-                    "The unit graph has a cycle, so nothing was planned:\n\n```\n{cycle}\n```"
-                );
-                let check = CheckOutput::new(
-                    CheckStatus::Failure,
-                    "cascade: dependency cycle",
-                    cycle.to_string(),
-                );
+                // It names units, whose paths the pull request chose: in a block they
+                // cannot close.
+                let cycle = fenced(&cycle.to_string(), "");
+                let body =
+                    format!("The unit graph has a cycle, so nothing was planned:\n\n{cycle}");
+                let check =
+                    CheckOutput::new(CheckStatus::Failure, "cascade: dependency cycle", cycle);
                 return nothing_planned(bot, &forge, key, pr, &mut record, &check, &body).await;
             }
             Discovered::Targets {
@@ -279,7 +279,7 @@ pub async fn plan_pull_request(
         .map(|l| Problem {
             unit: l.unit.to_string(),
             reason: format!(
-                "locked by {}{}: merge or close it, or comment `{}` there",
+                "locked by {}{}: merge or close it, or comment {} there",
                 spelling.ref_sigil,
                 l.pr,
                 spelling.command("unlock")

@@ -8,6 +8,7 @@
 use super::jobs::PrUpdate;
 use super::plan::fetch_pull_request;
 use super::{Bot, PrKey};
+use crate::comment::inert::code;
 use crate::config::RepoConfig;
 use crate::forge::{Forge, Spelling};
 use crate::problem::Problem;
@@ -57,19 +58,6 @@ pub fn refuse_base(
          (review rules are always the default branch's).",
         code(base),
     ))
-}
-
-/// `text` as an inline code span no backtick run in it can close (branch names may hold
-/// backticks).
-pub(super) fn code(text: &str) -> String {
-    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
-    let fence = "`".repeat(longest + 1);
-    let pad = if text.starts_with('`') || text.ends_with('`') {
-        " "
-    } else {
-        ""
-    };
-    format!("{fence}{pad}{text}{pad}{fence}")
 }
 
 /// Reads the default branch's `.cascade.yaml` (the branch as the forge's API says, never

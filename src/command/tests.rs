@@ -599,12 +599,12 @@ fn apply_id_and_words() {
 
 #[test]
 fn apply_not_hex() {
-    insta::assert_snapshot!(show("/apply 3f9a2c1b7d4g"), @"error on `/apply 3f9a2c1b7d4g`: `3f9a2c1b7d4g` is not a plan id: 'g' is not a hexadecimal digit; a plan id is the 12 hexadecimal characters (0-9, a-f) shown in the plan comment, as in `/apply 3f9a2c1b7d4e`. Post the corrected `/apply` line in a new comment.");
+    insta::assert_snapshot!(show("/apply 3f9a2c1b7d4g"), @"error on `/apply 3f9a2c1b7d4g`: `3f9a2c1b7d4g` is not a plan id: `g` is not a hexadecimal digit; a plan id is the 12 hexadecimal characters (0-9, a-f) shown in the plan comment, as in `/apply 3f9a2c1b7d4e`. Post the corrected `/apply` line in a new comment.");
 }
 
 #[test]
 fn apply_placeholder() {
-    insta::assert_snapshot!(show("/apply <hash>"), @"error on `/apply <hash>`: `<hash>` is not a plan id: '<' is not a hexadecimal digit; a plan id is the 12 hexadecimal characters (0-9, a-f) shown in the plan comment, as in `/apply 3f9a2c1b7d4e`. Post the corrected `/apply` line in a new comment.");
+    insta::assert_snapshot!(show("/apply <hash>"), @"error on `/apply <hash>`: `<hash>` is not a plan id: `<` is not a hexadecimal digit; a plan id is the 12 hexadecimal characters (0-9, a-f) shown in the plan comment, as in `/apply 3f9a2c1b7d4e`. Post the corrected `/apply` line in a new comment.");
 }
 
 #[test]
@@ -656,7 +656,7 @@ fn long_argument_is_shortened() {
 
 #[test]
 fn argument_with_backtick_is_quoted() {
-    insta::assert_snapshot!(show("/help a`b"), @"error on `/help a`b`: `/help` takes no arguments, but this line has `` a`b ``: post `/help` on a line of its own in a new comment.");
+    insta::assert_snapshot!(show("/help a`b"), @"error on `/help a`b`: `/help` takes no arguments, but this line has ``a`b``: post `/help` on a line of its own in a new comment.");
 }
 
 // Case.

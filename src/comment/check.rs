@@ -7,7 +7,7 @@
 //! block's fence is longer than any run of backticks in it, so no line can close it.
 //! The lines arrive redacted and without the server's paths (`engine::failure_log`).
 
-use super::view::{fence_for, inline_text};
+use super::inert::{code, fence_for, hides_text};
 use serde::Serialize;
 
 /// The end of one failed unit's log.
@@ -60,7 +60,7 @@ pub fn failure_logs_text(logs: &[LogTail], failed: usize, what: &str, limit: usi
         .map(|tail| {
             let lines: Vec<String> = tail.lines.iter().map(|l| log_line(l)).collect();
             Block {
-                heading: format!("### `{}` {what}\n\n", inline_text(&tail.unit)),
+                heading: format!("### {} {what}\n\n", code(&tail.unit)),
                 fence: fence_for(&lines.join("\n")),
                 lines,
                 earlier: tail.earlier,
@@ -162,16 +162,15 @@ fn render_block(out: &mut String, block: &Block, share: usize) {
 }
 
 /// A log line as a code block may hold it: escape sequences (colours, cursor movement)
-/// and control characters removed, as are the characters that reorder text on screen
-/// (bidirectional overrides); tabs kept; cut at [`MAX_LINE_CHARS`].
+/// and control characters removed, as are the characters that hide or reorder text on
+/// screen (bidirectional overrides, zero-width characters); tabs kept; cut at
+/// [`MAX_LINE_CHARS`].
 pub(super) fn log_line(line: &str) -> String {
     let plain = anstream::adapter::strip_str(line).to_string();
     let mut out = String::with_capacity(plain.len().min(MAX_LINE_CHARS * 4));
     let mut kept = 0;
     for c in plain.chars() {
-        let hidden = (c.is_control() && c != '\t')
-            || matches!(c, '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}');
-        if hidden {
+        if c != '\t' && hides_text(c) {
             continue;
         }
         if kept == MAX_LINE_CHARS {

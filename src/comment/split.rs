@@ -83,11 +83,17 @@ impl Scanner {
             self.fence = Some(fence);
             return LineKind::Structure;
         }
+        // Only a line that starts with a tag is an HTML block that can open or close
+        // `<details>`; elsewhere a tag is a pull request's text inside a code span (outside
+        // code, `<` is always escaped).
         let lower = text.to_ascii_lowercase();
+        if !is_tags_only(&lower) {
+            return LineKind::Content;
+        }
         let opens = count_tag(&lower, "<details");
         let closes = lower.matches("</details>").count();
         self.details = (self.details + opens).saturating_sub(closes);
-        if opens + closes > 0 && is_tags_only(&lower) {
+        if opens + closes > 0 {
             LineKind::Structure
         } else {
             LineKind::Content

@@ -4,12 +4,14 @@
 //! The view model is plain data in the engine's terms. The render context adds what a
 //! Handlebars template cannot compute itself (a unit's change count, its resource lines, its
 //! rendered plan ready for a ```` ```diff ```` block, fences long enough for an error excerpt
-//! or a plan) and makes every piece of user-controlled text safe for the place it lands in: no
-//! newline in a table cell or list item, no `<` that GitHub could read as HTML, no line that
-//! could open or close a code fence or a `<details>` block. The context's field names are the
-//! contract for repo template overrides; they are listed in the header comment of each
-//! built-in template.
+//! or a plan). A pull request's text (unit paths, reasons, error excerpts) is handed over as
+//! it is, on one line where it is shown on one line and with every character visible
+//! (`inert::visible_line`); the templates place it with the `inert` helpers (`code`, `cell`,
+//! `html_code`, `fenced`), and a plain `{{field}}` prints it as inert text. No field holds a
+//! pull request's text as Markdown. The context's field names are the contract for repo
+//! template overrides; they are listed in the header comment of each built-in template.
 
+use super::inert::{fence_for, visible_line};
 use crate::forge::Spelling;
 use crate::plan::render::RenderedPlan;
 use crate::plan::{Counts, OutputChange, ResourceChange};
@@ -218,14 +220,14 @@ pub(super) struct UnitContext {
 #[derive(Serialize)]
 struct ProblemContext {
     unit: String,
-    /// First line of the reason, safe inside a list item or table cell.
+    /// First line of the reason (one line, cut at [`ONE_LINE_MAX`]), for a code span.
     reason: String,
     /// The whole reason when it does not fit on one line, else empty.
     detail: String,
     /// A backtick fence longer than any backtick run in `detail`.
     fence: String,
-    /// "retried 2×; comment `/plan` to try again" for a unit that failed to plan after
-    /// retries, else empty.
+    /// "retried 2×; comment `/plan` to try again" (cascade's own Markdown) for a unit that
+    /// failed to plan after retries, else empty.
     retried: String,
     /// True when its log is in the `cascade` check: `detail` is then empty.
     see_check: bool,
@@ -256,7 +258,8 @@ struct Tally {
 struct ApplyUnitContext {
     path: String,
     status: ApplyStatus,
-    /// First line of the detail, safe inside a table cell; may be empty.
+    /// First line of the detail (one line, cut at [`ONE_LINE_MAX`]), for a code span; may
+    /// be empty.
     reason: String,
     /// The whole detail when it does not fit on one line, else empty.
     detail: String,
@@ -287,13 +290,13 @@ impl PlanContext {
             .map(UnitContext::with_diff)
             .collect();
         PlanContext {
-            plan_id: inline_text(&view.plan_id),
-            apply_command: spelling.command(&format!("apply {}", inline_text(&view.plan_id))),
+            plan_id: line(&view.plan_id),
+            apply_command: spelling.command(&format!("apply {}", line(&view.plan_id))),
             command_prefix: spelling.command_prefix.to_string(),
             change_request: spelling.change_request.to_string(),
             needs_approval: view.needs_approval,
-            head: inline_text(&view.head),
-            base: inline_text(&view.base),
+            head: line(&view.head),
+            base: line(&view.base),
             totals: view.totals,
             unit_count: planned().count(),
             wave_count: waves.len(),
@@ -326,9 +329,9 @@ impl UnitContext {
     fn new(unit: &UnitView) -> UnitContext {
         let changes = unit.resources.len() + unit.outputs.len();
         UnitContext {
-            path: inline_text(&unit.path),
+            path: line(&unit.path),
             counts: unit.counts,
-            fingerprint: inline_text(&unit.fingerprint),
+            fingerprint: line(&unit.fingerprint),
             no_changes: unit.no_changes,
             provisional: unit.provisional,
             retried: match unit.retried {
@@ -392,7 +395,7 @@ impl ProblemContext {
     fn new(problem: &Problem) -> ProblemContext {
         let (reason, detail, fence) = reason_parts(&problem.reason);
         ProblemContext {
-            unit: inline_text(&problem.unit),
+            unit: line(&problem.unit),
             reason,
             detail,
             fence,
@@ -447,7 +450,7 @@ impl ApplyContext {
             .filter(|t| t.count > 0)
             .collect();
         ApplyContext {
-            plan_id: inline_text(&view.plan_id),
+            plan_id: line(&view.plan_id),
             outcome: view.outcome,
             tally,
             units: view
@@ -461,7 +464,7 @@ impl ApplyContext {
                         reason_parts(&u.detail)
                     };
                     ApplyUnitContext {
-                        path: inline_text(&u.path),
+                        path: line(&u.path),
                         status: u.status,
                         reason,
                         detail,
@@ -500,16 +503,19 @@ fn change_line(action: &str, subject: &str, extra: &[String]) -> String {
         "forget" => ".",
         _ => "",
     };
-    let mut line = format!(
-        "{symbol:<3} {:<7} {}",
-        inline_text(action),
-        code_text(subject)
-    );
+    // A line inside a ```` ```diff ```` block: it starts with a symbol or four spaces, so
+    // it cannot close the fence.
+    let mut text = format!("{symbol:<3} {:<7} {}", line(action), line(subject));
     if !extra.is_empty() {
-        let extra: Vec<String> = extra.iter().map(|e| inline_text(e)).collect();
-        line.push_str(&format!(" ({})", extra.join(", ")));
+        let extra: Vec<String> = extra.iter().map(|e| line(e)).collect();
+        text.push_str(&format!(" ({})", extra.join(", ")));
     }
-    line
+    text
+}
+
+/// Text shown on one line, every character visible.
+fn line(text: &str) -> String {
+    visible_line(text).into_owned()
 }
 
 fn plural(n: usize, word: &str) -> String {
@@ -520,8 +526,8 @@ fn plural(n: usize, word: &str) -> String {
     }
 }
 
-/// Splits a reason into its first line (safe inline), the full text when there is more than
-/// that line (for a fenced block), and a fence for that block.
+/// Splits a reason into its first line (for a code span), the full text when there is more
+/// than that line (for a fenced block), and a fence for that block.
 fn reason_parts(reason: &str) -> (String, String, String) {
     let text = block_text(reason);
     let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
@@ -538,12 +544,12 @@ fn reason_parts(reason: &str) -> (String, String, String) {
         String::new()
     };
     let fence = fence_for(&detail);
-    (inline_markdown(&line), detail, fence)
+    (visible_line(&line).into_owned(), detail, fence)
 }
 
 /// One line saying why a unit failed, when its log is shown elsewhere: the reason's first
 /// line, and when that line only opens terraform's error box (`… (exit code 1): ╷`), the
-/// first `Error:` line in the box after it. Safe inline, at most [`ONE_LINE_MAX`]
+/// first `Error:` line in the box after it. For a code span, at most [`ONE_LINE_MAX`]
 /// characters.
 fn failure_line(reason: &str) -> String {
     let text = block_text(reason);
@@ -568,50 +574,7 @@ fn failure_line(reason: &str) -> String {
     if short.len() < line.len() {
         short.push('…');
     }
-    inline_markdown(&short)
-}
-
-/// Text for a single line of Markdown outside code: control characters become spaces, and
-/// `<`, `>`, `&` and `|` are escaped so that GitHub shows them rather than reading HTML or a
-/// table cell boundary.
-fn inline_markdown(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '&' => out.push_str("&amp;"),
-            '|' => out.push_str("\\|"),
-            c if c.is_control() => out.push(' '),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-/// Text for short, machine-made strings (paths, ids, action names) that templates put in
-/// code spans, table cells and `<summary>` lines: one line, no angle brackets (which would
-/// let a crafted directory name close a `<details>` block), no `|` or backtick (which would
-/// end a cell or a code span). Real unit paths never contain these characters.
-pub(crate) fn inline_text(text: &str) -> String {
-    text.chars()
-        .map(|c| match c {
-            '<' => '‹',
-            '>' => '›',
-            '|' => '¦',
-            '`' => '\'',
-            c if c.is_control() => ' ',
-            c => c,
-        })
-        .collect()
-}
-
-/// Text for one line inside a code block: only control characters need replacing, since a
-/// line that starts with a change symbol can never close the fence.
-fn code_text(text: &str) -> String {
-    text.chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect()
+    visible_line(&short).into_owned()
 }
 
 /// A unit's rendered plan for a ```` ```diff ```` block: on lines that start with white space
@@ -663,29 +626,6 @@ fn block_text(text: &str) -> String {
         .to_string()
 }
 
-/// `text` as a fenced code block no line of it can close, control characters replaced.
-pub(crate) fn fenced(text: &str) -> String {
-    let fence = fence_for(text);
-    let lines: Vec<String> = text.lines().map(code_text).collect();
-    format!("{fence}\n{}\n{fence}", lines.join("\n"))
-}
-
-/// A backtick fence longer than any run of backticks in `text`, so no line of it can close
-/// the fence early.
-pub(super) fn fence_for(text: &str) -> String {
-    let mut longest = 0;
-    let mut run = 0;
-    for c in text.chars() {
-        if c == '`' {
-            run += 1;
-            longest = longest.max(run);
-        } else {
-            run = 0;
-        }
-    }
-    "`".repeat((longest + 1).max(3))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -707,13 +647,13 @@ mod tests {
             "~   update  a.b (import, move)"
         );
         assert_eq!(resource_line(&rc("a.b", &["import"])), "    import  a.b");
-        assert_eq!(resource_line(&rc("a.b\nc", &["move"])), "    move    a.b c");
+        assert_eq!(resource_line(&rc("a.b\nc", &["move"])), "    move    a.b␊c");
     }
 
     #[test]
     fn a_multi_line_reason_keeps_its_first_line_inline_and_the_rest_for_a_block() {
         let (line, detail, fence) = reason_parts("\nError: <nil> | boom\n\n  at ```x```\r\n");
-        assert_eq!(line, "Error: &lt;nil&gt; \\| boom");
+        assert_eq!(line, "Error: <nil> | boom");
         assert_eq!(detail, "Error: <nil> | boom\n\n  at ```x```");
         assert_eq!(fence, "````");
         assert_eq!(
@@ -749,13 +689,8 @@ mod tests {
         );
         assert_eq!(
             failure_line("generating the stack failed: <x>"),
-            "generating the stack failed: &lt;x&gt;"
+            "generating the stack failed: <x>"
         );
         assert_eq!(failure_line("Error: a\nError: b"), "Error: a");
-    }
-
-    #[test]
-    fn paths_cannot_smuggle_html_or_break_a_cell() {
-        assert_eq!(inline_text("a/</details>|`b`\n"), "a/‹/details›¦'b' ");
     }
 }

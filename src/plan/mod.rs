@@ -73,6 +73,7 @@
 pub mod render;
 mod show_json;
 
+use crate::comment::inert::code;
 use crate::unit::UnitPath;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -320,20 +321,26 @@ impl PlanId {
         } else {
             id.clone()
         };
+        // What was typed is quoted inert: `/apply x`@team` must not ping the team back.
+        let shown = code(&shown);
         if let Some(bad) = id.chars().find(|c| !c.is_ascii_hexdigit()) {
+            let bad = match bad {
+                ' ' => "a space".to_string(),
+                bad => code(&bad.to_string()),
+            };
             return Err(format!(
-                "`{shown}` is not a plan id: {bad:?} is not a hexadecimal digit; {LOOKS_LIKE}"
+                "{shown} is not a plan id: {bad} is not a hexadecimal digit; {LOOKS_LIKE}"
             ));
         }
         if id.len() < 12 {
             return Err(format!(
-                "`{shown}` is too short for a plan id ({} characters); {LOOKS_LIKE}",
+                "{shown} is too short for a plan id ({} characters); {LOOKS_LIKE}",
                 id.len()
             ));
         }
         if id.len() > 64 {
             return Err(format!(
-                "`{shown}` is too long for a plan id ({} characters); {LOOKS_LIKE}",
+                "{shown} is too long for a plan id ({} characters); {LOOKS_LIKE}",
                 id.len()
             ));
         }
@@ -475,10 +482,10 @@ mod tests {
         insta::assert_snapshot!(err(""), @"the plan id is missing: a plan id is the 12 hexadecimal characters (0-9, a-f) shown in the plan comment, as in `/apply 3f9a2c1b7d4e`");
         insta::assert_snapshot!(err("   "), @"the plan id is missing: a plan id is the 12 hexadecimal characters (0-9, a-f) shown in the plan comment, as in `/apply 3f9a2c1b7d4e`");
         insta::assert_snapshot!(err("3f9a2c"), @"`3f9a2c` is too short for a plan id (6 characters); a plan id is the 12 hexadecimal characters (0-9, a-f) shown in the plan comment, as in `/apply 3f9a2c1b7d4e`");
-        insta::assert_snapshot!(err("3f9a2c1b7d4g"), @r#"`3f9a2c1b7d4g` is not a plan id: 'g' is not a hexadecimal digit; a plan id is the 12 hexadecimal characters (0-9, a-f) shown in the plan comment, as in `/apply 3f9a2c1b7d4e`"#);
-        insta::assert_snapshot!(err("3f9a 2c1b7d4e"), @r#"`3f9a 2c1b7d4e` is not a plan id: ' ' is not a hexadecimal digit; a plan id is the 12 hexadecimal characters (0-9, a-f) shown in the plan comment, as in `/apply 3f9a2c1b7d4e`"#);
+        insta::assert_snapshot!(err("3f9a2c1b7d4g"), @r#"`3f9a2c1b7d4g` is not a plan id: `g` is not a hexadecimal digit; a plan id is the 12 hexadecimal characters (0-9, a-f) shown in the plan comment, as in `/apply 3f9a2c1b7d4e`"#);
+        insta::assert_snapshot!(err("3f9a 2c1b7d4e"), @r#"`3f9a 2c1b7d4e` is not a plan id: a space is not a hexadecimal digit; a plan id is the 12 hexadecimal characters (0-9, a-f) shown in the plan comment, as in `/apply 3f9a2c1b7d4e`"#);
         insta::assert_snapshot!(err(&"a".repeat(65)), @"`aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa` is too long for a plan id (65 characters); a plan id is the 12 hexadecimal characters (0-9, a-f) shown in the plan comment, as in `/apply 3f9a2c1b7d4e`");
         insta::assert_snapshot!(err(&"b".repeat(100)), @"`bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb…` is too long for a plan id (100 characters); a plan id is the 12 hexadecimal characters (0-9, a-f) shown in the plan comment, as in `/apply 3f9a2c1b7d4e`");
-        insta::assert_snapshot!(err("0x3f9a2c1b7d4e"), @r#"`0x3f9a2c1b7d4e` is not a plan id: 'x' is not a hexadecimal digit; a plan id is the 12 hexadecimal characters (0-9, a-f) shown in the plan comment, as in `/apply 3f9a2c1b7d4e`"#);
+        insta::assert_snapshot!(err("0x3f9a2c1b7d4e"), @r#"`0x3f9a2c1b7d4e` is not a plan id: `x` is not a hexadecimal digit; a plan id is the 12 hexadecimal characters (0-9, a-f) shown in the plan comment, as in `/apply 3f9a2c1b7d4e`"#);
     }
 }

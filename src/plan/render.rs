@@ -167,13 +167,7 @@ impl RenderedPlan {
     /// A backtick fence longer than any run of backticks in the text (at least three), so
     /// nothing in the text can close the code block it sits in.
     pub fn fence(&self) -> String {
-        let mut longest = 0;
-        let mut run = 0;
-        for c in self.text.chars() {
-            run = if c == '`' { run + 1 } else { 0 };
-            longest = longest.max(run);
-        }
-        "`".repeat((longest + 1).max(3))
+        crate::comment::inert::fence_for(&self.text)
     }
 
     /// The text as a fenced Markdown code block (put a blank line before it when it

@@ -200,6 +200,27 @@ impl World {
         )
     }
 
+    /// A pull request by `author` from `branch`, made off the base, adding `files` (path,
+    /// text): its number and head.
+    pub fn open_adding(&self, author: &str, branch: &str, files: &[(&str, &str)]) -> (u64, String) {
+        let dir = self.work.path();
+        crate::support::commit_adding(dir, &self.base_sha, branch, files);
+        let head = push(self, branch);
+        let n = self.fake.open_pull_request(
+            REPO,
+            PrSpec {
+                author: author.into(),
+                head_ref: branch.into(),
+                head_sha: head.clone(),
+                base_ref: "main".into(),
+                base_sha: self.base_sha.clone(),
+                files: files.iter().map(|(f, _)| FileChange::added(f)).collect(),
+                ..PrSpec::default()
+            },
+        );
+        (n, head)
+    }
+
     pub async fn send_pr(&self, number: u64, action: &str) -> u16 {
         self.fake
             .pull_request_event(REPO, number, action)
@@ -287,6 +308,12 @@ impl World {
         self.until("a reply", |w| w.bot_texts(number).len() >= count)
             .await;
         self.bot_texts(number)[count - 1].clone()
+    }
+
+    /// The newest check run on `sha`, as it stands now.
+    pub fn check_now(&self, sha: &str) -> crate::fake_github::CheckRunState {
+        let runs = self.fake.check_runs(REPO, sha);
+        runs.last().expect("a check run").current().clone()
     }
 
     pub fn checks_done(&self, sha: &str) -> bool {

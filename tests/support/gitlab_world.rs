@@ -210,6 +210,37 @@ impl World {
         )
     }
 
+    /// A merge request by `author` from `branch`, made off the base, adding `files` (path,
+    /// text): its iid and head.
+    pub fn open_adding(&self, author: &str, branch: &str, files: &[(&str, &str)]) -> (u64, String) {
+        let dir = self.work.path();
+        crate::support::commit_adding(dir, &self.base_sha, branch, files);
+        let origin = self.origin.to_str().unwrap();
+        git_out(
+            dir,
+            &[
+                "push",
+                "-q",
+                "--force",
+                origin,
+                &format!("{branch}:{branch}"),
+            ],
+        );
+        let head = git_out(dir, &["rev-parse", "HEAD"]);
+        let iid = self.fake.open_merge_request(
+            self.project,
+            MrSpec {
+                author: author.into(),
+                source_branch: branch.into(),
+                head_sha: head.clone(),
+                base_sha: self.base_sha.clone(),
+                files: files.iter().map(|(f, _)| DiffFile::added(f)).collect(),
+                ..MrSpec::default()
+            },
+        );
+        (iid, head)
+    }
+
     /// Sends a Merge Request Hook with `action` (`open`, `close`, `merge`, …); the status.
     pub async fn send_mr(&self, iid: u64, action: &str) -> u16 {
         self.fake

@@ -7,6 +7,8 @@ pub mod call_log;
 #[path = "fake_gitlab.rs"]
 pub mod fake_gitlab;
 pub mod fixture_tree;
+pub mod hostile;
+pub mod markdown_oracle;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -80,6 +82,19 @@ pub fn config_line(dir: &Path, prefix: &str) -> usize {
         .position(|l| l.starts_with(prefix))
         .expect("the line is in .cascade.yaml")
         + 1
+}
+
+/// A commit on a new `branch` off `base` in the work repository `dir`, adding `files`
+/// (path, text).
+pub fn commit_adding(dir: &Path, base: &str, branch: &str, files: &[(&str, &str)]) {
+    git(dir, &["checkout", "-q", "-B", branch, base]);
+    for (file, text) in files {
+        let path = dir.join(file);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+    }
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-qm", branch]);
 }
 
 /// Runs git in `dir` (fails the test if git does) and returns its output, trimmed.

@@ -15,6 +15,7 @@
 
 use super::transport::{Call, Method};
 use super::{Installation, issues::branch_path, repo_path};
+use crate::comment::inert::code;
 use crate::forge::Mergeable;
 use serde::Deserialize;
 use serde_json::json;
@@ -207,15 +208,15 @@ pub(super) fn verdict(gate: &Gate) -> Mergeable {
             Some(seen) if seen.passed => {}
             Some(seen) => {
                 return blocked(format!(
-                    "the required check `{}` is `{}`",
-                    name.replace('`', "'"),
-                    seen.state
+                    "the required check {} is {}",
+                    code(name),
+                    code(&seen.state)
                 ));
             }
             None => {
                 return blocked(format!(
-                    "the required check `{}` has not reported on the head",
-                    name.replace('`', "'")
+                    "the required check {} has not reported on the head",
+                    code(name)
                 ));
             }
         }

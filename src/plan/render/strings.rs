@@ -5,6 +5,7 @@
 //! control character other than a tab, nor a character that reorders or hides text (bidi
 //! overrides, zero-width characters): those become `\x1b` / `\u202e` style escapes.
 
+use crate::comment::inert::hides_text;
 use std::borrow::Cow;
 use std::fmt::Write as _;
 
@@ -39,7 +40,8 @@ fn push_quoted_inner(out: &mut String, text: &str) {
     }
 }
 
-/// `text` with every character that [`hides_text`] replaced by a visible escape; a tab
+/// `text` with every character that `hides_text` (the characters Go's `%q` would escape that
+/// cascade must never print raw) finds replaced by a visible escape; a tab
 /// stays. Used for text that is printed unquoted (heredoc lines, addresses, ids).
 pub(super) fn visible(text: &str) -> Cow<'_, str> {
     if !text.chars().any(|c| c != '\t' && hides_text(c)) {
@@ -72,26 +74,6 @@ fn push_escape(out: &mut String, c: char) {
         _ if code < 0x1_0000 => write!(out, "\\u{code:04x}"),
         _ => write!(out, "\\U{code:08x}"),
     };
-}
-
-/// True for characters Go's `%q` would escape that cascade must never print raw: control
-/// characters, separators other than the ASCII space, format characters (bidi overrides,
-/// zero-width characters, the byte order mark) and private-use characters. Unassigned code
-/// points are left alone (that needs Unicode tables; they render as a replacement glyph).
-pub(super) fn hides_text(c: char) -> bool {
-    c.is_control()
-        || matches!(
-            u32::from(c),
-            // Space separators other than U+0020, line and paragraph separators.
-            0xA0 | 0x1680 | 0x2000..=0x200A | 0x2028 | 0x2029 | 0x202F | 0x205F | 0x3000
-            // Format characters: soft hyphen, Arabic marks, zero-width and bidi controls,
-            // invisible operators, BOM, interlinear annotations, tags.
-            | 0xAD | 0x600..=0x605 | 0x61C | 0x6DD | 0x70F | 0x180E | 0x200B..=0x200F
-            | 0x202A..=0x202E | 0x2060..=0x2064 | 0x2066..=0x206F | 0xFEFF | 0xFFF9..=0xFFFB
-            | 0x110BD | 0x1BCA0..=0x1BCA3 | 0x1D173..=0x1D17A | 0xE0001 | 0xE0020..=0xE007F
-            // Private use.
-            | 0xE000..=0xF8FF | 0xF_0000..=0xF_FFFD | 0x10_0000..=0x10_FFFD
-        )
 }
 
 /// An attribute or output name as terraform prints it: bare when it is an HCL identifier,
