@@ -20,7 +20,6 @@ fn pr(number: u64, plan: &str) -> PullRequestRecord {
         repo: "acme/infra".into(),
         number,
         installation_id: 77,
-        clone_url: "https://github.invalid/acme/infra.git".into(),
         head_sha: "h".into(),
         base_sha: "b".into(),
         state: PrState::Applying,

@@ -110,8 +110,13 @@ async fn the_instance_url_must_be_a_url() {
     assert_eq!(project.fork_head_ref(7), "refs/merge-requests/7/head");
     assert_eq!(project.comment_limit(), 1_000_000);
     assert_eq!(project.spelling().command("unlock"), "cascade unlock");
-    assert_eq!(project.clone_token().await.unwrap(), TOKEN);
-    assert!(!format!("{project:?}{gitlab:?}").contains(TOKEN));
+    let credential = project.git_credential().await.unwrap();
+    assert_eq!(credential.token(), TOKEN);
+    assert_eq!(
+        credential.origin().to_string(),
+        "https://gitlab.example.com"
+    );
+    assert!(!format!("{project:?}{gitlab:?}{credential:?}").contains(TOKEN));
 }
 
 #[tokio::test]
@@ -135,11 +140,10 @@ async fn a_merge_request_reads_as_a_change_request() {
             fork: false,
             author: "alice".into(),
             open: true,
-            clone_url: w.fake.git_http_url(w.project),
             // Pipelines must succeed and there is no pipeline yet; cascade's own status
             // is not one, so nothing blocks.
             mergeable: Mergeable::Yes,
-            web_url: Some(format!("https://gitlab.example.com/{PATH}")),
+            web_url: Some(format!("{}/{PATH}", w.fake.url())),
         }
     );
     let fork = w.fake.open_merge_request(
@@ -781,7 +785,7 @@ mod drift_issues {
             (branch.name.as_str(), branch.sha.as_str()),
             ("main", main.as_str())
         );
-        assert_eq!(branch.clone_url, fake.git_http_url(project));
+        assert_eq!(branch.clone_url.as_str(), fake.git_http_url(project));
         // A new default, with a slash in its name (one encoded path segment), is read
         // on the next call.
         fake.set_default_branch(project, Some("release/2026-q1"));
@@ -1032,6 +1036,7 @@ mod drift_issues {
 mod git_over_http {
     use super::*;
     use base64::Engine as _;
+    use cascade::forge::{CloneUrl, Forge, GitCredential, GitOrigin};
     use cascade::workspace::Workspaces;
     use support::git;
 
@@ -1124,34 +1129,85 @@ mod git_over_http {
             |r| !r.path.contains(TOKEN) && !r.query.clone().unwrap_or_default().contains(TOKEN)
         ));
 
-        // cascade's own fetch, with the token from the client, gets the merge request head.
+        // cascade's own fetch, from the clone URL the API answers and with the token from
+        // the client, gets the merge request head.
         let gitlab = GitLab::new(&fake.url(), TOKEN).unwrap();
-        let token = gitlab.project(project).clone_token().await.unwrap();
+        let forge = Forge::GitLab(gitlab.project(project));
+        let credential = forge.git_credential().await.unwrap();
+        let from = forge.default_branch(PATH).await.unwrap().clone_url;
+        assert_eq!(from.as_str(), url);
         let head_ref = gitlab.project(project).fork_head_ref(iid);
         let workspaces = Workspaces::new(tmp.path().join("workspaces"));
         let mirror = workspaces
             .fetch(
                 "acme/infra",
-                &url,
-                Some(&token),
+                &from,
+                Some(&credential),
                 &[head_ref.clone(), "main".to_string()],
             )
             .await
             .unwrap();
         assert_eq!(git(&mirror, &["rev-parse", &head_ref]), sha);
+        let wrong = GitCredential::new(gitlab.origin().clone(), "glpat-not-the-right-token");
         let err = workspaces
-            .fetch(
-                "acme/infra",
-                &url,
-                Some("glpat-not-the-right-token"),
-                &[head_ref],
-            )
+            .fetch("acme/infra", &from, Some(&wrong), &[head_ref])
             .await
             .unwrap_err();
         assert!(
             !format!("{err:#}").contains("glpat-not-the-right-token"),
             "{err:#}"
         );
+    }
+
+    /// The token goes to the configured GitLab only: a project URL at another origin is
+    /// refused before git starts, and a redirect from GitLab to another origin is not
+    /// followed, so the stranger's listener never sees a request with credentials.
+    #[tokio::test]
+    async fn the_token_never_reaches_another_origin() {
+        let (tmp, origin, _sha) = origin();
+        let fake = FakeGitLab::start().await;
+        let project = fake.add_project(PATH, Some(&origin));
+        let gitlab = GitLab::new(&fake.url(), TOKEN).unwrap();
+        let credential = Forge::GitLab(gitlab.project(project))
+            .git_credential()
+            .await
+            .unwrap();
+        let workspaces = Workspaces::new(tmp.path().join("workspaces"));
+        let stranger = support::recorder::Recorder::not_found();
+        // The API answering a clone URL elsewhere is refused by the origin...
+        let elsewhere = format!("{}/{PATH}.git", stranger.url);
+        let err = gitlab.origin().clone_url(&elsewhere).unwrap_err();
+        assert!(format!("{err:#}").contains(&fake.url()), "{err:#}");
+        // ...and a clone URL of another origin never gets this credential.
+        let foreign = GitOrigin::for_gitlab(&stranger.url)
+            .unwrap()
+            .clone_url(&elsewhere)
+            .unwrap();
+        let err = fetch_error(&workspaces, &foreign, &credential).await;
+        assert!(err.contains("sends a forge's token nowhere else"), "{err}");
+        assert!(stranger.heads().is_empty(), "{:?}", stranger.heads());
+        // A redirect at the configured origin is not followed with the header.
+        let redirecting = support::recorder::Recorder::redirecting_to(&stranger.url);
+        let gitlab = GitLab::new(&redirecting.url, TOKEN).unwrap();
+        let credential = gitlab.project(project).git_credential().await.unwrap();
+        let from = gitlab
+            .origin()
+            .clone_url(&format!("{}/{PATH}.git", redirecting.url))
+            .unwrap();
+        let err = fetch_error(&workspaces, &from, &credential).await;
+        assert!(err.contains("cannot fetch acme/infra"), "{err}");
+        assert!(redirecting.saw_credentials(), "{:?}", redirecting.heads());
+        assert!(stranger.heads().is_empty(), "{:?}", stranger.heads());
+    }
+
+    /// How fetching `main` of `from` with `credential` failed.
+    async fn fetch_error(ws: &Workspaces, from: &CloneUrl, credential: &GitCredential) -> String {
+        let refs = ["main".to_string()];
+        let err = ws
+            .fetch("acme/infra", from, Some(credential), &refs)
+            .await
+            .unwrap_err();
+        format!("{err:#}")
     }
 }
 

@@ -140,12 +140,12 @@ async fn default_branch(
     repo: &str,
 ) -> anyhow::Result<(DefaultBranch, Result<RepoConfig, String>)> {
     let branch = forge.default_branch(repo).await?;
-    let token = forge.clone_token().await?;
+    let credential = forge.git_credential().await?;
     bot.workspaces
         .fetch(
             repo,
             &branch.clone_url,
-            Some(&token),
+            Some(&credential),
             &["+refs/heads/*:refs/heads/*".to_string()],
         )
         .await?;

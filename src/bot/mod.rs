@@ -397,17 +397,16 @@ impl Bot {
         match job {
             PrJob::Update(pr) if pr.is_partial() => {
                 let forge = self.forges.open(pr.forge).await?;
-                let (mut current, info) = plan::current_pr(self, &forge, key).await?;
+                let (current, info) = plan::current_pr(&forge, key).await?;
                 if !info.open {
                     return Ok(());
                 }
-                current.clone_url = pr.clone_url;
                 self.plan_superseded_by_pushes(key, &current, None).await
             }
             PrJob::Update(pr) => self.plan_superseded_by_pushes(key, &pr, None).await,
             PrJob::Replan { forge } => {
                 let forge = self.forges.open(forge).await?;
-                let (pr, info) = plan::current_pr(self, &forge, key).await?;
+                let (pr, info) = plan::current_pr(&forge, key).await?;
                 if !info.open {
                     return self.store.set_waiting(&key.repo, key.number, &[]).await;
                 }

@@ -105,8 +105,6 @@ pub struct PullRequestRecord {
     pub repo: String,
     pub number: u64,
     pub installation_id: u64,
-    /// Where the repository is fetched from.
-    pub clone_url: String,
     pub head_sha: String,
     pub base_sha: String,
     pub state: PrState,

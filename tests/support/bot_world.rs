@@ -161,7 +161,7 @@ pub async fn world_unserved(extra: &str) -> World {
         work.path(),
         &["clone", "-q", "--bare", ".", origin.to_str().unwrap()],
     );
-    fake.add_repo(REPO, origin.to_str().unwrap());
+    fake.add_repo(REPO, Some(&origin));
     let mut w = World {
         fake,
         server: None,

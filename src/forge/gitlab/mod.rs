@@ -32,6 +32,7 @@ pub use issues::{ISSUE_BODY_LIMIT, ISSUE_TITLE_LIMIT};
 pub use status::{DESCRIPTION_LIMIT, STATUS_NAME};
 pub use transport::{ApiError, NoAnswer, RetryPolicy};
 
+use crate::forge::origin::{GitCredential, GitOrigin};
 use crate::forge::types::{
     Actor, Approvals, Approver, ChangeRequest, CheckOutput, ForgeKind, Membership, Spelling,
 };
@@ -59,8 +60,10 @@ pub struct GitLab {
 struct Inner {
     transport: Transport,
     url: String,
+    /// The instance's origin: its repositories are there, and the token goes nowhere else.
+    origin: GitOrigin,
     me: tokio::sync::OnceCell<Actor>,
-    /// Project facts that do not change while cascade runs (its clone URL), by id.
+    /// Project facts that do not change while cascade runs (its web page), by id.
     projects: Mutex<HashMap<u64, Arc<WireProject>>>,
 }
 
@@ -119,6 +122,7 @@ impl GitLabBuilder {
         Ok(GitLab {
             inner: Arc::new(Inner {
                 transport,
+                origin: GitOrigin::for_gitlab(&self.url)?,
                 url: self.url.trim().trim_end_matches('/').to_string(),
                 me: tokio::sync::OnceCell::new(),
                 projects: Mutex::default(),
@@ -145,6 +149,12 @@ impl GitLab {
     /// The instance root URL.
     pub fn url(&self) -> &str {
         &self.inner.url
+    }
+
+    /// The instance's origin (scheme, host, port of `--gitlab-url`): where its projects'
+    /// repositories and web pages are, and the only place the token is sent.
+    pub fn origin(&self) -> &GitOrigin {
+        &self.inner.origin
     }
 
     /// The token's user (`GET /user`), read once and kept: its notes are cascade's own.
@@ -292,9 +302,13 @@ impl Project {
         format!("refs/merge-requests/{number}/head")
     }
 
-    /// The configured token: sent to git as HTTP Basic credentials, never in a URL.
-    pub async fn clone_token(&self) -> anyhow::Result<String> {
-        Ok(self.inner.transport.token())
+    /// The configured token for `git fetch` (HTTP Basic credentials, never in a URL),
+    /// bound to the instance's origin.
+    pub async fn git_credential(&self) -> anyhow::Result<GitCredential> {
+        Ok(GitCredential::new(
+            self.inner.origin.clone(),
+            self.inner.transport.token(),
+        ))
     }
 
     async fn me(&self) -> anyhow::Result<Actor> {
@@ -365,7 +379,6 @@ impl Project {
             fork: mr.source_project_id != Some(mr.target_project_id),
             author: mr.author.username,
             open: mr.state == "opened",
-            clone_url: facts.http_url_to_repo.clone(),
             mergeable: status::mergeable(&detailed, others),
             head_sha,
             base_sha,
