@@ -194,48 +194,44 @@ async fn cascade_s_own_status_never_makes_a_merge_request_unmergeable() {
     let w = world().await;
     let project = w.gitlab.project(w.project);
     let head = "a".repeat(40);
-    project
-        .set_check(
-            PATH,
-            w.iid,
-            &head,
-            "feature",
-            None,
-            &CheckOutput::new(
-                CheckStatus::ActionRequired,
-                "comment `cascade apply 3f9a`",
-                "",
-            ),
-        )
-        .await
-        .unwrap();
-    assert_eq!(
-        w.fake.detailed_merge_status(w.project, w.iid),
-        "ci_must_pass"
-    );
-    assert_eq!(
-        project.change_request(PATH, w.iid).await.unwrap().mergeable,
-        Mergeable::Yes
-    );
-    project
-        .set_check(
-            PATH,
-            w.iid,
-            &head,
-            "feature",
-            None,
-            &CheckOutput::new(CheckStatus::InProgress, "planning", ""),
-        )
-        .await
-        .unwrap();
-    assert_eq!(
-        w.fake.detailed_merge_status(w.project, w.iid),
-        "ci_still_running"
-    );
-    assert_eq!(
-        project.change_request(PATH, w.iid).await.unwrap().mergeable,
-        Mergeable::Yes
-    );
+    let set = |status, title: &'static str| {
+        let (project, head) = (&project, &head);
+        async move {
+            project
+                .set_check(
+                    PATH,
+                    w.iid,
+                    head,
+                    "feature",
+                    None,
+                    &CheckOutput::new(status, title, ""),
+                )
+                .await
+                .unwrap()
+        }
+    };
+    // Failed (a unit failed to plan): "pipelines must succeed" says the pipeline failed;
+    // planning (pending), then waiting for `cascade apply` (running): still running.
+    for (status, title, detailed) in [
+        (
+            CheckStatus::Failure,
+            "cascade: 1 unit failed",
+            "ci_must_pass",
+        ),
+        (CheckStatus::InProgress, "planning", "ci_still_running"),
+        (
+            CheckStatus::ActionRequired,
+            "comment `cascade apply 3f9a`",
+            "ci_still_running",
+        ),
+    ] {
+        set(status, title).await;
+        assert_eq!(w.fake.detailed_merge_status(w.project, w.iid), detailed);
+        assert_eq!(
+            project.change_request(PATH, w.iid).await.unwrap().mergeable,
+            Mergeable::Yes
+        );
+    }
 
     w.fake.add_status(w.project, &head, "lint", "failed");
     assert_eq!(
@@ -381,38 +377,77 @@ async fn a_note_gitlab_stored_before_failing_is_found_not_posted_twice() {
     assert_eq!(w.fake.write_calls(), 3);
 }
 
+/// Planning is `pending`, waiting for `cascade apply` `running` with the description
+/// saying so, and only a failure is `failed`; GitLab's refused transitions are never sent.
 #[tokio::test]
-async fn the_status_goes_running_then_success_on_one_record() {
+async fn the_status_is_pending_then_running_while_waiting_then_finished() {
     let w = world().await;
     let project = w.gitlab.project(w.project);
     let head = "a".repeat(40);
     let (project, head_sha, iid) = (&project, head.as_str(), w.iid);
-    let set = |status| {
-        let output = CheckOutput::new(status, "cascade", "summary");
+    let set = |status, title: &'static str| {
+        let output = CheckOutput::new(status, title, "summary");
         async move {
             project
                 .set_check(PATH, iid, head_sha, "feature", None, &output)
                 .await
         }
     };
-    let running = set(CheckStatus::InProgress).await.unwrap();
-    // Already running: no write, the same status.
-    assert_eq!(set(CheckStatus::InProgress).await.unwrap(), running);
+    let planning = set(CheckStatus::InProgress, "cascade is planning")
+        .await
+        .unwrap();
+    // Already in progress: no write, the same status.
+    assert_eq!(
+        set(CheckStatus::InProgress, "cascade is planning")
+            .await
+            .unwrap(),
+        planning
+    );
     assert_eq!(w.fake.write_calls(), 1);
-    assert_eq!(count(&w.fake, "POST", &format!("/statuses/{head}")), 1);
-    let done = set(CheckStatus::Success).await.unwrap();
-    assert_eq!(done, running);
-    // A finished status is followed by a new one.
-    let again = set(CheckStatus::InProgress).await.unwrap();
-    assert_ne!(again, done);
-    set(CheckStatus::ActionRequired).await.unwrap();
+    let waits = "cascade: comment cascade apply 3f9a to apply";
+    let waiting = set(CheckStatus::ActionRequired, waits).await.unwrap();
+    assert_eq!(waiting, planning, "pending → running on one record");
+    // Planning again while it waits: nothing sent; waiting again with the same words: nothing.
+    set(CheckStatus::InProgress, "cascade is planning")
+        .await
+        .unwrap();
+    assert_eq!(
+        set(CheckStatus::ActionRequired, waits).await.unwrap(),
+        waiting
+    );
+    assert_eq!(w.fake.write_calls(), 2);
+    // A new plan id to wait for: canceled, then a new running status with the new words.
+    let new_waits = "cascade: comment cascade apply 77aa to apply";
+    let rewaiting = set(CheckStatus::ActionRequired, new_waits).await.unwrap();
+    assert_ne!(rewaiting, waiting);
+    let done = set(CheckStatus::Success, "cascade: plan 77aa applied")
+        .await
+        .unwrap();
+    assert_eq!(done, rewaiting);
+    // A finished status is followed by a new one; a failure is the only red.
+    set(CheckStatus::InProgress, "cascade is planning")
+        .await
+        .unwrap();
+    set(CheckStatus::Failure, "cascade: 1 unit failed to plan")
+        .await
+        .unwrap();
     let statuses = w.fake.statuses(w.project, &head);
     let histories: Vec<Vec<String>> = statuses.iter().map(|s| s.history.clone()).collect();
     assert_eq!(
         histories,
-        vec![
-            vec!["running".to_string(), "success".into()],
-            vec!["running".into(), "failed".into()]
+        [
+            vec!["pending", "running", "canceled"],
+            vec!["running", "success"],
+            vec!["pending", "failed"],
+        ]
+    );
+    let descriptions: Vec<_> = statuses.iter().map(|s| s.description.clone()).collect();
+    assert_eq!(
+        descriptions,
+        [
+            Some(waits.to_string()),
+            Some("cascade: plan 77aa applied".into()),
+            Some("cascade: 1 unit failed to plan".into())
         ]
     );
     assert!(
@@ -420,15 +455,8 @@ async fn the_status_goes_running_then_success_on_one_record() {
             .iter()
             .all(|s| s.name == "cascade" && s.git_ref.as_deref() == Some("feature"))
     );
-    // `pending` is never sent (GitLab refuses pending → pending and running → pending).
-    assert!(
-        statuses
-            .iter()
-            .flat_map(|s| &s.history)
-            .all(|h| h != "pending")
-    );
-    assert_eq!(w.fake.write_calls(), 4);
-    assert_eq!(w.gitlab.write_calls(), 4);
+    assert_eq!(w.fake.write_calls(), 7);
+    assert_eq!(w.gitlab.write_calls(), 7);
 }
 
 #[tokio::test]

@@ -280,10 +280,21 @@ impl World {
             .map(|s| s.current().to_string())
     }
 
-    /// cascade's status on `sha` is finished (not running).
+    /// cascade's status on `sha` says how its plan or apply ended: `success`, `failed`, or
+    /// `running` (waiting for `cascade apply` or a lock). `pending` is planning; `canceled`
+    /// is a running status being replaced by one with new words.
     pub fn status_done(&self, sha: &str) -> bool {
         self.status_now(sha)
-            .is_some_and(|s| matches!(s.as_str(), "success" | "failed" | "canceled"))
+            .is_some_and(|s| matches!(s.as_str(), "success" | "failed" | "running"))
+    }
+
+    /// Every state of every `cascade` status on `sha`, oldest first: it changes with each
+    /// status cascade sets.
+    pub fn status_histories(&self, sha: &str) -> Vec<Vec<String>> {
+        self.cascade_statuses(sha)
+            .into_iter()
+            .map(|s| s.history)
+            .collect()
     }
 
     /// Waits until `cond` holds (the bot works after answering the webhook).
