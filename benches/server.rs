@@ -87,7 +87,7 @@ async fn gitlab_ack_latency() {
     config.gitlab = Some(GitLabServeConfig {
         url: gitlab.url(),
         token: gitlab.token().into(),
-        webhook_secrets: vec![gitlab.webhook_secret().into_bytes()],
+        webhook_secrets: vec![gitlab.webhook_secret().into_bytes()].into(),
         signing_key: None,
     });
     let server = start(config).await.unwrap();

@@ -5,6 +5,7 @@
 
 mod support;
 
+use cascade::event::gitlab::ProjectKey;
 use serde_json::Value as Json;
 use std::path::Path;
 use std::process::Command;
@@ -270,7 +271,7 @@ impl Secrets {
         std::fs::write(dir.path().join("gh-secret"), "gh-secret\n").unwrap();
         std::fs::write(
             dir.path().join("gl-secrets"),
-            "gl-old,gl-new\n gl-next \n\n",
+            "gl-old,gl-new\n gl-next \nacme/platform/infra = gl-infra-only\n4242=gl-4242\n\n",
         )
         .unwrap();
         std::fs::write(
@@ -331,13 +332,24 @@ fn serve_takes_github_only_gitlab_only_or_both() {
         "read from the file, trimmed"
     );
     assert_eq!(
-        gl.webhook_secrets,
+        gl.webhook_secrets.any_project,
         vec![b"gl-old".to_vec(), b"gl-new".to_vec(), b"gl-next".to_vec()]
+    );
+    // `PROJECT=SECRET` lines speak for one project each.
+    assert_eq!(
+        gl.webhook_secrets.per_project,
+        vec![
+            (
+                ProjectKey::Path("acme/platform/infra".into()),
+                b"gl-infra-only".to_vec()
+            ),
+            (ProjectKey::Id(4242), b"gl-4242".to_vec()),
+        ]
     );
     assert!(gl.signing_key.is_none());
     let shown = format!("{gl:?}");
     assert!(
-        !shown.contains("glpat") && !shown.contains("gl-old"),
+        !shown.contains("glpat") && !shown.contains("gl-old") && !shown.contains("gl-infra-only"),
         "{shown}"
     );
 

@@ -8,7 +8,7 @@
 use super::serve_secrets::{
     DATABASE_URL, GITHUB_WEBHOOK_SECRET, GITLAB_SIGNING_TOKEN, GITLAB_WEBHOOK_SECRET,
 };
-use crate::event::gitlab::SigningKey;
+use crate::event::gitlab::{SigningKey, WebhookSecrets};
 use crate::server::{
     GitHubServeConfig, GitLabServeConfig, HttpLimits, ServeConfig, SetupConfig, serve,
 };
@@ -75,8 +75,8 @@ pub struct ServeArgs {
     #[arg(long, env = "CASCADE_GITLAB_TOKEN_FILE")]
     gitlab_token_file: Option<PathBuf>,
     /// The GitLab webhook's secret token; separate with commas to accept several while
-    /// rotating. Refused as a flag: set the environment variable or use
-    /// --gitlab-webhook-secret-file.
+    /// rotating (`PROJECT=SECRET` for one project only, as in the file). Refused as a
+    /// flag: set the environment variable or use --gitlab-webhook-secret-file.
     #[arg(
         long,
         env = "CASCADE_GITLAB_WEBHOOK_SECRET",
@@ -85,7 +85,9 @@ pub struct ServeArgs {
     )]
     gitlab_webhook_secret: Vec<String>,
     /// A file holding the GitLab webhook's secret token (several: one per line, or
-    /// comma-separated).
+    /// comma-separated). A line `PROJECT=SECRET` (PROJECT a numeric project id or a
+    /// path with its namespace, like `acme/platform/infra`) is a secret that speaks for
+    /// that project only; a plain line speaks for every project.
     #[arg(long, env = "CASCADE_GITLAB_WEBHOOK_SECRET_FILE")]
     gitlab_webhook_secret_file: Option<PathBuf>,
     /// The GitLab webhook's signing token (`whsec_…`): deliveries must then also be signed.
@@ -361,10 +363,10 @@ impl ServeArgs {
             (true, Some(url), Some(token_file)) => Some(gitlab_config(
                 url,
                 &token_file,
-                GITLAB_WEBHOOK_SECRET.list(
+                WebhookSecrets::parse(GITLAB_WEBHOOK_SECRET.list(
                     self.gitlab_webhook_secret,
                     self.gitlab_webhook_secret_file.as_deref(),
-                )?,
+                )?),
                 GITLAB_SIGNING_TOKEN.one(
                     self.gitlab_signing_token,
                     self.gitlab_signing_token_file.as_deref(),
@@ -405,7 +407,7 @@ impl ServeArgs {
 fn gitlab_config(
     url: String,
     token_file: &std::path::Path,
-    webhook_secrets: Vec<String>,
+    webhook_secrets: WebhookSecrets,
     signing_token: Option<String>,
 ) -> anyhow::Result<GitLabServeConfig> {
     let url = url.trim().trim_end_matches('/').to_owned();
@@ -428,6 +430,9 @@ fn gitlab_config(
         );
     }
     crate::redact::register_secret(&token);
+    for secret in webhook_secrets.values() {
+        crate::redact::register_secret(&String::from_utf8_lossy(secret));
+    }
     let signing_key = signing_token
         .map(|t| {
             crate::redact::register_secret(&t);
@@ -439,7 +444,7 @@ fn gitlab_config(
     Ok(GitLabServeConfig {
         url,
         token,
-        webhook_secrets: secrets(webhook_secrets),
+        webhook_secrets,
         signing_key,
     })
 }

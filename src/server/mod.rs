@@ -21,10 +21,10 @@ pub use listen::HttpLimits;
 pub use setup::SetupConfig;
 
 use crate::bot::{Bot, BotConfig};
-use crate::event::gitlab::SigningKey;
+use crate::event::gitlab::{SigningKey, WebhookSecrets};
 use crate::exec::ProcessExecutor;
-use crate::forge::Forges;
 use crate::forge::github::GitHubApp;
+use crate::forge::{Forges, GitOrigin};
 use crate::store::{AnyStore, Store};
 use anyhow::{Context, bail};
 use arc_swap::ArcSwapOption;
@@ -100,8 +100,9 @@ pub struct GitLabServeConfig {
     pub url: String,
     /// The access token cascade acts with (read from its file, trimmed).
     pub token: String,
-    /// Every secret is accepted as `X-Gitlab-Token` (rotation).
-    pub webhook_secrets: Vec<Vec<u8>>,
+    /// Every secret is accepted as `X-Gitlab-Token` (rotation), each for every project
+    /// or for one project only.
+    pub webhook_secrets: WebhookSecrets,
     /// When set, deliveries must also carry a valid Standard-Webhooks signature.
     pub signing_key: Option<SigningKey>,
 }
@@ -121,16 +122,18 @@ impl std::fmt::Debug for GitLabServeConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("GitLabServeConfig")
             .field("url", &self.url)
-            .field("webhook_secrets", &self.webhook_secrets.len())
+            .field("webhook_secrets", &self.webhook_secrets)
             .field("signing_key", &self.signing_key.is_some())
             .finish_non_exhaustive()
     }
 }
 
-/// How GitLab deliveries are authenticated.
+/// How GitLab deliveries are authenticated, and the instance their projects must be at.
 pub struct GitLabHookAuth {
-    pub secrets: Vec<Vec<u8>>,
+    pub secrets: WebhookSecrets,
     pub signing_key: Option<SigningKey>,
+    /// `--gitlab-url`'s origin: a delivery whose project's URLs are elsewhere is refused.
+    pub origin: GitOrigin,
 }
 
 /// What the HTTP handlers share.
@@ -220,7 +223,7 @@ pub async fn start(mut config: ServeConfig) -> anyhow::Result<RunningServer> {
         _ => None,
     };
     if let Some(gitlab) = &config.gitlab
-        && gitlab.webhook_secrets.iter().all(Vec::is_empty)
+        && gitlab.webhook_secrets.is_empty()
     {
         bail!(
             "no GitLab webhook secret: set CASCADE_GITLAB_WEBHOOK_SECRET or --gitlab-webhook-secret-file; cascade refuses deliveries without a token"
@@ -259,6 +262,7 @@ pub async fn start(mut config: ServeConfig) -> anyhow::Result<RunningServer> {
         Some(gitlab) => Some(Arc::new(connect_gitlab(gitlab).await?)),
         None => None,
     };
+    let gitlab_origin = gitlab.as_ref().map(|client| client.origin().clone());
     let sandbox = server_sandbox(&config)?;
     let executor = ProcessExecutor::new(config.data_dir.join("exec"))
         .with_sandbox(sandbox)
@@ -304,10 +308,14 @@ pub async fn start(mut config: ServeConfig) -> anyhow::Result<RunningServer> {
                 .as_ref()
                 .map(|g| Arc::new(g.webhook_secrets.clone())),
         ),
-        gitlab: config.gitlab.as_ref().map(|g| GitLabHookAuth {
-            secrets: g.webhook_secrets.clone(),
-            signing_key: g.signing_key.clone(),
-        }),
+        gitlab: match (&config.gitlab, gitlab_origin) {
+            (Some(g), Some(origin)) => Some(GitLabHookAuth {
+                secrets: g.webhook_secrets.clone(),
+                signing_key: g.signing_key.clone(),
+                origin,
+            }),
+            _ => None,
+        },
         store,
         bot: bot.clone(),
         metrics: metrics_handle(),

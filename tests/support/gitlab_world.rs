@@ -76,7 +76,7 @@ pub fn gitlab_config(fake: &FakeGitLab) -> GitLabServeConfig {
     GitLabServeConfig {
         url: fake.url(),
         token: fake.token().to_string(),
-        webhook_secrets: vec![fake.webhook_secret().into_bytes()],
+        webhook_secrets: vec![fake.webhook_secret().into_bytes()].into(),
         signing_key: None,
     }
 }
