@@ -79,6 +79,8 @@ async fn a_pull_request_left_applying_by_a_dead_process_is_put_back_and_a_live_o
         discovery_timeout: Duration::from_secs(60),
         replica_lease: Duration::from_secs(15),
         drift_tick: Duration::from_secs(60),
+        owners: Default::default(),
+        metrics_repo_labels: false,
         shutdown: CancellationToken::new(),
     })
     .await

@@ -314,6 +314,48 @@ fn gitlab_flags(s: &Secrets) -> Vec<String> {
 }
 
 #[test]
+fn serve_takes_allowed_owners_and_repository_labels() {
+    let s = Secrets::new();
+    // Defaults: every owner, no repository in a metric.
+    let config = cascade::cli::serve_config(github_flags(&s)).unwrap();
+    assert!(!config.allowed_owners.is_restricted());
+    assert!(!config.metrics_repo_labels);
+    let mut flags = github_flags(&s);
+    flags.extend(
+        [
+            "--allow-owner",
+            "acme",
+            "--allow-owner",
+            "gitlab:globex/platform,initech",
+            "--metrics-repo-labels",
+        ]
+        .map(str::to_owned),
+    );
+    let config = cascade::cli::serve_config(flags).unwrap();
+    let owners = &config.allowed_owners;
+    for served in ["acme/infra", "initech/x", "gitlab:globex/platform/infra"] {
+        assert!(owners.allows(served), "{served}");
+    }
+    for refused in ["evil/infra", "globex/infra", "gitlab:globex/other"] {
+        assert!(!owners.allows(refused), "{refused}");
+    }
+    assert!(config.metrics_repo_labels);
+    // The twin is read and checked; a bad entry stops the start, named.
+    let github: Vec<String> = github_flags(&s);
+    let github: Vec<&str> = github.iter().map(String::as_str).collect();
+    let err = serve_refused(&github, &[("CASCADE_ALLOW_OWNERS", "acme,bitbucket:acme")]);
+    assert!(err.contains("--allow-owner \"bitbucket:acme\""), "{err}");
+    let out = Command::new(env!("CARGO_BIN_EXE_cascade"))
+        .args(["serve", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8(out.stdout).unwrap();
+    for twin in ["CASCADE_ALLOW_OWNERS", "CASCADE_METRICS_REPO_LABELS"] {
+        assert!(help.contains(twin), "{twin}: {help}");
+    }
+}
+
+#[test]
 fn serve_takes_github_only_gitlab_only_or_both() {
     let s = Secrets::new();
     let github = cascade::cli::serve_config(github_flags(&s)).unwrap();

@@ -8,6 +8,7 @@
 use super::serve_secrets::{
     DATABASE_URL, GITHUB_WEBHOOK_SECRET, GITLAB_SIGNING_TOKEN, GITLAB_WEBHOOK_SECRET,
 };
+use crate::bot::AllowedOwners;
 use crate::event::gitlab::{SigningKey, WebhookSecrets};
 use crate::server::{
     GitHubServeConfig, GitLabServeConfig, HttpLimits, ServeConfig, SetupConfig, serve,
@@ -111,6 +112,21 @@ pub struct ServeArgs {
     /// Plan pull requests from forks (runs their code with this server's credentials).
     #[arg(long, env = "CASCADE_ALLOW_FORKS")]
     allow_forks: bool,
+    /// Serve only repositories of this owner (repeatable; the variable takes a comma
+    /// list): a GitHub user or organisation (`acme`), or a GitLab group with everything
+    /// under it (`acme/platform`); `github:` or `gitlab:` before it limits it to one
+    /// forge. Others get one refusal. Default: every owner.
+    #[arg(
+        long = "allow-owner",
+        env = "CASCADE_ALLOW_OWNERS",
+        value_delimiter = ',',
+        value_name = "OWNER"
+    )]
+    allow_owners: Vec<String>,
+    /// Label metrics with repository names (`cascade_drifted_units{repo}`, …). Off:
+    /// `/metrics` names no repository, so whoever can read it learns nothing about them.
+    #[arg(long, env = "CASCADE_METRICS_REPO_LABELS")]
+    metrics_repo_labels: bool,
     #[arg(long, env = "CASCADE_TERRAFORM_BIN", default_value = "terraform")]
     terraform_bin: String,
     #[arg(long, env = "CASCADE_TOFU_BIN", default_value = "tofu")]
@@ -395,6 +411,8 @@ impl ServeArgs {
             discovery_timeout: Duration::from_secs(self.discovery_timeout),
             replica_lease: Duration::from_secs(self.replica_lease),
             drift_tick: Duration::from_secs(self.drift_tick),
+            allowed_owners: AllowedOwners::parse(&self.allow_owners)?,
+            metrics_repo_labels: self.metrics_repo_labels,
             http: HttpLimits {
                 max_connections: self.max_connections,
                 max_requests: self.max_requests,

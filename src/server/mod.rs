@@ -20,7 +20,7 @@ mod webhook;
 pub use listen::HttpLimits;
 pub use setup::SetupConfig;
 
-use crate::bot::{Bot, BotConfig};
+use crate::bot::{AllowedOwners, Bot, BotConfig};
 use crate::event::gitlab::{SigningKey, WebhookSecrets};
 use crate::exec::ProcessExecutor;
 use crate::forge::github::GitHubApp;
@@ -78,6 +78,10 @@ pub struct ServeConfig {
     pub replica_lease: Duration,
     /// How often each replica looks for repositories due a drift run.
     pub drift_tick: Duration,
+    /// Whose repositories are served (`--allow-owner`); every owner's by default.
+    pub allowed_owners: AllowedOwners,
+    /// Whether `/metrics` may name repositories (`--metrics-repo-labels`); off by default.
+    pub metrics_repo_labels: bool,
     pub http: HttpLimits,
 }
 
@@ -263,6 +267,13 @@ pub async fn start(mut config: ServeConfig) -> anyhow::Result<RunningServer> {
         None => None,
     };
     let gitlab_origin = gitlab.as_ref().map(|client| client.origin().clone());
+    if !config.allowed_owners.is_restricted() {
+        tracing::warn!(
+            "no --allow-owner: cascade plans the repositories of every owner whose App \
+             installation or GitLab webhook reaches it, with this server's credentials; restrict \
+             it with --allow-owner OWNER (repeatable) or CASCADE_ALLOW_OWNERS=owner,group/subgroup"
+        );
+    }
     let sandbox = server_sandbox(&config)?;
     let executor = ProcessExecutor::new(config.data_dir.join("exec"))
         .with_sandbox(sandbox)
@@ -291,6 +302,8 @@ pub async fn start(mut config: ServeConfig) -> anyhow::Result<RunningServer> {
         discovery_timeout: config.discovery_timeout,
         replica_lease: config.replica_lease,
         drift_tick: config.drift_tick,
+        owners: config.allowed_owners.clone(),
+        metrics_repo_labels: config.metrics_repo_labels,
         shutdown: shutdown.clone(),
     })
     .await?;

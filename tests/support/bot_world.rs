@@ -96,6 +96,8 @@ pub fn serve_config(fake: &FakeGitHub, data: &Path) -> ServeConfig {
         discovery_timeout: Duration::from_secs(60),
         replica_lease: Duration::from_secs(15),
         drift_tick: Duration::from_secs(60),
+        allowed_owners: Default::default(),
+        metrics_repo_labels: false,
         http: HttpLimits::default(),
     }
 }
