@@ -87,7 +87,7 @@ async fn gitlab_ack_latency() {
     config.gitlab = Some(GitLabServeConfig {
         url: gitlab.url(),
         token: gitlab.token().into(),
-        webhook_secrets: vec![gitlab.webhook_secret().into_bytes()],
+        webhook_secrets: vec![gitlab.webhook_secret().into_bytes()].into(),
         signing_key: None,
     });
     let server = start(config).await.unwrap();
@@ -276,7 +276,7 @@ async fn flood_memory() {
 /// `count` closed pull requests in `acme/many`, a repository the fake has no git remote
 /// for (closing one fetches nothing): their numbers.
 fn many_pull_requests(fake: &FakeGitHub, count: usize) -> Vec<u64> {
-    fake.add_repo("acme/many", "https://git.invalid/acme/many.git");
+    fake.add_repo("acme/many", None);
     (0..count)
         .map(|_| {
             let n = fake.open_pull_request("acme/many", PrSpec::default());

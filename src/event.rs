@@ -366,8 +366,8 @@ pub struct RepoRef {
     pub full_name: String,
     pub default_branch: String,
     pub private: bool,
-    /// HTTPS clone URL.
-    pub clone_url: String,
+    // No clone URL: cascade fetches from the URL GitHub's API answers, at the configured
+    // origin, never from one a payload names.
     /// The repository's web page (`https://github.com/owner/name`, or under a GitHub
     /// Enterprise root); `None` in payloads that leave it out.
     pub html_url: Option<String>,

@@ -11,9 +11,11 @@
 //! no submodules, only the file and http(s) transports, and no user or system
 //! git configuration: git runs with an empty configuration of our own and
 //! `HOME` under the root), write outside its root (repository names are
-//! validated before they become paths), or put an installation token in a URL,
+//! validated before they become paths), put an installation token in a URL,
 //! a process argument, a log line or an error message (it travels as an HTTP
-//! header set through git's environment, and git's messages are redacted).
+//! header set through git's environment, and git's messages are redacted), or
+//! send it to any origin but its credential's (`forge::GitCredential`; clone
+//! URLs are `forge::CloneUrl`s, which only the forge's API answers make).
 //!
 //! Decisions:
 //! - Repository names are lowercased (GitHub's are case-insensitive), so one
@@ -42,6 +44,7 @@ use tokio::process::Command;
 
 // The repo configuration file, read from the base commit.
 use crate::config::FILE_NAME as CONFIG_FILE;
+use crate::forge::{CloneUrl, GitCredential};
 use repo_name::RepoName;
 
 /// A `.cascade.yaml` larger than this is refused rather than parsed.
@@ -157,7 +160,7 @@ impl Workspaces {
         Ok(self.mirror_dir(&RepoName::parse(repo)?))
     }
 
-    /// Fetches `refspecs` from `clone_url` into the bare mirror of `repo`
+    /// Fetches `refspecs` from `from` into the bare mirror of `repo`
     /// (`owner/name`) and returns the mirror's path.
     ///
     /// A refspec is a ref (`refs/pull/7/head`, stored under the same name), a
@@ -166,31 +169,33 @@ impl Workspaces {
     /// `src:dst` with `dst` under `refs/`. Every update is forced: branches are
     /// force-pushed.
     ///
-    /// The token is sent as `Authorization: Basic base64("x-access-token:" + token)`
-    /// to `http(s)://` URLs, through `http.extraHeader` set in git's environment
-    /// (`GIT_CONFIG_COUNT`), so it is neither in the URL nor in the process
-    /// arguments other users can read; for `file://` URLs and plain paths it is
-    /// ignored. Fetches of one repository are serialised; different
-    /// repositories fetch in parallel.
+    /// The credential's token is sent as `Authorization: Basic
+    /// base64("x-access-token:" + token)` through `http.extraHeader` set in git's
+    /// environment (`GIT_CONFIG_COUNT`), so it is neither in the URL nor in the process
+    /// arguments other users can read, and only to the credential's own origin: a URL
+    /// at any other origin is refused before git starts, and git follows no redirect
+    /// (`http.followRedirects false`), so the header cannot be carried elsewhere either.
+    /// For a local directory it is not used. Fetches of one repository are serialised;
+    /// different repositories fetch in parallel.
     pub async fn fetch(
         &self,
         repo: &str,
-        clone_url: &str,
-        token: Option<&str>,
+        from: &CloneUrl,
+        credential: Option<&GitCredential>,
         refspecs: &[String],
     ) -> anyhow::Result<PathBuf> {
         let name = RepoName::parse(repo)?;
         let repo = name.key();
-        let shown_url = redact_url(clone_url);
-        if clone_url.is_empty()
-            || clone_url.starts_with('-')
-            || clone_url.chars().any(|c| c.is_control())
-        {
-            bail!(
-                "cannot fetch {repo}: the clone URL {shown_url:?} is not a URL or path; \
-                 check the forge's repository payload"
-            );
-        }
+        let shown_url = from.to_string();
+        let credential = match (from.origin(), credential) {
+            (Some(origin), Some(credential)) if origin != *credential.origin() => bail!(
+                "cannot fetch {repo} from {shown_url}: that is not {}, where its credential \
+                 belongs, and cascade sends a forge's token nowhere else",
+                credential.origin()
+            ),
+            (Some(_), credential) => credential.filter(|c| !c.token().is_empty()),
+            (None, _) => None,
+        };
         if refspecs.is_empty() {
             bail!("cannot fetch {repo}: no refs were asked for; name the head and base refs");
         }
@@ -214,14 +219,14 @@ impl Workspaces {
                 "--no-recurse-submodules",
                 "--update-head-ok",
                 "--",
-                clone_url,
+                from.as_str(),
             ])
             .args(&specs);
-        let is_http = {
-            let lower = clone_url.to_ascii_lowercase();
-            lower.starts_with("https://") || lower.starts_with("http://")
-        };
-        if let Some(token) = token.filter(|t| !t.is_empty() && is_http) {
+        // A redirect would carry the header to wherever it points.
+        git.config
+            .push(("http.followRedirects".into(), "false".into()));
+        if let Some(credential) = credential {
+            let token = credential.token();
             let basic =
                 base64::engine::general_purpose::STANDARD.encode(format!("x-access-token:{token}"));
             git.config.push((
@@ -672,11 +677,6 @@ fn normalize_refspec(spec: &str) -> Result<String, String> {
     } else {
         format!("+refs/heads/{body}:refs/heads/{body}")
     })
-}
-
-/// `url` without credentials (`https://user:pass@host/…` → `https://***@host/…`).
-fn redact_url(url: &str) -> String {
-    redact(url, &[])
 }
 
 /// `text` with every secret and every URL's user-info replaced by `***`.

@@ -254,6 +254,21 @@ async fn the_drift_issue_is_opened_once_and_updated_in_place() {
     let row = released(&w, 500).await;
     assert_eq!(row.3, Some(first.number as i64), "the issue is remembered");
     assert!(row.1.is_some(), "the run is recorded");
+    // Without --metrics-repo-labels the gauges are totals: no repository is named.
+    let metrics = reqwest::get(format!(
+        "http://{}/metrics",
+        w.server.as_ref().unwrap().addr
+    ))
+    .await
+    .unwrap()
+    .text()
+    .await
+    .unwrap();
+    for gauge in ["cascade_drifted_units ", "cascade_drifted_repositories "] {
+        assert!(metrics.contains(gauge), "{gauge}: {metrics}");
+    }
+    assert!(!metrics.contains("acme/infra"), "{metrics}");
+    assert!(!metrics.contains("repo="), "{metrics}");
 
     // A writer asks for another look: the same issue is edited, nothing is posted.
     w.fake.set_permission(REPO, "bob", "write");

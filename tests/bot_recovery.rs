@@ -20,7 +20,6 @@ fn pr(number: u64, plan: &str) -> PullRequestRecord {
         repo: "acme/infra".into(),
         number,
         installation_id: 77,
-        clone_url: "https://github.invalid/acme/infra.git".into(),
         head_sha: "h".into(),
         base_sha: "b".into(),
         state: PrState::Applying,
@@ -80,6 +79,8 @@ async fn a_pull_request_left_applying_by_a_dead_process_is_put_back_and_a_live_o
         discovery_timeout: Duration::from_secs(60),
         replica_lease: Duration::from_secs(15),
         drift_tick: Duration::from_secs(60),
+        owners: Default::default(),
+        metrics_repo_labels: false,
         shutdown: CancellationToken::new(),
     })
     .await

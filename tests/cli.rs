@@ -5,6 +5,7 @@
 
 mod support;
 
+use cascade::event::gitlab::ProjectKey;
 use serde_json::Value as Json;
 use std::path::Path;
 use std::process::Command;
@@ -270,7 +271,7 @@ impl Secrets {
         std::fs::write(dir.path().join("gh-secret"), "gh-secret\n").unwrap();
         std::fs::write(
             dir.path().join("gl-secrets"),
-            "gl-old,gl-new\n gl-next \n\n",
+            "gl-old,gl-new\n gl-next \nacme/platform/infra = gl-infra-only\n4242=gl-4242\n\n",
         )
         .unwrap();
         std::fs::write(
@@ -313,6 +314,48 @@ fn gitlab_flags(s: &Secrets) -> Vec<String> {
 }
 
 #[test]
+fn serve_takes_allowed_owners_and_repository_labels() {
+    let s = Secrets::new();
+    // Defaults: every owner, no repository in a metric.
+    let config = cascade::cli::serve_config(github_flags(&s)).unwrap();
+    assert!(!config.allowed_owners.is_restricted());
+    assert!(!config.metrics_repo_labels);
+    let mut flags = github_flags(&s);
+    flags.extend(
+        [
+            "--allow-owner",
+            "acme",
+            "--allow-owner",
+            "gitlab:globex/platform,initech",
+            "--metrics-repo-labels",
+        ]
+        .map(str::to_owned),
+    );
+    let config = cascade::cli::serve_config(flags).unwrap();
+    let owners = &config.allowed_owners;
+    for served in ["acme/infra", "initech/x", "gitlab:globex/platform/infra"] {
+        assert!(owners.allows(served), "{served}");
+    }
+    for refused in ["evil/infra", "globex/infra", "gitlab:globex/other"] {
+        assert!(!owners.allows(refused), "{refused}");
+    }
+    assert!(config.metrics_repo_labels);
+    // The twin is read and checked; a bad entry stops the start, named.
+    let github: Vec<String> = github_flags(&s);
+    let github: Vec<&str> = github.iter().map(String::as_str).collect();
+    let err = serve_refused(&github, &[("CASCADE_ALLOW_OWNERS", "acme,bitbucket:acme")]);
+    assert!(err.contains("--allow-owner \"bitbucket:acme\""), "{err}");
+    let out = Command::new(env!("CARGO_BIN_EXE_cascade"))
+        .args(["serve", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8(out.stdout).unwrap();
+    for twin in ["CASCADE_ALLOW_OWNERS", "CASCADE_METRICS_REPO_LABELS"] {
+        assert!(help.contains(twin), "{twin}: {help}");
+    }
+}
+
+#[test]
 fn serve_takes_github_only_gitlab_only_or_both() {
     let s = Secrets::new();
     let github = cascade::cli::serve_config(github_flags(&s)).unwrap();
@@ -331,13 +374,24 @@ fn serve_takes_github_only_gitlab_only_or_both() {
         "read from the file, trimmed"
     );
     assert_eq!(
-        gl.webhook_secrets,
+        gl.webhook_secrets.any_project,
         vec![b"gl-old".to_vec(), b"gl-new".to_vec(), b"gl-next".to_vec()]
+    );
+    // `PROJECT=SECRET` lines speak for one project each.
+    assert_eq!(
+        gl.webhook_secrets.per_project,
+        vec![
+            (
+                ProjectKey::Path("acme/platform/infra".into()),
+                b"gl-infra-only".to_vec()
+            ),
+            (ProjectKey::Id(4242), b"gl-4242".to_vec()),
+        ]
     );
     assert!(gl.signing_key.is_none());
     let shown = format!("{gl:?}");
     assert!(
-        !shown.contains("glpat") && !shown.contains("gl-old"),
+        !shown.contains("glpat") && !shown.contains("gl-old") && !shown.contains("gl-infra-only"),
         "{shown}"
     );
 

@@ -35,7 +35,7 @@ async fn github() -> FakeGitHub {
     metrics();
     let fake = FakeGitHub::start().await;
     fake.add_installation(INSTALLATION, "acme");
-    fake.add_repo(REPO, "https://github.com/acme/infra.git");
+    fake.add_repo(REPO, None);
     fake
 }
 
@@ -664,8 +664,10 @@ mod drift_issues {
     //! repository (created, edited, closed, reopened, read back, commented on, 👀).
 
     use super::*;
+    use crate::support::recorder::Recorder;
     use cascade::event::{Event, parse_event};
-    use cascade::forge::{Forge, TooLong};
+    use cascade::forge::{Forge, GitCredential, GitOrigin, TooLong};
+    use cascade::workspace::Workspaces;
     use std::path::Path;
     use std::process::Command;
 
@@ -718,16 +720,22 @@ mod drift_issues {
         Forge::GitHub(app.installation(INSTALLATION).await.unwrap())
     }
 
-    #[tokio::test]
-    async fn the_default_branch_and_its_head_are_read_now() {
-        let (_tmp, origin, main, release) = origin();
+    /// A fake GitHub serving `REPO` from `origin`, and the App's forge handle for it.
+    async fn serving(origin: &str) -> (FakeGitHub, GitHubApp, Forge) {
         let fake = FakeGitHub::start().await;
         fake.add_installation(INSTALLATION, "acme");
-        fake.add_repo(REPO, &origin);
+        fake.add_repo(REPO, Some(Path::new(origin)));
         let app = quick(GitHubApp::builder(&fake.url(), APP_ID, &app_key()))
             .build()
             .unwrap();
         let forge = forge(&app).await;
+        (fake, app, forge)
+    }
+
+    #[tokio::test]
+    async fn the_default_branch_and_its_head_are_read_now() {
+        let (_tmp, origin, main, release) = origin();
+        let (fake, app, forge) = serving(&origin).await;
         let branch = forge.default_branch(REPO).await.unwrap();
         assert_eq!(
             (
@@ -735,7 +743,7 @@ mod drift_issues {
                 branch.sha.as_str(),
                 branch.clone_url.as_str()
             ),
-            ("main", main.as_str(), origin.as_str())
+            ("main", main.as_str(), fake.clone_url(REPO).as_str())
         );
         // A new default, with a slash in its name, is read on the next call.
         fake.set_default_branch(REPO, "release/2026-q1");
@@ -753,6 +761,67 @@ mod drift_issues {
         let text = format!("{:#}", forge.default_branch(REPO).await.unwrap_err());
         assert!(text.contains("no branch \"trunk\" yet"), "{text}");
         assert_eq!(app.write_calls(), 0, "reads are not writes");
+    }
+
+    /// The installation token goes to GitHub's git origin only: the clone URL comes from
+    /// `GET /repos/{o}/{r}` and is refused at any other origin; a URL elsewhere never gets
+    /// the credential, and a redirect is not followed, so a stranger's listener never
+    /// sees a request.
+    #[tokio::test]
+    async fn the_installation_token_never_reaches_another_origin() {
+        let (tmp, origin, main, _release) = origin();
+        let (fake, app, forge) = serving(&origin).await;
+        let credential = forge.git_credential().await.unwrap();
+        assert_eq!(credential.origin().to_string(), fake.url());
+        let workspaces = Workspaces::new(tmp.path().join("workspaces"));
+        let from = forge.default_branch(REPO).await.unwrap().clone_url;
+        let mirror = workspaces
+            .fetch(REPO, &from, Some(&credential), &["main".into()])
+            .await
+            .unwrap();
+        assert_eq!(git(&mirror, &["rev-parse", "main"]), main);
+        // The fake's git refuses a fetch without the token, as GitHub does.
+        let err = workspaces
+            .fetch(REPO, &from, None, &["main".into()])
+            .await
+            .unwrap_err();
+        assert!(
+            format!("{err:#}").contains("cannot fetch acme/infra"),
+            "{err:#}"
+        );
+
+        let stranger = Recorder::not_found();
+        let elsewhere = format!("{}/{REPO}.git", stranger.url);
+        fake.answer_clone_url(REPO, &elsewhere);
+        let err = forge.default_branch(REPO).await.unwrap_err();
+        let text = format!("{err:#}");
+        assert!(text.contains("not at the configured origin"), "{text}");
+        assert!(text.contains(&fake.url()), "{text}");
+        let foreign = GitOrigin::for_github_api(&stranger.url)
+            .unwrap()
+            .clone_url(&elsewhere)
+            .unwrap();
+        let err = workspaces
+            .fetch(REPO, &foreign, Some(&credential), &["main".into()])
+            .await
+            .unwrap_err();
+        assert!(format!("{err:#}").contains("nowhere else"), "{err:#}");
+
+        let redirecting = Recorder::redirecting_to(&stranger.url);
+        let at_redirecting = GitOrigin::for_github_api(&redirecting.url).unwrap();
+        let from = at_redirecting
+            .clone_url(&format!("{}/{REPO}.git", redirecting.url))
+            .unwrap();
+        let token = app.installation_token(INSTALLATION).await.unwrap();
+        let credential = GitCredential::new(at_redirecting, token);
+        assert!(
+            workspaces
+                .fetch(REPO, &from, Some(&credential), &["main".into()])
+                .await
+                .is_err()
+        );
+        assert!(redirecting.saw_credentials(), "{:?}", redirecting.heads());
+        assert!(stranger.heads().is_empty(), "{:?}", stranger.heads());
     }
 
     #[tokio::test]
@@ -1008,7 +1077,7 @@ mod pull_request_commits {
         let (_tmp, origin, base, head) = origin(&people);
         let fake = FakeGitHub::start().await;
         fake.add_installation(INSTALLATION, "acme");
-        fake.add_repo(REPO, origin.to_str().unwrap());
+        fake.add_repo(REPO, Some(&origin));
         fake.link_email("Carol@Example.com", "carol");
         fake.link_email("bob@example.com", "bob");
         let n = fake.open_pull_request(
@@ -1038,7 +1107,7 @@ mod pull_request_commits {
         let (_tmp, origin, base, head) = origin(&people);
         let fake = FakeGitHub::start().await;
         fake.add_installation(INSTALLATION, "acme");
-        fake.add_repo(REPO, origin.to_str().unwrap());
+        fake.add_repo(REPO, Some(&origin));
         let n = fake.open_pull_request(
             REPO,
             PrSpec {

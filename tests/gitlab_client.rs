@@ -110,8 +110,13 @@ async fn the_instance_url_must_be_a_url() {
     assert_eq!(project.fork_head_ref(7), "refs/merge-requests/7/head");
     assert_eq!(project.comment_limit(), 1_000_000);
     assert_eq!(project.spelling().command("unlock"), "cascade unlock");
-    assert_eq!(project.clone_token().await.unwrap(), TOKEN);
-    assert!(!format!("{project:?}{gitlab:?}").contains(TOKEN));
+    let credential = project.git_credential().await.unwrap();
+    assert_eq!(credential.token(), TOKEN);
+    assert_eq!(
+        credential.origin().to_string(),
+        "https://gitlab.example.com"
+    );
+    assert!(!format!("{project:?}{gitlab:?}{credential:?}").contains(TOKEN));
 }
 
 #[tokio::test]
@@ -135,11 +140,10 @@ async fn a_merge_request_reads_as_a_change_request() {
             fork: false,
             author: "alice".into(),
             open: true,
-            clone_url: w.fake.git_http_url(w.project),
             // Pipelines must succeed and there is no pipeline yet; cascade's own status
             // is not one, so nothing blocks.
             mergeable: Mergeable::Yes,
-            web_url: Some(format!("https://gitlab.example.com/{PATH}")),
+            web_url: Some(format!("{}/{PATH}", w.fake.url())),
         }
     );
     let fork = w.fake.open_merge_request(
@@ -190,48 +194,44 @@ async fn cascade_s_own_status_never_makes_a_merge_request_unmergeable() {
     let w = world().await;
     let project = w.gitlab.project(w.project);
     let head = "a".repeat(40);
-    project
-        .set_check(
-            PATH,
-            w.iid,
-            &head,
-            "feature",
-            None,
-            &CheckOutput::new(
-                CheckStatus::ActionRequired,
-                "comment `cascade apply 3f9a`",
-                "",
-            ),
-        )
-        .await
-        .unwrap();
-    assert_eq!(
-        w.fake.detailed_merge_status(w.project, w.iid),
-        "ci_must_pass"
-    );
-    assert_eq!(
-        project.change_request(PATH, w.iid).await.unwrap().mergeable,
-        Mergeable::Yes
-    );
-    project
-        .set_check(
-            PATH,
-            w.iid,
-            &head,
-            "feature",
-            None,
-            &CheckOutput::new(CheckStatus::InProgress, "planning", ""),
-        )
-        .await
-        .unwrap();
-    assert_eq!(
-        w.fake.detailed_merge_status(w.project, w.iid),
-        "ci_still_running"
-    );
-    assert_eq!(
-        project.change_request(PATH, w.iid).await.unwrap().mergeable,
-        Mergeable::Yes
-    );
+    let set = |status, title: &'static str| {
+        let (project, head) = (&project, &head);
+        async move {
+            project
+                .set_check(
+                    PATH,
+                    w.iid,
+                    head,
+                    "feature",
+                    None,
+                    &CheckOutput::new(status, title, ""),
+                )
+                .await
+                .unwrap()
+        }
+    };
+    // Failed (a unit failed to plan): "pipelines must succeed" says the pipeline failed;
+    // planning (pending), then waiting for `cascade apply` (running): still running.
+    for (status, title, detailed) in [
+        (
+            CheckStatus::Failure,
+            "cascade: 1 unit failed",
+            "ci_must_pass",
+        ),
+        (CheckStatus::InProgress, "planning", "ci_still_running"),
+        (
+            CheckStatus::ActionRequired,
+            "comment `cascade apply 3f9a`",
+            "ci_still_running",
+        ),
+    ] {
+        set(status, title).await;
+        assert_eq!(w.fake.detailed_merge_status(w.project, w.iid), detailed);
+        assert_eq!(
+            project.change_request(PATH, w.iid).await.unwrap().mergeable,
+            Mergeable::Yes
+        );
+    }
 
     w.fake.add_status(w.project, &head, "lint", "failed");
     assert_eq!(
@@ -377,38 +377,77 @@ async fn a_note_gitlab_stored_before_failing_is_found_not_posted_twice() {
     assert_eq!(w.fake.write_calls(), 3);
 }
 
+/// Planning is `pending`, waiting for `cascade apply` `running` with the description
+/// saying so, and only a failure is `failed`; GitLab's refused transitions are never sent.
 #[tokio::test]
-async fn the_status_goes_running_then_success_on_one_record() {
+async fn the_status_is_pending_then_running_while_waiting_then_finished() {
     let w = world().await;
     let project = w.gitlab.project(w.project);
     let head = "a".repeat(40);
     let (project, head_sha, iid) = (&project, head.as_str(), w.iid);
-    let set = |status| {
-        let output = CheckOutput::new(status, "cascade", "summary");
+    let set = |status, title: &'static str| {
+        let output = CheckOutput::new(status, title, "summary");
         async move {
             project
                 .set_check(PATH, iid, head_sha, "feature", None, &output)
                 .await
         }
     };
-    let running = set(CheckStatus::InProgress).await.unwrap();
-    // Already running: no write, the same status.
-    assert_eq!(set(CheckStatus::InProgress).await.unwrap(), running);
+    let planning = set(CheckStatus::InProgress, "cascade is planning")
+        .await
+        .unwrap();
+    // Already in progress: no write, the same status.
+    assert_eq!(
+        set(CheckStatus::InProgress, "cascade is planning")
+            .await
+            .unwrap(),
+        planning
+    );
     assert_eq!(w.fake.write_calls(), 1);
-    assert_eq!(count(&w.fake, "POST", &format!("/statuses/{head}")), 1);
-    let done = set(CheckStatus::Success).await.unwrap();
-    assert_eq!(done, running);
-    // A finished status is followed by a new one.
-    let again = set(CheckStatus::InProgress).await.unwrap();
-    assert_ne!(again, done);
-    set(CheckStatus::ActionRequired).await.unwrap();
+    let waits = "cascade: comment cascade apply 3f9a to apply";
+    let waiting = set(CheckStatus::ActionRequired, waits).await.unwrap();
+    assert_eq!(waiting, planning, "pending → running on one record");
+    // Planning again while it waits: nothing sent; waiting again with the same words: nothing.
+    set(CheckStatus::InProgress, "cascade is planning")
+        .await
+        .unwrap();
+    assert_eq!(
+        set(CheckStatus::ActionRequired, waits).await.unwrap(),
+        waiting
+    );
+    assert_eq!(w.fake.write_calls(), 2);
+    // A new plan id to wait for: canceled, then a new running status with the new words.
+    let new_waits = "cascade: comment cascade apply 77aa to apply";
+    let rewaiting = set(CheckStatus::ActionRequired, new_waits).await.unwrap();
+    assert_ne!(rewaiting, waiting);
+    let done = set(CheckStatus::Success, "cascade: plan 77aa applied")
+        .await
+        .unwrap();
+    assert_eq!(done, rewaiting);
+    // A finished status is followed by a new one; a failure is the only red.
+    set(CheckStatus::InProgress, "cascade is planning")
+        .await
+        .unwrap();
+    set(CheckStatus::Failure, "cascade: 1 unit failed to plan")
+        .await
+        .unwrap();
     let statuses = w.fake.statuses(w.project, &head);
     let histories: Vec<Vec<String>> = statuses.iter().map(|s| s.history.clone()).collect();
     assert_eq!(
         histories,
-        vec![
-            vec!["running".to_string(), "success".into()],
-            vec!["running".into(), "failed".into()]
+        [
+            vec!["pending", "running", "canceled"],
+            vec!["running", "success"],
+            vec!["pending", "failed"],
+        ]
+    );
+    let descriptions: Vec<_> = statuses.iter().map(|s| s.description.clone()).collect();
+    assert_eq!(
+        descriptions,
+        [
+            Some(waits.to_string()),
+            Some("cascade: plan 77aa applied".into()),
+            Some("cascade: 1 unit failed to plan".into())
         ]
     );
     assert!(
@@ -416,15 +455,8 @@ async fn the_status_goes_running_then_success_on_one_record() {
             .iter()
             .all(|s| s.name == "cascade" && s.git_ref.as_deref() == Some("feature"))
     );
-    // `pending` is never sent (GitLab refuses pending → pending and running → pending).
-    assert!(
-        statuses
-            .iter()
-            .flat_map(|s| &s.history)
-            .all(|h| h != "pending")
-    );
-    assert_eq!(w.fake.write_calls(), 4);
-    assert_eq!(w.gitlab.write_calls(), 4);
+    assert_eq!(w.fake.write_calls(), 7);
+    assert_eq!(w.gitlab.write_calls(), 7);
 }
 
 #[tokio::test]
@@ -781,7 +813,7 @@ mod drift_issues {
             (branch.name.as_str(), branch.sha.as_str()),
             ("main", main.as_str())
         );
-        assert_eq!(branch.clone_url, fake.git_http_url(project));
+        assert_eq!(branch.clone_url.as_str(), fake.git_http_url(project));
         // A new default, with a slash in its name (one encoded path segment), is read
         // on the next call.
         fake.set_default_branch(project, Some("release/2026-q1"));
@@ -1032,6 +1064,7 @@ mod drift_issues {
 mod git_over_http {
     use super::*;
     use base64::Engine as _;
+    use cascade::forge::{CloneUrl, Forge, GitCredential, GitOrigin};
     use cascade::workspace::Workspaces;
     use support::git;
 
@@ -1124,34 +1157,85 @@ mod git_over_http {
             |r| !r.path.contains(TOKEN) && !r.query.clone().unwrap_or_default().contains(TOKEN)
         ));
 
-        // cascade's own fetch, with the token from the client, gets the merge request head.
+        // cascade's own fetch, from the clone URL the API answers and with the token from
+        // the client, gets the merge request head.
         let gitlab = GitLab::new(&fake.url(), TOKEN).unwrap();
-        let token = gitlab.project(project).clone_token().await.unwrap();
+        let forge = Forge::GitLab(gitlab.project(project));
+        let credential = forge.git_credential().await.unwrap();
+        let from = forge.default_branch(PATH).await.unwrap().clone_url;
+        assert_eq!(from.as_str(), url);
         let head_ref = gitlab.project(project).fork_head_ref(iid);
         let workspaces = Workspaces::new(tmp.path().join("workspaces"));
         let mirror = workspaces
             .fetch(
                 "acme/infra",
-                &url,
-                Some(&token),
+                &from,
+                Some(&credential),
                 &[head_ref.clone(), "main".to_string()],
             )
             .await
             .unwrap();
         assert_eq!(git(&mirror, &["rev-parse", &head_ref]), sha);
+        let wrong = GitCredential::new(gitlab.origin().clone(), "glpat-not-the-right-token");
         let err = workspaces
-            .fetch(
-                "acme/infra",
-                &url,
-                Some("glpat-not-the-right-token"),
-                &[head_ref],
-            )
+            .fetch("acme/infra", &from, Some(&wrong), &[head_ref])
             .await
             .unwrap_err();
         assert!(
             !format!("{err:#}").contains("glpat-not-the-right-token"),
             "{err:#}"
         );
+    }
+
+    /// The token goes to the configured GitLab only: a project URL at another origin is
+    /// refused before git starts, and a redirect from GitLab to another origin is not
+    /// followed, so the stranger's listener never sees a request with credentials.
+    #[tokio::test]
+    async fn the_token_never_reaches_another_origin() {
+        let (tmp, origin, _sha) = origin();
+        let fake = FakeGitLab::start().await;
+        let project = fake.add_project(PATH, Some(&origin));
+        let gitlab = GitLab::new(&fake.url(), TOKEN).unwrap();
+        let credential = Forge::GitLab(gitlab.project(project))
+            .git_credential()
+            .await
+            .unwrap();
+        let workspaces = Workspaces::new(tmp.path().join("workspaces"));
+        let stranger = support::recorder::Recorder::not_found();
+        // The API answering a clone URL elsewhere is refused by the origin...
+        let elsewhere = format!("{}/{PATH}.git", stranger.url);
+        let err = gitlab.origin().clone_url(&elsewhere).unwrap_err();
+        assert!(format!("{err:#}").contains(&fake.url()), "{err:#}");
+        // ...and a clone URL of another origin never gets this credential.
+        let foreign = GitOrigin::for_gitlab(&stranger.url)
+            .unwrap()
+            .clone_url(&elsewhere)
+            .unwrap();
+        let err = fetch_error(&workspaces, &foreign, &credential).await;
+        assert!(err.contains("sends a forge's token nowhere else"), "{err}");
+        assert!(stranger.heads().is_empty(), "{:?}", stranger.heads());
+        // A redirect at the configured origin is not followed with the header.
+        let redirecting = support::recorder::Recorder::redirecting_to(&stranger.url);
+        let gitlab = GitLab::new(&redirecting.url, TOKEN).unwrap();
+        let credential = gitlab.project(project).git_credential().await.unwrap();
+        let from = gitlab
+            .origin()
+            .clone_url(&format!("{}/{PATH}.git", redirecting.url))
+            .unwrap();
+        let err = fetch_error(&workspaces, &from, &credential).await;
+        assert!(err.contains("cannot fetch acme/infra"), "{err}");
+        assert!(redirecting.saw_credentials(), "{:?}", redirecting.heads());
+        assert!(stranger.heads().is_empty(), "{:?}", stranger.heads());
+    }
+
+    /// How fetching `main` of `from` with `credential` failed.
+    async fn fetch_error(ws: &Workspaces, from: &CloneUrl, credential: &GitCredential) -> String {
+        let refs = ["main".to_string()];
+        let err = ws
+            .fetch("acme/infra", from, Some(credential), &refs)
+            .await
+            .unwrap_err();
+        format!("{err:#}")
     }
 }
 

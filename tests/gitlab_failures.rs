@@ -75,7 +75,8 @@ async fn an_invalid_base_config_is_linked_with_gitlabs_blob_path() {
     assert_eq!(w.status_now(&w.head_sha).as_deref(), Some("failed"));
     let note = &w.bot_texts(iid)[0];
     let link = format!(
-        "https://gitlab.example.com/{PROJECT}/-/blob/{}/.cascade.yaml#L{line}",
+        "{}/{PROJECT}/-/blob/{}/.cascade.yaml#L{line}",
+        w.fake.url(),
         w.base_sha
     );
     assert!(note.contains(&format!("(<{link}>)")), "{note}");

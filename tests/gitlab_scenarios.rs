@@ -81,8 +81,13 @@ async fn opening_a_merge_request_posts_one_note_and_a_cascade_status() {
     assert_eq!(statuses.len(), 1, "{statuses:#?}");
     assert_eq!(
         statuses[0].history,
-        ["running", "failed"],
-        "waits for review"
+        ["pending", "running"],
+        "planned, then waits for review: never red"
+    );
+    let waiting = statuses[0].description.as_deref().unwrap_or_default();
+    assert!(
+        waiting.contains(&format!("cascade apply {}", w.plan_id(iid))),
+        "{waiting}"
     );
     assert_eq!(statuses[0].git_ref.as_deref(), Some("feature"));
     let writes = w.fake.write_calls() - before;
@@ -209,7 +214,7 @@ async fn apply_round_by_round(w: &World, iid: u64, hook: &str) -> (usize, String
         rounds += 1;
         assert!(rounds <= 6, "the apply did not converge");
         let results = apply_results(w, iid);
-        let statuses = w.cascade_statuses(&w.head_sha).len();
+        let statuses = w.status_histories(&w.head_sha);
         let writes = w.fake.write_calls();
         let note = w.user_note(iid, REVIEWER, &format!("cascade apply {id}"));
         let status = w.fake.note_event(&note).post(hook).await.status();
@@ -217,10 +222,11 @@ async fn apply_round_by_round(w: &World, iid: u64, hook: &str) -> (usize, String
         w.until("the apply result", |w| apply_results(w, iid) > results)
             .await;
         w.until("the status after the apply", |w| {
-            w.cascade_statuses(&w.head_sha).len() > statuses
+            w.status_histories(&w.head_sha) != statuses && w.status_done(&w.head_sha)
         })
         .await;
-        // Seen (👀 on the command), the result, the status: three writes.
+        // Seen (👀 on the command), the result, the status: three writes (four when the
+        // plan changed: the waiting status is canceled and set running with the new id).
         let awards = w.fake.awards(note.id);
         assert_eq!(
             awards,
@@ -229,21 +235,34 @@ async fn apply_round_by_round(w: &World, iid: u64, hook: &str) -> (usize, String
                 "eyes".to_string()
             )]
         );
-        assert!(
-            w.fake.write_calls() - writes <= 3,
-            "writes for one apply: {}",
-            w.fake.write_calls() - writes
-        );
+        let spent = w.fake.write_calls() - writes;
         let result = apply_result(w, iid).unwrap();
         if result.contains(&format!("cascade applied `{id}`")) {
+            assert!(spent <= 3, "writes for one apply: {spent}");
             assert!(result.contains("merge request can be merged"), "{result}");
             assert_eq!(w.status_now(&w.head_sha).as_deref(), Some("success"));
             return (rounds, id);
         }
+        assert!(
+            spent <= 4,
+            "writes for one apply whose plan changed: {spent}"
+        );
         assert!(result.contains("the plan changed"), "{result}");
-        assert_eq!(w.status_now(&w.head_sha).as_deref(), Some("failed"));
         let next = w.plan_id(iid);
         assert_ne!(next, id);
+        // Waiting again, never red, and naming the new id.
+        let newest = w.cascade_statuses(&w.head_sha).pop().unwrap();
+        assert_eq!(newest.current(), "running");
+        let says = newest.description.unwrap_or_default();
+        assert!(says.contains(&format!("cascade apply {next}")), "{says}");
+        assert!(
+            w.status_histories(&w.head_sha)
+                .iter()
+                .flatten()
+                .all(|state| state != "failed"),
+            "{:?}",
+            w.status_histories(&w.head_sha)
+        );
         id = next;
     }
 }
@@ -479,19 +498,25 @@ async fn apply_approved(w: &World, iid: u64) -> String {
 async fn pipelines_must_succeed_counts_every_status_but_cascade_s_own() {
     let w = world().await;
     let iid = planned(&w).await;
-    // cascade's own status waits for review (failed), so GitLab blocks the merge on it…
-    assert_eq!(w.fake.detailed_merge_status(w.project, iid), "ci_must_pass");
+    // cascade's own status waits for review (running), so GitLab holds the merge on it…
+    assert_eq!(
+        w.fake.detailed_merge_status(w.project, iid),
+        "ci_still_running"
+    );
     // …and another failing status blocks the apply.
     w.fake.add_status(w.project, &w.head_sha, "lint", "failed");
     let text = apply_approved(&w, iid).await;
     assert!(
-        text.contains("not mergeable (state `ci_must_pass`)"),
+        text.contains("not mergeable (state `ci_still_running`)"),
         "{text}"
     );
     assert_eq!(apply_results(&w, iid), 0);
-    // The lint job retried and passed: only cascade's status fails, which does not count.
+    // The lint job retried and passed: only cascade's status runs, which does not count.
     w.fake.add_status(w.project, &w.head_sha, "lint", "success");
-    assert_eq!(w.fake.detailed_merge_status(w.project, iid), "ci_must_pass");
+    assert_eq!(
+        w.fake.detailed_merge_status(w.project, iid),
+        "ci_still_running"
+    );
     let text = apply_approved(&w, iid).await;
     assert!(text.starts_with("<!-- cascade:apply"), "{text}");
 }
@@ -872,7 +897,7 @@ async fn a_fork_is_planned_from_refs_merge_requests_with_allow_forks() {
     );
     assert_eq!(
         w.status_now(&head).as_deref(),
-        Some("failed"),
+        Some("running"),
         "waits for review"
     );
 }
@@ -908,10 +933,15 @@ async fn closing_then_reopening_plans_again() {
     w.fake.reopen(w.project, iid);
     assert_eq!(w.send_mr(iid, "reopen").await, 202);
     w.until("the plan after reopening", |w| {
-        w.cascade_statuses(&w.head_sha).len() == 2 && w.status_done(&w.head_sha)
+        w.fake
+            .bot_notes(w.project, iid)
+            .first()
+            .is_some_and(|n| n.edits.len() == 1)
     })
     .await;
     assert_eq!(w.bot_texts(iid).len(), 1, "the same note, edited");
+    // The same plan waits as before: its running status says the same, so it stays.
+    assert_eq!(w.status_histories(&w.head_sha), [["pending", "running"]]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,9 +1,11 @@
 //! `POST /webhooks/gitlab` on the real server: only deliveries with a
 //! configured secret token (and, where a signing token is set, a fresh valid
-//! signature) are stored; each delivery is stored once, before the 202; what
-//! is not GitLab's shape is refused without storing anything; and the route
-//! exists only when GitLab is configured. Payloads are the real ones in
-//! `../shared/webhooks/gitlab/`.
+//! signature) are stored; a secret given for one project speaks for that project
+//! only; a project at another origin than `--gitlab-url` is refused; each delivery
+//! is stored once, before the 202; what is not GitLab's shape is refused without
+//! storing anything; and the route exists only when GitLab is configured. Payloads
+//! are the real ones in `../shared/webhooks/gitlab/`, their project's URLs moved to
+//! the fake GitLab's origin as that GitLab would send them (`Hook::at`).
 
 #[path = "support/bot_world.rs"]
 mod bot_world;
@@ -12,7 +14,7 @@ mod fake_github;
 mod support;
 
 use bot_world::serve_config;
-use cascade::event::gitlab::SigningKey;
+use cascade::event::gitlab::{SigningKey, WebhookSecrets};
 use cascade::server::{GitLabServeConfig, HttpLimits, RunningServer, start};
 use cascade::store::{DeliveryRecord, DeliveryStatus, SqliteStore, Store};
 use fake_github::FakeGitHub;
@@ -35,18 +37,29 @@ fn gitlab_config(gitlab: &FakeGitLab, signing: bool) -> GitLabServeConfig {
     GitLabServeConfig {
         url: gitlab.url(),
         token: gitlab.token().into(),
-        webhook_secrets: vec![OLD_TOKEN.as_bytes().to_vec(), TOKEN.as_bytes().to_vec()],
+        webhook_secrets: vec![OLD_TOKEN.as_bytes().to_vec(), TOKEN.as_bytes().to_vec()].into(),
         signing_key: signing.then(|| SigningKey::parse(SIGNING_TOKEN).unwrap()),
     }
 }
 
 /// The server with GitHub and GitLab (both fakes) configured.
 async fn served(signing: bool, limits: HttpLimits) -> Served {
+    served_with(signing, limits, |_| {}).await
+}
+
+/// [`served`], with GitLab's configuration changed by `tweak`.
+async fn served_with(
+    signing: bool,
+    limits: HttpLimits,
+    tweak: impl FnOnce(&mut GitLabServeConfig),
+) -> Served {
     let fake = FakeGitHub::start().await;
     let gitlab = FakeGitLab::start().await;
     let data = tempfile::tempdir().unwrap();
     let mut config = serve_config(&fake, data.path());
-    config.gitlab = Some(gitlab_config(&gitlab, signing));
+    let mut gitlab_config = gitlab_config(&gitlab, signing);
+    tweak(&mut gitlab_config);
+    config.gitlab = Some(gitlab_config);
     config.http = limits;
     let server = start(config).await.unwrap();
     Served {
@@ -60,6 +73,12 @@ async fn served(signing: bool, limits: HttpLimits) -> Served {
 impl Served {
     fn url(&self, path: &str) -> String {
         format!("http://{}{path}", self.server.addr)
+    }
+
+    /// What `/metrics` shows now.
+    async fn metrics(&self) -> String {
+        let metrics = reqwest::get(self.url("/metrics")).await.unwrap();
+        metrics.text().await.unwrap()
     }
 
     /// Every stored delivery, `(id, event)`, read straight from the database.
@@ -103,6 +122,8 @@ struct Hook {
     body: Vec<u8>,
     /// `(timestamp, signature)`; `None` sends no signature headers.
     signature: Option<(i64, String)>,
+    /// Signed with the signing token at this time once the body is final (`Hook::at`).
+    sign_at: Option<i64>,
     /// `webhook-id`, when it is not the `Idempotency-Key` (as GitLab sends it).
     webhook_id: Option<String>,
 }
@@ -116,6 +137,7 @@ impl Hook {
             token: Some(TOKEN.into()),
             body: payload(file),
             signature: None,
+            sign_at: None,
             webhook_id: None,
         }
     }
@@ -125,14 +147,52 @@ impl Hook {
     }
 
     fn signed_at(mut self, timestamp: i64) -> Hook {
-        let key = SigningKey::parse(SIGNING_TOKEN).unwrap();
-        let id = self.key.clone().unwrap_or_default();
-        self.signature = Some((timestamp, key.sign(&id, timestamp, &self.body)));
+        self.sign_at = Some(timestamp);
         self
     }
 
+    /// The hook as the GitLab at `origin` sends it: the body's project URLs at `origin`
+    /// (the body is rewritten only when one is elsewhere), then signed if asked.
+    fn at(&self, origin: &str) -> Hook {
+        let mut hook = self.clone();
+        if let Ok(mut value) = serde_json::from_slice::<serde_json::Value>(&hook.body) {
+            let mut moved = false;
+            if let Some(project) = value
+                .get_mut("project")
+                .and_then(serde_json::Value::as_object_mut)
+            {
+                for field in ["web_url", "git_http_url"] {
+                    let Some(url) = project.get(field).and_then(|u| u.as_str()) else {
+                        continue;
+                    };
+                    let here = format!("{origin}{}", url::Url::parse(url).unwrap().path());
+                    if here != url {
+                        project.insert(field.into(), here.into());
+                        moved = true;
+                    }
+                }
+            }
+            if moved {
+                hook.body = serde_json::to_vec(&value).unwrap();
+            }
+        }
+        if let Some(timestamp) = hook.sign_at.take() {
+            let key = SigningKey::parse(SIGNING_TOKEN).unwrap();
+            let id = hook
+                .webhook_id
+                .clone()
+                .or(hook.key.clone())
+                .unwrap_or_default();
+            hook.signature = Some((timestamp, key.sign(&id, timestamp, &hook.body)));
+        }
+        hook
+    }
+
+    /// Sends the hook as the served fake GitLab would.
     async fn send(&self, s: &Served) -> u16 {
-        self.send_to(s.url("/webhooks/gitlab")).await
+        self.at(&s.gitlab.url())
+            .send_to(s.url("/webhooks/gitlab"))
+            .await
     }
 
     async fn send_to(&self, url: String) -> u16 {
@@ -208,7 +268,8 @@ async fn a_redelivery_is_stored_once() {
         "Merge Request Hook",
         "merge_request.update.new-commit.json",
         KEY,
-    );
+    )
+    .at(&s.gitlab.url());
     assert_eq!(hook.send(&s).await, 202);
     // GitLab's retries keep the Idempotency-Key, not the event UUID.
     let retries: Vec<_> = (0..20)
@@ -288,12 +349,7 @@ async fn malformed_deliveries_are_refused_and_ignored_ones_are_not_stored() {
         assert_eq!(hook.send(&s).await, 200, "{event} {file}");
     }
     assert_eq!(s.rows().await, vec![]);
-    let metrics = reqwest::get(s.url("/metrics"))
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = s.metrics().await;
     assert!(metrics.contains(r#"event="gitlab_note""#), "{metrics}");
     assert!(
         metrics.contains(r#"event="gitlab_merge_request""#),
@@ -313,7 +369,7 @@ async fn with_a_signing_token_only_fresh_valid_signatures_are_stored() {
     };
     let stale = Hook::note("a3").signed_at(t - 600);
     let future = Hook::note("a4").signed_at(t + 600);
-    let mut tampered = Hook::note("a5").signed_at(t);
+    let mut tampered = Hook::note("a5").signed_at(t).at(&s.gitlab.url());
     tampered.body.push(b' ');
     let signed_bad_token = Hook {
         token: Some("nope".into()),
@@ -342,6 +398,105 @@ async fn with_a_signing_token_only_fresh_valid_signatures_are_stored() {
         s.rows().await,
         vec![("gitlab-a7".into(), "gitlab:Note Hook".into())]
     );
+}
+
+/// A maintainer who knows the secret of their own project cannot speak for another's
+/// (`PROJECT=SECRET`, by path or id); a hook cascade would ignore is refused too, and
+/// a plain secret still speaks for every project.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_projects_secret_speaks_for_that_project_only() {
+    let s = served_with(false, HttpLimits::default(), |gitlab| {
+        gitlab.webhook_secrets = WebhookSecrets::parse(vec![
+            TOKEN.into(),
+            "Gitlab-Org/Gitlab-Test=secret-of-gitlab-test".into(),
+            "910=secret-of-atlantis-example".into(),
+        ]);
+    })
+    .await;
+    let with = |token: &str, hook: Hook| Hook {
+        token: Some(token.into()),
+        ..hook
+    };
+    let note = |key: &str| Hook::note(key); // project 5, gitlab-org/gitlab-test
+    let push = |key: &str| {
+        // project 910, quan.hoang/atlantis-example
+        Hook::new(
+            "Merge Request Hook",
+            "merge_request.update.new-commit.json",
+            key,
+        )
+    };
+    let title = |key: &str| Hook::new("Merge Request Hook", "merge_request.update.title.json", key);
+    for (what, hook) in [
+        (
+            "the other project's secret",
+            with("secret-of-atlantis-example", note("b1")),
+        ),
+        (
+            "the other project's secret",
+            with("secret-of-gitlab-test", push("b2")),
+        ),
+        (
+            "an ignored hook too",
+            with("secret-of-gitlab-test", title("b3")),
+        ),
+    ] {
+        assert_eq!(hook.send(&s).await, 401, "{what}");
+    }
+    assert_eq!(s.rows().await, vec![]);
+    assert_eq!(
+        with("secret-of-gitlab-test", note("b4")).send(&s).await,
+        202
+    );
+    assert_eq!(
+        with("secret-of-atlantis-example", push("b5"))
+            .send(&s)
+            .await,
+        202
+    );
+    assert_eq!(
+        with("secret-of-atlantis-example", title("b6"))
+            .send(&s)
+            .await,
+        200
+    );
+    assert_eq!(with(TOKEN, note("b7")).send(&s).await, 202);
+    let ids: Vec<String> = s.rows().await.into_iter().map(|(id, _)| id).collect();
+    assert_eq!(ids, ["gitlab-b4", "gitlab-b5", "gitlab-b7"]);
+}
+
+/// A delivery whose project lives at another origin than `--gitlab-url` (its web page
+/// or its clone URL) is refused with a 403 and nothing stored, whatever the hook.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_project_at_another_origin_is_refused_and_nothing_is_stored() {
+    let s = served(false, HttpLimits::default()).await;
+    let hooks = [
+        ("Note Hook", "note.merge_request.json"),
+        ("Merge Request Hook", "merge_request.update.new-commit.json"),
+        ("Merge Request Hook", "merge_request.update.title.json"),
+    ];
+    for (event, file) in hooks {
+        let hook = Hook::new(event, file, &uuid::Uuid::new_v4().to_string());
+        let elsewhere = hook.at("https://gitlab.evil.example");
+        assert_eq!(
+            elsewhere.send_to(s.url("/webhooks/gitlab")).await,
+            403,
+            "{file}"
+        );
+    }
+    // The same host on another port is another origin; one URL elsewhere is enough.
+    let port = support::free_port();
+    let mut hook = Hook::note(KEY).at(&s.gitlab.url());
+    let mut body: serde_json::Value = serde_json::from_slice(&hook.body).unwrap();
+    body["project"]["git_http_url"] = format!("http://127.0.0.1:{port}/g/p.git").into();
+    hook.body = serde_json::to_vec(&body).unwrap();
+    assert_eq!(hook.send_to(s.url("/webhooks/gitlab")).await, 403);
+    assert_eq!(s.rows().await, vec![]);
+    let metrics = s.metrics().await;
+    assert!(metrics.contains(r#"outcome="foreign_origin""#), "{metrics}");
+    assert!(!metrics.contains("evil"), "{metrics}");
+    // The project's own origin is accepted.
+    assert_eq!(Hook::note(KEY).send(&s).await, 202);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

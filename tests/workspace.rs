@@ -1,11 +1,16 @@
 //! `cascade::workspace` against real git repositories: a bare origin and a
-//! working clone made with the git CLI in temp dirs, fetched over file://.
+//! working clone made with the git CLI in temp dirs, fetched from the bare directory;
+//! and plain HTTP listeners for what goes over the network (the token, timeouts).
 
+mod support;
+
+use cascade::forge::{CloneUrl, GitCredential, GitOrigin};
 use cascade::git::Change;
 use cascade::workspace::Workspaces;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use support::recorder::Recorder;
 use tempfile::TempDir;
 
 const REPO: &str = "acme/infra";
@@ -55,8 +60,8 @@ impl Origin {
         }
     }
 
-    fn url(&self) -> String {
-        format!("file://{}", self.bare.display())
+    fn url(&self) -> CloneUrl {
+        CloneUrl::local(&self.bare).unwrap()
     }
 
     fn write(&self, file: &str, content: &str) {
@@ -154,8 +159,11 @@ async fn fetch_takes_pull_refs_and_commit_shas_and_plain_paths() {
     let mirror = ws
         .fetch(
             REPO,
-            origin.bare.to_str().unwrap(),
-            Some("ghs_ignored_for_local_paths"),
+            &origin.url(),
+            Some(&credential(
+                &origin_of("https://github.com"),
+                "ghs_ignored_for_local_paths",
+            )),
             &refs(&["refs/pull/7/head", "main"]),
         )
         .await
@@ -468,14 +476,29 @@ async fn invalid_repository_names_are_refused() {
     assert!(entries.is_empty(), "{entries:?}");
 }
 
+/// The origin of `url` (an http(s) URL), as a forge configured there has it.
+fn origin_of(url: &str) -> GitOrigin {
+    GitOrigin::for_gitlab(url).unwrap()
+}
+
+/// `url` as a clone URL at its own origin.
+fn http(url: &str) -> CloneUrl {
+    origin_of(url).clone_url(url).unwrap()
+}
+
+fn credential(origin: &GitOrigin, token: &str) -> GitCredential {
+    GitCredential::new(origin.clone(), token)
+}
+
 #[tokio::test]
 async fn the_token_never_appears_in_an_error() {
     let (_tmp, ws) = workspaces();
+    let url = "https://127.0.0.1:9/x.git";
     let err = ws
         .fetch(
             REPO,
-            "https://127.0.0.1:9/x.git",
-            Some("ghs_SECRET"),
+            &http(url),
+            Some(&credential(&origin_of(url), "ghs_SECRET")),
             &refs(&["main"]),
         )
         .await
@@ -489,18 +512,34 @@ async fn the_token_never_appears_in_an_error() {
         "{text}"
     );
 
-    // Credentials put in the URL itself are not echoed either.
+    // A URL with credentials of its own is no clone URL, and the refusal does not echo them.
+    let err = origin_of(url)
+        .clone_url("https://x-access-token:ghs_INURL@127.0.0.1:9/x.git")
+        .unwrap_err();
+    let text = format!("{err:#}");
+    assert!(!text.contains("ghs_INURL"), "{text}");
+}
+
+#[tokio::test]
+async fn a_credential_is_never_sent_to_another_origin() {
+    let stranger = Recorder::not_found();
+    let url = format!("{}/acme/infra.git", stranger.url);
+    let (_tmp, ws) = workspaces();
+    let github = origin_of("https://github.com");
     let err = ws
         .fetch(
             REPO,
-            "https://x-access-token:ghs_INURL@127.0.0.1:9/x.git",
-            None,
+            &http(&url),
+            Some(&credential(&github, "ghs_SECRET")),
             &refs(&["main"]),
         )
         .await
         .unwrap_err();
     let text = format!("{err:#}");
-    assert!(!text.contains("ghs_INURL"), "{text}");
+    assert!(text.contains("not https://github.com"), "{text}");
+    assert!(!text.contains("ghs_SECRET"), "{text}");
+    // git never started: the listener got nothing.
+    assert!(stranger.heads().is_empty(), "{:?}", stranger.heads());
 }
 
 #[tokio::test]
@@ -519,19 +558,14 @@ async fn fetch_refuses_refspecs_that_look_like_options() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("refspec"), "{err}");
-    let err = ws
-        .fetch(REPO, "--upload-pack=x", None, &refs(&["main"]))
-        .await
-        .unwrap_err()
-        .to_string();
-    assert!(err.contains("clone URL"), "{err}");
-    // Transports other than file and http(s) are off (ext:: runs commands).
-    let err = ws
-        .fetch(REPO, "ext::sh -c true", None, &refs(&["main"]))
-        .await
-        .unwrap_err()
-        .to_string();
-    assert!(err.contains("cannot fetch acme/infra"), "{err}");
+    // No clone URL can be an option or another transport (ext:: runs commands).
+    for bad in ["--upload-pack=x", "ext::sh -c true"] {
+        assert!(CloneUrl::local(bad).is_err(), "{bad}");
+        assert!(
+            origin_of("https://github.com").clone_url(bad).is_err(),
+            "{bad}"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -593,51 +627,24 @@ async fn different_repositories_get_different_mirrors() {
     assert_eq!(ws.config_at("ACME/TWO", &sha_two).unwrap(), None);
 }
 
-/// A one-connection-at-a-time HTTP server on 127.0.0.1 that records each
-/// request head and answers 404 (or nothing at all, when `hang`).
-fn fake_http(hang: bool) -> (String, std::sync::mpsc::Receiver<String>) {
-    use std::io::{Read, Write};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/acme/infra.git", listener.local_addr().unwrap());
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { return };
-            let mut head = Vec::new();
-            let mut byte = [0u8; 1];
-            while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).unwrap_or(0) == 1 {
-                head.push(byte[0]);
-            }
-            if tx
-                .send(String::from_utf8_lossy(&head).into_owned())
-                .is_err()
-            {
-                return;
-            }
-            if hang {
-                std::thread::sleep(std::time::Duration::from_secs(30));
-            } else {
-                let _ = stream.write_all(
-                    b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-                );
-            }
-        }
-    });
-    (url, rx)
-}
-
 #[tokio::test]
 async fn the_token_travels_as_a_basic_auth_header() {
-    let (url, requests) = fake_http(false);
+    let listener = Recorder::not_found();
+    let url = format!("{}/acme/infra.git", listener.url);
     let (_tmp, ws) = workspaces();
     let err = ws
-        .fetch(REPO, &url, Some("ghs_SECRET"), &refs(&["main"]))
+        .fetch(
+            REPO,
+            &http(&url),
+            Some(&credential(&origin_of(&url), "ghs_SECRET")),
+            &refs(&["main"]),
+        )
         .await
         .unwrap_err();
     let text = format!("{err:#}");
     assert!(text.contains("cannot fetch acme/infra"), "{text}");
     assert!(!text.contains("ghs_SECRET"), "{text}");
-    let head = requests.recv().unwrap();
+    let head = listener.heads().remove(0);
     let request_line = head.lines().next().unwrap();
     assert!(
         request_line.starts_with("GET /acme/infra.git/info/refs"),
@@ -654,7 +661,8 @@ async fn the_token_travels_as_a_basic_auth_header() {
 
 #[tokio::test]
 async fn a_hung_fetch_times_out() {
-    let (url, _requests) = fake_http(true);
+    let listener = Recorder::hanging();
+    let url = format!("{}/acme/infra.git", listener.url);
     let (_tmp, ws) = workspaces();
     let ws = ws.with_timeouts(
         std::time::Duration::from_secs(1),
@@ -662,7 +670,12 @@ async fn a_hung_fetch_times_out() {
     );
     let started = std::time::Instant::now();
     let err = ws
-        .fetch(REPO, &url, Some("ghs_SECRET"), &refs(&["main"]))
+        .fetch(
+            REPO,
+            &http(&url),
+            Some(&credential(&origin_of(&url), "ghs_SECRET")),
+            &refs(&["main"]),
+        )
         .await
         .unwrap_err()
         .to_string();

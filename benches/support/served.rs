@@ -25,7 +25,7 @@ pub fn pull_request_on(fake: &FakeGitHub, work: &Path, changed: &str) -> (u64, S
         work,
         &["clone", "-q", "--bare", ".", origin.to_str().unwrap()],
     );
-    fake.add_repo("acme/infra", origin.to_str().unwrap());
+    fake.add_repo("acme/infra", Some(&origin));
     let n = fake.open_pull_request(
         "acme/infra",
         PrSpec {

@@ -91,7 +91,6 @@ pub fn route(event: Event) -> Routed {
                 forge: ForgeRef::GitLab {
                     project_id: e.project.id,
                 },
-                clone_url: e.project.git_http_url.clone(),
                 head_sha: mr.head_sha.as_str().to_string(),
                 head_ref: mr.source_branch.clone(),
                 // GitLab's hook carries neither the base commit nor the author's name:
@@ -180,7 +179,6 @@ fn update(e: &PullRequestEvent, installation: u64) -> PrUpdate {
     let pr = &e.pull_request;
     PrUpdate {
         forge: ForgeRef::GitHub { installation },
-        clone_url: e.repository.clone_url.clone(),
         head_sha: pr.head.sha.as_str().to_string(),
         head_ref: pr.head.ref_name.clone(),
         base_sha: pr.base.sha.as_str().to_string(),

@@ -82,7 +82,7 @@ pub async fn handle_comment(
         let context = match &mut context {
             Some(context) => context,
             None => {
-                let (pr, info) = current_pr(bot, &forge, key).await?;
+                let (pr, info) = current_pr(&forge, key).await?;
                 let rules = rules(bot, &forge, key, &pr).await?;
                 context.insert(Context { pr, info, rules })
             }

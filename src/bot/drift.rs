@@ -140,12 +140,12 @@ async fn default_branch(
     repo: &str,
 ) -> anyhow::Result<(DefaultBranch, Result<RepoConfig, String>)> {
     let branch = forge.default_branch(repo).await?;
-    let token = forge.clone_token().await?;
+    let credential = forge.git_credential().await?;
     bot.workspaces
         .fetch(
             repo,
             &branch.clone_url,
-            Some(&token),
+            Some(&credential),
             &["+refs/heads/*:refs/heads/*".to_string()],
         )
         .await?;
@@ -173,6 +173,9 @@ fn due_at(schedule: &DriftSchedule, last_run: Option<i64>, scheduled: i64, now: 
 
 /// Looks at `key`'s repository and runs drift when due (always when `forced`).
 async fn look(bot: &Arc<Bot>, key: &PrKey, at: ForgeRef, forced: bool) -> anyhow::Result<Looked> {
+    if !super::owners::drift_allowed(bot, &key.repo) {
+        return Ok(Looked::Off);
+    }
     let forge = bot.forges.open(at).await?;
     let (branch, config) = default_branch(bot, &forge, &key.repo).await?;
     let config = match config {
@@ -281,12 +284,31 @@ async fn run(
     bot.store
         .record_drift_run(repo, at.id(), now, issue, report.drifted.len() as u64)
         .await?;
-    metrics::gauge!("cascade_drifted_units", "repo" => repo.clone())
-        .set(report.drifted.len() as f64);
-    metrics::gauge!("cascade_drift_last_run_timestamp_seconds", "repo" => repo.clone())
-        .set(now as f64);
+    drift_gauges(bot, repo, report.drifted.len() as u64, now);
     tracing::info!(repo = %repo, drifted = report.drifted.len(), failed = report.failed.len(), "drift checked");
     Ok(())
+}
+
+/// Sets the drift gauges after a run of `repo`: per repository with
+/// `--metrics-repo-labels`; otherwise totals over the repositories this replica checked
+/// (`cascade_drifted_units`, `cascade_drifted_repositories`) and the last run's time, so
+/// `/metrics` names no repository.
+fn drift_gauges(bot: &Bot, repo: &str, drifted: u64, now: i64) {
+    if bot.metrics_repo_labels {
+        let repo = repo.to_string();
+        metrics::gauge!("cascade_drifted_units", "repo" => repo.clone()).set(drifted as f64);
+        metrics::gauge!("cascade_drift_last_run_timestamp_seconds", "repo" => repo).set(now as f64);
+        return;
+    }
+    let (units, repos) = {
+        let mut known = bot.drifted_units.lock().unwrap_or_else(|p| p.into_inner());
+        known.insert(repo.to_string(), drifted);
+        let units: u64 = known.values().sum();
+        (units, known.values().filter(|n| **n > 0).count())
+    };
+    metrics::gauge!("cascade_drifted_units").set(units as f64);
+    metrics::gauge!("cascade_drifted_repositories").set(repos as f64);
+    metrics::gauge!("cascade_drift_last_run_timestamp_seconds").set(now as f64);
 }
 
 /// Opens, updates, reopens or closes the drift issue; answers its number.

@@ -42,7 +42,6 @@ impl fmt::Display for PrKey {
 pub struct PrUpdate {
     /// The forge answering for it (the GitHub installation, the GitLab project).
     pub forge: ForgeRef,
-    pub clone_url: String,
     pub head_sha: String,
     pub head_ref: String,
     pub base_sha: String,

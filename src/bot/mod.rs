@@ -23,6 +23,7 @@ mod config_report;
 mod discover;
 mod drift;
 mod jobs;
+mod owners;
 mod plan;
 mod publish;
 mod replica;
@@ -31,6 +32,7 @@ mod rules;
 mod verdict;
 
 pub use jobs::{PrJob, PrKey};
+pub use owners::AllowedOwners;
 
 use crate::engine::{ApplyRecovery, Engine};
 use crate::event::Event;
@@ -73,6 +75,10 @@ pub struct BotConfig {
     pub replica_lease: Duration,
     /// How often this replica looks for repositories due a drift run.
     pub drift_tick: Duration,
+    /// Whose repositories are served (`--allow-owner`); every owner's by default.
+    pub owners: AllowedOwners,
+    /// Whether metrics may name repositories (`--metrics-repo-labels`).
+    pub metrics_repo_labels: bool,
     /// Fired when the server shuts down.
     pub shutdown: CancellationToken,
 }
@@ -84,6 +90,13 @@ pub struct Bot {
     pub(crate) engine: Engine<ProcessExecutor, AnyStore>,
     pub(crate) workspaces: Workspaces,
     pub(crate) allow_forks: bool,
+    /// Whose repositories are served.
+    pub(crate) owners: AllowedOwners,
+    /// Whether metrics may name repositories.
+    pub(crate) metrics_repo_labels: bool,
+    /// Drifted units by repository, as this replica last found them: the unlabelled
+    /// drift gauges are their totals.
+    pub(crate) drifted_units: Mutex<HashMap<String, u64>>,
     pub(crate) discovery: DiscoverySlots,
     clock: Arc<dyn Clock>,
     actors: Mutex<HashMap<PrKey, mpsc::UnboundedSender<Queued>>>,
@@ -121,6 +134,9 @@ impl Bot {
             engine,
             workspaces: Workspaces::new(config.data_dir.join("workspaces")),
             allow_forks: config.allow_forks,
+            owners: config.owners,
+            metrics_repo_labels: config.metrics_repo_labels,
+            drifted_units: Mutex::default(),
             discovery: DiscoverySlots::new(config.discovery_timeout),
             clock: Arc::new(SystemClock),
             actors: Mutex::new(HashMap::new()),
@@ -394,20 +410,22 @@ impl Bot {
     }
 
     async fn run_job(self: &Arc<Self>, key: &PrKey, job: PrJob) -> anyhow::Result<()> {
+        if !self.owners.allows(&key.repo) && owners::refused(self, key, &job).await? {
+            return Ok(());
+        }
         match job {
             PrJob::Update(pr) if pr.is_partial() => {
                 let forge = self.forges.open(pr.forge).await?;
-                let (mut current, info) = plan::current_pr(self, &forge, key).await?;
+                let (current, info) = plan::current_pr(&forge, key).await?;
                 if !info.open {
                     return Ok(());
                 }
-                current.clone_url = pr.clone_url;
                 self.plan_superseded_by_pushes(key, &current, None).await
             }
             PrJob::Update(pr) => self.plan_superseded_by_pushes(key, &pr, None).await,
             PrJob::Replan { forge } => {
                 let forge = self.forges.open(forge).await?;
-                let (pr, info) = plan::current_pr(self, &forge, key).await?;
+                let (pr, info) = plan::current_pr(&forge, key).await?;
                 if !info.open {
                     return self.store.set_waiting(&key.repo, key.number, &[]).await;
                 }

@@ -14,7 +14,7 @@ use crate::comment::{Comments, Problem};
 use crate::config::RepoConfig;
 use crate::engine::views::plan_view;
 use crate::exec::sandbox::SandboxState;
-use crate::forge::{ChangeRequest, CheckOutput, CheckStatus, Forge};
+use crate::forge::{ChangeRequest, CheckOutput, CheckStatus, CloneUrl, Forge};
 use crate::plan::PlanId;
 use crate::store::{PlanStatus, PrState, PullRequestRecord, Store};
 use crate::unit::UnitPath;
@@ -60,7 +60,6 @@ fn record_for(
         repo: key.repo.clone(),
         number: key.number,
         installation_id: pr.forge.id(),
-        clone_url: pr.clone_url.clone(),
         head_sha: pr.head_sha.clone(),
         base_sha: pr.base_sha.clone(),
         state: PrState::Discovering,
@@ -74,7 +73,6 @@ fn record_for(
         record.check_run_id = None;
     }
     record.installation_id = pr.forge.id();
-    record.clone_url = pr.clone_url.clone();
     record.head_sha = pr.head_sha.clone();
     if !pr.is_partial() {
         record.base_sha = pr.base_sha.clone();
@@ -83,21 +81,12 @@ fn record_for(
     record
 }
 
-/// The pull request as its forge has it now, as a plan request (clone URL from what
-/// cascade stored, or the forge's), and the forge's own view of it.
-pub async fn current_pr(
-    bot: &Bot,
-    forge: &Forge,
-    key: &PrKey,
-) -> anyhow::Result<(PrUpdate, ChangeRequest)> {
+/// The pull request as its forge has it now, as a plan request, and the forge's own
+/// view of it.
+pub async fn current_pr(forge: &Forge, key: &PrKey) -> anyhow::Result<(PrUpdate, ChangeRequest)> {
     let info = forge.change_request(&key.repo, key.number).await?;
-    let clone_url = match bot.store.pull_request(&key.repo, key.number).await? {
-        Some(record) => record.clone_url,
-        None => info.clone_url.clone(),
-    };
     let pr = PrUpdate {
         forge: forge.at(),
-        clone_url,
         head_sha: info.head_sha.clone(),
         head_ref: info.head_ref.clone(),
         base_sha: info.base_sha.clone(),
@@ -113,21 +102,23 @@ pub async fn current_pr(
 
 /// Brings the repository's branches into the mirror, and for a fork the head too: a
 /// fork's commits are in the base repository only under the forge's own ref for it
-/// (`refs/pull/<n>/head` on GitHub).
+/// (`refs/pull/<n>/head` on GitHub). `from` is the clone URL the forge's API answered
+/// (`DefaultBranch::clone_url`), never one a webhook named.
 pub(super) async fn fetch_pull_request(
     bot: &Bot,
+    forge: &Forge,
     key: &PrKey,
     pr: &PrUpdate,
+    from: &CloneUrl,
 ) -> anyhow::Result<()> {
-    let forge = bot.forges.open(pr.forge).await?;
-    let token = forge.clone_token().await?;
+    let credential = forge.git_credential().await?;
     let mut refspecs = vec!["+refs/heads/*:refs/heads/*".to_string()];
     if pr.fork {
         let head = forge.fork_head_ref(key.number);
         refspecs.push(format!("+{head}:{head}"));
     }
     bot.workspaces
-        .fetch(&key.repo, &pr.clone_url, Some(&token), &refspecs)
+        .fetch(&key.repo, from, Some(&credential), &refspecs)
         .await?;
     Ok(())
 }
@@ -155,10 +146,10 @@ pub async fn plan_pull_request(
         let (check, body) = no_sandbox(why, spelling);
         return nothing_planned(bot, &forge, key, pr, &mut record, &check, &body).await;
     }
-    fetch_pull_request(bot, key, pr).await?;
     // The rules are the default branch's: neither the head nor a base its author picked
-    // can change them (the branch from the API; the fetch above brought its head).
+    // can change them (the branch from the API, with the clone URL the fetch uses).
     let default = forge.default_branch(&key.repo).await?;
+    fetch_pull_request(bot, &forge, key, pr, &default.clone_url).await?;
     let checkout = bot
         .workspaces
         .checkout(&key.repo, key.number, &pr.head_sha)

@@ -67,7 +67,7 @@ pub async fn rules(bot: &Bot, forge: &Forge, key: &PrKey, pr: &PrUpdate) -> anyh
     let text = match bot.workspaces.config_at(&key.repo, &branch.sha) {
         Ok(text) => text,
         Err(_) => {
-            fetch_pull_request(bot, key, pr).await?;
+            fetch_pull_request(bot, forge, key, pr, &branch.clone_url).await?;
             bot.workspaces.config_at(&key.repo, &branch.sha)?
         }
     };

@@ -8,7 +8,8 @@
 use super::serve_secrets::{
     DATABASE_URL, GITHUB_WEBHOOK_SECRET, GITLAB_SIGNING_TOKEN, GITLAB_WEBHOOK_SECRET,
 };
-use crate::event::gitlab::SigningKey;
+use crate::bot::AllowedOwners;
+use crate::event::gitlab::{SigningKey, WebhookSecrets};
 use crate::server::{
     GitHubServeConfig, GitLabServeConfig, HttpLimits, ServeConfig, SetupConfig, serve,
 };
@@ -75,8 +76,8 @@ pub struct ServeArgs {
     #[arg(long, env = "CASCADE_GITLAB_TOKEN_FILE")]
     gitlab_token_file: Option<PathBuf>,
     /// The GitLab webhook's secret token; separate with commas to accept several while
-    /// rotating. Refused as a flag: set the environment variable or use
-    /// --gitlab-webhook-secret-file.
+    /// rotating (`PROJECT=SECRET` for one project only, as in the file). Refused as a
+    /// flag: set the environment variable or use --gitlab-webhook-secret-file.
     #[arg(
         long,
         env = "CASCADE_GITLAB_WEBHOOK_SECRET",
@@ -85,7 +86,9 @@ pub struct ServeArgs {
     )]
     gitlab_webhook_secret: Vec<String>,
     /// A file holding the GitLab webhook's secret token (several: one per line, or
-    /// comma-separated).
+    /// comma-separated). A line `PROJECT=SECRET` (PROJECT a numeric project id or a
+    /// path with its namespace, like `acme/platform/infra`) is a secret that speaks for
+    /// that project only; a plain line speaks for every project.
     #[arg(long, env = "CASCADE_GITLAB_WEBHOOK_SECRET_FILE")]
     gitlab_webhook_secret_file: Option<PathBuf>,
     /// The GitLab webhook's signing token (`whsec_…`): deliveries must then also be signed.
@@ -109,6 +112,21 @@ pub struct ServeArgs {
     /// Plan pull requests from forks (runs their code with this server's credentials).
     #[arg(long, env = "CASCADE_ALLOW_FORKS")]
     allow_forks: bool,
+    /// Serve only repositories of this owner (repeatable; the variable takes a comma
+    /// list): a GitHub user or organisation (`acme`), or a GitLab group with everything
+    /// under it (`acme/platform`); `github:` or `gitlab:` before it limits it to one
+    /// forge. Others get one refusal. Default: every owner.
+    #[arg(
+        long = "allow-owner",
+        env = "CASCADE_ALLOW_OWNERS",
+        value_delimiter = ',',
+        value_name = "OWNER"
+    )]
+    allow_owners: Vec<String>,
+    /// Label metrics with repository names (`cascade_drifted_units{repo}`, …). Off:
+    /// `/metrics` names no repository, so whoever can read it learns nothing about them.
+    #[arg(long, env = "CASCADE_METRICS_REPO_LABELS")]
+    metrics_repo_labels: bool,
     #[arg(long, env = "CASCADE_TERRAFORM_BIN", default_value = "terraform")]
     terraform_bin: String,
     #[arg(long, env = "CASCADE_TOFU_BIN", default_value = "tofu")]
@@ -361,10 +379,10 @@ impl ServeArgs {
             (true, Some(url), Some(token_file)) => Some(gitlab_config(
                 url,
                 &token_file,
-                GITLAB_WEBHOOK_SECRET.list(
+                WebhookSecrets::parse(GITLAB_WEBHOOK_SECRET.list(
                     self.gitlab_webhook_secret,
                     self.gitlab_webhook_secret_file.as_deref(),
-                )?,
+                )?),
                 GITLAB_SIGNING_TOKEN.one(
                     self.gitlab_signing_token,
                     self.gitlab_signing_token_file.as_deref(),
@@ -393,6 +411,8 @@ impl ServeArgs {
             discovery_timeout: Duration::from_secs(self.discovery_timeout),
             replica_lease: Duration::from_secs(self.replica_lease),
             drift_tick: Duration::from_secs(self.drift_tick),
+            allowed_owners: AllowedOwners::parse(&self.allow_owners)?,
+            metrics_repo_labels: self.metrics_repo_labels,
             http: HttpLimits {
                 max_connections: self.max_connections,
                 max_requests: self.max_requests,
@@ -405,7 +425,7 @@ impl ServeArgs {
 fn gitlab_config(
     url: String,
     token_file: &std::path::Path,
-    webhook_secrets: Vec<String>,
+    webhook_secrets: WebhookSecrets,
     signing_token: Option<String>,
 ) -> anyhow::Result<GitLabServeConfig> {
     let url = url.trim().trim_end_matches('/').to_owned();
@@ -428,6 +448,9 @@ fn gitlab_config(
         );
     }
     crate::redact::register_secret(&token);
+    for secret in webhook_secrets.values() {
+        crate::redact::register_secret(&String::from_utf8_lossy(secret));
+    }
     let signing_key = signing_token
         .map(|t| {
             crate::redact::register_secret(&t);
@@ -439,7 +462,7 @@ fn gitlab_config(
     Ok(GitLabServeConfig {
         url,
         token,
-        webhook_secrets: secrets(webhook_secrets),
+        webhook_secrets,
         signing_key,
     })
 }

@@ -9,17 +9,21 @@
 //! cascade does not act on becomes [`Event::Ignored`] here, so an update that
 //! changes only a title or a label costs nothing downstream, not even a read.
 //!
-//! Order of use: [`verify_token`], then [`verify_signing`] when a signing token
-//! is configured, then [`GitLabDelivery::from_headers`], then
-//! [`parse_gitlab_event`] with the `X-Gitlab-Event` header.
+//! Order of use: [`WebhookSecrets::verify`] (or [`verify_token`] for secrets of every
+//! project), then [`verify_signing`] when a signing token is configured, then
+//! [`GitLabDelivery::from_headers`], then [`HookProject::read`] to hold the project to
+//! the token ([`Speaks::covers`]) and to the instance, then [`parse_gitlab_event`] with
+//! the `X-Gitlab-Event` header.
 
 mod auth;
+mod scope;
 mod wire;
 
 pub use auth::{
     GitLabDelivery, SIGNATURE_TOLERANCE_SECS, SigningError, SigningKey, TokenError, verify_signing,
     verify_token,
 };
+pub use scope::{HookProject, ProjectKey, Speaks, WebhookSecrets};
 
 use super::{Event, ParseError, Sha, decode, shape};
 use serde_json::Value;
@@ -299,19 +303,23 @@ fn bounded(event: &str, path: &str, value: &str, max: usize) -> Result<(), Parse
     Ok(())
 }
 
-/// A project path: slash-separated segments of letters, digits, `_`, `-` and
-/// `.`, none empty and none `.` or `..` (it names a mirror on disk).
-fn check_project_path(event: &str, path: &str, value: &str) -> Result<(), ParseError> {
-    bounded(event, path, value, MAX_PATH_BYTES)?;
-    let ok = value.split('/').all(|segment| {
+/// Whether `value` is a project path: slash-separated segments of letters, digits, `_`,
+/// `-` and `.`, none empty and none `.` or `..` (it names a mirror on disk).
+pub(crate) fn is_project_path(value: &str) -> bool {
+    value.split('/').all(|segment| {
         !segment.is_empty()
             && segment != "."
             && segment != ".."
             && segment
                 .bytes()
                 .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
-    });
-    if ok {
+    })
+}
+
+/// A project path ([`is_project_path`]) of a bounded length.
+fn check_project_path(event: &str, path: &str, value: &str) -> Result<(), ParseError> {
+    bounded(event, path, value, MAX_PATH_BYTES)?;
+    if is_project_path(value) {
         Ok(())
     } else {
         Err(shape(

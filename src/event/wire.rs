@@ -72,7 +72,6 @@ struct RepositoryJson {
     full_name: String,
     default_branch: String,
     private: bool,
-    clone_url: String,
     /// Always sent by GitHub; optional so that a payload without it still parses.
     #[serde(default)]
     html_url: Option<String>,
@@ -97,7 +96,6 @@ impl From<RepositoryJson> for RepoRef {
             full_name: r.full_name,
             default_branch: r.default_branch,
             private: r.private,
-            clone_url: r.clone_url,
             html_url: r.html_url,
         }
     }

@@ -10,6 +10,7 @@ use arc_swap::ArcSwapOption;
 
 use super::github::{self, GitHubApp};
 use super::gitlab::{self, GitLab};
+use super::origin::GitCredential;
 use super::types::{
     Actor, Approvals, ChangeRequest, CheckOutput, Commit, DefaultBranch, ForgeKind, ForgeRef,
     Membership, OwnComment, Spelling, TooLong,
@@ -258,17 +259,19 @@ impl Forge {
         }
     }
 
-    /// The credential `git fetch` sends (as HTTP Basic password, in a header).
-    pub async fn clone_token(&self) -> anyhow::Result<String> {
+    /// The credential `git fetch` sends (as HTTP Basic password, in a header), bound to
+    /// the forge's git origin: `workspace` sends it nowhere else.
+    pub async fn git_credential(&self) -> anyhow::Result<GitCredential> {
         match self {
-            Forge::GitHub(inst) => inst.clone_token().await,
-            Forge::GitLab(p) => p.clone_token().await,
+            Forge::GitHub(inst) => inst.git_credential().await,
+            Forge::GitLab(p) => p.git_credential().await,
         }
     }
 
     // ---- the default branch and the one issue a drift run keeps per repository ----
 
-    /// The default branch, its head commit and clone URL, as the forge has them now.
+    /// The default branch, its head commit and clone URL, as the forge has them now (the
+    /// clone URL only at the forge's configured origin: anything else is an error).
     pub async fn default_branch(&self, repo: &str) -> anyhow::Result<DefaultBranch> {
         match self {
             Forge::GitHub(inst) => inst.default_branch(repo).await,

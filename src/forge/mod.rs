@@ -5,9 +5,11 @@
 pub mod github;
 pub mod gitlab;
 mod handle;
+mod origin;
 pub mod types;
 
 pub use handle::{Forge, Forges};
+pub use origin::{CloneUrl, GitCredential, GitOrigin};
 pub use types::{
     Actor, Approvals, Approver, ChangeRequest, CheckOutput, CheckStatus, Commit, CommitPerson,
     DefaultBranch, ForgeKind, ForgeRef, Membership, Mergeable, OwnComment, Spelling, TooLong,

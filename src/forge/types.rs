@@ -68,8 +68,6 @@ pub struct ChangeRequest {
     pub author: String,
     /// Still open: not closed and not merged.
     pub open: bool,
-    /// Where the base repository is fetched from (https).
-    pub clone_url: String,
     pub mergeable: Mergeable,
     /// The base repository's web page (`https://github.com/acme/infra`, a GitLab
     /// project's `web_url`), for links to its files; `None` when the forge did not say.
@@ -373,8 +371,8 @@ pub struct DefaultBranch {
     pub name: String,
     /// The commit the branch points at.
     pub sha: String,
-    /// Where the repository is fetched from (https).
-    pub clone_url: String,
+    /// Where the repository is fetched from: the API's answer, at the forge's origin.
+    pub clone_url: super::CloneUrl,
 }
 
 /// A title or body longer than the forge stores, refused before any request is made

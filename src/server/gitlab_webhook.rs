@@ -1,19 +1,23 @@
 //! The GitLab webhook receiver (`POST /webhooks/gitlab`): authenticate (the
 //! secret token, then the signature where a signing token is configured),
-//! read the delivery's identity, parse, persist, acknowledge. Nothing is acted
-//! on here; a verified delivery is stored (as `gitlab:<X-Gitlab-Event>`)
-//! before the response, then handed to the bot.
+//! read the delivery's identity, hold the project it names to the token (a secret
+//! given for one project speaks for that project only) and to the configured
+//! instance (its URLs at `--gitlab-url`'s origin), parse, persist, acknowledge.
+//! Nothing is acted on here; a verified delivery is stored (as
+//! `gitlab:<X-Gitlab-Event>`) before the response, then handed to the bot.
 //!
 //! As for GitHub, nothing a sender controls reaches a metric label or a log
-//! field before it is authenticated, and nothing unauthenticated is stored.
+//! field before it is authenticated, and nothing unauthenticated or refused is
+//! stored.
 
 use super::AppState;
 use super::webhook::{OTHER_EVENT, UNAUTHENTICATED, count, header_pairs, store_and_hand_over};
 use crate::event::gitlab::{
-    CONFIDENTIAL_NOTE_HOOK, GitLabDelivery, IDEMPOTENCY_HEADER, MERGE_REQUEST_HOOK, NOTE_HOOK,
-    SIGNATURE_ID_HEADER, TOKEN_HEADER, parse_gitlab_event, verify_signing, verify_token,
+    CONFIDENTIAL_NOTE_HOOK, GitLabDelivery, HookProject, IDEMPOTENCY_HEADER, MERGE_REQUEST_HOOK,
+    NOTE_HOOK, SIGNATURE_ID_HEADER, TOKEN_HEADER, parse_gitlab_event, verify_signing,
 };
 use crate::event::header;
+use crate::forge::GitOrigin;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
@@ -41,14 +45,20 @@ pub async fn receive(
         // The route exists only when GitLab is configured.
         return (StatusCode::NOT_FOUND, "GitLab is not configured\n".into());
     };
-    if let Err(why) = verify_token(&auth.secrets, header(header_pairs(&headers), TOKEN_HEADER)) {
-        tracing::warn!(reason = %why, "refused a GitLab delivery with a bad token");
-        count(UNAUTHENTICATED, "unauthorized");
-        return (
-            StatusCode::UNAUTHORIZED,
-            "bad or missing X-Gitlab-Token\n".into(),
-        );
-    }
+    let speaks = match auth
+        .secrets
+        .verify(header(header_pairs(&headers), TOKEN_HEADER))
+    {
+        Ok(speaks) => speaks,
+        Err(why) => {
+            tracing::warn!(reason = %why, "refused a GitLab delivery with a bad token");
+            count(UNAUTHENTICATED, "unauthorized");
+            return (
+                StatusCode::UNAUTHORIZED,
+                "bad or missing X-Gitlab-Token\n".into(),
+            );
+        }
+    };
     if let Some(key) = &auth.signing_key
         && let Err(why) = verify_signing(key, header_pairs(&headers), &body, state.bot.now())
     {
@@ -82,6 +92,38 @@ pub async fn receive(
             "Idempotency-Key must equal the signed webhook-id\n".into(),
         );
     }
+    let project = HookProject::read(&body).unwrap_or_default();
+    if !speaks.covers(&project) {
+        // Authenticated by a secret given for another project: a maintainer of that
+        // project speaking for this one.
+        tracing::warn!(
+            project = %project.name(),
+            "refused a GitLab delivery whose token is the secret of another project; the \
+             project's webhook must use its own secret (or one given for every project)"
+        );
+        count(UNAUTHENTICATED, "unauthorized");
+        return (
+            StatusCode::UNAUTHORIZED,
+            "X-Gitlab-Token is not this project's webhook secret\n".into(),
+        );
+    }
+    if let Some(foreign) = foreign_url(&auth.origin, &project) {
+        tracing::warn!(
+            project = %project.name(),
+            origin = %foreign,
+            gitlab = %auth.origin,
+            "refused a GitLab delivery naming a project at another origin than --gitlab-url; \
+             nothing stored or fetched"
+        );
+        count(label(&delivery.hook), "foreign_origin");
+        return (
+            StatusCode::FORBIDDEN,
+            format!(
+                "the project's URLs are not at {}, the GitLab this server serves\n",
+                auth.origin
+            ),
+        );
+    }
     let label = label(&delivery.hook);
     let span = tracing::info_span!("delivery", id = %delivery.id, event = label);
     async move {
@@ -100,4 +142,13 @@ pub async fn receive(
     }
     .instrument(span)
     .await
+}
+
+/// The origin of the first of `project`'s URLs that is not at `gitlab` (any that does
+/// not parse counts as foreign), shown in the log line.
+fn foreign_url(gitlab: &GitOrigin, project: &HookProject) -> Option<String> {
+    project
+        .urls()
+        .find(|url| !gitlab.holds(url))
+        .map(|url| GitOrigin::of(url).unwrap_or_else(|| "<not a URL>".into()))
 }

@@ -20,11 +20,11 @@ mod webhook;
 pub use listen::HttpLimits;
 pub use setup::SetupConfig;
 
-use crate::bot::{Bot, BotConfig};
-use crate::event::gitlab::SigningKey;
+use crate::bot::{AllowedOwners, Bot, BotConfig};
+use crate::event::gitlab::{SigningKey, WebhookSecrets};
 use crate::exec::ProcessExecutor;
-use crate::forge::Forges;
 use crate::forge::github::GitHubApp;
+use crate::forge::{Forges, GitOrigin};
 use crate::store::{AnyStore, Store};
 use anyhow::{Context, bail};
 use arc_swap::ArcSwapOption;
@@ -78,6 +78,10 @@ pub struct ServeConfig {
     pub replica_lease: Duration,
     /// How often each replica looks for repositories due a drift run.
     pub drift_tick: Duration,
+    /// Whose repositories are served (`--allow-owner`); every owner's by default.
+    pub allowed_owners: AllowedOwners,
+    /// Whether `/metrics` may name repositories (`--metrics-repo-labels`); off by default.
+    pub metrics_repo_labels: bool,
     pub http: HttpLimits,
 }
 
@@ -100,8 +104,9 @@ pub struct GitLabServeConfig {
     pub url: String,
     /// The access token cascade acts with (read from its file, trimmed).
     pub token: String,
-    /// Every secret is accepted as `X-Gitlab-Token` (rotation).
-    pub webhook_secrets: Vec<Vec<u8>>,
+    /// Every secret is accepted as `X-Gitlab-Token` (rotation), each for every project
+    /// or for one project only.
+    pub webhook_secrets: WebhookSecrets,
     /// When set, deliveries must also carry a valid Standard-Webhooks signature.
     pub signing_key: Option<SigningKey>,
 }
@@ -121,16 +126,18 @@ impl std::fmt::Debug for GitLabServeConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("GitLabServeConfig")
             .field("url", &self.url)
-            .field("webhook_secrets", &self.webhook_secrets.len())
+            .field("webhook_secrets", &self.webhook_secrets)
             .field("signing_key", &self.signing_key.is_some())
             .finish_non_exhaustive()
     }
 }
 
-/// How GitLab deliveries are authenticated.
+/// How GitLab deliveries are authenticated, and the instance their projects must be at.
 pub struct GitLabHookAuth {
-    pub secrets: Vec<Vec<u8>>,
+    pub secrets: WebhookSecrets,
     pub signing_key: Option<SigningKey>,
+    /// `--gitlab-url`'s origin: a delivery whose project's URLs are elsewhere is refused.
+    pub origin: GitOrigin,
 }
 
 /// What the HTTP handlers share.
@@ -220,7 +227,7 @@ pub async fn start(mut config: ServeConfig) -> anyhow::Result<RunningServer> {
         _ => None,
     };
     if let Some(gitlab) = &config.gitlab
-        && gitlab.webhook_secrets.iter().all(Vec::is_empty)
+        && gitlab.webhook_secrets.is_empty()
     {
         bail!(
             "no GitLab webhook secret: set CASCADE_GITLAB_WEBHOOK_SECRET or --gitlab-webhook-secret-file; cascade refuses deliveries without a token"
@@ -259,6 +266,14 @@ pub async fn start(mut config: ServeConfig) -> anyhow::Result<RunningServer> {
         Some(gitlab) => Some(Arc::new(connect_gitlab(gitlab).await?)),
         None => None,
     };
+    let gitlab_origin = gitlab.as_ref().map(|client| client.origin().clone());
+    if !config.allowed_owners.is_restricted() {
+        tracing::warn!(
+            "no --allow-owner: cascade plans the repositories of every owner whose App \
+             installation or GitLab webhook reaches it, with this server's credentials; restrict \
+             it with --allow-owner OWNER (repeatable) or CASCADE_ALLOW_OWNERS=owner,group/subgroup"
+        );
+    }
     let sandbox = server_sandbox(&config)?;
     let executor = ProcessExecutor::new(config.data_dir.join("exec"))
         .with_sandbox(sandbox)
@@ -287,6 +302,8 @@ pub async fn start(mut config: ServeConfig) -> anyhow::Result<RunningServer> {
         discovery_timeout: config.discovery_timeout,
         replica_lease: config.replica_lease,
         drift_tick: config.drift_tick,
+        owners: config.allowed_owners.clone(),
+        metrics_repo_labels: config.metrics_repo_labels,
         shutdown: shutdown.clone(),
     })
     .await?;
@@ -304,10 +321,14 @@ pub async fn start(mut config: ServeConfig) -> anyhow::Result<RunningServer> {
                 .as_ref()
                 .map(|g| Arc::new(g.webhook_secrets.clone())),
         ),
-        gitlab: config.gitlab.as_ref().map(|g| GitLabHookAuth {
-            secrets: g.webhook_secrets.clone(),
-            signing_key: g.signing_key.clone(),
-        }),
+        gitlab: match (&config.gitlab, gitlab_origin) {
+            (Some(g), Some(origin)) => Some(GitLabHookAuth {
+                secrets: g.webhook_secrets.clone(),
+                signing_key: g.signing_key.clone(),
+                origin,
+            }),
+            _ => None,
+        },
         store,
         bot: bot.clone(),
         metrics: metrics_handle(),

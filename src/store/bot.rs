@@ -59,6 +59,8 @@ pub enum PrState {
     Applied,
     Failed,
     Closed,
+    /// Its repository's owner is not in `--allow-owner`: told so once, nothing run.
+    NotServed,
 }
 
 impl PrState {
@@ -71,6 +73,7 @@ impl PrState {
             PrState::Applied => "applied",
             PrState::Failed => "failed",
             PrState::Closed => "closed",
+            PrState::NotServed => "not_served",
         }
     }
 
@@ -84,6 +87,7 @@ impl PrState {
             Applied,
             Failed,
             Closed,
+            NotServed,
         ]
         .into_iter()
         .find(|s| s.as_str() == text)
@@ -105,8 +109,6 @@ pub struct PullRequestRecord {
     pub repo: String,
     pub number: u64,
     pub installation_id: u64,
-    /// Where the repository is fetched from.
-    pub clone_url: String,
     pub head_sha: String,
     pub base_sha: String,
     pub state: PrState,

@@ -121,7 +121,6 @@ pub(super) fn pull_request(row: &impl StoredRow) -> anyhow::Result<PullRequestRe
         repo: row.text("repo")?,
         number: row.int("number")? as u64,
         installation_id: row.int("installation_id")? as u64,
-        clone_url: row.text("clone_url")?,
         head_sha: row.text("head_sha")?,
         base_sha: row.text("base_sha")?,
         state: PrState::parse(&state)

@@ -332,14 +332,16 @@ impl Store for SqliteStore {
         sqlx::query(
             "INSERT INTO pull_requests (repo, number, installation_id, clone_url, head_sha, base_sha, state, plan_id, comment_id, check_run_id, updated_at)
              VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-             ON CONFLICT (repo, number) DO UPDATE SET installation_id = excluded.installation_id, clone_url = excluded.clone_url, head_sha = excluded.head_sha,
+             ON CONFLICT (repo, number) DO UPDATE SET installation_id = excluded.installation_id, clone_url = '', head_sha = excluded.head_sha,
                base_sha = excluded.base_sha, state = excluded.state, plan_id = excluded.plan_id, comment_id = excluded.comment_id,
                check_run_id = excluded.check_run_id, updated_at = excluded.updated_at",
         )
         .bind(&pr.repo)
         .bind(pr.number as i64)
         .bind(pr.installation_id as i64)
-        .bind(&pr.clone_url)
+        // Unused: clone URLs come from the forge's API each time, never from what was
+        // stored (older versions stored a webhook's).
+        .bind("")
         .bind(&pr.head_sha)
         .bind(&pr.base_sha)
         .bind(pr.state.as_str())

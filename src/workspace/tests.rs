@@ -4,7 +4,8 @@ use super::*;
 #[allow(dead_code, clippy::let_underscore_future)]
 fn futures_are_send(ws: &Workspaces) {
     fn send<T: Send>(_: T) {}
-    send(ws.fetch("a/b", "u", None, &[]));
+    let from = crate::forge::CloneUrl::local("/u").unwrap();
+    send(ws.fetch("a/b", &from, None, &[]));
     send(ws.checkout("a/b", 1, "s"));
     send(ws.forget("a/b", 1));
 }
@@ -42,7 +43,7 @@ fn redaction_removes_userinfo_secrets_and_headers() {
     assert!(!out.contains("eHl6"), "{out}");
     assert!(!out.contains("ghs_SECRET"), "{out}");
     assert!(out.contains("https://***@github.com/a/b.git/"), "{out}");
-    assert_eq!(redact_url("file:///tmp/x.git"), "file:///tmp/x.git");
+    assert_eq!(redact("file:///tmp/x.git", &[]), "file:///tmp/x.git");
 }
 
 #[test]

@@ -96,6 +96,8 @@ pub fn serve_config(fake: &FakeGitHub, data: &Path) -> ServeConfig {
         discovery_timeout: Duration::from_secs(60),
         replica_lease: Duration::from_secs(15),
         drift_tick: Duration::from_secs(60),
+        allowed_owners: Default::default(),
+        metrics_repo_labels: false,
         http: HttpLimits::default(),
     }
 }
@@ -161,7 +163,7 @@ pub async fn world_unserved(extra: &str) -> World {
         work.path(),
         &["clone", "-q", "--bare", ".", origin.to_str().unwrap()],
     );
-    fake.add_repo(REPO, origin.to_str().unwrap());
+    fake.add_repo(REPO, Some(&origin));
     let mut w = World {
         fake,
         server: None,

@@ -4,7 +4,9 @@
 //! runs, reviews, permissions) and answers exactly the endpoints cascade
 //! uses, with GitHub's JSON shapes, pagination and limits. It checks the
 //! App's JWT and installation tokens like GitHub does, counts content writes,
-//! logs every request, and can be told to fail the next call of a kind.
+//! logs every request, and can be told to fail the next call of a kind. It serves
+//! each repository's git over smart HTTP at its `clone_url` (the fake's own address,
+//! `fake_github/git.rs`), with the installation token as Basic credentials.
 //!
 //! Tests read like the behaviour: `fake.open_pull_request(..)`,
 //! `fake.user_comment(..)`, `fake.bot_comments(..)`, `fake.check_runs(..)`,
@@ -17,6 +19,8 @@
 mod apps;
 #[path = "fake_github/commits.rs"]
 mod commits;
+#[path = "fake_github/git.rs"]
+mod git;
 #[path = "fake_github/issues.rs"]
 mod issues;
 #[path = "fake_github/json.rs"]
@@ -281,7 +285,11 @@ pub(crate) struct TokenModel {
 pub(crate) struct RepoModel {
     pub id: u64,
     pub full_name: String,
-    pub clone_url: String,
+    /// The bare repository the fake serves at `<url>/<full_name>.git` (the API's
+    /// `clone_url`), if any.
+    pub origin: Option<PathBuf>,
+    /// A `clone_url` the API answers instead of the fake's own (a test's stranger).
+    pub clone_url: Option<String>,
     pub default_branch: String,
     pub installation: u64,
     /// The next number for a pull request or an issue (one sequence, as on GitHub).
@@ -454,6 +462,12 @@ impl FakeGitHub {
         self.shared.url.clone()
     }
 
+    /// Where `repo` is fetched from: `<url>/<owner>/<name>.git`, the API's `clone_url`
+    /// (the fake serves GitHub's API, web and git at one address).
+    pub fn clone_url(&self, repo: &str) -> String {
+        format!("{}/{repo}.git", self.shared.url)
+    }
+
     fn model(&self) -> MutexGuard<'_, Model> {
         self.shared.lock()
     }
@@ -501,8 +515,9 @@ impl FakeGitHub {
             .insert(user.to_string(), state.to_string());
     }
 
-    /// Adds `owner/name` to the installation whose account is `owner`.
-    pub fn add_repo(&self, full_name: &str, clone_url: &str) {
+    /// Adds `owner/name` to the installation whose account is `owner`, its repository
+    /// served from `origin` (a bare git directory) when given, at [`FakeGitHub::clone_url`].
+    pub fn add_repo(&self, full_name: &str, origin: Option<&std::path::Path>) {
         let mut model = self.model();
         let owner = full_name.split_once('/').expect("owner/name").0;
         let installation = model
@@ -516,7 +531,8 @@ impl FakeGitHub {
             RepoModel {
                 id: json::id_of(full_name),
                 full_name: full_name.to_string(),
-                clone_url: clone_url.to_string(),
+                origin: origin.map(std::path::Path::to_path_buf),
+                clone_url: None,
                 default_branch: "main".to_string(),
                 installation,
                 next_number: 1,
@@ -536,12 +552,9 @@ impl FakeGitHub {
         let repo = model.repo(repo);
         let number = repo.next_number;
         repo.next_number += 1;
-        sync_pull_ref(
-            &repo.clone_url,
-            number,
-            &spec.head_sha,
-            spec.head_repo.as_deref(),
-        );
+        if let Some(origin) = &repo.origin {
+            sync_pull_ref(origin, number, &spec.head_sha, spec.head_repo.as_deref());
+        }
         repo.pulls.insert(
             number,
             PullModel {
@@ -571,14 +584,16 @@ impl FakeGitHub {
     /// A new head commit on the pull request's branch, touching `files`.
     pub fn push(&self, repo: &str, number: u64, new_head_sha: &str, files: Vec<FileChange>) {
         let mut model = self.model();
-        let clone_url = model.repo(repo).clone_url.clone();
+        let origin = model.repo(repo).origin.clone();
         let pr = model.pull(repo, number);
         pr.previous_head_sha = Some(std::mem::replace(
             &mut pr.head_sha,
             new_head_sha.to_string(),
         ));
         pr.files = files;
-        sync_pull_ref(&clone_url, number, new_head_sha, pr.head_repo.as_deref());
+        if let Some(origin) = origin {
+            sync_pull_ref(&origin, number, new_head_sha, pr.head_repo.as_deref());
+        }
     }
 
     /// Changes the pull request's base branch, as "Edit" on GitHub does; announce it with
@@ -778,44 +793,14 @@ impl FakeGitHub {
 }
 
 /// GitHub keeps every pull request's head at `refs/pull/<n>/head` in the base
-/// repository; a fork's commits reach the base repository only that way. When the
-/// repository's clone URL is a local bare repository, the fake does the same: it pushes
-/// the head from `head_repo` (a fork) or points the ref at a commit the base already has.
-/// Heads that exist nowhere (tests that never fetch) are left alone.
-fn sync_pull_ref(clone_url: &str, number: u64, sha: &str, head_repo: Option<&std::path::Path>) {
-    let origin = std::path::Path::new(clone_url);
-    if !origin.is_dir() {
-        return;
-    }
-    let pull_ref = format!("refs/pull/{number}/head");
-    let git = |dir: &std::path::Path, args: &[&str]| {
-        std::process::Command::new("git")
-            .arg("-C")
-            .arg(dir)
-            .args(args)
-            .output()
-            .is_ok_and(|out| out.status.success())
-    };
-    let done = match head_repo {
-        Some(fork) => git(
-            fork,
-            &[
-                "push",
-                "-q",
-                "--force",
-                clone_url,
-                &format!("{sha}:{pull_ref}"),
-            ],
-        ),
-        None => {
-            git(origin, &["cat-file", "-e", &format!("{sha}^{{commit}}")])
-                && git(origin, &["update-ref", &pull_ref, sha])
-        }
-    };
-    assert!(
-        done || head_repo.is_none(),
-        "the fake GitHub could not push {sha} to {pull_ref}"
-    );
+/// repository; a fork's commits reach the base repository only that way.
+fn sync_pull_ref(
+    origin: &std::path::Path,
+    number: u64,
+    sha: &str,
+    head_repo: Option<&std::path::Path>,
+) {
+    crate::support::git_http::sync_head_ref(origin, "pull", number, sha, head_repo);
 }
 
 fn snapshot(repo: &RepoModel, id: u64) -> CommentSnapshot {

@@ -76,7 +76,7 @@ pub fn gitlab_config(fake: &FakeGitLab) -> GitLabServeConfig {
     GitLabServeConfig {
         url: fake.url(),
         token: fake.token().to_string(),
-        webhook_secrets: vec![fake.webhook_secret().into_bytes()],
+        webhook_secrets: vec![fake.webhook_secret().into_bytes()].into(),
         signing_key: None,
     }
 }
@@ -103,6 +103,8 @@ pub fn config(w: &World) -> ServeConfig {
         discovery_timeout: Duration::from_secs(60),
         replica_lease: Duration::from_secs(15),
         drift_tick: Duration::from_secs(60),
+        allowed_owners: Default::default(),
+        metrics_repo_labels: false,
         http: HttpLimits::default(),
     }
 }
@@ -311,10 +313,21 @@ impl World {
             .map(|s| s.current().to_string())
     }
 
-    /// cascade's status on `sha` is finished (not running).
+    /// cascade's status on `sha` says how its plan or apply ended: `success`, `failed`, or
+    /// `running` (waiting for `cascade apply` or a lock). `pending` is planning; `canceled`
+    /// is a running status being replaced by one with new words.
     pub fn status_done(&self, sha: &str) -> bool {
         self.status_now(sha)
-            .is_some_and(|s| matches!(s.as_str(), "success" | "failed" | "canceled"))
+            .is_some_and(|s| matches!(s.as_str(), "success" | "failed" | "running"))
+    }
+
+    /// Every state of every `cascade` status on `sha`, oldest first: it changes with each
+    /// status cascade sets.
+    pub fn status_histories(&self, sha: &str) -> Vec<Vec<String>> {
+        self.cascade_statuses(sha)
+            .into_iter()
+            .map(|s| s.history)
+            .collect()
     }
 
     /// Waits until `cond` holds (the bot works after answering the webhook).

@@ -3,6 +3,8 @@
 #![allow(dead_code)]
 
 pub mod call_log;
+pub mod git_http;
+pub mod recorder;
 // Loaded by path, so its own modules sit under support/fake_gitlab/.
 #[path = "fake_gitlab.rs"]
 pub mod fake_gitlab;

@@ -35,21 +35,11 @@ pub enum TokenError {
 /// configured secret (rotation), in constant time: both sides are hashed first,
 /// so neither the length nor the first differing byte shows in the time taken,
 /// and every secret is tried. Empty secrets are skipped; an empty token matches
-/// nothing.
+/// nothing. Secrets given for one project each: [`super::WebhookSecrets::verify`].
 pub fn verify_token(secrets: &[Vec<u8>], header: Option<&str>) -> Result<(), TokenError> {
-    let token = header.ok_or(TokenError::Missing)?;
-    let given = Sha256::digest(token.as_bytes());
-    let mut any_secret = false;
-    let mut matched = subtle::Choice::from(0);
-    for secret in secrets.iter().filter(|s| !s.is_empty()) {
-        any_secret = true;
-        matched |= Sha256::digest(secret).ct_eq(&given);
-    }
-    match (any_secret, bool::from(matched) && !token.is_empty()) {
-        (false, _) => Err(TokenError::NoSecret),
-        (true, true) => Ok(()),
-        (true, false) => Err(TokenError::Mismatch),
-    }
+    super::WebhookSecrets::from(secrets.to_vec())
+        .verify(header)
+        .map(drop)
 }
 
 // ---------------------------------------------------------------- signature

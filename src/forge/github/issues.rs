@@ -7,6 +7,7 @@
 
 use std::time::SystemTime;
 
+use anyhow::Context as _;
 use serde::Deserialize;
 use serde_json::json;
 
@@ -91,7 +92,8 @@ pub(super) fn branch_path(branch: &str) -> anyhow::Result<String> {
 
 impl Installation {
     /// The repository's default branch, its head commit and clone URL, as GitHub has
-    /// them now (`GET /repos/{o}/{r}`, then `GET /repos/{o}/{r}/branches/{branch}`).
+    /// them now (`GET /repos/{o}/{r}`, then `GET /repos/{o}/{r}/branches/{branch}`). The
+    /// clone URL is accepted only at GitHub's git origin (derived from the API URL).
     pub async fn default_branch(&self, repo: &str) -> anyhow::Result<DefaultBranch> {
         let base = repo_path(repo)?;
         let kind = "repos.get";
@@ -109,10 +111,14 @@ impl Installation {
             }
             Err(error) => return Err(error),
         };
+        let clone_url = self
+            .origin
+            .clone_url(&facts.clone_url)
+            .with_context(|| format!("cannot fetch {repo}"))?;
         Ok(DefaultBranch {
             name: facts.default_branch,
             sha: head.commit.sha,
-            clone_url: facts.clone_url,
+            clone_url,
         })
     }
 

@@ -34,6 +34,7 @@ pub use types::{
 };
 
 use crate::forge::newest_since;
+use crate::forge::origin::GitOrigin;
 use transport::{Actor, Call, Method, Transport};
 use types::{
     WireComment, WireFile, WireGraphqlErrors, WireId, WireMembership, WirePermission, WirePull,
@@ -54,6 +55,8 @@ const MAX_PAGES: usize = 1000;
 #[derive(Clone)]
 pub struct GitHubApp {
     transport: Arc<Transport>,
+    /// Where its git repositories are, and so where installation tokens may go.
+    origin: GitOrigin,
 }
 
 /// Options for [`GitHubApp`]; the defaults follow GitHub's documented limits.
@@ -97,6 +100,7 @@ impl GitHubAppBuilder {
     }
 
     pub fn build(self) -> anyhow::Result<GitHubApp> {
+        let origin = GitOrigin::for_github_api(&self.api_url)?;
         let transport = Transport::new(
             &self.api_url,
             self.app_id,
@@ -107,6 +111,7 @@ impl GitHubAppBuilder {
         .with_context(|| format!("could not set up GitHub App {}", self.app_id))?;
         Ok(GitHubApp {
             transport: Arc::new(transport),
+            origin,
         })
     }
 }
@@ -133,12 +138,19 @@ impl GitHubApp {
         Ok(Installation {
             id,
             transport: self.transport.clone(),
+            origin: self.origin.clone(),
         })
     }
 
     /// The installation token, for `git fetch` (user `x-access-token`).
     pub async fn installation_token(&self, id: u64) -> anyhow::Result<String> {
         self.transport.token(id).await
+    }
+
+    /// GitHub's git origin (`https://github.com` for `https://api.github.com`, `https://HOST`
+    /// for GitHub Enterprise's `https://HOST/api/v3`): installation tokens go nowhere else.
+    pub fn git_origin(&self) -> &GitOrigin {
+        &self.origin
     }
 
     /// Content writes made so far (comments, check runs, reactions, minimising).
@@ -157,6 +169,7 @@ impl GitHubApp {
 pub struct Installation {
     id: u64,
     transport: Arc<Transport>,
+    origin: GitOrigin,
 }
 
 impl Installation {

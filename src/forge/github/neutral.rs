@@ -4,11 +4,11 @@
 //! here decides what to do with an answer.
 
 use super::{ApiError, CheckOutput, Installation, PullRequestInfo};
+use crate::forge::origin::GitCredential;
 use crate::forge::types::{Actor, ChangeRequest, Membership, Mergeable, OwnComment};
 
 impl Installation {
-    /// The pull request as the flows need it. `clone_url` is GitHub's usual https URL
-    /// for `repo`; the bot prefers the one a webhook gave it.
+    /// The pull request as the flows need it.
     pub async fn change_request(&self, repo: &str, number: u64) -> anyhow::Result<ChangeRequest> {
         let pr = self.pull_request(repo, number).await?;
         // `blocked` with no conflict: cascade's own check may be all that blocks.
@@ -17,7 +17,7 @@ impl Installation {
         } else {
             None
         };
-        let mut cr = change_request(repo, pr);
+        let mut cr = change_request(pr);
         if let Some(gate) = gate {
             cr.mergeable = gate;
         }
@@ -94,9 +94,11 @@ impl Installation {
         }
     }
 
-    /// The installation token, for `git fetch` (user `x-access-token`).
-    pub async fn clone_token(&self) -> anyhow::Result<String> {
-        self.transport.token(self.id).await
+    /// The installation token for `git fetch` (user `x-access-token`), bound to GitHub's
+    /// git origin.
+    pub async fn git_credential(&self) -> anyhow::Result<GitCredential> {
+        let token = self.transport.token(self.id).await?;
+        Ok(GitCredential::new(self.origin.clone(), token))
     }
 }
 
@@ -104,7 +106,7 @@ impl Installation {
 /// (`unstable`) or hooks run (`has_hooks`); `mergeable: true` alone says only that there
 /// is no conflict. `blocked` is judged by [`super::merge_gate`], which replaces the
 /// answer here.
-fn change_request(repo: &str, pr: PullRequestInfo) -> ChangeRequest {
+fn change_request(pr: PullRequestInfo) -> ChangeRequest {
     let mergeable = if matches!(
         pr.mergeable_state.as_str(),
         "clean" | "unstable" | "has_hooks"
@@ -129,7 +131,6 @@ fn change_request(repo: &str, pr: PullRequestInfo) -> ChangeRequest {
         fork: pr.fork,
         author: pr.author,
         open: pr.state == "open",
-        clone_url: format!("https://github.com/{repo}.git"),
         mergeable,
         web_url: pr.base_web_url,
     }
@@ -159,7 +160,7 @@ mod tests {
 
     #[test]
     fn mergeability_is_read_from_the_flag_and_the_state() {
-        let read = |m, s| change_request("acme/infra", pull(m, s)).mergeable;
+        let read = |m, s| change_request(pull(m, s)).mergeable;
         // No conflict says nothing about requirements: `merge_gate` judges `blocked`.
         assert_eq!(
             read(Some(true), "blocked"),
@@ -182,8 +183,7 @@ mod tests {
                 state: "unknown".into()
             }
         );
-        let cr = change_request("acme/infra", pull(Some(true), "clean"));
+        let cr = change_request(pull(Some(true), "clean"));
         assert!(cr.open);
-        assert_eq!(cr.clone_url, "https://github.com/acme/infra.git");
     }
 }

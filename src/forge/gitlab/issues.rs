@@ -79,10 +79,15 @@ impl Project {
             .query("branches.get", endpoint)
             .await
             .with_context(|| format!("could not read {repo}'s default branch {name:?}"))?;
+        let clone_url = self
+            .inner
+            .origin
+            .clone_url(&facts.http_url_to_repo)
+            .with_context(|| format!("cannot fetch {repo}"))?;
         Ok(DefaultBranch {
             name,
             sha: head.commit.id,
-            clone_url: facts.http_url_to_repo,
+            clone_url,
         })
     }
 

@@ -25,13 +25,16 @@ use std::time::Duration;
 use anyhow::Context as _;
 use gitlab::api::common::NameOrId;
 use gitlab::api::projects::merge_requests::{MergeRequest, approvals::MergeRequestApprovals};
-use gitlab::api::projects::repository::commits::{CommitStatuses, CreateCommitStatus};
+use gitlab::api::projects::repository::commits::{
+    CommitStatusState, CommitStatuses, CreateCommitStatus,
+};
 use gitlab::api::{AsyncQuery, Endpoint, Pageable, Pagination};
 
 pub use issues::{ISSUE_BODY_LIMIT, ISSUE_TITLE_LIMIT};
 pub use status::{DESCRIPTION_LIMIT, STATUS_NAME};
 pub use transport::{ApiError, NoAnswer, RetryPolicy};
 
+use crate::forge::origin::{GitCredential, GitOrigin};
 use crate::forge::types::{
     Actor, Approvals, Approver, ChangeRequest, CheckOutput, ForgeKind, Membership, Spelling,
 };
@@ -59,8 +62,10 @@ pub struct GitLab {
 struct Inner {
     transport: Transport,
     url: String,
+    /// The instance's origin: its repositories are there, and the token goes nowhere else.
+    origin: GitOrigin,
     me: tokio::sync::OnceCell<Actor>,
-    /// Project facts that do not change while cascade runs (its clone URL), by id.
+    /// Project facts that do not change while cascade runs (its web page), by id.
     projects: Mutex<HashMap<u64, Arc<WireProject>>>,
 }
 
@@ -119,6 +124,7 @@ impl GitLabBuilder {
         Ok(GitLab {
             inner: Arc::new(Inner {
                 transport,
+                origin: GitOrigin::for_gitlab(&self.url)?,
                 url: self.url.trim().trim_end_matches('/').to_string(),
                 me: tokio::sync::OnceCell::new(),
                 projects: Mutex::default(),
@@ -145,6 +151,12 @@ impl GitLab {
     /// The instance root URL.
     pub fn url(&self) -> &str {
         &self.inner.url
+    }
+
+    /// The instance's origin (scheme, host, port of `--gitlab-url`): where its projects'
+    /// repositories and web pages are, and the only place the token is sent.
+    pub fn origin(&self) -> &GitOrigin {
+        &self.inner.origin
     }
 
     /// The token's user (`GET /user`), read once and kept: its notes are cascade's own.
@@ -292,9 +304,13 @@ impl Project {
         format!("refs/merge-requests/{number}/head")
     }
 
-    /// The configured token: sent to git as HTTP Basic credentials, never in a URL.
-    pub async fn clone_token(&self) -> anyhow::Result<String> {
-        Ok(self.inner.transport.token())
+    /// The configured token for `git fetch` (HTTP Basic credentials, never in a URL),
+    /// bound to the instance's origin.
+    pub async fn git_credential(&self) -> anyhow::Result<GitCredential> {
+        Ok(GitCredential::new(
+            self.inner.origin.clone(),
+            self.inner.transport.token(),
+        ))
     }
 
     async fn me(&self) -> anyhow::Result<Actor> {
@@ -365,7 +381,6 @@ impl Project {
             fork: mr.source_project_id != Some(mr.target_project_id),
             author: mr.author.username,
             open: mr.state == "opened",
-            clone_url: facts.http_url_to_repo.clone(),
             mergeable: status::mergeable(&detailed, others),
             head_sha,
             base_sha,
@@ -401,9 +416,10 @@ impl Project {
     /// in the note), and the id of an earlier status (`existing`) is not needed: GitLab
     /// finds it by name, sha and ref.
     ///
-    /// Never sends `pending`; sends `running` only when ours is not running already. A
-    /// transition GitLab refuses (400) while ours is already in the requested state is
-    /// success with no write (a restart mid-plan, a stale id).
+    /// Planning is `pending`, waiting for a person `running`, within GitLab's transitions
+    /// ([`status::steps`]: ours is read first for those two). A transition GitLab refuses
+    /// (400) while ours is already in the requested state is success with no write (a
+    /// restart mid-plan, a stale id).
     pub async fn set_check(
         &self,
         repo: &str,
@@ -414,50 +430,66 @@ impl Project {
         output: &CheckOutput,
     ) -> anyhow::Result<u64> {
         let _ = existing;
-        let (status, title) = (output.status, output.title.as_str());
-        let state = status::wire_state(status);
-        let word = status::state_word(state);
+        let wanted = status::wire_state(output.status);
+        let description = status::description(&output.title);
         let ours = || async {
             let listed = self
                 .statuses(head_sha, Some(STATUS_NAME), Some(head_ref))
                 .await?;
             anyhow::Ok(status::latest_per_name(listed).remove(STATUS_NAME))
         };
-        if word == "running"
-            && let Some(current) = ours().await?
-            && current.status == "running"
-        {
-            return Ok(current.id);
-        }
-        let endpoint = CreateCommitStatus::builder()
-            .project(self.id)
-            .commit(head_sha)
-            .state(state)
-            .name(STATUS_NAME)
-            .ref_(head_ref)
-            .description(status::description(title))
-            .build()
-            .map_err(built)?;
-        let error = match self
-            .inner
-            .query::<WireId, _>("statuses.create", endpoint)
-            .await
-        {
-            Ok(created) => return Ok(created.id),
-            Err(error) => error,
+        let current = match status::state_word(wanted) {
+            "pending" | "running" => ours().await?,
+            _ => None,
         };
-        let refused_transition = error
-            .downcast_ref::<ApiError>()
-            .is_some_and(|e| e.status == 400 && e.message.contains(status::TRANSITION_REFUSED));
-        if refused_transition
-            && let Some(current) = ours().await?
-            && current.status == word
-        {
-            return Ok(current.id);
+        let steps = status::steps(
+            wanted,
+            description,
+            current
+                .as_ref()
+                .map(|c| (c.status.as_str(), c.description.as_deref())),
+        );
+        let mut id = current.as_ref().map(|c| c.id);
+        for state in steps {
+            let word = status::state_word(state);
+            let mut endpoint = CreateCommitStatus::builder();
+            endpoint
+                .project(self.id)
+                .commit(head_sha)
+                .state(state)
+                .name(STATUS_NAME)
+                .ref_(head_ref);
+            // A status canceled to be replaced keeps what it said.
+            if state != CommitStatusState::Canceled {
+                endpoint.description(description);
+            }
+            let endpoint = endpoint.build().map_err(built)?;
+            let error = match self
+                .inner
+                .query::<WireId, _>("statuses.create", endpoint)
+                .await
+            {
+                Ok(created) => {
+                    id = Some(created.id);
+                    continue;
+                }
+                Err(error) => error,
+            };
+            let refused_transition = error
+                .downcast_ref::<ApiError>()
+                .is_some_and(|e| e.status == 400 && e.message.contains(status::TRANSITION_REFUSED));
+            if refused_transition
+                && let Some(current) = ours().await?
+                && current.status == word
+            {
+                id = Some(current.id);
+                continue;
+            }
+            return Err(error.context(format!(
+                "could not set the {STATUS_NAME} status to {word} on {repo}!{number}"
+            )));
         }
-        Err(error.context(format!(
-            "could not set the {STATUS_NAME} status to {word} on {repo}!{number}"
-        )))
+        id.ok_or_else(|| anyhow::anyhow!("GitLab named no {STATUS_NAME} status on {repo}!{number}"))
     }
 
     /// Whether `actor` may apply: access level ≥ Developer on the project, directly or

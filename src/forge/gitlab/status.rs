@@ -2,11 +2,19 @@
 //! mapping and the rules GitLab's status transitions and merge checks impose. Pure
 //! functions; the client in `mod.rs` does the requests.
 //!
+//! A reviewer reads red as "something broke", so a plan waiting for `cascade apply` is
+//! `running` with the description saying so, never `failed`; `failed` is for something
+//! that failed, `success` for nothing waiting. Planning is `pending`. This is Atlantis's
+//! choice on GitLab too.
+//!
 //! GitLab finds a pending or running status with the same name, sha and ref and fires
-//! a transition on it, else creates one. It refuses `pending → pending`, `running →
-//! pending` and `running → running` with a 400 "Cannot transition status via …", and
-//! accepts everything from a finished status (a new one). So cascade never sends
-//! `pending` and sends `running` only when its status is not running already.
+//! a transition on it, else creates one
+//! (https://docs.gitlab.com/api/commits/#set-the-pipeline-status-of-a-commit). It
+//! refuses `pending → pending`, `running → pending` and `running → running` with a 400
+//! "Cannot transition status via …" (the description is not saved either), and accepts
+//! everything from a finished status (a new one). So [`steps`] sends nothing when ours is
+//! already where it should be, and a running status whose description must change is
+//! `canceled` first (a finished state, not red) and then `running` anew.
 
 use std::collections::BTreeMap;
 
@@ -24,13 +32,33 @@ pub const DESCRIPTION_LIMIT: usize = 255;
 /// What GitLab answers when a transition is refused (400).
 pub const TRANSITION_REFUSED: &str = "Cannot transition status";
 
-/// The state cascade posts for `status`. Waiting for a person is `failed`, like a
-/// required GitHub check that asks for action: it blocks "pipelines must succeed".
+/// The state cascade posts for `status`: planning is `pending`; waiting for a person (a
+/// `cascade apply`, a lock) is `running`, which blocks "pipelines must succeed" as a
+/// required GitHub check asking for action does, without reading as a failure.
 pub fn wire_state(status: CheckStatus) -> CommitStatusState {
     match status {
-        CheckStatus::InProgress => CommitStatusState::Running,
+        CheckStatus::InProgress => CommitStatusState::Pending,
+        CheckStatus::ActionRequired => CommitStatusState::Running,
         CheckStatus::Success => CommitStatusState::Success,
-        CheckStatus::Failure | CheckStatus::ActionRequired => CommitStatusState::Failed,
+        CheckStatus::Failure => CommitStatusState::Failed,
+    }
+}
+
+/// The states to send, in order, to bring ours (`current`: its state and description,
+/// when it has one) to `wanted` with `description`, within GitLab's transitions: none
+/// when it is there already (pending or running is "in progress" enough while a plan
+/// is made again), `canceled` then `running` to change a running status's description.
+pub fn steps(
+    wanted: CommitStatusState,
+    description: &str,
+    current: Option<(&str, Option<&str>)>,
+) -> Vec<CommitStatusState> {
+    let (state, said) = current.unwrap_or(("", None));
+    match (state_word(wanted), state) {
+        ("pending", "pending" | "running") => Vec::new(),
+        ("running", "running") if said == Some(description) => Vec::new(),
+        ("running", "running") => vec![CommitStatusState::Canceled, CommitStatusState::Running],
+        _ => vec![wanted],
     }
 }
 
@@ -109,6 +137,7 @@ mod tests {
             id,
             status: state.to_string(),
             name: name.to_string(),
+            description: None,
         }
     }
 
@@ -157,14 +186,47 @@ mod tests {
     }
 
     #[test]
-    fn pending_is_never_sent() {
-        for status in [
-            CheckStatus::InProgress,
-            CheckStatus::Success,
-            CheckStatus::Failure,
-            CheckStatus::ActionRequired,
+    fn waiting_is_running_and_only_a_failure_is_red() {
+        use CommitStatusState::*;
+        assert_eq!(wire_state(CheckStatus::InProgress), Pending);
+        assert_eq!(wire_state(CheckStatus::ActionRequired), Running);
+        assert_eq!(wire_state(CheckStatus::Success), Success);
+        assert_eq!(wire_state(CheckStatus::Failure), Failed);
+    }
+
+    #[test]
+    fn steps_stay_within_gitlabs_transitions() {
+        use CommitStatusState::*;
+        let waits = "cascade: comment cascade apply 1 to apply";
+        // Fresh, or after a finished status: one write.
+        assert_eq!(steps(Pending, "planning", None), [Pending]);
+        assert_eq!(
+            steps(Pending, "planning", Some(("success", None))),
+            [Pending]
+        );
+        // Planning again while in progress or waiting: nothing (GitLab refuses both).
+        assert!(steps(Pending, "planning", Some(("pending", None))).is_empty());
+        assert!(steps(Pending, "planning", Some(("running", Some(waits)))).is_empty());
+        // Waiting after planning: pending → running.
+        assert_eq!(steps(Running, waits, Some(("pending", None))), [Running]);
+        // Waiting again with the same words: nothing; with new words: restarted.
+        assert!(steps(Running, waits, Some(("running", Some(waits)))).is_empty());
+        assert_eq!(
+            steps(
+                Running,
+                "cascade: comment cascade apply 2 to apply",
+                Some(("running", Some(waits)))
+            ),
+            [Canceled, Running]
+        );
+        // Finishing is always one write.
+        for from in [
+            None,
+            Some(("pending", None)),
+            Some(("running", Some(waits))),
         ] {
-            assert_ne!(wire_state(status), CommitStatusState::Pending);
+            assert_eq!(steps(Success, "done", from), [Success]);
+            assert_eq!(steps(Failed, "broke", from), [Failed]);
         }
     }
 

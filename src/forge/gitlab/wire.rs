@@ -96,6 +96,8 @@ pub(crate) struct WireStatus {
     pub id: u64,
     pub status: String,
     pub name: String,
+    #[serde(default)]
+    pub description: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -41,11 +41,10 @@ struct GitCommit {
 
 /// The commits on `head` that `base` lacks, oldest first; none when the origin is no
 /// local repository or lacks either commit (tests that never push).
-fn git_commits(origin: &str, base: &str, head: &str) -> Vec<GitCommit> {
-    let origin = std::path::Path::new(origin);
-    if !origin.is_dir() {
+fn git_commits(origin: Option<&std::path::Path>, base: &str, head: &str) -> Vec<GitCommit> {
+    let Some(origin) = origin.filter(|o| o.is_dir()) else {
         return Vec::new();
-    }
+    };
     let out = std::process::Command::new("git")
         .arg("-C")
         .arg(origin)
@@ -95,7 +94,7 @@ async fn commits(
         }
     };
     let person = |(name, email, date): &(String, String, String)| json!({ "name": name, "email": email, "date": date });
-    let items = git_commits(&repo_model.clone_url, &pr.base_sha, &pr.head_sha)
+    let items = git_commits(repo_model.origin.as_deref(), &pr.base_sha, &pr.head_sha)
         .into_iter()
         .take(COMMITS_CAP)
         .map(|c| {

@@ -73,24 +73,6 @@ pub fn routes() -> Router<Arc<Shared>> {
         )
 }
 
-/// The head of `branch` in the bare repository at `origin`, if both exist.
-fn branch_head(origin: &str, branch: &str) -> Option<String> {
-    let origin = std::path::Path::new(origin);
-    if !origin.is_dir() {
-        return None;
-    }
-    let out = std::process::Command::new("git")
-        .arg("-C")
-        .arg(origin)
-        .args(["rev-parse", "--verify", "-q"])
-        .arg(format!("refs/heads/{branch}^{{commit}}"))
-        .output()
-        .ok()?;
-    out.status
-        .success()
-        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
-}
-
 async fn repository(
     State(fake): Fake,
     Path((o, r)): Path<(String, String)>,
@@ -110,7 +92,10 @@ async fn branch(
 ) -> Answer {
     let repo = format!("{o}/{r}");
     let (model, _) = enter(&fake, "repos.branches.get", &headers, &repo)?;
-    let sha = branch_head(&model.repos[&repo].clone_url, &name)
+    let sha = model.repos[&repo]
+        .origin
+        .as_deref()
+        .and_then(|origin| crate::support::git_http::branch_head(origin, &name))
         .ok_or_else(|| refuse(404, "Branch not found"))?;
     let api = &fake.url;
     Ok(reply(
@@ -431,5 +416,11 @@ impl FakeGitHub {
     /// Makes `branch` the repository's default branch (GitHub's default: `main`).
     pub fn set_default_branch(&self, repo: &str, branch: &str) {
         self.model().repo(repo).default_branch = branch.to_string();
+    }
+
+    /// Makes the API (and payloads) name `url` as `repo`'s `clone_url` instead of the
+    /// fake's own: what cascade must refuse to send its token to.
+    pub fn answer_clone_url(&self, repo: &str, url: &str) {
+        self.model().repo(repo).clone_url = Some(url.to_string());
     }
 }

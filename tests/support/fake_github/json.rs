@@ -41,7 +41,10 @@ pub fn repo(api: &str, repo: &RepoModel) -> Value {
         api,
         &repo.full_name,
         repo.id,
-        &repo.clone_url,
+        &repo
+            .clone_url
+            .clone()
+            .unwrap_or_else(|| format!("{api}/{}.git", repo.full_name)),
         &repo.default_branch,
         false,
     )
@@ -84,7 +87,7 @@ pub fn pull(api: &str, repo_model: &RepoModel, pr: &PullModel) -> Value {
             api,
             &fork_name,
             id_of(&fork_name),
-            &format!("{WEB}/{fork_name}.git"),
+            &format!("{api}/{fork_name}.git"),
             &repo_model.default_branch,
             true,
         )

@@ -63,9 +63,17 @@ pub fn router(shared: Arc<Shared>) -> Router {
         .merge(super::issues::routes())
         .merge(super::merge_gate::routes())
         .merge(super::commits::routes())
-        .fallback(|| async { reply(StatusCode::NOT_FOUND, json::error("Not Found")) })
+        .fallback(fallback)
         .layer(middleware::from_fn_with_state(shared.clone(), log_request))
         .with_state(shared)
+}
+
+/// Git's smart HTTP at the repository's `clone_url`, else GitHub's 404.
+async fn fallback(State(fake): Fake, request: Request) -> Response {
+    if request.uri().path().contains(".git/") {
+        return super::git::serve(fake, request).await;
+    }
+    reply(StatusCode::NOT_FOUND, json::error("Not Found"))
 }
 
 async fn log_request(State(fake): Fake, request: Request, next: Next) -> Response {

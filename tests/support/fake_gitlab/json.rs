@@ -7,7 +7,9 @@ use serde_json::{Value, json};
 
 use super::{DiffFile, Model, MrModel, NoteModel, ProjectModel, StatusModel};
 
-/// The web host in URLs the fake hands out (not served).
+/// The web host in URLs the fake hands out that nothing reads (users, merge requests,
+/// notes). A project's own web page and clone URL are at the fake's address, its origin,
+/// as GitLab serves both at its `external_url`.
 pub const WEB: &str = "https://gitlab.example.com";
 
 /// `2026-01-05T09:00:00.000Z`, as the REST API writes times.
@@ -71,7 +73,7 @@ pub fn project(api: &str, p: &ProjectModel) -> Value {
         "description": null,
         "default_branch": (!p.default_branch.is_empty()).then_some(&p.default_branch),
         "visibility": "private",
-        "web_url": format!("{WEB}/{}", p.path),
+        "web_url": format!("{api}/{}", p.path),
         "ssh_url_to_repo": format!("git@gitlab.example.com:{}.git", p.path),
         "http_url_to_repo": format!("{api}/{}.git", p.path),
         "namespace": { "id": 1, "name": namespace, "path": namespace.rsplit('/').next().unwrap_or(namespace), "kind": "group", "full_path": namespace },
@@ -90,7 +92,7 @@ pub fn hook_project(api: &str, p: &ProjectModel) -> Value {
         "id": p.id,
         "name": name,
         "description": "",
-        "web_url": format!("{WEB}/{}", p.path),
+        "web_url": format!("{api}/{}", p.path),
         "avatar_url": null,
         "git_ssh_url": ssh,
         "git_http_url": http,
@@ -99,7 +101,7 @@ pub fn hook_project(api: &str, p: &ProjectModel) -> Value {
         "path_with_namespace": p.path,
         "default_branch": p.default_branch,
         "ci_config_path": null,
-        "homepage": format!("{WEB}/{}", p.path),
+        "homepage": format!("{api}/{}", p.path),
         "url": ssh,
         "ssh_url": ssh,
         "http_url": http,

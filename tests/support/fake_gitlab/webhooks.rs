@@ -192,7 +192,7 @@ fn fork_project(api: &str, model: &Model, p: &ProjectModel, mr: &MrModel) -> Val
     value["id"] = json!(p.id + 100_000);
     value["path_with_namespace"] = json!(path);
     value["namespace"] = json!(model.username(mr.author));
-    value["web_url"] = json!(format!("{}/{path}", json::WEB));
+    value["web_url"] = json!(format!("{api}/{path}"));
     value["git_http_url"] = json!(format!("{api}/{path}.git"));
     value["http_url"] = value["git_http_url"].clone();
     value
