@@ -13,16 +13,11 @@
 //! `cargo bench --bench replicas` (both); `cargo bench --bench replicas -- takeover`
 //! runs one.
 
-#[path = "../tests/support/bot_world.rs"]
-mod bot_world;
-#[path = "../tests/support/fake_github.rs"]
-mod fake_github;
-#[path = "../tests/support/postgres.rs"]
-mod postgres;
-#[path = "../tests/support/replicas.rs"]
-mod replicas;
+// The tests' helpers, of which a bench uses a part.
+#[allow(dead_code, unused_imports)]
 #[path = "../tests/support/mod.rs"]
 mod support;
+use support::{bot_world, postgres, replicas};
 
 use bot_world::{REPO, World, git_out, push, world_unserved};
 use replicas::{Terraform, in_process, post, processes, pull_request, wait_for};

@@ -4,7 +4,7 @@
 //! `terraform_data`, local state). A transient apply failure is retried only while the
 //! unit's fresh plan still has the approved fingerprint.
 
-mod support;
+use crate::support;
 
 use cascade::config::{Executor as Tool, RepoConfig};
 use cascade::engine::{ApplyOutcome, Engine, PlanTarget, RetryPolicy, UnitDir};

@@ -3,11 +3,8 @@
 //! nothing, a base `branches:` does not list is not planned, and switching an already
 //! planned pull request's base plans it again, so the id reviewed before is refused.
 
-#[path = "support/bot_world.rs"]
-mod bot_world;
-#[path = "support/fake_github.rs"]
-mod fake_github;
-mod support;
+use crate::support::bot_world;
+use crate::support::fake_github;
 
 use bot_world::{REPO, World, git_out, push, world, world_with};
 use fake_github::{FileChange, PrSpec};

@@ -10,15 +10,10 @@
 //! and a later commit on `main` that changes an input (made out of band, outside
 //! any pull request) makes exactly that unit differ from its state again.
 
-#[path = "support/bot_world.rs"]
-mod bot_world;
-#[path = "support/fake_github.rs"]
-mod fake_github;
-#[path = "support/postgres.rs"]
-mod postgres;
-#[path = "support/replicas.rs"]
-mod replicas;
-mod support;
+use crate::support::bot_world;
+use crate::support::fake_github;
+use crate::support::postgres;
+use crate::support::replicas;
 
 use bot_world::{REPO, World, git_out, push, world_configured, world_unserved};
 use cascade::server::ServeConfig;

@@ -4,11 +4,9 @@
 //! the comment names it and points there; an invalid `.cascade.yaml` on the default branch is
 //! located and linked at the base commit.
 
-#[path = "support/bot_world.rs"]
-mod bot_world;
-#[path = "support/fake_github.rs"]
-mod fake_github;
-mod support;
+use crate::support;
+use crate::support::bot_world;
+use crate::support::fake_github;
 
 use bot_world::{REPO, World, git_out, push, world, world_with};
 use fake_github::{CheckRunState, FileChange, PrSpec};

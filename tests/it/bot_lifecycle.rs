@@ -4,11 +4,9 @@
 //! changed after approval), saved plans deleted, and a plan comment's extra parts
 //! edited in place and deleted when a plan needs fewer.
 
-#[path = "support/bot_world.rs"]
-mod bot_world;
-#[path = "support/fake_github.rs"]
-mod fake_github;
-mod support;
+use crate::support;
+use crate::support::bot_world;
+use crate::support::fake_github;
 
 use bot_world::{REPO, World, git_out, push, push_change, serve_binary, world, world_configured};
 use fake_github::{Failure, FileChange, PrSpec};

@@ -1,11 +1,8 @@
 //! `mergeable_state: "blocked"` over the fake GitHub: applied only when everything the
 //! base branch requires, except cascade's own check, is met.
 
-#[path = "support/bot_world.rs"]
-mod bot_world;
-#[path = "support/fake_github.rs"]
-mod fake_github;
-mod support;
+use crate::support::bot_world;
+use crate::support::fake_github;
 
 use bot_world::{REPO, World, world};
 use fake_github::merge_gate::Protection;

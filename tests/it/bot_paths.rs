@@ -5,11 +5,8 @@
 //! checkout, or into another unit) is a failed unit that says to rename it,
 //! with nothing run for it.
 
-#[path = "support/bot_world.rs"]
-mod bot_world;
-#[path = "support/fake_github.rs"]
-mod fake_github;
-mod support;
+use crate::support::bot_world;
+use crate::support::fake_github;
 
 use bot_world::{REPO, World, git_out, push, world};
 use fake_github::{FileChange, PrSpec};

@@ -9,15 +9,10 @@
 //! push received by one replica stops the plan another runs. Leases are 3 s
 //! here (15 s by default), so takeovers happen within seconds.
 
-#[path = "support/bot_world.rs"]
-mod bot_world;
-#[path = "support/fake_github.rs"]
-mod fake_github;
-#[path = "support/postgres.rs"]
-mod postgres;
-#[path = "support/replicas.rs"]
-mod replicas;
-mod support;
+use crate::support::bot_world;
+use crate::support::fake_github;
+use crate::support::postgres;
+use crate::support::replicas;
 
 use bot_world::{REPO, World, push_change, world_unserved};
 use cascade::server::ServeConfig;

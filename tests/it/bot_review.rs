@@ -4,11 +4,8 @@
 //! reply limit per pull request; a check that is green only when nothing waits; pull
 //! requests waiting for locks planned again by themselves, across a restart too.
 
-#[path = "support/bot_world.rs"]
-mod bot_world;
-#[path = "support/fake_github.rs"]
-mod fake_github;
-mod support;
+use crate::support::bot_world;
+use crate::support::fake_github;
 
 use bot_world::{REPO, World, config, push_change, push_change_as, world, world_with};
 use cascade::store::{SqliteStore, Store};

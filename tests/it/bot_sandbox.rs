@@ -7,11 +7,8 @@
 //! without Landlock (the test hook) plans nothing and says why; `--sandbox
 //! landlock` there does not start.
 
-#[path = "support/bot_world.rs"]
-mod bot_world;
-#[path = "support/fake_github.rs"]
-mod fake_github;
-mod support;
+use crate::support::bot_world;
+use crate::support::fake_github;
 
 use bot_world::{REPO, World, git_out, push, serve_binary, world_configured, world_unserved};
 use fake_github::{FileChange, PrSpec, app_key};

@@ -2,11 +2,9 @@
 //! remotes, the real server driven with signed webhooks, and the real
 //! terraform on the bundled example.
 
-#[path = "support/bot_world.rs"]
-mod bot_world;
-#[path = "support/fake_github.rs"]
-mod fake_github;
-mod support;
+use crate::support;
+use crate::support::bot_world;
+use crate::support::fake_github;
 
 use bot_world::{REPO, push_change, serve_binary, serve_process, world, world_with};
 use fake_github::{FileChange, PrSpec};

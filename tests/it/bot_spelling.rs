@@ -2,11 +2,7 @@
 //! GitHub (GitLab runs `/unlock` as its own quick action, so cascade reads both spellings
 //! everywhere); replies on GitHub keep the `/` spelling.
 
-#[path = "support/bot_world.rs"]
-mod bot_world;
-#[path = "support/fake_github.rs"]
-mod fake_github;
-mod support;
+use crate::support::bot_world;
 
 use bot_world::{REPO, World, push_change, world};
 

@@ -2,7 +2,7 @@
 //! layout, and the attacks on it (a log is what the pull request's code printed), checked
 //! with an independent Markdown parser.
 
-mod support;
+use crate::support;
 
 use cascade::comment::{LogTail, failure_logs_text};
 use support::markdown_code_and_rest;

@@ -3,7 +3,7 @@
 //! forge flags (GitHub, GitLab, both; all or none of each) and their twins;
 //! its secrets refused on the command line, taken from their twins and files.
 
-mod support;
+use crate::support;
 
 use serde_json::Value as Json;
 use std::path::Path;

@@ -4,7 +4,7 @@
 //! between backslashes (next to the repository, or into another unit) is a
 //! failed unit that says to rename it, with nothing run for it.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use support::{git, run_in};

@@ -3,7 +3,7 @@
 //! and refuses a committed provider; without Landlock it warns and goes on, and
 //! `--sandbox landlock` there refuses to run.
 
-mod support;
+use crate::support;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;

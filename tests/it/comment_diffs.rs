@@ -4,8 +4,7 @@
 //! hostile values (5,000 resources, a 1 MiB value, backticks, control characters, HTML)
 //! checked by an independent Markdown parser, and the order in which plans are left out.
 
-#[path = "support/show_json.rs"]
-mod show_json;
+use crate::support::show_json;
 
 use cascade::comment::{
     ApplyOutcome, ApplyStatus, ApplyUnitView, ApplyView, Comments, GITHUB_LIMIT, MAX_COMMENTS,

@@ -1,8 +1,6 @@
 //! Every message discovery can give a user, pinned as a snapshot: what went
 //! wrong, where (file:line), and what to do next.
 
-mod support;
-
 use cascade::config::RepoConfig;
 use cascade::terragrunt::{DiscoverOptions, discover};
 use std::collections::BTreeMap;

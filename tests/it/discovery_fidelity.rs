@@ -3,7 +3,7 @@
 //! README for the Terragrunt rule it pins) and checks units, edges, read sets
 //! and problems.
 
-mod support;
+use crate::support;
 
 use cascade::problem::{Problem, ProblemKind};
 use cascade::terragrunt::Discovery;

@@ -4,7 +4,7 @@
 //! another. Real files in a temporary git repository, discovered, diffed and
 //! mapped onto units as the CLI and the bot do.
 
-mod support;
+use crate::support;
 
 use cascade::affected::{ReadIndex, affected};
 use cascade::problem::ProblemKind;

@@ -9,7 +9,7 @@
 //! for it and records what it is asked.
 //! Fixtures: `tests/fixtures/stacks/` (see its README).
 
-mod support;
+use crate::support;
 
 use cascade::affected::{ReadIndex, affected};
 use cascade::config::{Executor as Tool, RepoConfig};

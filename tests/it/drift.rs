@@ -6,7 +6,7 @@
 //! and the units behind it (exit 1, over drift), only the units `--units`
 //! picks, and must leave neither state nor a plan file behind.
 
-mod support;
+use crate::support;
 
 use serde_json::Value as Json;
 use std::path::Path;

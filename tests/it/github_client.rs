@@ -2,25 +2,23 @@
 //! every endpoint cascade uses, pagination and caps, and how it behaves when
 //! GitHub pushes back (rate limits, server errors, the write budget).
 
-#[path = "support/fake_github.rs"]
-mod fake_github;
-mod support;
+use crate::support::fake_github;
 
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use cascade::forge::github::{
     ApiError, CheckOutput, CheckStatus, GitHubApp, GitHubAppBuilder, Permission,
 };
 use fake_github::{APP_ID, BOT_LOGIN, Failure, FakeGitHub, FileChange, PrSpec, app_key};
-use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
+use metrics_exporter_prometheus::PrometheusHandle;
 
 const REPO: &str = "acme/infra";
 const INSTALLATION: u64 = 77;
 
-fn metrics() -> &'static PrometheusHandle {
-    static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
-    HANDLE.get_or_init(|| PrometheusBuilder::new().install_recorder().unwrap())
+/// The process's metrics: the servers other tests run in this process record into the
+/// same recorder, so this is cascade's, never one installed here.
+fn metrics() -> PrometheusHandle {
+    cascade::server::metrics_handle()
 }
 
 /// Test-sized waits: real ones would be a minute.

@@ -5,7 +5,7 @@
 //! errors, and git over smart HTTP with the token as Basic credentials; the default
 //! branch and issues (drift).
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 

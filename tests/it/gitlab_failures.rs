@@ -3,9 +3,8 @@
 //! the note (a collapsed block, as before), and an invalid `.cascade.yaml` on the target
 //! branch is linked at the base commit with GitLab's `/-/blob/` path.
 
-#[path = "support/gitlab_world.rs"]
-mod gitlab_world;
-mod support;
+use crate::support;
+use crate::support::gitlab_world;
 
 use gitlab_world::{AUTHOR, PROJECT, World, world, world_with};
 

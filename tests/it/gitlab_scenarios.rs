@@ -6,9 +6,8 @@
 //! with cascade's own status, approvals GitLab records on no commit, commits that name
 //! their author only as written.
 
-#[path = "support/gitlab_world.rs"]
-mod gitlab_world;
-mod support;
+use crate::support;
+use crate::support::gitlab_world;
 
 use gitlab_world::{
     AUTHOR, PROJECT, REPO_KEY, REPORTER_USER, REVIEWER, World, push_change, push_change_as,

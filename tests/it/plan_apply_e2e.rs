@@ -7,7 +7,7 @@
 //! comment of a real change: its attribute diff shown, no sensitive value in
 //! the comment, the logs, the run directories or the database.
 
-mod support;
+use crate::support;
 
 use serde_json::Value as Json;
 use std::path::{Path, PathBuf};

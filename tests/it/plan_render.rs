@@ -6,8 +6,7 @@
 //! The plans are the JSON `terraform show -json` writes, built here; the oracle against
 //! terraform's own rendering is `plan_render_oracle.rs`.
 
-#[path = "support/show_json.rs"]
-mod show_json;
+use crate::support::show_json;
 
 use cascade::plan::render::{RenderOptions, RenderedPlan};
 use cascade::plan::{PlanError, PlanSummary};

@@ -3,7 +3,7 @@
 //! `terraform_data`, local state). Checks which failures are retried, that the other
 //! units go on, and what the plan comment says.
 
-mod support;
+use crate::support;
 
 use cascade::comment::{Comments, GITHUB_LIMIT};
 use cascade::config::{Executor as Tool, RepoConfig};

@@ -7,16 +7,12 @@
 //! outside the process. The walk itself (`private_dir::tighten`) on trees
 //! made by hand: what it changes, what it keeps, what it never follows.
 //!
-//! The server test runs `server::start` in this process after
-//! `private_dir::protect_process`, as `cascade serve` does: that sets this
-//! whole test binary's umask, which is why these tests have a binary of their
-//! own.
+//! The served plan runs the real `cascade serve`: the umask it sets
+//! (`private_dir::protect_process`) is the whole process's, so it must not be this
+//! test process's, which runs every other test too.
 
-#[path = "support/bot_world.rs"]
-mod bot_world;
-#[path = "support/fake_github.rs"]
-mod fake_github;
-mod support;
+use crate::support;
+use crate::support::bot_world;
 
 use cascade::private_dir::{Tightened, make_private, tighten};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -267,28 +263,35 @@ fn plan_makes_a_looser_data_directory_private_through_its_link_but_no_other() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_served_plan_leaves_the_data_directory_private() {
-    // What `cascade serve` does before it starts the server.
-    cascade::private_dir::protect_process().unwrap();
-    let mut w = bot_world::world_unserved("").await;
-    let outside = loosen(w.data.path());
-    w.server = Some(cascade::server::start(bot_world::config(&w)).await.unwrap());
-    assert_eq!(shared_entries(w.data.path()), [], "made private at start");
+    let w = bot_world::world_unserved("").await;
+    // The real `cascade serve` (its umask is process-wide: not this test process's to
+    // change), keeping its data in `<data>/served`.
+    let data = w.data.path().join("served");
+    std::fs::create_dir(&data).unwrap();
+    let outside = loosen(&data);
+    let (mut server, port) = bot_world::serve_binary(&w, &[]).await;
+    assert_eq!(shared_entries(&data), [], "made private at start");
     let n = w.open_pr("alice", "feature", &w.head_sha, false);
-    assert_eq!(w.send_pr(n, "opened").await, 202);
+    let hook = format!("http://127.0.0.1:{port}/webhooks/github");
+    let opened = w.fake.pull_request_event(bot_world::REPO, n, "opened");
+    assert_eq!(opened.post(&hook).await.status(), 202);
     w.until("the plan", |w| w.checks_done(&w.head_sha)).await;
-    let data = w.data.path();
     for made in ["cascade.db", "workspaces", "runs"] {
         assert!(data.join(made).exists(), "{made} was made");
     }
-    assert!(holds_dir(data, "plugin-cache"), "the plugin cache was made");
-    let made = walkdir::WalkDir::new(data).into_iter().count();
+    assert!(
+        holds_dir(&data, "plugin-cache"),
+        "the plugin cache was made"
+    );
+    let made = walkdir::WalkDir::new(&data).into_iter().count();
     assert!(
         made > 50,
         "a mirror, a checkout, runs and logs: {made} entries"
     );
-    assert_eq!(shared_entries(data), []);
+    assert_eq!(shared_entries(&data), []);
     outside.untouched();
-    w.server.take().unwrap().shutdown().await.unwrap();
+    server.kill().unwrap();
+    server.wait().unwrap();
 }
 
 /// The uid `cascade serve` runs as in the next test: this user's, or when that is

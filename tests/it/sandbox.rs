@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
-mod support;
+use crate::support;
 
 /// A server's data directory with a checkout of pull request 1 (whose units run),
 /// another pull request's checkout, a mirror and a database, and the App's key

@@ -6,13 +6,8 @@
 //! failed, to redeliver); once it is back, both recover without a restart
 //! and a new delivery is planned.
 
-#[path = "support/bot_world.rs"]
-mod bot_world;
-#[path = "support/fake_github.rs"]
-mod fake_github;
-#[path = "support/postgres.rs"]
-mod pg_cluster;
-mod support;
+use crate::support::bot_world;
+use crate::support::postgres as pg_cluster;
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};

@@ -5,11 +5,9 @@
 //! exists only when GitLab is configured. Payloads are the real ones in
 //! `../shared/webhooks/gitlab/`.
 
-#[path = "support/bot_world.rs"]
-mod bot_world;
-#[path = "support/fake_github.rs"]
-mod fake_github;
-mod support;
+use crate::support;
+use crate::support::bot_world;
+use crate::support::fake_github;
 
 use bot_world::serve_config;
 use cascade::event::gitlab::SigningKey;

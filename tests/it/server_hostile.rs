@@ -2,11 +2,8 @@
 //! over raw TCP, oversized bodies, floods of forged deliveries, and pull
 //! requests whose configuration makes discovery panic, abort or run too long.
 
-#[path = "support/bot_world.rs"]
-mod bot_world;
-#[path = "support/fake_github.rs"]
-mod fake_github;
-mod support;
+use crate::support::bot_world;
+use crate::support::fake_github;
 
 use bot_world::{
     REPO, World, git_out, push, push_change, serve_binary, serve_config, serve_process,

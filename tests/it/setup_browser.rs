@@ -6,11 +6,8 @@
 //! signed with its new secret is taken, one signed otherwise refused.
 //! A missing browser fails the test (`.ci/run` installs both packages).
 
-#[path = "support/bot_world.rs"]
-mod bot_world;
-#[path = "support/fake_github.rs"]
-mod fake_github;
-mod support;
+use crate::support::bot_world;
+use crate::support::fake_github;
 
 use bot_world::setup_config;
 use cascade::server::start;

@@ -3,11 +3,8 @@
 //! flow and serves it without a restart, and again after one; the callback takes
 //! only states it issued; hostile form values and headers come back escaped.
 
-#[path = "support/bot_world.rs"]
-mod bot_world;
-#[path = "support/fake_github.rs"]
-mod fake_github;
-mod support;
+use crate::support::bot_world;
+use crate::support::fake_github;
 
 use bot_world::{REPO, push_change, serve_config, setup_config, world_configured};
 use cascade::server::{RunningServer, SetupConfig, start};

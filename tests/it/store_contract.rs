@@ -14,8 +14,7 @@
 //! Each test gets its own database: a SQLite file in a temporary directory,
 //! or a fresh database on the binary's throwaway PostgreSQL cluster.
 
-#[path = "support/postgres.rs"]
-mod pg_cluster;
+use crate::support::postgres as pg_cluster;
 
 use cascade::config::Executor as Tool;
 use cascade::engine::{LEASE_SECS, owner_alive};

@@ -2,7 +2,7 @@
 //! with the units, edges, waves, affected and reading sets and errors that
 //! Terragrunt computes for it (expected.json and EXPECTED.md).
 
-mod support;
+use crate::support;
 
 use cascade::affected::{ReadIndex, affected};
 use cascade::config::RepoConfig;

@@ -4,7 +4,7 @@
 //! GitLab's token, Standard-Webhooks signature, delivery ids, and every payload
 //! in `../shared/webhooks/gitlab/` parsed and classified as its README says.
 
-mod support;
+use crate::support;
 
 use cascade::event::gitlab::{
     GitLabDelivery, MergeRequestAction, SigningError, SigningKey, TokenError, verify_signing,

@@ -3,9 +3,8 @@
 //! real server (in process, or the real binary). Shared by
 //! `tests/bot_scenarios.rs` and `tests/server_hostile.rs`, which declare
 //! `mod fake_github` at their root.
-#![allow(dead_code)]
 
-use crate::fake_github::{APP_ID, FakeGitHub, FileChange, PrSpec, app_key};
+use crate::support::fake_github::{APP_ID, FakeGitHub, FileChange, PrSpec, app_key};
 use cascade::server::{
     GitHubServeConfig, HttpLimits, RunningServer, ServeConfig, SetupConfig, start,
 };

@@ -5,7 +5,6 @@
 //! of a merge request (an author, a Developer who reviews, a Reporter), and a server
 //! that serves GitLab alone: in process, or the real binary with the `--gitlab-*` flags.
 //! Shared by `tests/gitlab_scenarios.rs`, which declares `mod support` at its root.
-#![allow(dead_code)]
 
 use crate::support::fake_gitlab::{
     DEVELOPER, DiffFile, FakeGitLab, MrSpec, NoteSnapshot, REPORTER, StatusSnapshot,

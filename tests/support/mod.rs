@@ -1,12 +1,15 @@
 //! Helpers shared by the integration tests: where `../shared` is, and copies of
 //! fixture trees in temporary git repositories.
-#![allow(dead_code)]
 
+pub mod bot_world;
 pub mod call_log;
-// Loaded by path, so its own modules sit under support/fake_gitlab/.
-#[path = "fake_gitlab.rs"]
+pub mod fake_github;
 pub mod fake_gitlab;
 pub mod fixture_tree;
+pub mod gitlab_world;
+pub mod postgres;
+pub mod replicas;
+pub mod show_json;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
