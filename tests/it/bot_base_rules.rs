@@ -71,7 +71,7 @@ async fn a_pull_request_into_an_unlisted_base_is_told_once_and_never_planned() {
     );
     // Another event says the same in the same comment, not a new one.
     assert_eq!(w.send_pr(n, "reopened").await, 202);
-    tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    w.settled().await;
     assert_eq!(w.bot_texts(n).len(), 1, "still one comment");
     // Nothing to apply, and the base's `apply_requirements: []` gives bob nothing.
     w.comment(n, "bob", "/apply 0123456789ab").await;

@@ -14,11 +14,12 @@ use crate::support::bot_world;
 use crate::support::fake_github;
 use crate::support::postgres;
 use crate::support::replicas;
+use crate::support::wait;
 
 use bot_world::{REPO, World, git_out, push, world_configured, world_unserved};
 use cascade::server::ServeConfig;
 use fake_github::{BOT_LOGIN, IssueSnapshot};
-use replicas::{Terraform, in_process, post, pull_request, wait_for};
+use replicas::{Terraform, in_process, post, pull_request};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -71,9 +72,10 @@ fn issues_now(w: &World) -> impl Fn() -> String + '_ {
 
 /// Waits for the drift issue and answers it (there is exactly one).
 async fn drift_issue(w: &World) -> IssueSnapshot {
-    wait_for(
+    wait::until(
         "the drift issue",
         LONG,
+        w.jobs(),
         || !bot_issues(w).is_empty(),
         issues_now(w),
     )
@@ -104,7 +106,8 @@ async fn issue_until(
     what: &str,
     cond: impl Fn(&IssueSnapshot) -> bool,
 ) -> IssueSnapshot {
-    wait_for(what, LONG, || cond(&issue(w, number)), issues_now(w)).await;
+    let holds = || cond(&issue(w, number));
+    wait::until(what, LONG, w.jobs(), holds, issues_now(w)).await;
     issue(w, number)
 }
 
@@ -136,9 +139,10 @@ fn bot_texts(w: &World, number: u64) -> Vec<String> {
 async fn reply_to(w: &World, n: u64, user: &str, body: &str) -> String {
     let before = bot_texts(w, n).len();
     assert_eq!(w.comment(n, user, body).await, 202);
-    wait_for(
+    wait::until(
         "cascade's reply",
         LONG,
+        w.jobs(),
         || bot_texts(w, n).len() > before,
         issues_now(w),
     )
@@ -350,9 +354,10 @@ async fn a_unit_locked_by_a_pull_request_is_neither_planned_nor_applied_by_drift
     // A pull request changing global/dns plans it and holds its lock.
     let pr = w.open_pr("alice", "feature", &w.head_sha, false);
     assert_eq!(w.send_pr(pr, "opened").await, 202);
-    wait_for(
+    wait::until(
         "the pull request's plan",
         LONG,
+        w.jobs(),
         || w.checks_done(&w.head_sha),
         issues_now(&w),
     )
@@ -403,9 +408,10 @@ async fn a_unit_locked_by_a_pull_request_is_neither_planned_nor_applied_by_drift
     // request on dev/network plans it.
     let (pr2, head) = pull_request(&w, "net", "dev/network/main.tf", &["dev/network/main.tf"]);
     assert_eq!(w.send_pr(pr2, "opened").await, 202);
-    wait_for(
+    wait::until(
         "the second pull request's plan",
         LONG,
+        w.jobs(),
         || w.checks_done(&head),
         issues_now(&w),
     )
@@ -478,7 +484,7 @@ async fn without_drift_or_with_it_off_no_issue_is_ever_opened() {
         w.fake.set_permission(REPO, "bob", "write");
         let before = w.fake.requests().len();
         assert_eq!(w.comment(other, "bob", "/plan").await, 202);
-        tokio::time::sleep(Duration::from_secs(3)).await;
+        w.settled().await;
         assert!(
             bot_issues(&w).is_empty(),
             "{extra:?}: {:#?}",
@@ -570,14 +576,15 @@ async fn a_flood_of_commands_on_the_drift_issue_gets_a_bounded_number_of_replies
         .rfind(|c| c.author == "mallory")
         .unwrap()
         .id;
-    wait_for(
+    wait::until(
         "the last comment acknowledged",
         LONG,
+        w.jobs(),
         || !w.fake.reactions(last).is_empty(),
         issues_now(&w),
     )
     .await;
-    tokio::time::sleep(Duration::from_secs(1)).await;
+    w.settled().await;
     let texts = bot_texts(&w, n);
     assert_eq!(texts.len(), 11, "ten replies and one last word: {texts:#?}");
     assert!(texts[10].contains("will not reply"), "{}", texts[10]);

@@ -13,13 +13,14 @@ use crate::support::bot_world;
 use crate::support::fake_github;
 use crate::support::postgres;
 use crate::support::replicas;
+use crate::support::wait;
 
 use bot_world::{REPO, World, push_change, world_unserved};
 use cascade::server::ServeConfig;
 use fake_github::FileChange;
 use replicas::{
     InProcess, Process, Terraform, bot_comments_of, in_process, per_unit, post, processes,
-    pull_request, wait_for,
+    pull_request,
 };
 use std::ffi::OsStr;
 use std::time::Duration;
@@ -61,9 +62,10 @@ async fn deliveries_spread_round_robin_are_each_planned_once_by_the_replica_that
         assert_eq!(post(&delivery, &r.hook(i % 3)).await, 202);
     }
     for (n, head) in &prs {
-        wait_for(
+        wait::until(
             "every pull request's plan",
             LONG,
+            r.jobs(),
             || w.checks_done(head),
             comments_of(&w, *n),
         )
@@ -117,7 +119,7 @@ async fn one_delivery_sent_to_every_replica_is_planned_once() {
         [200, 200, 202],
         "one stores it, two have it already"
     );
-    planned(&w, n, &w.head_sha).await;
+    planned(&w, &r, n, &w.head_sha).await;
     tokio::time::sleep(replicas::LEASE * 2).await;
     assert_eq!(w.bot_texts(n).len(), 1, "{:#?}", w.bot_texts(n));
     assert_eq!(w.fake.check_runs(REPO, &w.head_sha).len(), 1);
@@ -139,7 +141,7 @@ async fn two_applies_of_one_id_on_two_replicas_at_once_apply_each_unit_once() {
     .await;
     let n = w.open_pr("alice", "feature", &w.head_sha, false);
     assert_eq!(send(&w, n, "opened", &r.hook(0)).await, 202);
-    planned(&w, n, &w.head_sha).await;
+    planned(&w, &r, n, &w.head_sha).await;
     let id = w.plan_id(n);
     w.fake.set_permission(REPO, "bob", "write");
     w.fake.set_permission(REPO, "carol", "write");
@@ -154,9 +156,10 @@ async fn two_applies_of_one_id_on_two_replicas_at_once_apply_each_unit_once() {
     let (one, two) = (r.hook(1), r.hook(2));
     let (a, b) = tokio::join!(post(&first, &one), post(&second, &two));
     assert_eq!((a, b), (202, 202));
-    wait_for(
+    wait::until(
         "the apply and the refusal",
         LONG,
+        r.jobs(),
         || w.bot_texts(n).len() >= 3,
         comments_of(&w, n),
     )
@@ -180,13 +183,14 @@ async fn locks_taken_through_one_replica_hold_through_another_and_unlock_through
     let (w, r, _) = three_in_process(|_| {}).await;
     let first = w.open_pr("alice", "feature", &w.head_sha, false);
     assert_eq!(send(&w, first, "opened", &r.hook(0)).await, 202);
-    planned(&w, first, &w.head_sha).await;
+    planned(&w, &r, first, &w.head_sha).await;
     let other = push_change(&w, "other", "global/dns/main.tf", "a competing change");
     let second = w.open_pr("dave", "other", &other, false);
     assert_eq!(send(&w, second, "opened", &r.hook(1)).await, 202);
-    wait_for(
+    wait::until(
         "the second plan",
         LONG,
+        r.jobs(),
         || w.checks_done(&other),
         comments_of(&w, second),
     )
@@ -201,9 +205,10 @@ async fn locks_taken_through_one_replica_hold_through_another_and_unlock_through
         .fake
         .issue_comment_event(&w.fake.user_comment(REPO, first, "bob", "/unlock"));
     assert_eq!(post(&unlock, &r.hook(2)).await, 202);
-    wait_for(
+    wait::until(
         "the second planned without the lock",
         LONG,
+        r.jobs(),
         || !w.bot_texts(second)[0].contains("locked by #1"),
         comments_of(&w, second),
     )
@@ -224,9 +229,10 @@ async fn a_push_received_by_one_replica_stops_the_plan_another_runs() {
     let (n, _) = wide_pull_request(&w);
     assert_eq!(send(&w, n, "opened", &r.hook(1)).await, 202);
     let b = r.data(1);
-    wait_for(
+    wait::until(
         "replica B planning",
         LONG,
+        Vec::new(),
         || !terraform.calls_of("plan", n).is_empty(),
         comments_of(&w, n),
     )
@@ -241,9 +247,10 @@ async fn a_push_received_by_one_replica_stops_the_plan_another_runs() {
     );
     let pushed_at = now_ms();
     assert_eq!(send(&w, n, "synchronize", &r.hook(0)).await, 202);
-    wait_for(
+    wait::until(
         "the new head's plan",
         LONG,
+        r.jobs(),
         || w.checks_done(&head),
         comments_of(&w, n),
     )
@@ -283,8 +290,9 @@ async fn three_in_process(tweak: impl Fn(&mut ServeConfig)) -> (World, InProcess
 }
 
 /// Waits until `n`'s plan of `head` is done (its check run completed).
-async fn planned(w: &World, n: u64, head: &str) {
-    wait_for("the plan", LONG, || w.checks_done(head), comments_of(w, n)).await;
+async fn planned(w: &World, r: &InProcess, n: u64, head: &str) {
+    let done = || w.checks_done(head);
+    wait::until("the plan", LONG, r.jobs(), done, comments_of(w, n)).await;
 }
 
 /// Three replica processes on a fresh database, running `terraform`, and a pull
@@ -316,9 +324,10 @@ async fn kill_during(
     n: u64,
     w: &World,
 ) -> Vec<replicas::Call> {
-    wait_for(
+    wait::until(
         &format!("three units' {verb} started"),
         LONG,
+        Vec::new(),
         || terraform.calls_of(verb, n).len() >= 3,
         comments_of(w, n),
     )
@@ -360,9 +369,10 @@ async fn a_replica_killed_mid_plan_is_taken_over_without_planning_finished_units
     let (w, mut r, n, head) = wide_on_processes(&terraform).await;
     let by_dead = kill_during(&terraform, &mut r[0], "plan", n, &w).await;
     let survivors = (r[1].data(), r[2].data());
-    wait_for(
+    wait::until(
         "the plan finished by another replica",
         LONG,
+        Vec::new(),
         || w.checks_done(&head),
         || logs(&w, n, &r),
     )
@@ -405,9 +415,10 @@ async fn a_replica_killed_mid_plan_is_taken_over_without_planning_finished_units
 async fn a_replica_killed_mid_apply_is_taken_over_without_applying_a_unit_twice() {
     let terraform = Terraform::new();
     let (w, mut r, n, head) = wide_on_processes(&terraform).await;
-    wait_for(
+    wait::until(
         "the plan",
         LONG,
+        Vec::new(),
         || w.checks_done(&head),
         comments_of(&w, n),
     )
@@ -422,9 +433,10 @@ async fn a_replica_killed_mid_apply_is_taken_over_without_applying_a_unit_twice(
     assert_eq!(post(&apply, &r[1].hook()).await, 202);
     kill_during(&terraform, &mut r[1], "apply", n, &w).await;
     let survivors = (r[0].data(), r[2].data());
-    wait_for(
+    wait::until(
         "the apply's result from another replica",
         LONG,
+        Vec::new(),
         || !bot_comments_of(&w, n, "apply").is_empty(),
         || logs(&w, n, &r),
     )

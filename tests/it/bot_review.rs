@@ -10,7 +10,6 @@ use crate::support::fake_github;
 use bot_world::{REPO, World, config, push_change, push_change_as, world, world_with};
 use cascade::store::{SqliteStore, Store};
 use fake_github::Failure;
-use std::time::Duration;
 
 /// A pull request from `feature` by alice, planned.
 async fn planned(w: &World) -> u64 {
@@ -249,7 +248,7 @@ async fn ninety_help_lines_get_one_reply() {
     w.comment(n, "mallory", &"/help\n".repeat(90)).await;
     let text = nth_reply(&w, n, 2).await;
     assert!(text.contains("cascade commands"), "{text}");
-    tokio::time::sleep(Duration::from_millis(700)).await;
+    w.settled().await;
     assert_eq!(w.bot_texts(n).len(), 2, "one reply");
     assert_eq!(w.fake.write_calls() - writes, 1);
 }
@@ -267,7 +266,7 @@ async fn thousands_of_different_mistakes_get_one_short_reply() {
         "{text}"
     );
     assert!(text.len() < 4_000, "{} characters", text.len());
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    w.settled().await;
     assert_eq!(w.bot_texts(n).len(), 2, "one reply");
 }
 
@@ -280,7 +279,7 @@ async fn replies_on_one_pull_request_stop_after_ten_with_one_notice() {
     }
     // The plan comment, ten replies and the notice.
     w.until("the notice", |w| w.bot_texts(n).len() >= 12).await;
-    tokio::time::sleep(Duration::from_millis(700)).await;
+    w.settled().await;
     let texts = w.bot_texts(n);
     assert_eq!(texts.len(), 12, "{texts:#?}");
     assert_eq!(

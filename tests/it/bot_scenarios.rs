@@ -181,7 +181,7 @@ async fn the_same_delivery_fifty_times_plans_once() {
     assert_eq!(statuses[0], 202);
     assert!(statuses[1..].iter().all(|s| *s == 200), "{statuses:?}");
     w.until("the plan", |w| w.checks_done(&w.head_sha)).await;
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    w.settled().await;
     assert_eq!(w.bot_texts(n).len(), 1);
     assert_eq!(w.fake.check_runs(REPO, &w.head_sha).len(), 1);
 }
@@ -264,7 +264,7 @@ async fn a_bad_or_missing_signature_is_refused_and_nothing_is_stored() {
         .await
         .unwrap();
     assert_eq!(unsigned.status().as_u16(), 401);
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    w.settled().await;
     assert!(w.bot_texts(n).is_empty());
     assert_eq!(w.fake.tokens_minted(77), 0, "nothing reached GitHub");
     // The same delivery id, properly signed, is new to cascade: nothing was stored before.
@@ -327,7 +327,7 @@ async fn drafts_wait_installations_are_recorded_and_probes_answer() {
             .as_u16(),
         200
     );
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    w.settled().await;
     assert!(w.bot_texts(n).is_empty(), "a draft is not planned");
     let metrics = ping
         .get(format!("{base}/metrics"))

@@ -124,7 +124,7 @@ async fn a_push_edits_the_same_note_and_the_old_id_is_refused() {
 async fn an_update_without_new_commits_costs_no_request() {
     let w = world().await;
     let iid = planned(&w).await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    w.settled().await;
     let requests = w.fake.requests().len();
     let title = w.fake.merge_request_updated_event(
         w.project,
@@ -138,7 +138,7 @@ async fn an_update_without_new_commits_costs_no_request() {
         json!({ "labels": { "previous": [], "current": [{ "id": 1, "title": "infra" }] } }),
     );
     assert_eq!(labels.post(&w.hook()).await.status().as_u16(), 200);
-    tokio::time::sleep(Duration::from_millis(700)).await;
+    w.settled().await;
     assert_eq!(
         w.fake.requests()[requests..],
         [],
@@ -315,7 +315,7 @@ async fn a_quoted_or_fenced_command_is_ignored() {
     let own = w.fake.bot_notes(w.project, iid).remove(0);
     let status = w.fake.note_event(&own).post(&w.hook()).await.status();
     assert!(status.is_success(), "{status}");
-    tokio::time::sleep(Duration::from_millis(1000)).await;
+    w.settled().await;
     assert_eq!(w.bot_texts(iid).len(), 1, "{:#?}", w.bot_texts(iid));
     assert_eq!(w.fake.write_calls(), writes);
     assert_eq!(
@@ -418,7 +418,7 @@ async fn the_same_delivery_fifty_times_plans_once() {
     assert_eq!(statuses[0], 202);
     assert!(statuses[1..].iter().all(|s| *s == 200), "{statuses:?}");
     w.until("the plan", |w| w.status_done(&w.head_sha)).await;
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    w.settled().await;
     assert_eq!(w.bot_texts(iid).len(), 1);
     let statuses = w.cascade_statuses(&w.head_sha);
     assert_eq!(statuses.len(), 1, "{statuses:#?}");
@@ -454,7 +454,7 @@ async fn a_bad_or_missing_token_is_refused_and_nothing_is_stored() {
         401,
         "the API token is not the webhook's secret"
     );
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    w.settled().await;
     assert!(stored_deliveries(w.data.path()).await.is_empty());
     assert_eq!(w.fake.requests()[requests..], [], "nothing reached GitLab");
     assert!(w.bot_texts(iid).is_empty());
@@ -677,7 +677,7 @@ async fn a_draft_waits_until_it_is_marked_ready() {
         },
     );
     assert_eq!(w.send_mr(iid, "open").await, 202);
-    tokio::time::sleep(Duration::from_millis(1000)).await;
+    w.settled().await;
     assert!(w.bot_texts(iid).is_empty(), "a draft is not planned");
     assert!(w.cascade_statuses(&w.head_sha).is_empty());
     // Ready: GitLab sends `update` with `changes.draft` and no new commits.
@@ -903,7 +903,7 @@ async fn closing_then_reopening_plans_again() {
     let iid = planned(&w).await;
     w.fake.close(w.project, iid);
     assert_eq!(w.send_mr(iid, "close").await, 202);
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    w.settled().await;
     w.fake.reopen(w.project, iid);
     assert_eq!(w.send_mr(iid, "reopen").await, 202);
     w.until("the plan after reopening", |w| {

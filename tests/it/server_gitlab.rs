@@ -17,6 +17,7 @@ use fake_github::FakeGitHub;
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 use support::fake_gitlab::FakeGitLab;
+use support::wait;
 
 const TOKEN: &str = "gitlab-webhook-token";
 const OLD_TOKEN: &str = "gitlab-webhook-token-before-rotation";
@@ -444,16 +445,9 @@ async fn stored_gitlab_deliveries_are_read_back_by_the_gitlab_parser_at_start() 
     let mut config = serve_config(&fake, data.path());
     config.gitlab = Some(gitlab_config(&gitlab, false));
     let server = start(config).await.unwrap();
-    let statuses = || query_pairs(data.path(), "SELECT id, status FROM deliveries ORDER BY id");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    let rows = loop {
-        let rows = statuses().await;
-        if rows.iter().all(|(_, status)| status != "received") {
-            break rows;
-        }
-        assert!(std::time::Instant::now() < deadline, "{rows:?}");
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    };
+    // Both were taken at start: once the bot's jobs are done, so are they.
+    wait::settled(vec![server.bot.jobs()], String::new).await;
+    let rows = query_pairs(data.path(), "SELECT id, status FROM deliveries ORDER BY id").await;
     // Routed to the merge request's comment job (its note is no command): processed.
     assert_eq!(rows[0], ("gitlab-left-over".into(), "processed".into()));
     assert_eq!(rows[1], ("gitlab-not-a-note".into(), "failed".into()));

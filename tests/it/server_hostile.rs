@@ -665,7 +665,7 @@ async fn a_delivery_that_used_up_its_attempts_is_dropped_at_start_and_the_pull_r
     );
     // Another restart neither processes it nor says it again.
     restart(&mut w).await;
-    tokio::time::sleep(Duration::from_secs(1)).await;
+    w.settled().await;
     assert_eq!(w.bot_texts(poisoned).len(), 1);
     assert!(w.fake.check_runs(REPO, &w.head_sha).is_empty());
     let store = SqliteStore::open(&w.data.path().join("cascade.db"))

@@ -5,6 +5,7 @@
 //! `mod fake_github` at their root.
 
 use crate::support::fake_github::{APP_ID, FakeGitHub, FileChange, PrSpec, app_key};
+use crate::support::wait::{self, PATIENCE};
 use cascade::server::{
     GitHubServeConfig, HttpLimits, RunningServer, ServeConfig, SetupConfig, start,
 };
@@ -247,18 +248,35 @@ impl World {
             .collect()
     }
 
-    /// Waits until `cond` holds (the bot works after answering the webhook).
+    /// Waits until `cond` holds (the bot works after answering the webhook): looked at
+    /// each time a job of the in-process server finishes, or every 100 ms when the
+    /// server is a `cascade serve` process. What holds only while a job runs is not
+    /// seen so: poll for that (`wait::until` with no watches).
     pub async fn until(&self, what: &str, cond: impl Fn(&World) -> bool) {
-        for _ in 0..600 {
-            if cond(self) {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        panic!(
-            "timed out waiting for {what}; bot comments: {:#?}",
-            self.fake.bot_comments(REPO, 1)
-        );
+        wait::until(
+            what,
+            PATIENCE,
+            self.jobs(),
+            || cond(self),
+            || self.context(),
+        )
+        .await;
+    }
+
+    /// Waits until the in-process server has finished every job it took: what the
+    /// deliveries sent so far asked for is done (and nothing more will come of them).
+    pub async fn settled(&self) {
+        wait::settled(self.jobs(), || self.context()).await;
+    }
+
+    /// The job watches of the server in this process (none for a `cascade serve` process).
+    pub fn jobs(&self) -> Vec<tokio::sync::watch::Receiver<cascade::bot::JobCounts>> {
+        self.server.iter().map(|s| s.bot.jobs()).collect()
+    }
+
+    /// What a wait that timed out shows.
+    fn context(&self) -> String {
+        format!("bot comments: {:#?}", self.fake.bot_comments(REPO, 1))
     }
 
     pub fn plan_id(&self, number: u64) -> String {

@@ -9,6 +9,7 @@
 use crate::support::fake_gitlab::{
     DEVELOPER, DiffFile, FakeGitLab, MrSpec, NoteSnapshot, REPORTER, StatusSnapshot,
 };
+use crate::support::wait::{self, PATIENCE};
 use cascade::server::{GitLabServeConfig, HttpLimits, RunningServer, ServeConfig, start};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -285,18 +286,38 @@ impl World {
             .is_some_and(|s| matches!(s.as_str(), "success" | "failed" | "canceled"))
     }
 
-    /// Waits until `cond` holds (the bot works after answering the webhook).
+    /// Waits until `cond` holds (the bot works after answering the webhook): looked at
+    /// each time a job of the in-process server finishes, or every 100 ms when the
+    /// server is a `cascade serve` process. What holds only while a job runs is not
+    /// seen so: poll for that (`wait::until` with no watches).
     pub async fn until(&self, what: &str, cond: impl Fn(&World) -> bool) {
-        for _ in 0..600 {
-            if cond(self) {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        panic!(
-            "timed out waiting for {what}; cascade's notes: {:#?}",
+        wait::until(
+            what,
+            PATIENCE,
+            self.jobs(),
+            || cond(self),
+            || self.context(),
+        )
+        .await;
+    }
+
+    /// Waits until the in-process server has finished every job it took: what the
+    /// deliveries sent so far asked for is done (and nothing more will come of them).
+    pub async fn settled(&self) {
+        wait::settled(self.jobs(), || self.context()).await;
+    }
+
+    /// The job watches of the server in this process (none for a `cascade serve` process).
+    fn jobs(&self) -> Vec<tokio::sync::watch::Receiver<cascade::bot::JobCounts>> {
+        self.server.iter().map(|s| s.bot.jobs()).collect()
+    }
+
+    /// What a wait that timed out shows.
+    fn context(&self) -> String {
+        format!(
+            "cascade's notes: {:#?}",
             self.fake.bot_notes(self.project, 1)
-        );
+        )
     }
 
     /// The plan id the newest note offering `cascade apply <id>` offers.

@@ -10,6 +10,7 @@ pub mod gitlab_world;
 pub mod postgres;
 pub mod replicas;
 pub mod show_json;
+pub mod wait;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

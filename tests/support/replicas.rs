@@ -14,7 +14,7 @@ use crate::support::fake_github::{Delivery, FileChange, PrSpec};
 use cascade::server::{RunningServer, ServeConfig, start};
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The lease the replicas run with: short, so a takeover happens within seconds.
 pub const LEASE: Duration = Duration::from_secs(3);
@@ -56,6 +56,11 @@ impl InProcess {
     /// Replica `i`'s data directory.
     pub fn data(&self, i: usize) -> PathBuf {
         self.data[i].path().canonicalize().unwrap()
+    }
+
+    /// The replicas' job watches, for [`crate::support::wait::until`].
+    pub fn jobs(&self) -> Vec<tokio::sync::watch::Receiver<cascade::bot::JobCounts>> {
+        self.servers.iter().map(|s| s.bot.jobs()).collect()
     }
 
     pub async fn shutdown(self) {
@@ -298,27 +303,6 @@ pub fn per_unit(calls: &[Call]) -> std::collections::BTreeMap<String, usize> {
 /// Posts `delivery` to `hook`: the status.
 pub async fn post(delivery: &Delivery, hook: &str) -> u16 {
     delivery.post(hook).await.status().as_u16()
-}
-
-/// Waits until `cond` holds, at most `limit`; the panic says what did not happen and
-/// `context()`.
-pub async fn wait_for(
-    what: &str,
-    limit: Duration,
-    cond: impl Fn() -> bool,
-    context: impl Fn() -> String,
-) {
-    let started = Instant::now();
-    while started.elapsed() < limit {
-        if cond() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!(
-        "timed out after {limit:?} waiting for {what}; {}",
-        context()
-    );
 }
 
 /// A branch from `main` changing `file`, pushed, and a pull request for it touching
