@@ -14,7 +14,6 @@ use crate::support::bot_world;
 use crate::support::fake_github;
 use crate::support::postgres;
 use crate::support::replicas;
-use crate::support::wait;
 
 use bot_world::{REPO, World, git_out, push, world_configured, world_unserved};
 use cascade::server::ServeConfig;
@@ -72,11 +71,10 @@ fn issues_now(w: &World) -> impl Fn() -> String + '_ {
 
 /// Waits for the drift issue and answers it (there is exactly one).
 async fn drift_issue(w: &World) -> IssueSnapshot {
-    wait::until(
+    w.until_within(
         "the drift issue",
         LONG,
-        w.jobs(),
-        || !bot_issues(w).is_empty(),
+        |_| !bot_issues(w).is_empty(),
         issues_now(w),
     )
     .await;
@@ -106,8 +104,8 @@ async fn issue_until(
     what: &str,
     cond: impl Fn(&IssueSnapshot) -> bool,
 ) -> IssueSnapshot {
-    let holds = || cond(&issue(w, number));
-    wait::until(what, LONG, w.jobs(), holds, issues_now(w)).await;
+    w.until_within(what, LONG, |w| cond(&issue(w, number)), issues_now(w))
+        .await;
     issue(w, number)
 }
 
@@ -139,11 +137,10 @@ fn bot_texts(w: &World, number: u64) -> Vec<String> {
 async fn reply_to(w: &World, n: u64, user: &str, body: &str) -> String {
     let before = bot_texts(w, n).len();
     assert_eq!(w.comment(n, user, body).await, 202);
-    wait::until(
+    w.until_within(
         "cascade's reply",
         LONG,
-        w.jobs(),
-        || bot_texts(w, n).len() > before,
+        |_| bot_texts(w, n).len() > before,
         issues_now(w),
     )
     .await;
@@ -354,14 +351,15 @@ async fn a_unit_locked_by_a_pull_request_is_neither_planned_nor_applied_by_drift
     // A pull request changing global/dns plans it and holds its lock.
     let pr = w.open_pr("alice", "feature", &w.head_sha, false);
     assert_eq!(w.send_pr(pr, "opened").await, 202);
-    wait::until(
+    w.until_within(
         "the pull request's plan",
         LONG,
-        w.jobs(),
-        || w.checks_done(&w.head_sha),
+        |_| w.checks_done(&w.head_sha),
         issues_now(&w),
     )
     .await;
+    let plan = w.plan_comment(pr);
+    assert!(plan.contains("| `global/dns` |"), "{plan}");
 
     // The drift plan covers global/dns: not applied at all while the pull request holds it.
     w.fake.set_permission(REPO, "bob", "write");
@@ -408,11 +406,10 @@ async fn a_unit_locked_by_a_pull_request_is_neither_planned_nor_applied_by_drift
     // request on dev/network plans it.
     let (pr2, head) = pull_request(&w, "net", "dev/network/main.tf", &["dev/network/main.tf"]);
     assert_eq!(w.send_pr(pr2, "opened").await, 202);
-    wait::until(
+    w.until_within(
         "the second pull request's plan",
         LONG,
-        w.jobs(),
-        || w.checks_done(&head),
+        |_| w.checks_done(&head),
         issues_now(&w),
     )
     .await;
@@ -576,11 +573,10 @@ async fn a_flood_of_commands_on_the_drift_issue_gets_a_bounded_number_of_replies
         .rfind(|c| c.author == "mallory")
         .unwrap()
         .id;
-    wait::until(
+    w.until_within(
         "the last comment acknowledged",
         LONG,
-        w.jobs(),
-        || !w.fake.reactions(last).is_empty(),
+        |_| !w.fake.reactions(last).is_empty(),
         issues_now(&w),
     )
     .await;

@@ -8,17 +8,13 @@ use crate::support;
 use crate::support::bot_world;
 use crate::support::fake_github;
 
-use bot_world::{REPO, World, git_out, push, push_change, serve_binary, world, world_configured};
+use bot_world::{
+    DNS_APPLIED, REPO, git_out, push, push_change, serve_binary, world, world_configured,
+};
 use fake_github::{Failure, FileChange, PrSpec};
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-
-fn apply_result(w: &World, n: u64) -> Option<String> {
-    w.bot_texts(n)
-        .into_iter()
-        .find(|t| t.starts_with("<!-- cascade:apply"))
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fork_is_planned_from_refs_pull_with_allow_forks() {
@@ -80,6 +76,8 @@ async fn sigterm_on_an_idle_server_exits_at_once() {
     let delivery = w.fake.pull_request_event(REPO, n, "opened");
     assert_eq!(delivery.post(&hook).await.status().as_u16(), 202);
     w.until("the plan", |w| w.checks_done(&w.head_sha)).await;
+    let plan = w.plan_comment(n);
+    assert!(plan.contains("/apply "), "{plan}");
     // Idle again (a pull request's worker ends with its queue): SIGTERM stops it now.
     tokio::time::sleep(Duration::from_millis(300)).await;
     let started = Instant::now();
@@ -114,7 +112,7 @@ async fn a_comment_stored_by_github_despite_a_502_is_not_posted_twice() {
     let head = push_change(&w, "feature", "global/dns/main.tf", "again");
     w.synchronize(n, &head, "global/dns/main.tf").await;
     w.until("the second plan", |w| w.checks_done(&head)).await;
-    let comments = w.fake.bot_comments(REPO, n);
+    let comments = w.bot_comments(n);
     assert_eq!(comments.len(), 1, "{comments:#?}");
     assert!(!comments[0].edits.is_empty());
 }
@@ -161,7 +159,8 @@ async fn saved_plans_are_deleted_when_superseded_applied_or_closed() {
     w.fake.set_permission(REPO, "bob", "write");
     w.fake.approve(REPO, n, "bob");
     w.comment(n, "bob", &format!("/apply {id}")).await;
-    w.until("the apply", |w| apply_result(w, n).is_some()).await;
+    w.until("the apply", |w| w.applied(n)).await;
+    assert_eq!(w.applied_units(n), DNS_APPLIED);
     w.until("no saved plans", |w| saved_plans(w.data.path()).is_empty())
         .await;
     // Closed: a new plan of another pull request, then its close.
@@ -169,6 +168,8 @@ async fn saved_plans_are_deleted_when_superseded_applied_or_closed() {
     let m = w.open_pr("dave", "other", &other, false);
     w.send_pr(m, "opened").await;
     w.until("the other plan", |w| w.checks_done(&other)).await;
+    let plan = w.plan_comment(m);
+    assert!(plan.contains("| `dev/network` |"), "{plan}");
     assert!(!saved_plans(w.data.path()).is_empty());
     w.fake.close_pull_request(REPO, m, false);
     w.send_pr(m, "closed").await;
@@ -210,9 +211,8 @@ async fn a_unit_someone_else_applied_after_approval_is_reported_with_its_depende
     w.fake.set_permission(REPO, "bob", "write");
     w.fake.approve(REPO, n, "bob");
     w.comment(n, "bob", &format!("/apply {id}")).await;
-    w.until("the apply result", |w| apply_result(w, n).is_some())
-        .await;
-    let text = apply_result(&w, n).unwrap();
+    w.until("the apply result", |w| w.applied(n)).await;
+    let text = w.apply_comment(n);
     let line = |unit: &str| {
         text.lines()
             .find(|l| l.starts_with(&format!("| `{unit}` |")))
@@ -257,7 +257,7 @@ async fn a_long_plan_edits_its_extra_parts_in_place_and_deletes_the_surplus() {
     let writes = w.fake.write_calls();
     w.send_pr(n, "opened").await;
     w.until("the long plan", |w| w.checks_done(&head)).await;
-    let first = w.fake.bot_comments(REPO, n);
+    let first = w.bot_comments(n);
     assert!(first.len() >= 2, "a plan in parts: {}", first.len());
     assert_eq!(
         w.fake.write_calls() - writes,
@@ -277,7 +277,7 @@ async fn a_long_plan_edits_its_extra_parts_in_place_and_deletes_the_surplus() {
     w.send_pr(n, "synchronize").await;
     w.until("the second long plan", |w| w.checks_done(&head))
         .await;
-    let second = w.fake.bot_comments(REPO, n);
+    let second = w.bot_comments(n);
     let ids = |cs: &[fake_github::CommentSnapshot]| cs.iter().map(|c| c.id).collect::<Vec<_>>();
     assert_eq!(ids(&second), ids(&first), "edited in place, none added");
     assert!(second.iter().all(|c| !c.edits.is_empty()));
@@ -291,8 +291,13 @@ async fn a_long_plan_edits_its_extra_parts_in_place_and_deletes_the_surplus() {
     let writes = w.fake.write_calls();
     w.send_pr(n, "synchronize").await;
     w.until("the short plan", |w| w.checks_done(&head)).await;
-    let third = w.fake.bot_comments(REPO, n);
+    let third = w.bot_comments(n);
     assert_eq!(ids(&third), ids(&first[..1]), "{third:#?}");
+    assert!(
+        third[0].body.contains(&format!("Head `{}`", &head[..7])),
+        "the short plan: {}",
+        third[0].body
+    );
     assert_eq!(
         w.fake.write_calls() - writes,
         3 + (first.len() as u64 - 1),

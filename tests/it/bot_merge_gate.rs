@@ -4,7 +4,7 @@
 use crate::support::bot_world;
 use crate::support::fake_github;
 
-use bot_world::{REPO, World, world};
+use bot_world::{DNS_APPLIED, REPO, World, world};
 use fake_github::merge_gate::Protection;
 use fake_github::{FileChange, PrSpec};
 
@@ -58,6 +58,7 @@ async fn a_failed_required_check_refuses_and_only_cascades_own_pending_applies()
     w.fake.foreign_check(REPO, &w.head_sha, "ci", "success");
     w.comment(n, "bob", &format!("/apply {id}")).await;
     w.until("the apply", |w| w.applied(n)).await;
+    assert_eq!(w.applied_units(n), DNS_APPLIED);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -108,6 +108,8 @@ async fn directories_climbing_out_with_backslashes_are_refused_and_nothing_runs(
     let head_sha = w.head_sha.clone();
     w.until("the first plan", |w| w.checks_done(&head_sha))
         .await;
+    let plan = w.plan_comment(first);
+    assert!(plan.contains("| `global/dns` |"), "{plan}");
 
     let escape = format!("dev/x\\..\\..\\..\\pr-{first}\\global\\dns");
     let sideways = "dev/x\\..\\dns";

@@ -66,7 +66,7 @@ async fn deliveries_spread_round_robin_are_each_planned_once_by_the_replica_that
             "every pull request's plan",
             LONG,
             r.jobs(),
-            || w.checks_done(head),
+            || w.looking(|| w.checks_done(head)),
             comments_of(&w, *n),
         )
         .await;
@@ -160,7 +160,7 @@ async fn two_applies_of_one_id_on_two_replicas_at_once_apply_each_unit_once() {
         "the apply and the refusal",
         LONG,
         r.jobs(),
-        || w.bot_texts(n).len() >= 3,
+        || w.looking(|| w.bot_texts(n).len() >= 3),
         comments_of(&w, n),
     )
     .await;
@@ -191,7 +191,7 @@ async fn locks_taken_through_one_replica_hold_through_another_and_unlock_through
         "the second plan",
         LONG,
         r.jobs(),
-        || w.checks_done(&other),
+        || w.looking(|| w.checks_done(&other)),
         comments_of(&w, second),
     )
     .await;
@@ -209,11 +209,21 @@ async fn locks_taken_through_one_replica_hold_through_another_and_unlock_through
         "the second planned without the lock",
         LONG,
         r.jobs(),
-        || !w.bot_texts(second)[0].contains("locked by #1"),
+        || w.looking(|| !w.bot_texts(second)[0].contains("locked by #1")),
         comments_of(&w, second),
     )
     .await;
     assert_eq!(w.bot_texts(second).len(), 1, "the same comment, edited");
+    wait::until(
+        "the reply to /unlock",
+        LONG,
+        r.jobs(),
+        || w.looking(|| w.bot_texts(first).len() == 2),
+        comments_of(&w, first),
+    )
+    .await;
+    let released = &w.bot_texts(first)[1];
+    assert!(released.starts_with("Released 3 locks"), "{released}");
     r.shutdown().await;
 }
 
@@ -233,7 +243,7 @@ async fn a_push_received_by_one_replica_stops_the_plan_another_runs() {
         "replica B planning",
         LONG,
         Vec::new(),
-        || !terraform.calls_of("plan", n).is_empty(),
+        || w.looking(|| !terraform.calls_of("plan", n).is_empty()),
         comments_of(&w, n),
     )
     .await;
@@ -251,7 +261,7 @@ async fn a_push_received_by_one_replica_stops_the_plan_another_runs() {
         "the new head's plan",
         LONG,
         r.jobs(),
-        || w.checks_done(&head),
+        || w.looking(|| w.checks_done(&head)),
         comments_of(&w, n),
     )
     .await;
@@ -293,6 +303,8 @@ async fn three_in_process(tweak: impl Fn(&mut ServeConfig)) -> (World, InProcess
 async fn planned(w: &World, r: &InProcess, n: u64, head: &str) {
     let done = || w.checks_done(head);
     wait::until("the plan", LONG, r.jobs(), done, comments_of(w, n)).await;
+    let plan = w.plan_comment(n);
+    assert!(plan.contains(&format!("Head `{}`", &head[..7])), "{plan}");
 }
 
 /// Three replica processes on a fresh database, running `terraform`, and a pull
@@ -328,7 +340,7 @@ async fn kill_during(
         &format!("three units' {verb} started"),
         LONG,
         Vec::new(),
-        || terraform.calls_of(verb, n).len() >= 3,
+        || w.looking(|| terraform.calls_of(verb, n).len() >= 3),
         comments_of(w, n),
     )
     .await;
@@ -373,7 +385,7 @@ async fn a_replica_killed_mid_plan_is_taken_over_without_planning_finished_units
         "the plan finished by another replica",
         LONG,
         Vec::new(),
-        || w.checks_done(&head),
+        || w.looking(|| w.checks_done(&head)),
         || logs(&w, n, &r),
     )
     .await;
@@ -419,7 +431,7 @@ async fn a_replica_killed_mid_apply_is_taken_over_without_applying_a_unit_twice(
         "the plan",
         LONG,
         Vec::new(),
-        || w.checks_done(&head),
+        || w.looking(|| w.checks_done(&head)),
         comments_of(&w, n),
     )
     .await;
@@ -437,7 +449,7 @@ async fn a_replica_killed_mid_apply_is_taken_over_without_applying_a_unit_twice(
         "the apply's result from another replica",
         LONG,
         Vec::new(),
-        || !bot_comments_of(&w, n, "apply").is_empty(),
+        || w.looking(|| !bot_comments_of(&w, n, "apply").is_empty()),
         || logs(&w, n, &r),
     )
     .await;

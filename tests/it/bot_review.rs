@@ -7,7 +7,7 @@
 use crate::support::bot_world;
 use crate::support::fake_github;
 
-use bot_world::{REPO, World, config, push_change, push_change_as, world, world_with};
+use bot_world::{DNS_APPLIED, REPO, World, config, push_change, push_change_as, world, world_with};
 use cascade::store::{SqliteStore, Store};
 use fake_github::Failure;
 
@@ -16,20 +16,9 @@ async fn planned(w: &World) -> u64 {
     let n = w.open_pr("alice", "feature", &w.head_sha, false);
     assert_eq!(w.send_pr(n, "opened").await, 202);
     w.until("the plan", |w| w.checks_done(&w.head_sha)).await;
+    let plan = w.plan_comment(n);
+    assert!(plan.contains("/apply "), "{plan}");
     n
-}
-
-/// Whether cascade has posted an apply result on `n`.
-fn applied(w: &World, n: u64) -> bool {
-    w.bot_texts(n)
-        .iter()
-        .any(|t| t.starts_with("<!-- cascade:apply"))
-}
-
-/// The `count`-th bot comment on `n` (waits for it).
-async fn nth_reply(w: &World, n: u64, count: usize) -> String {
-    w.until("a reply", |w| w.bot_texts(n).len() >= count).await;
-    w.bot_texts(n)[count - 1].clone()
 }
 
 /// A planned pull request that bob (a writer) approved, then a new push planned, and
@@ -50,24 +39,26 @@ async fn approved_then_pushed(w: &World) -> (u64, String, String) {
 async fn a_stale_approval_does_not_count_unless_any_head_is_configured() {
     let w = world().await;
     let (n, head, id) = approved_then_pushed(&w).await;
-    let text = nth_reply(&w, n, 2).await;
+    let text = w.nth_reply(n, 2).await;
     assert!(
         text.contains("@bob approved") && text.contains("an earlier commit"),
         "{text}"
     );
     assert!(text.contains(&head[..7]), "names the current head: {text}");
-    assert!(!applied(&w, n), "nothing applied");
+    assert!(!w.applied(n), "nothing applied");
     // Approved again on the head: applied.
     w.fake.approve(REPO, n, "bob");
     w.comment(n, "bob", &format!("/apply {id}")).await;
-    w.until("the apply", |w| applied(w, n)).await;
+    w.until("the apply", |w| w.applied(n)).await;
+    assert_eq!(w.applied_units(n), DNS_APPLIED);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_any_head_an_earlier_approval_counts() {
     let w = world_with("approvals: any_head\n").await;
     let (n, _, _) = approved_then_pushed(&w).await;
-    w.until("the apply", |w| applied(w, n)).await;
+    w.until("the apply", |w| w.applied(n)).await;
+    assert_eq!(w.applied_units(n), DNS_APPLIED);
 }
 
 /// alice's pull request, planned; then bob (a writer) pushes a commit onto it, the new
@@ -93,7 +84,7 @@ async fn an_approval_by_a_writer_who_pushed_to_the_pull_request_does_not_count()
     w.fake.set_permission(REPO, "carol", "write");
     for (who, count) in [("bob", 2), ("carol", 3)] {
         w.comment(n, who, &format!("/apply {id}")).await;
-        let text = nth_reply(&w, n, count).await;
+        let text = w.nth_reply(n, count).await;
         assert!(
             text.contains("@bob pushed to this pull request")
                 && text.contains("only from someone who did not push to it")
@@ -101,11 +92,12 @@ async fn an_approval_by_a_writer_who_pushed_to_the_pull_request_does_not_count()
             "{who}: {text}"
         );
     }
-    assert!(!applied(&w, n), "nothing applied");
+    assert!(!w.applied(n), "nothing applied");
     // carol pushed nothing: her approval counts, whoever applies.
     w.fake.approve(REPO, n, "carol");
     w.comment(n, "bob", &format!("/apply {id}")).await;
-    w.until("the apply", |w| applied(w, n)).await;
+    w.until("the apply", |w| w.applied(n)).await;
+    assert_eq!(w.applied_units(n), DNS_APPLIED);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -113,7 +105,8 @@ async fn with_allow_pushers_a_pushers_approval_counts() {
     let w = world_with("approvals: allow_pushers\n").await;
     let (n, id) = pushed_onto_and_approved_by_bob(&w).await;
     w.comment(n, "bob", &format!("/apply {id}")).await;
-    w.until("the apply", |w| applied(w, n)).await;
+    w.until("the apply", |w| w.applied(n)).await;
+    assert_eq!(w.applied_units(n), DNS_APPLIED);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -130,13 +123,13 @@ async fn an_approval_by_the_author_of_one_of_its_commits_does_not_count() {
     w.fake.approve(REPO, n, "carol");
     let id = w.plan_id(n);
     w.comment(n, "carol", &format!("/apply {id}")).await;
-    let text = nth_reply(&w, n, 2).await;
+    let text = w.nth_reply(n, 2).await;
     assert!(
         text.contains(&format!("@carol committed `{}`", &head[..7]))
             && text.contains("`approvals: allow_pushers`"),
         "{text}"
     );
-    assert!(!applied(&w, n), "nothing applied");
+    assert!(!w.applied(n), "nothing applied");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -148,15 +141,16 @@ async fn commits_github_does_not_list_let_no_approval_count() {
     w.fake.approve(REPO, n, "bob");
     w.fake.fail_next("pulls.commits", Failure::status(404));
     w.comment(n, "bob", &format!("/apply {id}")).await;
-    let text = nth_reply(&w, n, 2).await;
+    let text = w.nth_reply(n, 2).await;
     assert!(
         text.contains("could not read this pull request's commits"),
         "{text}"
     );
-    assert!(!applied(&w, n), "nothing applied");
+    assert!(!w.applied(n), "nothing applied");
     // GitHub lists them again: bob pushed nothing, so his approval counts.
     w.comment(n, "bob", &format!("/apply {id}")).await;
-    w.until("the apply", |w| applied(w, n)).await;
+    w.until("the apply", |w| w.applied(n)).await;
+    assert_eq!(w.applied_units(n), DNS_APPLIED);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -168,12 +162,12 @@ async fn an_approval_by_a_reader_does_not_count() {
     w.fake.approve(REPO, n, "mallory");
     w.fake.set_permission(REPO, "bob", "write");
     w.comment(n, "bob", &format!("/apply {id}")).await;
-    let text = nth_reply(&w, n, 2).await;
+    let text = w.nth_reply(n, 2).await;
     assert!(
         text.contains("@mallory approved without write permission"),
         "{text}"
     );
-    assert!(!applied(&w, n), "nothing applied");
+    assert!(!w.applied(n), "nothing applied");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -183,13 +177,13 @@ async fn a_reader_may_neither_unlock_nor_plan() {
     let check_states = |w: &World| w.fake.check_runs(REPO, &w.head_sha)[0].history.len();
     let before = check_states(&w);
     w.comment(n, "mallory", "/unlock").await;
-    let text = nth_reply(&w, n, 2).await;
+    let text = w.nth_reply(n, 2).await;
     assert!(
         text.contains("@mallory cannot run `/unlock`") && text.contains("write permission"),
         "{text}"
     );
     w.comment(n, "mallory", "/plan").await;
-    let text = nth_reply(&w, n, 3).await;
+    let text = w.nth_reply(n, 3).await;
     assert!(
         text.contains("@mallory cannot run `/plan`") && text.contains("write permission"),
         "{text}"
@@ -198,7 +192,7 @@ async fn a_reader_may_neither_unlock_nor_plan() {
     // The locks are still held: a writer's /unlock releases them.
     w.fake.set_permission(REPO, "bob", "write");
     w.comment(n, "bob", "/unlock").await;
-    let text = nth_reply(&w, n, 4).await;
+    let text = w.nth_reply(n, 4).await;
     assert!(
         text.starts_with("Released ") && !text.starts_with("Released 0"),
         "{text}"
@@ -218,7 +212,7 @@ async fn a_team_restricted_apply_needs_an_active_member_and_says_which_permissio
     w.fake.invite_team_member("acme", "infra-admins", "dave");
     // The App was not granted Organization → Members: cascade cannot tell, and says so.
     w.comment(n, "carol", &format!("/apply {id}")).await;
-    let text = nth_reply(&w, n, 2).await;
+    let text = w.nth_reply(n, 2).await;
     assert!(
         text.contains("members of `acme/infra-admins`")
             && text.contains("Organization → Members (read)"),
@@ -227,17 +221,18 @@ async fn a_team_restricted_apply_needs_an_active_member_and_says_which_permissio
     w.fake.set_app_permission(77, "members", Some("read"));
     // A writer outside the team, and an invitee who has not accepted, may not.
     w.comment(n, "bob", &format!("/apply {id}")).await;
-    let text = nth_reply(&w, n, 3).await;
+    let text = w.nth_reply(n, 3).await;
     assert!(
         text.contains("@bob cannot run `/apply") && !text.contains("Organization"),
         "{text}"
     );
     w.comment(n, "dave", &format!("/apply {id}")).await;
-    let text = nth_reply(&w, n, 4).await;
+    let text = w.nth_reply(n, 4).await;
     assert!(text.contains("@dave cannot run"), "{text}");
     // An active member with write permission may.
     w.comment(n, "carol", &format!("/apply {id}")).await;
-    w.until("the apply", |w| applied(w, n)).await;
+    w.until("the apply", |w| w.applied(n)).await;
+    assert_eq!(w.applied_units(n), DNS_APPLIED);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -246,7 +241,7 @@ async fn ninety_help_lines_get_one_reply() {
     let n = planned(&w).await;
     let writes = w.fake.write_calls();
     w.comment(n, "mallory", &"/help\n".repeat(90)).await;
-    let text = nth_reply(&w, n, 2).await;
+    let text = w.nth_reply(n, 2).await;
     assert!(text.contains("cascade commands"), "{text}");
     w.settled().await;
     assert_eq!(w.bot_texts(n).len(), 2, "one reply");
@@ -259,7 +254,7 @@ async fn thousands_of_different_mistakes_get_one_short_reply() {
     let n = planned(&w).await;
     let body: String = (0..3000).map(|i| format!("/help x{i}\n")).collect();
     w.comment(n, "mallory", &body).await;
-    let text = nth_reply(&w, n, 2).await;
+    let text = w.nth_reply(n, 2).await;
     assert!(text.contains("`x0`"), "{text}");
     assert!(
         text.contains("2995 more lines cascade could not read"),
@@ -297,12 +292,8 @@ async fn replies_on_one_pull_request_stop_after_ten_with_one_notice() {
     // Another pull request has its own allowance.
     let m = w.open_pr("dave", "feature", &w.head_sha, false);
     w.comment(m, "mallory", "/help").await;
-    w.until("the other pull request's reply", |w| {
-        w.bot_texts(m)
-            .iter()
-            .any(|t| t.contains("cascade commands"))
-    })
-    .await;
+    let reply = w.nth_reply(m, 1).await;
+    assert!(reply.contains("cascade commands"), "{reply}");
 }
 
 /// Two pull requests changing the same unit: the second waits for the first's locks.
@@ -329,6 +320,8 @@ async fn a_pull_request_whose_units_are_all_locked_is_not_green_until_unlocked()
     // A writer's `/unlock` on the first releases its locks: the second plans by itself.
     w.fake.set_permission(REPO, "bob", "write");
     w.comment(first, "bob", "/unlock").await;
+    let released = w.nth_reply(first, 2).await;
+    assert!(released.starts_with("Released 3 locks"), "{released}");
     w.until("the second planned without the lock", |w| {
         !w.bot_texts(second)[0].contains("locked by #1")
     })
@@ -375,4 +368,6 @@ async fn locks_released_just_before_a_crash_still_wake_the_waiting_pull_request(
         !w.bot_texts(second)[0].contains("locked by #1")
     })
     .await;
+    let plan = w.plan_comment(second);
+    assert!(plan.contains("/apply "), "ready to apply: {plan}");
 }

@@ -6,7 +6,7 @@ use crate::support;
 use crate::support::bot_world;
 use crate::support::fake_github;
 
-use bot_world::{REPO, push_change, serve_binary, serve_process, world, world_with};
+use bot_world::{DNS_APPLIED, REPO, push_change, serve_binary, serve_process, world, world_with};
 use fake_github::{FileChange, PrSpec};
 use std::ffi::OsStr;
 use std::time::Duration;
@@ -52,7 +52,7 @@ async fn a_push_updates_the_same_comment_and_the_old_id_is_refused() {
     w.synchronize(n, &new_head, "global/dns/main.tf").await;
     w.until("the second plan", |w| w.checks_done(&new_head))
         .await;
-    let comments = w.fake.bot_comments(REPO, n);
+    let comments = w.bot_comments(n);
     assert_eq!(comments.len(), 1, "one comment, edited in place");
     assert!(!comments[0].edits.is_empty());
     let new = w.plan_id(n);
@@ -228,6 +228,11 @@ async fn a_second_pull_request_on_a_locked_unit_plans_the_rest_and_names_the_loc
     w.send_pr(first, "opened").await;
     w.until("the first plan", |w| w.checks_done(&w.head_sha))
         .await;
+    let plan = w.plan_comment(first);
+    assert!(
+        plan.contains("/apply "),
+        "the first plans and locks: {plan}"
+    );
     let other = push_change(&w, "other", "global/dns/main.tf", "a competing change");
     let second = w.open_pr("dave", "other", &other, false);
     w.send_pr(second, "opened").await;
@@ -282,6 +287,12 @@ async fn a_bad_or_missing_signature_is_refused_and_nothing_is_stored() {
         .await
         .unwrap();
     assert_eq!(malformed.status().as_u16(), 400);
+    w.until("the plan", |w| w.checks_done(&w.head_sha)).await;
+    let plan = w.plan_comment(n);
+    assert!(
+        plan.contains(&format!("Head `{}`", &w.head_sha[..7])),
+        "{plan}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -345,6 +356,8 @@ async fn drafts_wait_installations_are_recorded_and_probes_answer() {
         w.checks_done(&w.head_sha)
     })
     .await;
+    let plan = w.plan_comment(n);
+    assert!(plan.contains("/apply "), "{plan}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -438,10 +451,7 @@ async fn the_base_branch_config_plans_drafts_and_drops_the_approval_requirement(
     let id = w.plan_id(n);
     w.fake.set_permission(REPO, "bob", "write");
     w.comment(n, "bob", &format!("/apply {id}")).await;
-    w.until("the apply result without any review", |w| {
-        w.bot_texts(n)
-            .iter()
-            .any(|t| t.starts_with("<!-- cascade:apply"))
-    })
-    .await;
+    w.until("the apply result without any review", |w| w.applied(n))
+        .await;
+    assert_eq!(w.applied_units(n), DNS_APPLIED);
 }

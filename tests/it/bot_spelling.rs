@@ -4,13 +4,7 @@
 
 use crate::support::bot_world;
 
-use bot_world::{REPO, World, push_change, world};
-
-/// The `count`-th bot comment on `n` (waits for it).
-async fn nth_reply(w: &World, n: u64, count: usize) -> String {
-    w.until("a reply", |w| w.bot_texts(n).len() >= count).await;
-    w.bot_texts(n)[count - 1].clone()
-}
+use bot_world::{REPO, push_change, world};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cascade_unlock_releases_the_locks_like_slash_unlock() {
@@ -19,6 +13,8 @@ async fn cascade_unlock_releases_the_locks_like_slash_unlock() {
     assert_eq!(w.send_pr(first, "opened").await, 202);
     w.until("the first plan", |w| w.checks_done(&w.head_sha))
         .await;
+    let plan = w.plan_comment(first);
+    assert!(plan.contains("/apply "), "{plan}");
     let other = push_change(&w, "other", "global/dns/main.tf", "a competing change");
     let second = w.open_pr("dave", "other", &other, false);
     assert_eq!(w.send_pr(second, "opened").await, 202);
@@ -27,14 +23,14 @@ async fn cascade_unlock_releases_the_locks_like_slash_unlock() {
 
     // Refused for a reader, in GitHub's spelling.
     w.comment(first, "mallory", "Cascade unlock").await;
-    let text = nth_reply(&w, first, 2).await;
+    let text = w.nth_reply(first, 2).await;
     assert!(text.contains("@mallory cannot run `/unlock`"), "{text}");
     assert!(w.bot_texts(second)[0].contains("locked by #1"));
 
     // A writer's `cascade unlock` releases the locks; the waiting one plans by itself.
     w.fake.set_permission(REPO, "bob", "write");
     w.comment(first, "bob", "cascade unlock").await;
-    let text = nth_reply(&w, first, 3).await;
+    let text = w.nth_reply(first, 3).await;
     assert!(
         text.starts_with("Released ") && !text.starts_with("Released 0"),
         "{text}"

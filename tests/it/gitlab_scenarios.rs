@@ -24,27 +24,16 @@ async fn planned(w: &World) -> u64 {
     let iid = w.open_mr(AUTHOR, "feature", &w.head_sha, false);
     assert_eq!(w.send_mr(iid, "open").await, 202);
     w.until("the plan", |w| w.status_done(&w.head_sha)).await;
+    let plan = w.nth_note(iid, 1).await;
+    assert!(plan.contains("\ncascade apply "), "{plan}");
     iid
 }
 
-/// The `count`-th note cascade wrote on `iid` (waits for it).
-async fn nth_note(w: &World, iid: u64, count: usize) -> String {
-    w.until("a note", |w| w.bot_texts(iid).len() >= count).await;
-    w.bot_texts(iid)[count - 1].clone()
-}
-
-/// cascade's newest apply result note on `iid`.
-fn apply_result(w: &World, iid: u64) -> Option<String> {
-    w.bot_texts(iid)
-        .into_iter()
-        .rev()
-        .find(|t| t.starts_with("<!-- cascade:apply"))
-}
-
 fn apply_results(w: &World, iid: u64) -> usize {
-    w.bot_texts(iid)
+    w.fake
+        .bot_notes(w.project, iid)
         .iter()
-        .filter(|t| t.starts_with("<!-- cascade:apply"))
+        .filter(|n| n.body.starts_with("<!-- cascade:apply"))
         .count()
 }
 
@@ -104,7 +93,7 @@ async fn a_push_edits_the_same_note_and_the_old_id_is_refused() {
     w.pushed(iid, &new_head, "global/dns/main.tf").await;
     w.until("the second plan", |w| w.status_done(&new_head))
         .await;
-    let notes = w.fake.bot_notes(w.project, iid);
+    let notes = w.bot_notes(iid);
     assert_eq!(notes.len(), 1, "one note, edited in place: {notes:#?}");
     assert_eq!(notes[0].edits.len(), 1, "{notes:#?}");
     assert!(notes[0].edits[0].contains(&old));
@@ -112,7 +101,7 @@ async fn a_push_edits_the_same_note_and_the_old_id_is_refused() {
     assert_ne!(new, old);
     w.fake.approve(w.project, iid, REVIEWER);
     w.note(iid, REVIEWER, &format!("cascade apply {old}")).await;
-    let reply = nth_note(&w, iid, 2).await;
+    let reply = w.nth_note(iid, 2).await;
     assert!(
         reply.contains(&format!("cascade apply {new}")) && reply.contains("latest"),
         "{reply}"
@@ -145,6 +134,7 @@ async fn an_update_without_new_commits_costs_no_request() {
         "no request reached GitLab"
     );
     assert_eq!(w.cascade_statuses(&w.head_sha).len(), 1);
+    assert_eq!(w.bot_texts(iid).len(), 1, "nor a note");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -155,21 +145,21 @@ async fn apply_is_refused_to_a_reporter_before_approval_and_for_a_wrong_id() {
     // A Reporter may not apply, whichever spelling they use; the reply spells it GitLab's way.
     w.note(iid, REPORTER_USER, &format!("cascade apply {id}"))
         .await;
-    let text = nth_note(&w, iid, 2).await;
+    let text = w.nth_note(iid, 2).await;
     assert!(
         text.contains(&format!("@{REPORTER_USER} cannot run `cascade apply {id}`")),
         "{text}"
     );
     assert!(!text.contains("/apply"), "{text}");
     w.note(iid, REPORTER_USER, &format!("/apply {id}")).await;
-    let text = nth_note(&w, iid, 3).await;
+    let text = w.nth_note(iid, 3).await;
     assert!(
         text.contains(&format!("@{REPORTER_USER} cannot run `cascade apply {id}`")),
         "{text}"
     );
     // A Developer, before any approval.
     w.note(iid, REVIEWER, &format!("cascade apply {id}")).await;
-    let text = nth_note(&w, iid, 4).await;
+    let text = w.nth_note(iid, 4).await;
     assert!(
         text.contains("needs an approving review") && text.contains(&format!("@{AUTHOR}")),
         "{text}"
@@ -178,16 +168,16 @@ async fn apply_is_refused_to_a_reporter_before_approval_and_for_a_wrong_id() {
     // The author's own approval does not count either.
     w.fake.approve(w.project, iid, AUTHOR);
     w.note(iid, REVIEWER, &format!("cascade apply {id}")).await;
-    let text = nth_note(&w, iid, 5).await;
+    let text = w.nth_note(iid, 5).await;
     assert!(text.contains("needs an approving review"), "{text}");
     // A wrong id.
     w.fake.approve(w.project, iid, REVIEWER);
     w.note(iid, REVIEWER, "cascade apply deadbeefdead").await;
-    let text = nth_note(&w, iid, 6).await;
+    let text = w.nth_note(iid, 6).await;
     assert!(text.contains(&format!("cascade apply {id}")), "{text}");
     // A malformed command gets help in GitLab's spelling.
     w.note(iid, REVIEWER, "cascade apply").await;
-    let text = nth_note(&w, iid, 7).await;
+    let text = w.nth_note(iid, 7).await;
     assert!(text.contains("`cascade help`"), "{text}");
     assert_eq!(apply_results(&w, iid), 0, "nothing applied");
     assert!(
@@ -233,7 +223,7 @@ async fn apply_round_by_round(w: &World, iid: u64, hook: &str) -> (usize, String
             "writes for one apply: {}",
             w.fake.write_calls() - writes
         );
-        let result = apply_result(w, iid).unwrap();
+        let result = w.apply_result(iid).unwrap();
         if result.contains(&format!("cascade applied `{id}`")) {
             assert!(result.contains("merge request can be merged"), "{result}");
             assert_eq!(w.status_now(&w.head_sha).as_deref(), Some("success"));
@@ -267,11 +257,11 @@ async fn an_approved_apply_applies_round_by_round_then_the_id_is_consumed() {
     // The consumed id is refused, and so is the first one.
     let notes = w.bot_texts(iid).len();
     w.note(iid, REVIEWER, &format!("cascade apply {id}")).await;
-    let text = nth_note(&w, iid, notes + 1).await;
+    let text = w.nth_note(iid, notes + 1).await;
     assert!(text.contains("already applied"), "{text}");
     w.note(iid, REVIEWER, &format!("cascade apply {first}"))
         .await;
-    let text = nth_note(&w, iid, notes + 2).await;
+    let text = w.nth_note(iid, notes + 2).await;
     assert!(!text.starts_with("<!-- cascade:apply"), "{text}");
     assert!(text.contains(&format!("`{first}`")), "{text}");
 }
@@ -281,7 +271,7 @@ async fn a_merge_request_from_a_fork_is_refused_with_an_explanation() {
     let w = world().await;
     let iid = w.open_mr("eve", "feature", &w.head_sha, true);
     assert_eq!(w.send_mr(iid, "open").await, 202);
-    let text = nth_note(&w, iid, 1).await;
+    let text = w.nth_note(iid, 1).await;
     assert!(
         text.contains("merge requests from forks") && text.contains("push the branch"),
         "{text}"
@@ -291,7 +281,7 @@ async fn a_merge_request_from_a_fork_is_refused_with_an_explanation() {
     // Its /apply is refused too, with the same reason.
     w.fake.approve(w.project, iid, REVIEWER);
     w.note(iid, REVIEWER, "cascade apply 0123456789ab").await;
-    let text = nth_note(&w, iid, 2).await;
+    let text = w.nth_note(iid, 2).await;
     assert!(text.contains("from forks"), "{text}");
 }
 
@@ -351,13 +341,13 @@ async fn cascade_unlock_releases_the_locks_for_a_developer_only() {
     // `/unlock` is GitLab's own quick action (GitLab acts on it and sends no hook);
     // `cascade unlock` is cascade's.
     w.note(first, REPORTER_USER, "cascade unlock").await;
-    let text = nth_note(&w, first, 2).await;
+    let text = w.nth_note(first, 2).await;
     assert!(
         text.contains(&format!("@{REPORTER_USER} cannot run `cascade unlock`")),
         "{text}"
     );
     w.note(first, REVIEWER, "cascade unlock").await;
-    let text = nth_note(&w, first, 3).await;
+    let text = w.nth_note(first, 3).await;
     assert!(
         text.starts_with("Released ") && !text.starts_with("Released 0"),
         "{text}"
@@ -462,6 +452,8 @@ async fn a_bad_or_missing_token_is_refused_and_nothing_is_stored() {
     assert_eq!(delivery.post(&w.hook()).await.status().as_u16(), 202);
     w.until("the plan", |w| w.status_done(&w.head_sha)).await;
     assert_eq!(stored_deliveries(w.data.path()).await.len(), 1);
+    let plan = w.nth_note(iid, 1).await;
+    assert!(plan.contains("\ncascade apply "), "{plan}");
 }
 
 /// Approved by bob, then bob's `cascade apply` of the current plan: the apply note or
@@ -471,7 +463,7 @@ async fn apply_approved(w: &World, iid: u64) -> String {
     w.fake.approve(w.project, iid, REVIEWER);
     let notes = w.bot_texts(iid).len();
     w.note(iid, REVIEWER, &format!("cascade apply {id}")).await;
-    nth_note(w, iid, notes + 1).await
+    w.nth_note(iid, notes + 1).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -700,13 +692,13 @@ async fn an_approval_gitlab_removed_on_push_does_not_count() {
     w.until("the new plan", |w| w.status_done(&head)).await;
     let id = w.plan_id(iid);
     w.note(iid, REVIEWER, &format!("cascade apply {id}")).await;
-    let text = nth_note(&w, iid, 2).await;
+    let text = w.nth_note(iid, 2).await;
     assert!(text.contains("needs an approving review"), "{text}");
     assert_eq!(apply_results(&w, iid), 0);
     // Approved again, on the new head: applied.
     w.fake.approve(w.project, iid, REVIEWER);
     w.note(iid, REVIEWER, &format!("cascade apply {id}")).await;
-    let text = nth_note(&w, iid, 3).await;
+    let text = w.nth_note(iid, 3).await;
     assert!(text.starts_with("<!-- cascade:apply"), "{text}");
 }
 
@@ -729,7 +721,7 @@ async fn an_approval_by_a_developer_who_pushed_to_the_merge_request_does_not_cou
     w.fake.set_member(w.project, "carol", Some(DEVELOPER));
     for (who, count) in [(REVIEWER, 2), ("carol", 3)] {
         w.note(iid, who, &format!("cascade apply {id}")).await;
-        let text = nth_note(&w, iid, count).await;
+        let text = w.nth_note(iid, count).await;
         assert!(
             text.contains(&format!("@{REVIEWER} pushed to this merge request"))
                 && text.contains("`approvals: allow_pushers`"),
@@ -740,7 +732,7 @@ async fn an_approval_by_a_developer_who_pushed_to_the_merge_request_does_not_cou
     // carol pushed nothing: her approval counts, whoever applies.
     w.fake.approve(w.project, iid, "carol");
     w.note(iid, REVIEWER, &format!("cascade apply {id}")).await;
-    let text = nth_note(&w, iid, 4).await;
+    let text = w.nth_note(iid, 4).await;
     assert!(text.starts_with("<!-- cascade:apply"), "{text}");
 }
 
@@ -749,7 +741,7 @@ async fn with_allow_pushers_a_pushers_approval_counts_on_gitlab() {
     let w = world_with("approvals: allow_pushers\n").await;
     let (iid, id) = pushed_onto_and_approved_by_bob(&w).await;
     w.note(iid, REVIEWER, &format!("cascade apply {id}")).await;
-    let text = nth_note(&w, iid, 2).await;
+    let text = w.nth_note(iid, 2).await;
     assert!(text.starts_with("<!-- cascade:apply"), "{text}");
 }
 
@@ -766,7 +758,7 @@ async fn an_approval_by_the_author_written_in_one_of_its_commits_does_not_count(
     w.fake.approve(w.project, iid, "carol");
     let id = w.plan_id(iid);
     w.note(iid, "carol", &format!("cascade apply {id}")).await;
-    let text = nth_note(&w, iid, 2).await;
+    let text = w.nth_note(iid, 2).await;
     assert!(
         text.contains(&format!("@carol committed `{}`", &head[..7]))
             && text.contains("`approvals: allow_pushers`"),
@@ -813,7 +805,7 @@ async fn apply_permission_names_gitlab_users_and_nested_groups() {
     );
     // bob is a Developer but neither listed nor in the group.
     w.note(iid, REVIEWER, &format!("cascade apply {id}")).await;
-    let text = nth_note(&w, iid, 2).await;
+    let text = w.nth_note(iid, 2).await;
     assert!(
         text.contains(&format!("@{REVIEWER} cannot run `cascade apply {id}`"))
             && text.contains("members of `acme/platform/sre_team`"),
@@ -821,6 +813,8 @@ async fn apply_permission_names_gitlab_users_and_nested_groups() {
     );
     w.note(iid, "gina", &format!("cascade apply {id}")).await;
     w.until("the apply", |w| apply_results(w, iid) == 1).await;
+    let result = w.apply_result(iid).unwrap();
+    assert_eq!(support::applied_units(&result), support::DNS_APPLIED);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -880,7 +874,7 @@ async fn a_fork_is_planned_from_refs_merge_requests_with_allow_forks() {
 async fn the_note_is_found_again_by_its_marker_with_a_fresh_database() {
     let mut w = world().await;
     let iid = planned(&w).await;
-    let first = w.fake.bot_notes(w.project, iid);
+    let first = w.bot_notes(iid);
     // A new server that remembers nothing (its database and mirrors lost).
     w.server.take().unwrap().shutdown().await.unwrap();
     let fresh = tempfile::tempdir().unwrap();
@@ -891,7 +885,7 @@ async fn the_note_is_found_again_by_its_marker_with_a_fresh_database() {
     w.pushed(iid, &head, "global/dns/main.tf").await;
     w.until("the plan of the new head", |w| w.status_done(&head))
         .await;
-    let notes = w.fake.bot_notes(w.project, iid);
+    let notes = w.bot_notes(iid);
     assert_eq!(notes.len(), 1, "{notes:#?}");
     assert_eq!(notes[0].id, first[0].id, "the same note, edited");
     assert_eq!(notes[0].edits.len(), 1);
@@ -918,7 +912,7 @@ async fn help_is_spelled_the_gitlab_way() {
     let w = world().await;
     let iid = planned(&w).await;
     w.note(iid, REPORTER_USER, "cascade help").await;
-    let text = nth_note(&w, iid, 2).await;
+    let text = w.nth_note(iid, 2).await;
     for command in [
         "`cascade apply",
         "`cascade plan",
@@ -930,7 +924,7 @@ async fn help_is_spelled_the_gitlab_way() {
     assert!(!text.contains("`/"), "{text}");
     // The slash spelling is read too.
     w.note(iid, REPORTER_USER, "/help").await;
-    let text = nth_note(&w, iid, 3).await;
+    let text = w.nth_note(iid, 3).await;
     assert!(text.contains("`cascade apply"), "{text}");
 }
 
@@ -978,7 +972,7 @@ async fn a_rate_limit_and_a_note_gitlab_stored_despite_a_502_post_one_note() {
     let head = push_change(&w, "feature", "global/dns/main.tf", "again");
     w.pushed(iid, &head, "global/dns/main.tf").await;
     w.until("the second plan", |w| w.status_done(&head)).await;
-    let notes = w.fake.bot_notes(w.project, iid);
+    let notes = w.bot_notes(iid);
     assert_eq!(notes.len(), 1, "{notes:#?}");
     assert_eq!(notes[0].edits.len(), 1);
 }

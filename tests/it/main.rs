@@ -70,3 +70,4 @@ mod unit_file_names;
 mod walk_rules;
 mod webhook_events;
 mod workspace;
+mod worlds;

@@ -276,6 +276,8 @@ async fn a_served_plan_leaves_the_data_directory_private() {
     let opened = w.fake.pull_request_event(bot_world::REPO, n, "opened");
     assert_eq!(opened.post(&hook).await.status(), 202);
     w.until("the plan", |w| w.checks_done(&w.head_sha)).await;
+    let plan = w.plan_comment(n);
+    assert!(plan.contains("/apply "), "{plan}");
     for made in ["cascade.db", "workspaces", "runs"] {
         assert!(data.join(made).exists(), "{made} was made");
     }

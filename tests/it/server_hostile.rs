@@ -517,6 +517,9 @@ async fn a_pull_request_whose_discovery_panics_fails_alone_and_its_next_push_is_
         w.checks_done(&w.head_sha)
     })
     .await;
+    // Its units are the hostile one's too, which holds their locks: it waits for them.
+    let plan = w.plan_comment(n2);
+    assert!(plan.contains("`global/dns` — locked by #1"), "{plan}");
     // The hostile pull request's worker is alive: a fixed push is planned.
     git_out(w.work.path(), &["checkout", "-q", "evil"]);
     let fixed = commit_file(&w, "evil", "global/dns/terragrunt.hcl", &dns_original());
@@ -603,6 +606,9 @@ async fn discovery_past_its_deadline_fails_the_pull_request_and_the_server_keeps
         w.checks_done(&w.head_sha)
     })
     .await;
+    // Its units are #1's simplified head's too, which holds their locks: it waits for them.
+    let plan = w.plan_comment(n3);
+    assert!(plan.contains("`global/dns` — locked by #1"), "{plan}");
 }
 
 /// The pull request's `opened` delivery, stored as a server that died
@@ -648,6 +654,8 @@ async fn a_delivery_that_used_up_its_attempts_is_dropped_at_start_and_the_pull_r
     restart(&mut w).await;
     w.until("the resumed delivery's plan", |w| w.checks_done(&other))
         .await;
+    let plan = w.plan_comment(resumed);
+    assert!(plan.contains("| `dev/app` |"), "{plan}");
     w.until("the notice on the dropped one", |w| {
         !w.bot_texts(poisoned).is_empty()
     })

@@ -193,7 +193,7 @@ async fn the_setup_page_creates_the_app_which_plans_without_a_restart_and_after_
     let head = push_change(&w, "feature", "global/dns/main.tf", "a second change");
     w.synchronize(n, &head, "global/dns/main.tf").await;
     w.until("the second plan", |w| w.checks_done(&head)).await;
-    let comments = w.fake.bot_comments(REPO, n);
+    let comments = w.bot_comments(n);
     assert_eq!(
         comments.len(),
         1,
@@ -214,8 +214,8 @@ async fn the_setup_page_creates_the_app_which_plans_without_a_restart_and_after_
     let server = base(w.server.as_ref().unwrap());
     assert_eq!(status(&format!("{server}/setup")).await, 404);
     assert_eq!(w.comment(n, "alice", "/help").await, 202);
-    w.until("the reply to /help", |w| w.bot_texts(n).len() == 2)
-        .await;
+    let help = w.nth_reply(n, 2).await;
+    assert!(help.contains("cascade commands"), "{help}");
     let forged = w
         .fake
         .pull_request_event(REPO, n, "synchronize")

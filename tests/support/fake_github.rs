@@ -661,6 +661,22 @@ impl FakeGitHub {
             .collect()
     }
 
+    /// The App's own comments on every issue and pull request of every repository,
+    /// oldest first within each repository.
+    pub fn all_bot_comments(&self) -> Vec<CommentSnapshot> {
+        let model = self.model();
+        model
+            .repos
+            .values()
+            .flat_map(|repo| {
+                repo.comments
+                    .values()
+                    .filter(|c| c.author == BOT_LOGIN)
+                    .map(|c| snapshot(repo, c.id))
+            })
+            .collect()
+    }
+
     /// Check runs on `sha`, oldest first.
     pub fn check_runs(&self, repo: &str, sha: &str) -> Vec<CheckRunSnapshot> {
         self.model()

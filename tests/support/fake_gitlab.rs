@@ -488,6 +488,22 @@ impl FakeGitLab {
             .collect()
     }
 
+    /// The bot's own notes on every merge request and issue of `project`, oldest first
+    /// within each.
+    pub fn all_bot_notes(&self, project: u64) -> Vec<NoteSnapshot> {
+        let on_mrs: Vec<u64> = self.model().projects[&project]
+            .mrs
+            .keys()
+            .copied()
+            .collect();
+        let on_issues = self.issues(project).into_iter().flat_map(|i| i.notes);
+        on_mrs
+            .into_iter()
+            .flat_map(|iid| self.bot_notes(project, iid))
+            .chain(on_issues.filter(|n| n.author == BOT_USERNAME && !n.system))
+            .collect()
+    }
+
     /// `(username, emoji)` awards on a note (on a merge request or an issue).
     pub fn awards(&self, note_id: u64) -> Vec<(String, String)> {
         let model = self.model();

@@ -8,12 +8,28 @@ pub mod fake_gitlab;
 pub mod fixture_tree;
 pub mod gitlab_world;
 pub mod postgres;
+pub mod reads;
 pub mod replicas;
 pub mod show_json;
 pub mod wait;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+/// What an apply of the worlds' `feature` branch (a change to `global/dns` in the bundled
+/// example) applies: that unit alone. `dev/dns` and `prod/dns` read its outputs, unknown
+/// until it is applied, so their plans change and the apply stops after it (`🔄 … the
+/// plan changed`) for a new plan.
+pub const DNS_APPLIED: [&str; 1] = ["global/dns"];
+
+/// The units an apply result's table lists as applied (`| \`unit\` | ✅ applied |`).
+pub fn applied_units(result: &str) -> Vec<String> {
+    result
+        .lines()
+        .filter_map(|line| line.strip_prefix("| `")?.strip_suffix("` | ✅ applied |"))
+        .map(str::to_string)
+        .collect()
+}
 
 /// `../shared` next to the repository (override with CASCADE_SHARED). Tests
 /// fail, never skip, when it is missing.
