@@ -9,12 +9,14 @@
 //!
 //! `cargo bench --bench plan_memory` (needs terraform on PATH; a few minutes).
 
-#[path = "../tests/support/fake_github.rs"]
-mod fake_github;
-#[path = "support/served.rs"]
-mod served;
+// The tests' helpers, of which a bench uses a part.
+#[allow(dead_code, unused_imports)]
 #[path = "../tests/support/mod.rs"]
 mod support;
+use support::fake_github;
+
+#[path = "support/served.rs"]
+mod served;
 
 use fake_github::FakeGitHub;
 use served::{Served, copy_example, pull_request_on};

@@ -13,19 +13,14 @@
 //! `cargo bench --bench replicas` (both); `cargo bench --bench replicas -- takeover`
 //! runs one.
 
-#[path = "../tests/support/bot_world.rs"]
-mod bot_world;
-#[path = "../tests/support/fake_github.rs"]
-mod fake_github;
-#[path = "../tests/support/postgres.rs"]
-mod postgres;
-#[path = "../tests/support/replicas.rs"]
-mod replicas;
+// The tests' helpers, of which a bench uses a part.
+#[allow(dead_code, unused_imports)]
 #[path = "../tests/support/mod.rs"]
 mod support;
+use support::{bot_world, postgres, replicas, wait};
 
 use bot_world::{REPO, World, git_out, push, world_unserved};
-use replicas::{Terraform, in_process, post, processes, pull_request, wait_for};
+use replicas::{Terraform, in_process, post, processes, pull_request};
 use std::ffi::OsStr;
 use std::time::{Duration, Instant};
 
@@ -86,9 +81,10 @@ async fn plan_rate(replicas: usize) -> f64 {
         let delivery = w.fake.pull_request_event(REPO, *n, "opened");
         assert_eq!(post(&delivery, &r.hook(i % replicas)).await, 202);
     }
-    wait_for(
+    wait::until(
         "every plan",
         Duration::from_secs(900),
+        r.jobs(),
         || prs.iter().all(|(_, head)| w.checks_done(head)),
         String::new,
     )
@@ -151,9 +147,10 @@ async fn takeover() {
     let (n, _) = pull_request(&w, "wide", "root.hcl", &["root.hcl"]);
     let opened = w.fake.pull_request_event(REPO, n, "opened");
     assert_eq!(post(&opened, &r[0].hook()).await, 202);
-    wait_for(
+    wait::until(
         "replica A planning",
         Duration::from_secs(300),
+        Vec::new(),
         || terraform.calls_of("plan", n).len() >= 2,
         || r[0].log(),
     )
@@ -167,9 +164,10 @@ async fn takeover() {
             .into_iter()
             .find(|c| c.by(&survivor))
     };
-    wait_for(
+    wait::until(
         "replica B planning",
         Duration::from_secs(300),
+        Vec::new(),
         || resumed().is_some(),
         || r[1].log(),
     )

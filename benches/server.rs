@@ -13,16 +13,14 @@
 //! `cargo bench --bench server` (needs terraform on PATH for the write-call figures);
 //! `cargo bench --bench server -- gitlab_ack_latency ack_latency` runs only those parts.
 
-#[path = "../tests/support/bot_world.rs"]
-mod bot_world;
-#[path = "../tests/support/fake_github.rs"]
-mod fake_github;
-#[path = "../tests/support/postgres.rs"]
-mod postgres;
-#[path = "support/served.rs"]
-mod served;
+// The tests' helpers, of which a bench uses a part.
+#[allow(dead_code, unused_imports)]
 #[path = "../tests/support/mod.rs"]
 mod support;
+use support::{bot_world, fake_github, postgres};
+
+#[path = "support/served.rs"]
+mod served;
 
 use bot_world::serve_config;
 use cascade::server::{GitLabServeConfig, start};

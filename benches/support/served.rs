@@ -1,6 +1,6 @@
 //! A real `cascade serve` for benches, and a pull request for it to plan.
 
-use super::fake_github::{APP_ID, FakeGitHub, FileChange, PrSpec, app_key};
+use super::support::fake_github::{APP_ID, FakeGitHub, FileChange, PrSpec, app_key};
 use super::support::git;
 use std::path::Path;
 use std::process::Command;

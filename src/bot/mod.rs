@@ -22,6 +22,7 @@ mod commands;
 mod config_report;
 mod discover;
 mod drift;
+mod job_watch;
 mod jobs;
 mod owners;
 mod plan;
@@ -31,6 +32,7 @@ mod reply_limit;
 mod rules;
 mod verdict;
 
+pub use job_watch::{FinishedJob, JobCounts, JobOutcome};
 pub use jobs::{PrJob, PrKey};
 pub use owners::AllowedOwners;
 
@@ -108,6 +110,8 @@ pub struct Bot {
     replica: replica::Replica,
     /// Stops the actors' work at once (a crash in tests); shutdown drains instead.
     kill: CancellationToken,
+    /// The jobs taken and finished, for [`Bot::jobs`].
+    jobs: job_watch::JobWatch,
 }
 
 impl Bot {
@@ -145,6 +149,7 @@ impl Bot {
             tasks: TaskTracker::new(),
             replica: replica::Replica::new(config.replica_lease),
             kill: CancellationToken::new(),
+            jobs: job_watch::JobWatch::new(),
         });
         tracing::info!(replica = %bot.replica.id, "replica started");
         // A pull request a dead process left `applying`: record what its applies did and
@@ -217,11 +222,18 @@ impl Bot {
         self.clock.now()
     }
 
+    /// A watch of the jobs this bot has taken and finished (see [`JobCounts`]): whoever
+    /// runs the bot in process awaits its change instead of polling for a job's effects.
+    pub fn jobs(&self) -> tokio::sync::watch::Receiver<JobCounts> {
+        self.jobs.subscribe()
+    }
+
     /// Hands a stored delivery to the pull request it concerns (or handles it at once).
     pub fn enqueue(self: &Arc<Self>, delivery: String, event: Event) {
         match jobs::route(event) {
             jobs::Routed::Pr(key, job) => self.send(key, Some(delivery), job),
             jobs::Routed::Installation(change) => {
+                self.jobs.taken();
                 let bot = self.clone();
                 // No attempt is counted: recording an installation runs nothing a
                 // pull request wrote, and every write slows the acknowledgements.
@@ -234,15 +246,23 @@ impl Bot {
                         }
                     };
                     let _ = bot.store.set_delivery_status(&delivery, status).await;
+                    let outcome = match status {
+                        DeliveryStatus::Processed => JobOutcome::Recorded,
+                        _ => JobOutcome::Failed,
+                    };
+                    bot.jobs.finished(None, Some(&delivery), outcome);
                 });
             }
             jobs::Routed::Done => {
+                self.jobs.taken();
                 let bot = self.clone();
                 self.tasks.spawn(async move {
                     let _ = bot
                         .store
                         .set_delivery_status(&delivery, DeliveryStatus::Ignored)
                         .await;
+                    bot.jobs
+                        .finished(None, Some(&delivery), JobOutcome::Recorded);
                 });
             }
         }
@@ -277,6 +297,7 @@ impl Bot {
             self.replica.hold_delivery(id, true);
         }
         metrics::gauge!("cascade_queue_depth").increment(1.0);
+        self.jobs.taken();
         if let Err(mpsc::error::SendError(queued)) = sender.send((delivery, job)) {
             // Only after a kill (tests): start a fresh actor rather than drop the job.
             tracing::error!(pr = %key, "a pull request's worker had stopped; starting another");
@@ -320,6 +341,8 @@ impl Bot {
                 tracing::error!(pr = %key, error = %format!("{e:#}"), "cannot record who pushed; the delivery will be handled again");
                 if let Some(d) = &delivery {
                     self.replica.hold_delivery(d, false);
+                    self.jobs
+                        .finished(Some(&key), Some(d), JobOutcome::Deferred);
                     continue;
                 }
             }
@@ -332,6 +355,8 @@ impl Bot {
                         .await;
                     self.replica.hold_delivery(d, false);
                 }
+                self.jobs
+                    .finished(Some(&key), delivery.as_deref(), JobOutcome::Superseded);
                 continue;
             }
             if let Some(d) = &delivery {
@@ -376,12 +401,17 @@ impl Bot {
                     DeliveryStatus::Failed
                 }
             };
-            if let Some(d) = delivery {
+            if let Some(d) = &delivery {
                 // Not recorded (the database is away): its claim runs out and
                 // it is processed again, here or by another replica.
-                let _ = self.store.set_delivery_status(&d, status).await;
-                self.replica.hold_delivery(&d, false);
+                let _ = self.store.set_delivery_status(d, status).await;
+                self.replica.hold_delivery(d, false);
             }
+            let outcome = match status {
+                DeliveryStatus::Processed => JobOutcome::Processed,
+                _ => JobOutcome::Failed,
+            };
+            self.jobs.finished(Some(&key), delivery.as_deref(), outcome);
         }
     }
 
@@ -491,12 +521,15 @@ impl Bot {
             return Ok(());
         };
         if let jobs::Routed::Pr(key, job) = jobs::route(event) {
+            self.jobs.taken();
             let bot = self.clone();
+            let id = delivery.id.clone();
             // Not awaited: start-up must not wait for GitHub.
             self.tasks.spawn(async move {
                 if let Err(e) = publish::delivery_dropped(&bot, &key, job.forge()).await {
                     tracing::error!(pr = %key, error = %format!("{e:#}"), "cannot say a delivery was dropped");
                 }
+                bot.jobs.finished(Some(&key), Some(&id), JobOutcome::Failed);
             });
         }
         Ok(())

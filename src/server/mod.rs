@@ -176,8 +176,11 @@ impl RunningServer {
     }
 }
 
-/// The process-wide Prometheus recorder (a recorder can be installed once per process).
-fn metrics_handle() -> PrometheusHandle {
+/// The process-wide Prometheus recorder, installed on first use (a recorder can be
+/// installed once per process): `/metrics` renders it, and anything else in the process
+/// that reads metrics (tests of the forge clients next to running servers) must read
+/// this one rather than install its own.
+pub fn metrics_handle() -> PrometheusHandle {
     static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
     HANDLE
         .get_or_init(|| {

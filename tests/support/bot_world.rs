@@ -1,11 +1,17 @@
 //! The world the GitHub App's end-to-end tests run in: a stateful fake GitHub
 //! over HTTP, a copy of the bundled example in a local git origin, and the
-//! real server (in process, or the real binary). Shared by
-//! `tests/bot_scenarios.rs` and `tests/server_hostile.rs`, which declare
-//! `mod fake_github` at their root.
-#![allow(dead_code)]
+//! real server (in process, or the real binary).
+//!
+//! A test reads the App's comments through the world (`bot_texts`, `nth_reply`,
+//! `plan_comment`, …), which keeps track (`support::reads`): when the world is dropped
+//! (or [`World::finish`]ed), after the in-process server's jobs are done, every comment
+//! of the App's the test did not read fails it.
 
-use crate::fake_github::{APP_ID, FakeGitHub, FileChange, PrSpec, app_key};
+use crate::support::fake_github::{
+    APP_ID, CommentSnapshot, FakeGitHub, FileChange, PrSpec, app_key,
+};
+use crate::support::reads::{Posted, Reads};
+use crate::support::wait::{self, PATIENCE};
 use cascade::server::{
     GitHubServeConfig, HttpLimits, RunningServer, ServeConfig, SetupConfig, start,
 };
@@ -13,6 +19,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub const REPO: &str = "acme/infra";
+pub use crate::support::DNS_APPLIED;
 
 /// A fake GitHub with one installation (77, `acme`) and one repository
 /// (`acme/infra`, a copy of the bundled example with a local bare origin),
@@ -26,6 +33,8 @@ pub struct World {
     pub origin: PathBuf,
     pub base_sha: String,
     pub head_sha: String,
+    /// The App's comments this test read.
+    reads: Reads,
 }
 
 pub fn git_out(dir: &Path, args: &[&str]) -> String {
@@ -173,6 +182,7 @@ pub async fn world_unserved(extra: &str) -> World {
         origin,
         base_sha,
         head_sha: String::new(),
+        reads: Reads::default(),
     };
     w.head_sha = push_change(&w, "feature", "global/dns/main.tf", "a change under review");
     w
@@ -263,34 +273,104 @@ impl World {
             .as_u16()
     }
 
+    /// The App's comments on `number`, oldest first: read.
+    pub fn bot_comments(&self, number: u64) -> Vec<CommentSnapshot> {
+        let comments = self.fake.bot_comments(REPO, number);
+        self.reads.saw(comments.iter().map(|c| c.id));
+        comments
+    }
+
+    /// The bodies of the App's comments on `number`, oldest first: read.
     pub fn bot_texts(&self, number: u64) -> Vec<String> {
-        self.fake
-            .bot_comments(REPO, number)
+        self.bot_comments(number)
             .into_iter()
             .map(|c| c.body)
             .collect()
     }
 
-    /// Waits until `cond` holds (the bot works after answering the webhook).
-    pub async fn until(&self, what: &str, cond: impl Fn(&World) -> bool) {
-        for _ in 0..600 {
-            if cond(self) {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        panic!(
-            "timed out waiting for {what}; bot comments: {:#?}",
-            self.fake.bot_comments(REPO, 1)
-        );
+    /// The App's comment on `number` whose body starts with `<!-- cascade:<kind>` (`plan`,
+    /// `apply`, `help`, …; the first one): read.
+    pub fn comment_of(&self, number: u64, kind: &str) -> String {
+        let marker = format!("<!-- cascade:{kind}");
+        let comment = self
+            .fake
+            .bot_comments(REPO, number)
+            .into_iter()
+            .find(|c| c.body.starts_with(&marker))
+            .unwrap_or_else(|| panic!("no {marker} comment on #{number}"));
+        self.reads.saw([comment.id]);
+        comment.body
     }
 
+    /// The plan comment on `number`: read.
+    pub fn plan_comment(&self, number: u64) -> String {
+        self.comment_of(number, "plan")
+    }
+
+    /// The newest apply result on `number`: read.
+    pub fn apply_comment(&self, number: u64) -> String {
+        let comment = self
+            .fake
+            .bot_comments(REPO, number)
+            .into_iter()
+            .rfind(|c| c.body.starts_with("<!-- cascade:apply"))
+            .unwrap_or_else(|| panic!("no apply result on #{number}"));
+        self.reads.saw([comment.id]);
+        comment.body
+    }
+
+    /// The units the newest apply result on `number` lists as applied (it is read).
+    pub fn applied_units(&self, number: u64) -> Vec<String> {
+        crate::support::applied_units(&self.apply_comment(number))
+    }
+
+    /// Waits until `cond` holds (the bot works after answering the webhook): looked at
+    /// each time a job of the in-process server finishes, or every 100 ms when the
+    /// server is a `cascade serve` process. What holds only while a job runs is not
+    /// seen so: poll for that (`wait::until` with no watches).
+    /// Comments `cond` looks at are not read by it.
+    pub async fn until(&self, what: &str, cond: impl Fn(&World) -> bool) {
+        self.until_within(what, PATIENCE, cond, || self.context())
+            .await;
+    }
+
+    /// [`World::until`] at most `limit`, showing `context()` if it times out.
+    pub async fn until_within(
+        &self,
+        what: &str,
+        limit: Duration,
+        cond: impl Fn(&World) -> bool,
+        context: impl Fn() -> String,
+    ) {
+        let holds = || self.looking(|| cond(self));
+        wait::until(what, limit, self.jobs(), holds, context).await;
+    }
+
+    /// Waits until the in-process server has finished every job it took: what the
+    /// deliveries sent so far asked for is done (and nothing more will come of them).
+    pub async fn settled(&self) {
+        wait::settled(self.jobs(), || self.context()).await;
+    }
+
+    /// Runs `look` as a wait's condition (for waits not through [`World::until`]): the
+    /// comments it looks at are not read.
+    pub fn looking<T>(&self, look: impl FnOnce() -> T) -> T {
+        self.reads.looking(look)
+    }
+
+    /// The job watches of the server in this process (none for a `cascade serve` process).
+    pub fn jobs(&self) -> Vec<tokio::sync::watch::Receiver<cascade::bot::JobCounts>> {
+        self.server.iter().map(|s| s.bot.jobs()).collect()
+    }
+
+    /// What a wait that timed out shows.
+    fn context(&self) -> String {
+        format!("bot comments: {:#?}", self.fake.bot_comments(REPO, 1))
+    }
+
+    /// The id the plan comment on `number` offers to apply (the comment is read).
     pub fn plan_id(&self, number: u64) -> String {
-        let texts = self.bot_texts(number);
-        let plan = texts
-            .iter()
-            .find(|t| t.starts_with("<!-- cascade:plan"))
-            .expect("a plan comment");
+        let plan = self.plan_comment(number);
         let at = plan.find("/apply ").expect("an /apply line");
         plan[at + 7..]
             .chars()
@@ -298,18 +378,42 @@ impl World {
             .collect()
     }
 
-    /// Whether cascade has posted an apply result on `number`.
+    /// Whether cascade has posted an apply result on `number` (which this does not read).
     pub fn applied(&self, number: u64) -> bool {
-        self.bot_texts(number)
+        self.fake
+            .bot_comments(REPO, number)
             .iter()
-            .any(|t| t.starts_with("<!-- cascade:apply"))
+            .any(|c| c.body.starts_with("<!-- cascade:apply"))
     }
 
-    /// The `count`-th bot comment on `number` (waits for it).
+    /// The `count`-th bot comment on `number` (waits for it): read.
     pub async fn nth_reply(&self, number: u64, count: usize) -> String {
         self.until("a reply", |w| w.bot_texts(number).len() >= count)
             .await;
-        self.bot_texts(number)[count - 1].clone()
+        let reply = self.fake.bot_comments(REPO, number).remove(count - 1);
+        self.reads.saw([reply.id]);
+        reply.body
+    }
+
+    /// Waits until the in-process server's jobs are done, then fails on every comment of
+    /// the App's this test did not read. Dropping the world does the same, waiting at most
+    /// ten seconds; this waits as long as any wait.
+    pub async fn finish(self) {
+        if self.server.is_some() {
+            self.settled().await;
+        }
+        self.check_read();
+    }
+
+    fn check_read(&self) {
+        let posted = || {
+            self.fake
+                .all_bot_comments()
+                .into_iter()
+                .map(Posted::from)
+                .collect()
+        };
+        self.reads.check_once("comment", posted);
     }
 
     /// The newest check run on `sha`, as it stands now.
@@ -323,6 +427,15 @@ impl World {
             .check_runs(REPO, sha)
             .iter()
             .any(|c| c.current().status == "completed")
+    }
+}
+
+impl Drop for World {
+    fn drop(&mut self) {
+        if !std::thread::panicking() && !self.reads.finished() {
+            wait::settle_blocking(self.jobs(), Duration::from_secs(10));
+            self.check_read();
+        }
     }
 }
 

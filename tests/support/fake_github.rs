@@ -13,23 +13,14 @@
 //! `fake.issue(..)` (repositories, branches and plain issues: `fake_github/issues.rs`),
 //! `fake.link_email(..)` (a pull request's commits, read from the origin:
 //! `fake_github/commits.rs`).
-#![allow(dead_code)]
 
-#[path = "fake_github/apps.rs"]
 mod apps;
-#[path = "fake_github/commits.rs"]
 mod commits;
-#[path = "fake_github/git.rs"]
 mod git;
-#[path = "fake_github/issues.rs"]
 mod issues;
-#[path = "fake_github/json.rs"]
 mod json;
-#[path = "fake_github/merge_gate.rs"]
 pub mod merge_gate;
-#[path = "fake_github/routes.rs"]
 mod routes;
-#[path = "fake_github/webhooks.rs"]
 mod webhooks;
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
@@ -37,12 +28,9 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-#[allow(unused_imports)]
 pub use apps::CreatedApp;
 pub(crate) use issues::IssueModel;
-#[allow(unused_imports)]
 pub use issues::IssueSnapshot;
-#[allow(unused_imports)]
 pub use webhooks::{Delivery, signature};
 
 /// The id of the App the fake serves at first (JWTs' `iss`); an App created
@@ -87,9 +75,6 @@ impl FileChange {
     }
     pub fn added(path: &str) -> FileChange {
         FileChange::new(path, "added")
-    }
-    pub fn removed(path: &str) -> FileChange {
-        FileChange::new(path, "removed")
     }
     pub fn renamed(from: &str, to: &str) -> FileChange {
         FileChange {
@@ -617,13 +602,6 @@ impl FakeGitHub {
         self.model().pull(repo, number).draft = draft;
     }
 
-    pub fn set_mergeable(&self, repo: &str, number: u64, mergeable: Option<bool>, state: &str) {
-        let mut model = self.model();
-        let pr = model.pull(repo, number);
-        pr.mergeable = mergeable;
-        pr.mergeable_state = state.to_string();
-    }
-
     /// `read` (the default), `triage`, `write`, `maintain` or `admin`.
     pub fn set_permission(&self, repo: &str, user: &str, role: &str) {
         self.model()
@@ -694,6 +672,22 @@ impl FakeGitHub {
         self.comments(repo, number)
             .into_iter()
             .filter(|c| c.author == BOT_LOGIN)
+            .collect()
+    }
+
+    /// The App's own comments on every issue and pull request of every repository,
+    /// oldest first within each repository.
+    pub fn all_bot_comments(&self) -> Vec<CommentSnapshot> {
+        let model = self.model();
+        model
+            .repos
+            .values()
+            .flat_map(|repo| {
+                repo.comments
+                    .values()
+                    .filter(|c| c.author == BOT_LOGIN)
+                    .map(|c| snapshot(repo, c.id))
+            })
             .collect()
     }
 
@@ -775,10 +769,6 @@ impl FakeGitHub {
 
     pub fn webhook_secret(&self) -> String {
         self.model().webhook_secret.clone()
-    }
-
-    pub fn set_webhook_secret(&self, secret: &str) {
-        self.model().webhook_secret = secret.to_string();
     }
 
     /// The App this GitHub serves now: [`APP_ID`], or the last one created from a manifest.

@@ -12,23 +12,14 @@
 //! `fake.bot_notes(..)`, `fake.statuses(..)`, `fake.issue(..)` (branches and issues with
 //! their notes: `fake_gitlab/issues.rs`); a merge request's commits are read from the
 //! origin (`fake_gitlab/commits.rs`).
-#![allow(dead_code)]
 
-#[path = "fake_gitlab/commits.rs"]
 mod commits;
-#[path = "fake_gitlab/git.rs"]
 mod git;
-#[path = "fake_gitlab/issues.rs"]
 mod issues;
-#[path = "fake_gitlab/json.rs"]
 mod json;
-#[path = "fake_gitlab/model.rs"]
 mod model;
-#[path = "fake_gitlab/routes.rs"]
 mod routes;
-#[path = "fake_gitlab/statuses.rs"]
 mod statuses;
-#[path = "fake_gitlab/webhooks.rs"]
 mod webhooks;
 
 use std::collections::BTreeMap;
@@ -37,11 +28,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 pub(crate) use issues::IssueModel;
-#[allow(unused_imports)]
-pub use issues::IssueSnapshot;
 pub(crate) use model::{AwardModel, Model, MrModel, NoteModel, ProjectModel, StatusModel};
-#[allow(unused_imports)]
-pub use webhooks::{Delivery, signing_token, standard_webhooks_signature};
+pub use webhooks::{signing_token, standard_webhooks_signature};
 
 /// The token of cascade's bot user.
 pub const TOKEN: &str = "glpat-fake-cascade-0123456789abcdef";
@@ -51,11 +39,8 @@ pub const BOT_USERNAME: &str = "project_7_bot_cascade";
 pub const NOTE_LIMIT: usize = 1_000_000;
 
 /// GitLab's access levels.
-pub const GUEST: u64 = 10;
 pub const REPORTER: u64 = 20;
 pub const DEVELOPER: u64 = 30;
-pub const MAINTAINER: u64 = 40;
-pub const OWNER: u64 = 50;
 
 /// One file a merge request changes, as `…/diffs` lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -75,25 +60,6 @@ impl DiffFile {
             new_file: false,
             renamed_file: false,
             deleted_file: false,
-        }
-    }
-    pub fn added(path: &str) -> DiffFile {
-        DiffFile {
-            new_file: true,
-            ..DiffFile::modified(path)
-        }
-    }
-    pub fn deleted(path: &str) -> DiffFile {
-        DiffFile {
-            deleted_file: true,
-            ..DiffFile::modified(path)
-        }
-    }
-    pub fn renamed(from: &str, to: &str) -> DiffFile {
-        DiffFile {
-            old_path: from.to_string(),
-            renamed_file: true,
-            ..DiffFile::modified(to)
         }
     }
 }
@@ -355,10 +321,6 @@ impl FakeGitLab {
         self.model().project(project).reset_approvals_on_push = on;
     }
 
-    pub fn set_pipeline_must_succeed(&self, project: u64, on: bool) {
-        self.model().project(project).pipeline_must_succeed = on;
-    }
-
     pub fn set_approvals_required(&self, project: u64, count: u64) {
         self.model().project(project).approvals_required = count;
     }
@@ -491,12 +453,6 @@ impl FakeGitLab {
         }
     }
 
-    pub fn unapprove(&self, project: u64, iid: u64, username: &str) {
-        let mut model = self.model();
-        let user = model.user(username);
-        model.mr(project, iid).approved_by.retain(|u| *u != user);
-    }
-
     /// `username` comments on the merge request; the snapshot feeds `note_event`.
     pub fn user_note(&self, project: u64, iid: u64, username: &str, body: &str) -> NoteSnapshot {
         let mut model = self.model();
@@ -529,6 +485,22 @@ impl FakeGitLab {
         self.notes(project, iid)
             .into_iter()
             .filter(|n| n.author == BOT_USERNAME && !n.system)
+            .collect()
+    }
+
+    /// The bot's own notes on every merge request and issue of `project`, oldest first
+    /// within each.
+    pub fn all_bot_notes(&self, project: u64) -> Vec<NoteSnapshot> {
+        let on_mrs: Vec<u64> = self.model().projects[&project]
+            .mrs
+            .keys()
+            .copied()
+            .collect();
+        let on_issues = self.issues(project).into_iter().flat_map(|i| i.notes);
+        on_mrs
+            .into_iter()
+            .flat_map(|iid| self.bot_notes(project, iid))
+            .chain(on_issues.filter(|n| n.author == BOT_USERNAME && !n.system))
             .collect()
     }
 
@@ -623,10 +595,6 @@ impl FakeGitLab {
 
     pub fn webhook_secret(&self) -> String {
         self.model().webhook_secret.clone()
-    }
-
-    pub fn set_webhook_secret(&self, secret: &str) {
-        self.model().webhook_secret = secret.to_string();
     }
 
     /// Signs deliveries the Standard-Webhooks way with `token` (`whsec_…`), or stops.

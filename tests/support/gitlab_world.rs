@@ -4,12 +4,17 @@
 //! the token as HTTP Basic credentials), a `feature` branch with one change, the people
 //! of a merge request (an author, a Developer who reviews, a Reporter), and a server
 //! that serves GitLab alone: in process, or the real binary with the `--gitlab-*` flags.
-//! Shared by `tests/gitlab_scenarios.rs`, which declares `mod support` at its root.
-#![allow(dead_code)]
+//!
+//! A test reads cascade's notes through the world (`bot_texts`, `nth_note`, `plan_id`,
+//! …), which keeps track (`support::reads`): when the world is dropped (or
+//! [`World::finish`]ed), after the in-process server's jobs are done, every note of
+//! cascade's the test did not read fails it.
 
 use crate::support::fake_gitlab::{
     DEVELOPER, DiffFile, FakeGitLab, MrSpec, NoteSnapshot, REPORTER, StatusSnapshot,
 };
+use crate::support::reads::{Posted, Reads};
+use crate::support::wait::{self, PATIENCE};
 use cascade::server::{GitLabServeConfig, HttpLimits, RunningServer, ServeConfig, start};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -38,6 +43,8 @@ pub struct World {
     pub project: u64,
     pub base_sha: String,
     pub head_sha: String,
+    /// cascade's notes this test read.
+    reads: Reads,
 }
 
 fn git_out(dir: &Path, args: &[&str]) -> String {
@@ -170,6 +177,7 @@ pub async fn world_without_server(extra: &str) -> World {
         project,
         base_sha,
         head_sha: String::new(),
+        reads: Reads::default(),
     };
     w.head_sha = push_change(&w, "feature", "global/dns/main.tf", "a change under review");
     w
@@ -288,13 +296,36 @@ impl World {
         self.fake.user_note(self.project, iid, user, body)
     }
 
-    /// The bodies of cascade's notes, oldest first.
+    /// cascade's notes on the merge request, oldest first: read.
+    pub fn bot_notes(&self, iid: u64) -> Vec<NoteSnapshot> {
+        let notes = self.fake.bot_notes(self.project, iid);
+        self.reads.saw(notes.iter().map(|n| n.id));
+        notes
+    }
+
+    /// The bodies of cascade's notes, oldest first: read.
     pub fn bot_texts(&self, iid: u64) -> Vec<String> {
-        self.fake
+        self.bot_notes(iid).into_iter().map(|n| n.body).collect()
+    }
+
+    /// cascade's newest apply result note on the merge request, if any: read.
+    pub fn apply_result(&self, iid: u64) -> Option<String> {
+        let note = self
+            .fake
             .bot_notes(self.project, iid)
             .into_iter()
-            .map(|n| n.body)
-            .collect()
+            .rfind(|n| n.body.starts_with("<!-- cascade:apply"))?;
+        self.reads.saw([note.id]);
+        Some(note.body)
+    }
+
+    /// The `count`-th note of cascade's on the merge request (waits for it): read.
+    pub async fn nth_note(&self, iid: u64, count: usize) -> String {
+        self.until("a note", |w| w.bot_texts(iid).len() >= count)
+            .await;
+        let note = self.fake.bot_notes(self.project, iid).remove(count - 1);
+        self.reads.saw([note.id]);
+        note.body
     }
 
     /// cascade's `cascade` status records on `sha`.
@@ -330,28 +361,45 @@ impl World {
             .collect()
     }
 
-    /// Waits until `cond` holds (the bot works after answering the webhook).
+    /// Waits until `cond` holds (the bot works after answering the webhook): looked at
+    /// each time a job of the in-process server finishes, or every 100 ms when the
+    /// server is a `cascade serve` process. What holds only while a job runs is not
+    /// seen so: poll for that (`wait::until` with no watches).
+    /// Notes `cond` looks at are not read by it.
     pub async fn until(&self, what: &str, cond: impl Fn(&World) -> bool) {
-        for _ in 0..600 {
-            if cond(self) {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        panic!(
-            "timed out waiting for {what}; cascade's notes: {:#?}",
-            self.fake.bot_notes(self.project, 1)
-        );
+        let holds = || self.reads.looking(|| cond(self));
+        wait::until(what, PATIENCE, self.jobs(), holds, || self.context()).await;
     }
 
-    /// The plan id the newest note offering `cascade apply <id>` offers.
+    /// Waits until the in-process server has finished every job it took: what the
+    /// deliveries sent so far asked for is done (and nothing more will come of them).
+    pub async fn settled(&self) {
+        wait::settled(self.jobs(), || self.context()).await;
+    }
+
+    /// The job watches of the server in this process (none for a `cascade serve` process).
+    fn jobs(&self) -> Vec<tokio::sync::watch::Receiver<cascade::bot::JobCounts>> {
+        self.server.iter().map(|s| s.bot.jobs()).collect()
+    }
+
+    /// What a wait that timed out shows.
+    fn context(&self) -> String {
+        format!(
+            "cascade's notes: {:#?}",
+            self.fake.bot_notes(self.project, 1)
+        )
+    }
+
+    /// The plan id the newest note offering `cascade apply <id>` offers (that note is read).
     pub fn plan_id(&self, iid: u64) -> String {
-        let texts = self.bot_texts(iid);
-        let text = texts
+        let notes = self.fake.bot_notes(self.project, iid);
+        let note = notes
             .iter()
             .rev()
-            .find(|t| t.contains("\ncascade apply "))
+            .find(|n| n.body.contains("\ncascade apply "))
             .expect("a note offering `cascade apply <id>`");
+        self.reads.saw([note.id]);
+        let text = &note.body;
         let at = text.rfind("\ncascade apply ").unwrap() + "\ncascade apply ".len();
         text[at..]
             .chars()
@@ -359,11 +407,41 @@ impl World {
             .collect()
     }
 
+    /// Waits until the in-process server's jobs are done, then fails on every note of
+    /// cascade's this test did not read. Dropping the world does the same, waiting at most
+    /// ten seconds; this waits as long as any wait.
+    pub async fn finish(self) {
+        if self.server.is_some() {
+            self.settled().await;
+        }
+        self.check_read();
+    }
+
+    fn check_read(&self) {
+        let posted = || {
+            self.fake
+                .all_bot_notes(self.project)
+                .into_iter()
+                .map(Posted::from)
+                .collect()
+        };
+        self.reads.check_once("note", posted);
+    }
+
     /// The merge request's checkout in the server's data directory.
     pub fn checkout(&self, iid: u64) -> PathBuf {
         self.data.path().join(format!(
             "workspaces/checkouts/@gitlab/acme/platform/infra.git/pr-{iid}"
         ))
+    }
+}
+
+impl Drop for World {
+    fn drop(&mut self) {
+        if !std::thread::panicking() && !self.reads.finished() {
+            wait::settle_blocking(self.jobs(), Duration::from_secs(10));
+            self.check_read();
+        }
     }
 }
 

@@ -1,19 +1,39 @@
 //! Helpers shared by the integration tests: where `../shared` is, and copies of
 //! fixture trees in temporary git repositories.
-#![allow(dead_code)]
 
+pub mod bot_world;
 pub mod call_log;
-pub mod git_http;
-pub mod recorder;
-// Loaded by path, so its own modules sit under support/fake_gitlab/.
-#[path = "fake_gitlab.rs"]
+pub mod fake_github;
 pub mod fake_gitlab;
 pub mod fixture_tree;
+pub mod git_http;
+pub mod gitlab_world;
 pub mod hostile;
 pub mod markdown_oracle;
+pub mod postgres;
+pub mod reads;
+pub mod recorder;
+pub mod replicas;
+pub mod show_json;
+pub mod wait;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+/// What an apply of the worlds' `feature` branch (a change to `global/dns` in the bundled
+/// example) applies: that unit alone. `dev/dns` and `prod/dns` read its outputs, unknown
+/// until it is applied, so their plans change and the apply stops after it (`🔄 … the
+/// plan changed`) for a new plan.
+pub const DNS_APPLIED: [&str; 1] = ["global/dns"];
+
+/// The units an apply result's table lists as applied (`| \`unit\` | ✅ applied |`).
+pub fn applied_units(result: &str) -> Vec<String> {
+    result
+        .lines()
+        .filter_map(|line| line.strip_prefix("| `")?.strip_suffix("` | ✅ applied |"))
+        .map(str::to_string)
+        .collect()
+}
 
 /// `../shared` next to the repository (override with CASCADE_SHARED). Tests
 /// fail, never skip, when it is missing.

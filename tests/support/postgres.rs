@@ -16,7 +16,6 @@
 //! exit hook closes the pipe and waits for the watchdog, so no PostgreSQL
 //! process outlives the run; when it is killed, the kernel closes the pipe and
 //! the watchdog cleans up on its own.
-#![allow(dead_code)]
 
 use sqlx::{Connection, Executor};
 use std::os::unix::process::CommandExt;

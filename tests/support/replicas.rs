@@ -6,14 +6,15 @@
 //! unit of which pull request, and how often) and can be made slow, and waits
 //! with room for a 2-core machine. Needs `mod bot_world` and `mod fake_github`
 //! at the test's root.
-#![allow(dead_code)]
 
-use crate::bot_world::{REPO, World, git_out, push_change, serve_config, serve_process_in};
-use crate::fake_github::{Delivery, FileChange, PrSpec};
+use crate::support::bot_world::{
+    REPO, World, git_out, push_change, serve_config, serve_process_in,
+};
+use crate::support::fake_github::{Delivery, FileChange, PrSpec};
 use cascade::server::{RunningServer, ServeConfig, start};
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The lease the replicas run with: short, so a takeover happens within seconds.
 pub const LEASE: Duration = Duration::from_secs(3);
@@ -57,6 +58,11 @@ impl InProcess {
         self.data[i].path().canonicalize().unwrap()
     }
 
+    /// The replicas' job watches, for [`crate::support::wait::until`].
+    pub fn jobs(&self) -> Vec<tokio::sync::watch::Receiver<cascade::bot::JobCounts>> {
+        self.servers.iter().map(|s| s.bot.jobs()).collect()
+    }
+
     pub async fn shutdown(self) {
         for server in self.servers {
             server.shutdown().await.unwrap();
@@ -97,7 +103,7 @@ pub async fn processes(
         started.push(Process { child, port, data });
     }
     for p in &started {
-        crate::bot_world::wait_listening(p.port).await;
+        crate::support::bot_world::wait_listening(p.port).await;
     }
     started
 }
@@ -136,7 +142,8 @@ impl Drop for Process {
 /// real terraform. The sleeps can change while replicas run.
 pub struct Terraform {
     dir: tempfile::TempDir,
-    log: crate::support::call_log::CallLog,
+    /// The collector of the calls: it serves while the stand-in lives.
+    _log: crate::support::call_log::CallLog,
 }
 
 /// One logged `plan` or `apply`.
@@ -163,7 +170,7 @@ impl Terraform {
         std::fs::write(&bin, script).unwrap();
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
-        Terraform { dir, log }
+        Terraform { dir, _log: log }
     }
 
     /// The calls' log in `dir`, each call answered with how long its verb sleeps
@@ -182,6 +189,7 @@ impl Terraform {
     /// sleeps as set, writes its `-out` file and reports one resource to create,
     /// `show -json` prints that plan, `apply` logs, sleeps and succeeds. A unit then
     /// takes a fixed time and no CPU, so a bench measures cascade, not terraform.
+    #[allow(dead_code, reason = "benches/replicas.rs")]
     pub fn scripted() -> Terraform {
         let dir = tempfile::tempdir().unwrap();
         let log = Terraform::log(dir.path());
@@ -218,7 +226,7 @@ exit 0
         std::fs::write(&bin, script).unwrap();
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
-        Terraform { dir, log }
+        Terraform { dir, _log: log }
     }
 
     pub fn bin(&self) -> PathBuf {
@@ -295,27 +303,6 @@ pub fn per_unit(calls: &[Call]) -> std::collections::BTreeMap<String, usize> {
 /// Posts `delivery` to `hook`: the status.
 pub async fn post(delivery: &Delivery, hook: &str) -> u16 {
     delivery.post(hook).await.status().as_u16()
-}
-
-/// Waits until `cond` holds, at most `limit`; the panic says what did not happen and
-/// `context()`.
-pub async fn wait_for(
-    what: &str,
-    limit: Duration,
-    cond: impl Fn() -> bool,
-    context: impl Fn() -> String,
-) {
-    let started = Instant::now();
-    while started.elapsed() < limit {
-        if cond() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!(
-        "timed out after {limit:?} waiting for {what}; {}",
-        context()
-    );
 }
 
 /// A branch from `main` changing `file`, pushed, and a pull request for it touching

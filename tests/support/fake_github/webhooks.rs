@@ -270,6 +270,7 @@ impl FakeGitHub {
     }
 
     /// `installation_repositories` `added` or `removed` for `repos` (owner/name).
+    #[allow(dead_code, reason = "benches/server.rs")]
     pub fn installation_repositories_event(
         &self,
         id: u64,

@@ -71,7 +71,6 @@ pub(crate) struct NoteModel {
 }
 
 pub(crate) struct AwardModel {
-    pub id: u64,
     pub user: u64,
     pub name: String,
 }

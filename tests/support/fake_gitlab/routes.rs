@@ -587,7 +587,6 @@ async fn award(
         ));
     }
     n.awards.push(AwardModel {
-        id: award_id,
         user,
         name: name.clone(),
     });

@@ -66,19 +66,6 @@ impl Delivery {
         self
     }
 
-    /// As GitLab before 17.4 sends it: no `Idempotency-Key`.
-    pub fn without_idempotency_key(mut self) -> Delivery {
-        self.idempotency_key = None;
-        self
-    }
-
-    /// Signed with `signing_token` (None: unsigned), at `timestamp`.
-    pub fn signed_with(mut self, signing_token: Option<&str>, timestamp: u64) -> Delivery {
-        self.signing_token = signing_token.map(str::to_string);
-        self.timestamp = timestamp;
-        self
-    }
-
     pub fn payload(&self) -> Value {
         serde_json::from_slice(&self.body).unwrap()
     }
@@ -285,12 +272,6 @@ fn change<T: serde::Serialize>(previous: T, current: T) -> Value {
 }
 
 impl FakeGitLab {
-    /// Any event under any name, with the hook's secret (events cascade does not
-    /// handle, and names GitLab never sends).
-    pub fn event(&self, name: &str, payload: &Value) -> Delivery {
-        Delivery::new(name, payload, &self.model())
-    }
-
     /// A Merge Request Hook for the merge request as it is now, with `action`
     /// (`open`, `reopen`, `close`, `merge`, `approved`, `unapproved`, `update`),
     /// `changes` as given and `oldrev` when `oldrev` is set. The sender is `by`, or the

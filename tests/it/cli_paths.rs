@@ -1,0 +1,131 @@
+//! Directory names as git keeps them, through `cascade plan` with the real
+//! terraform: a backslash twin of a unit with an `exclude` block does not hide
+//! the real unit's change, and a directory whose name climbs out with `..`
+//! between backslashes (next to the repository, or into another unit) is a
+//! failed unit that says to rename it, with nothing run for it.
+
+use crate::support;
+
+use std::path::Path;
+use support::{git, run_in};
+
+const CONFIG: &str = "environments:\n  live:\n    path: live\n    executor: terraform\n";
+
+fn cascade(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = run_in(env!("CARGO_BIN_EXE_cascade"), dir, args);
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn write(root: &Path, rel: &str, text: &str) {
+    let path = root.join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+fn resource(name: &str) -> String {
+    format!("resource \"terraform_data\" \"{name}\" {{\n  input = \"{name}\"\n}}\n")
+}
+
+/// `<tmp>/repo`, a git repository holding `files` and the configuration, one commit.
+fn repo(tmp: &Path, files: &[(&str, &str)]) -> std::path::PathBuf {
+    let dir = tmp.join("repo");
+    write(&dir, ".cascade.yaml", CONFIG);
+    for (rel, text) in files {
+        write(&dir, rel, text);
+    }
+    git(&dir, &["init", "-q"]);
+    git(&dir, &["add", "-A"]);
+    git(&dir, &["commit", "-qm", "base"]);
+    dir
+}
+
+#[test]
+fn a_backslash_twin_with_an_exclude_block_does_not_hide_the_real_change() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = repo(
+        tmp.path(),
+        &[
+            ("live/base/terragrunt.hcl", ""),
+            ("live/base/main.tf", &resource("real_marker")),
+            (
+                "live\\base/terragrunt.hcl",
+                "exclude {\n  if      = true\n  actions = [\"all\"]\n}\n",
+            ),
+            ("live\\base/main.tf", &resource("twin_marker")),
+        ],
+    );
+    write(
+        &dir,
+        "live/base/main.tf",
+        &(resource("real_marker") + &resource("real_change")),
+    );
+    git(&dir, &["commit", "-qam", "a real change"]);
+    let (code, out, err) = cascade(&dir, &["plan", "--base", "HEAD~1"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(!out.contains("No changes"), "{out}");
+    assert!(out.contains("| `live/base` | 2 | 0 | 0 |"), "{out}");
+    assert!(out.contains("terraform_data.real_change"), "{out}");
+    assert!(!out.contains("twin_marker"), "{out}");
+}
+
+#[test]
+fn directories_climbing_out_with_backslashes_are_refused_and_nothing_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Beside the repository: what `live/x/../../../victim` would be.
+    write(tmp.path(), "victim/main.tf", &resource("victim_marker"));
+    let escape = "live/x\\..\\..\\..\\victim";
+    let sideways = "live/x\\..\\base";
+    let up = "live/..\\..\\victim";
+    let own = resource("own_marker");
+    let mut files = vec![
+        ("live/x/keep".to_string(), String::new()),
+        ("live/base/terragrunt.hcl".to_string(), String::new()),
+        ("live/base/main.tf".to_string(), resource("base_marker")),
+    ];
+    for unit in [escape, sideways, up] {
+        files.push((format!("{unit}/terragrunt.hcl"), String::new()));
+        files.push((format!("{unit}/main.tf"), own.clone()));
+    }
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(f, t)| (f.as_str(), t.as_str()))
+        .collect();
+    let dir = repo(tmp.path(), &files);
+    let changed: Vec<String> = [escape, sideways, up]
+        .iter()
+        .map(|u| format!("{u}/main.tf"))
+        .collect();
+    let mut args = vec!["plan"];
+    for file in &changed {
+        args.extend(["--changed", file.as_str()]);
+    }
+    let (code, out, err) = cascade(&dir, &args);
+    assert_eq!(code, 1, "{out}\n{err}");
+    for unit in [escape, sideways, up] {
+        assert!(
+            out.contains(&format!(
+                "- `{unit}` — ``cascade runs nothing for `{unit}`: its path has a `..` part"
+            )),
+            "{unit}: {out}"
+        );
+    }
+    assert!(out.contains("rename the directory"), "{out}");
+    for marker in ["own_marker", "victim_marker", "base_marker"] {
+        assert!(!out.contains(marker), "{marker}: {out}");
+    }
+    // Terraform ran nowhere: not beside the repository, not in `live/base`, not in
+    // the odd directories themselves.
+    for ran in [
+        tmp.path().join("victim/.terraform"),
+        dir.join("live/base/.terraform"),
+        dir.join(escape).join(".terraform"),
+        dir.join(sideways).join(".terraform"),
+        dir.join(up).join(".terraform"),
+    ] {
+        assert!(!ran.exists(), "{}", ran.display());
+    }
+}
