@@ -5,6 +5,7 @@
 
 use crate::support::bot_world;
 use crate::support::fake_github;
+use crate::support::replies::redacted;
 
 use bot_world::{REPO, World, git_out, push, world, world_with};
 use fake_github::{FileChange, PrSpec};
@@ -69,6 +70,7 @@ async fn a_pull_request_into_an_unlisted_base_is_told_once_and_never_planned() {
         "{}",
         texts[0]
     );
+    insta::assert_snapshot!("base_branch_not_planned", redacted(&texts[0]));
     // Another event says the same in the same comment, not a new one.
     assert_eq!(w.send_pr(n, "reopened").await, 202);
     w.settled().await;
@@ -77,6 +79,7 @@ async fn a_pull_request_into_an_unlisted_base_is_told_once_and_never_planned() {
     w.comment(n, "bob", "/apply 0123456789ab").await;
     let reply = w.nth_reply(n, 2).await;
     assert!(reply.contains("is not planned"), "{reply}");
+    insta::assert_snapshot!("apply_refused_base_branch_not_planned", redacted(&reply));
     assert!(!w.applied(n), "nothing applied");
 }
 
@@ -96,6 +99,10 @@ async fn a_listed_base_is_planned_under_the_default_branchs_rules() {
     assert!(
         reply.contains("needs an approving review") && reply.contains("other than @bob"),
         "{reply}"
+    );
+    insta::assert_snapshot!(
+        "apply_refused_under_the_default_branchs_rules",
+        redacted(&reply)
     );
     assert!(!w.applied(n), "nothing applied");
 }
@@ -121,6 +128,10 @@ async fn switching_to_an_unlisted_base_kills_the_plan_already_reviewed() {
     w.comment(n, "bob", &format!("/apply {id}")).await;
     let reply = w.nth_reply(n, 2).await;
     assert!(reply.starts_with("Not applied:"), "{reply}");
+    insta::assert_snapshot!(
+        "apply_refused_after_switching_to_an_unlisted_base",
+        redacted(&reply)
+    );
     assert!(!w.applied(n), "nothing applied");
 }
 
@@ -146,6 +157,10 @@ async fn switching_to_a_listed_base_plans_again_and_the_old_id_names_the_new() {
         reply.contains(&format!("`{old}` is not this pull request's latest plan"))
             && reply.contains(&format!("/apply {new}")),
         "{reply}"
+    );
+    insta::assert_snapshot!(
+        "apply_refused_old_id_after_switching_base",
+        redacted(&reply)
     );
     assert!(!w.applied(n), "nothing applied");
 }

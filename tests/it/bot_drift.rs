@@ -14,6 +14,7 @@ use crate::support::bot_world;
 use crate::support::fake_github;
 use crate::support::postgres;
 use crate::support::replicas;
+use crate::support::replies::redacted;
 
 use bot_world::{REPO, World, git_out, push, world_configured, world_unserved};
 use cascade::server::ServeConfig;
@@ -303,6 +304,7 @@ async fn apply_on_the_drift_issue_needs_write_permission_and_a_clean_run_closes_
     let refusal = &reply_to(&w, n, "mallory", &format!("/apply {id}")).await;
     assert!(refusal.contains("write permission"), "{refusal}");
     assert!(refusal.contains("@mallory"), "{refusal}");
+    insta::assert_snapshot!("drift_apply_refused_reader", redacted(refusal));
     for unit in COVERED {
         assert!(!drift_state(&w, unit).exists(), "{unit} was not applied");
     }
@@ -325,6 +327,7 @@ async fn apply_on_the_drift_issue_needs_write_permission_and_a_clean_run_closes_
         "{}",
         texts[2]
     );
+    insta::assert_snapshot!("drift_closed_after_a_clean_run", redacted(&texts[2]));
     let applies: Vec<String> = terraform
         .calls()
         .into_iter()
@@ -385,6 +388,7 @@ async fn a_unit_locked_by_a_pull_request_is_neither_planned_nor_applied_by_drift
             && refusal.contains("locked by an open pull request"),
         "{refusal}"
     );
+    insta::assert_snapshot!("drift_apply_refused_locked_unit", redacted(refusal));
     assert!(terraform.calls().iter().all(|c| c.verb != "apply"));
     for unit in COVERED {
         assert!(!drift_state(&w, unit).exists(), "{unit} was not applied");
@@ -599,6 +603,7 @@ async fn a_flood_of_commands_on_the_drift_issue_gets_a_bounded_number_of_replies
     let texts = bot_texts(&w, n);
     assert_eq!(texts.len(), 11, "ten replies and one last word: {texts:#?}");
     assert!(texts[10].contains("will not reply"), "{}", texts[10]);
+    insta::assert_snapshot!("drift_reply_limit_notice", redacted(&texts[10]));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -613,6 +618,7 @@ async fn a_failed_command_on_the_drift_issue_posts_nowhere_else() {
     // Jobs of the drift key run in order: once this help is answered, the first was handled.
     let help = reply_to(&w, n, "bob", "/help").await;
     assert!(help.contains("/plan"), "{help}");
+    insta::assert_snapshot!("drift_help", redacted(&help));
     let stray: Vec<_> = w.fake.requests()[before..]
         .iter()
         .filter(|r| r.path.contains("/issues/0/"))

@@ -7,6 +7,7 @@
 use crate::support;
 use crate::support::bot_world;
 use crate::support::fake_github;
+use crate::support::replies::redacted;
 
 use bot_world::{REPO, World, git_out, push, world, world_with};
 use fake_github::{CheckRunState, FileChange, PrSpec};
@@ -228,6 +229,7 @@ async fn an_invalid_base_config_is_located_and_linked_at_the_base_commit() {
         "{comment}"
     );
     assert!(comment.contains("comment `/plan`"), "{comment}");
+    insta::assert_snapshot!("invalid_base_config", redacted(comment));
     let check = w.fake.check_runs(REPO, &w.head_sha)[0].current().clone();
     assert_eq!(check.conclusion.as_deref(), Some("failure"));
     assert_eq!(check.title, "cascade: .cascade.yaml is invalid");

@@ -3,6 +3,7 @@
 
 use crate::support::bot_world;
 use crate::support::fake_github;
+use crate::support::replies::redacted;
 
 use bot_world::{DNS_APPLIED, REPO, World, world};
 use fake_github::merge_gate::Protection;
@@ -53,6 +54,7 @@ async fn a_failed_required_check_refuses_and_only_cascades_own_pending_applies()
         reply.contains("the required check `ci` is `failure`"),
         "{reply}"
     );
+    insta::assert_snapshot!("apply_refused_required_check_failing", redacted(&reply));
     assert!(!w.applied(n), "nothing applied");
     // CI passes on a rerun: only cascade's own check is left, and that is the apply.
     w.fake.foreign_check(REPO, &w.head_sha, "ci", "success");
@@ -76,6 +78,10 @@ async fn a_rulesets_required_check_that_never_reported_refuses() {
         reply.contains("the required check `security-scan` has not reported"),
         "{reply}"
     );
+    insta::assert_snapshot!(
+        "apply_refused_required_check_not_reported",
+        redacted(&reply)
+    );
     assert!(!w.applied(n), "nothing applied");
 }
 
@@ -89,6 +95,7 @@ async fn blocked_for_a_reason_other_than_cascade_refuses() {
     w.comment(n, "bob", &format!("/apply {id}")).await;
     let reply = w.nth_reply(n, 2).await;
     assert!(reply.contains("something else is missing"), "{reply}");
+    insta::assert_snapshot!("apply_refused_blocked_by_something_else", redacted(&reply));
     assert!(!w.applied(n), "nothing applied");
 }
 
@@ -105,5 +112,6 @@ async fn missing_required_reviews_refuse() {
         reply.contains("reviews the branch requires are missing"),
         "{reply}"
     );
+    insta::assert_snapshot!("apply_refused_required_reviews_missing", redacted(&reply));
     assert!(!w.applied(n), "nothing applied");
 }

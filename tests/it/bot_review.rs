@@ -6,6 +6,7 @@
 
 use crate::support::bot_world;
 use crate::support::fake_github;
+use crate::support::replies::redacted;
 
 use bot_world::{DNS_APPLIED, REPO, World, config, push_change, push_change_as, world, world_with};
 use cascade::store::{SqliteStore, Store};
@@ -40,6 +41,7 @@ async fn a_stale_approval_does_not_count_unless_any_head_is_configured() {
     let w = world().await;
     let (n, head, id) = approved_then_pushed(&w).await;
     let text = w.nth_reply(n, 2).await;
+    insta::assert_snapshot!("apply_refused_stale_approval", redacted(&text));
     assert!(
         text.contains("@bob approved") && text.contains("an earlier commit"),
         "{text}"
@@ -85,6 +87,10 @@ async fn an_approval_by_a_writer_who_pushed_to_the_pull_request_does_not_count()
     for (who, count) in [("bob", 2), ("carol", 3)] {
         w.comment(n, who, &format!("/apply {id}")).await;
         let text = w.nth_reply(n, count).await;
+        insta::assert_snapshot!(
+            format!("apply_refused_approver_pushed_{who}"),
+            redacted(&text)
+        );
         assert!(
             text.contains("@bob pushed to this pull request")
                 && text.contains("only from someone who did not push to it")
@@ -124,6 +130,7 @@ async fn an_approval_by_the_author_of_one_of_its_commits_does_not_count() {
     let id = w.plan_id(n);
     w.comment(n, "carol", &format!("/apply {id}")).await;
     let text = w.nth_reply(n, 2).await;
+    insta::assert_snapshot!("apply_refused_approver_committed", redacted(&text));
     assert!(
         text.contains(&format!("@carol committed `{}`", &head[..7]))
             && text.contains("`approvals: allow_pushers`"),
@@ -142,6 +149,7 @@ async fn commits_github_does_not_list_let_no_approval_count() {
     w.fake.fail_next("pulls.commits", Failure::status(404));
     w.comment(n, "bob", &format!("/apply {id}")).await;
     let text = w.nth_reply(n, 2).await;
+    insta::assert_snapshot!("apply_refused_commits_unreadable", redacted(&text));
     assert!(
         text.contains("could not read this pull request's commits"),
         "{text}"
@@ -163,6 +171,7 @@ async fn an_approval_by_a_reader_does_not_count() {
     w.fake.set_permission(REPO, "bob", "write");
     w.comment(n, "bob", &format!("/apply {id}")).await;
     let text = w.nth_reply(n, 2).await;
+    insta::assert_snapshot!("apply_refused_reader_approval", redacted(&text));
     assert!(
         text.contains("@mallory approved without write permission"),
         "{text}"
@@ -178,12 +187,14 @@ async fn a_reader_may_neither_unlock_nor_plan() {
     let before = check_states(&w);
     w.comment(n, "mallory", "/unlock").await;
     let text = w.nth_reply(n, 2).await;
+    insta::assert_snapshot!("unlock_refused_reader", redacted(&text));
     assert!(
         text.contains("@mallory cannot run `/unlock`") && text.contains("write permission"),
         "{text}"
     );
     w.comment(n, "mallory", "/plan").await;
     let text = w.nth_reply(n, 3).await;
+    insta::assert_snapshot!("plan_refused_reader", redacted(&text));
     assert!(
         text.contains("@mallory cannot run `/plan`") && text.contains("write permission"),
         "{text}"
@@ -193,6 +204,7 @@ async fn a_reader_may_neither_unlock_nor_plan() {
     w.fake.set_permission(REPO, "bob", "write");
     w.comment(n, "bob", "/unlock").await;
     let text = w.nth_reply(n, 4).await;
+    insta::assert_snapshot!("unlock_released", redacted(&text));
     assert!(
         text.starts_with("Released ") && !text.starts_with("Released 0"),
         "{text}"
@@ -213,6 +225,7 @@ async fn a_team_restricted_apply_needs_an_active_member_and_says_which_permissio
     // The App was not granted Organization → Members: cascade cannot tell, and says so.
     w.comment(n, "carol", &format!("/apply {id}")).await;
     let text = w.nth_reply(n, 2).await;
+    insta::assert_snapshot!("apply_refused_team_membership_unreadable", redacted(&text));
     assert!(
         text.contains("members of `acme/infra-admins`")
             && text.contains("Organization → Members (read)"),
@@ -222,12 +235,14 @@ async fn a_team_restricted_apply_needs_an_active_member_and_says_which_permissio
     // A writer outside the team, and an invitee who has not accepted, may not.
     w.comment(n, "bob", &format!("/apply {id}")).await;
     let text = w.nth_reply(n, 3).await;
+    insta::assert_snapshot!("apply_refused_not_in_team", redacted(&text));
     assert!(
         text.contains("@bob cannot run `/apply") && !text.contains("Organization"),
         "{text}"
     );
     w.comment(n, "dave", &format!("/apply {id}")).await;
     let text = w.nth_reply(n, 4).await;
+    insta::assert_snapshot!("apply_refused_invited_not_member", redacted(&text));
     assert!(text.contains("@dave cannot run"), "{text}");
     // An active member with write permission may.
     w.comment(n, "carol", &format!("/apply {id}")).await;
@@ -242,6 +257,7 @@ async fn ninety_help_lines_get_one_reply() {
     let writes = w.fake.write_calls();
     w.comment(n, "mallory", &"/help\n".repeat(90)).await;
     let text = w.nth_reply(n, 2).await;
+    insta::assert_snapshot!("help", redacted(&text));
     assert!(text.contains("cascade commands"), "{text}");
     w.settled().await;
     assert_eq!(w.bot_texts(n).len(), 2, "one reply");
@@ -255,6 +271,7 @@ async fn thousands_of_different_mistakes_get_one_short_reply() {
     let body: String = (0..3000).map(|i| format!("/help x{i}\n")).collect();
     w.comment(n, "mallory", &body).await;
     let text = w.nth_reply(n, 2).await;
+    insta::assert_snapshot!("help_for_3000_mistakes", redacted(&text));
     assert!(text.contains("`x0`"), "{text}");
     assert!(
         text.contains("2995 more lines cascade could not read"),
@@ -289,6 +306,7 @@ async fn replies_on_one_pull_request_stop_after_ten_with_one_notice() {
         "{}",
         texts[11]
     );
+    insta::assert_snapshot!("reply_limit_notice", redacted(&texts[11]));
     // Another pull request has its own allowance.
     let m = w.open_pr("dave", "feature", &w.head_sha, false);
     w.comment(m, "mallory", "/help").await;

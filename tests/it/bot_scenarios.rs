@@ -5,6 +5,7 @@
 use crate::support;
 use crate::support::bot_world;
 use crate::support::fake_github;
+use crate::support::replies::redacted;
 
 use bot_world::{DNS_APPLIED, REPO, push_change, serve_binary, serve_process, world, world_with};
 use fake_github::{FileChange, PrSpec};
@@ -63,6 +64,7 @@ async fn a_push_updates_the_same_comment_and_the_old_id_is_refused() {
     w.until("the refusal", |w| w.bot_texts(n).len() == 2).await;
     let reply = &w.bot_texts(n)[1];
     assert!(reply.contains(&new) && reply.contains("latest"), "{reply}");
+    insta::assert_snapshot!("apply_refused_stale_id", redacted(reply));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -81,6 +83,10 @@ async fn apply_is_refused_without_write_permission_approval_or_the_right_id() {
         "{}",
         w.bot_texts(n)[1]
     );
+    insta::assert_snapshot!(
+        "apply_refused_without_write_permission",
+        redacted(&w.bot_texts(n)[1])
+    );
     // A writer, before any approval.
     w.fake.set_permission(REPO, "bob", "write");
     w.comment(n, "bob", &format!("/apply {id}")).await;
@@ -91,12 +97,17 @@ async fn apply_is_refused_without_write_permission_approval_or_the_right_id() {
         "{}",
         w.bot_texts(n)[2]
     );
+    insta::assert_snapshot!(
+        "apply_refused_without_approval",
+        redacted(&w.bot_texts(n)[2])
+    );
     // A wrong id.
     w.fake.approve(REPO, n, "bob");
     w.comment(n, "bob", "/apply deadbeefdead").await;
     w.until("the wrong-id refusal", |w| w.bot_texts(n).len() == 4)
         .await;
     assert!(w.bot_texts(n)[3].contains(&id), "{}", w.bot_texts(n)[3]);
+    insta::assert_snapshot!("apply_refused_wrong_id", redacted(&w.bot_texts(n)[3]));
     // A malformed command gets help naming the mistake.
     w.comment(n, "bob", "/apply").await;
     w.until("the help reply", |w| w.bot_texts(n).len() == 5)
@@ -106,6 +117,7 @@ async fn apply_is_refused_without_write_permission_approval_or_the_right_id() {
         "{}",
         w.bot_texts(n)[4]
     );
+    insta::assert_snapshot!("apply_without_an_id", redacted(&w.bot_texts(n)[4]));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -166,6 +178,7 @@ async fn a_fork_is_not_planned_and_says_why() {
     w.until("the fork comment", |w| !w.bot_texts(n).is_empty())
         .await;
     assert!(w.bot_texts(n)[0].contains("forks"), "{}", w.bot_texts(n)[0]);
+    insta::assert_snapshot!("fork_not_planned", redacted(&w.bot_texts(n)[0]));
     assert!(w.fake.check_runs(REPO, &w.head_sha).is_empty());
 }
 

@@ -3,6 +3,7 @@
 //! everywhere); replies on GitHub keep the `/` spelling.
 
 use crate::support::bot_world;
+use crate::support::replies::redacted;
 
 use bot_world::{REPO, push_change, world};
 
@@ -25,6 +26,7 @@ async fn cascade_unlock_releases_the_locks_like_slash_unlock() {
     w.comment(first, "mallory", "Cascade unlock").await;
     let text = w.nth_reply(first, 2).await;
     assert!(text.contains("@mallory cannot run `/unlock`"), "{text}");
+    insta::assert_snapshot!("unlock_refused_reader_in_cascade_spelling", redacted(&text));
     assert!(w.bot_texts(second)[0].contains("locked by #1"));
 
     // A writer's `cascade unlock` releases the locks; the waiting one plans by itself.
@@ -36,6 +38,7 @@ async fn cascade_unlock_releases_the_locks_like_slash_unlock() {
         "{text}"
     );
     assert!(text.contains("Comment `/plan` to plan again."), "{text}");
+    insta::assert_snapshot!("unlock_released_in_cascade_spelling", redacted(&text));
     w.until("the second planned without the lock", |w| {
         !w.bot_texts(second)[0].contains("locked by #1")
     })

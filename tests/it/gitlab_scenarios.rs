@@ -8,6 +8,7 @@
 
 use crate::support;
 use crate::support::gitlab_world;
+use crate::support::replies::redacted;
 
 use gitlab_world::{
     AUTHOR, PROJECT, REPO_KEY, REPORTER_USER, REVIEWER, World, push_change, push_change_as,
@@ -107,6 +108,7 @@ async fn a_push_edits_the_same_note_and_the_old_id_is_refused() {
     w.fake.approve(w.project, iid, REVIEWER);
     w.note(iid, REVIEWER, &format!("cascade apply {old}")).await;
     let reply = w.nth_note(iid, 2).await;
+    insta::assert_snapshot!("apply_refused_stale_id", redacted(&reply));
     assert!(
         reply.contains(&format!("cascade apply {new}")) && reply.contains("latest"),
         "{reply}"
@@ -151,6 +153,7 @@ async fn apply_is_refused_to_a_reporter_before_approval_and_for_a_wrong_id() {
     w.note(iid, REPORTER_USER, &format!("cascade apply {id}"))
         .await;
     let text = w.nth_note(iid, 2).await;
+    insta::assert_snapshot!("apply_refused_reporter", redacted(&text));
     assert!(
         text.contains(&format!("@{REPORTER_USER} cannot run `cascade apply {id}`")),
         "{text}"
@@ -158,6 +161,7 @@ async fn apply_is_refused_to_a_reporter_before_approval_and_for_a_wrong_id() {
     assert!(!text.contains("/apply"), "{text}");
     w.note(iid, REPORTER_USER, &format!("/apply {id}")).await;
     let text = w.nth_note(iid, 3).await;
+    insta::assert_snapshot!("apply_refused_reporter_slash_spelling", redacted(&text));
     assert!(
         text.contains(&format!("@{REPORTER_USER} cannot run `cascade apply {id}`")),
         "{text}"
@@ -165,6 +169,7 @@ async fn apply_is_refused_to_a_reporter_before_approval_and_for_a_wrong_id() {
     // A Developer, before any approval.
     w.note(iid, REVIEWER, &format!("cascade apply {id}")).await;
     let text = w.nth_note(iid, 4).await;
+    insta::assert_snapshot!("apply_refused_without_approval", redacted(&text));
     assert!(
         text.contains("needs an approving review") && text.contains(&format!("@{AUTHOR}")),
         "{text}"
@@ -174,15 +179,18 @@ async fn apply_is_refused_to_a_reporter_before_approval_and_for_a_wrong_id() {
     w.fake.approve(w.project, iid, AUTHOR);
     w.note(iid, REVIEWER, &format!("cascade apply {id}")).await;
     let text = w.nth_note(iid, 5).await;
+    insta::assert_snapshot!("apply_refused_authors_own_approval", redacted(&text));
     assert!(text.contains("needs an approving review"), "{text}");
     // A wrong id.
     w.fake.approve(w.project, iid, REVIEWER);
     w.note(iid, REVIEWER, "cascade apply deadbeefdead").await;
     let text = w.nth_note(iid, 6).await;
+    insta::assert_snapshot!("apply_refused_wrong_id", redacted(&text));
     assert!(text.contains(&format!("cascade apply {id}")), "{text}");
     // A malformed command gets help in GitLab's spelling.
     w.note(iid, REVIEWER, "cascade apply").await;
     let text = w.nth_note(iid, 7).await;
+    insta::assert_snapshot!("apply_without_an_id", redacted(&text));
     assert!(text.contains("`cascade help`"), "{text}");
     assert_eq!(apply_results(&w, iid), 0, "nothing applied");
     assert!(
@@ -277,10 +285,12 @@ async fn an_approved_apply_applies_round_by_round_then_the_id_is_consumed() {
     let notes = w.bot_texts(iid).len();
     w.note(iid, REVIEWER, &format!("cascade apply {id}")).await;
     let text = w.nth_note(iid, notes + 1).await;
+    insta::assert_snapshot!("apply_refused_already_applied", redacted(&text));
     assert!(text.contains("already applied"), "{text}");
     w.note(iid, REVIEWER, &format!("cascade apply {first}"))
         .await;
     let text = w.nth_note(iid, notes + 2).await;
+    insta::assert_snapshot!("apply_refused_first_id_after_an_apply", redacted(&text));
     assert!(!text.starts_with("<!-- cascade:apply"), "{text}");
     assert!(text.contains(&format!("`{first}`")), "{text}");
 }
@@ -291,6 +301,7 @@ async fn a_merge_request_from_a_fork_is_refused_with_an_explanation() {
     let iid = w.open_mr("eve", "feature", &w.head_sha, true);
     assert_eq!(w.send_mr(iid, "open").await, 202);
     let text = w.nth_note(iid, 1).await;
+    insta::assert_snapshot!("fork_not_planned", redacted(&text));
     assert!(
         text.contains("merge requests from forks") && text.contains("push the branch"),
         "{text}"
@@ -301,6 +312,7 @@ async fn a_merge_request_from_a_fork_is_refused_with_an_explanation() {
     w.fake.approve(w.project, iid, REVIEWER);
     w.note(iid, REVIEWER, "cascade apply 0123456789ab").await;
     let text = w.nth_note(iid, 2).await;
+    insta::assert_snapshot!("apply_refused_fork", redacted(&text));
     assert!(text.contains("from forks"), "{text}");
 }
 
@@ -361,12 +373,14 @@ async fn cascade_unlock_releases_the_locks_for_a_developer_only() {
     // `cascade unlock` is cascade's.
     w.note(first, REPORTER_USER, "cascade unlock").await;
     let text = w.nth_note(first, 2).await;
+    insta::assert_snapshot!("unlock_refused_reporter", redacted(&text));
     assert!(
         text.contains(&format!("@{REPORTER_USER} cannot run `cascade unlock`")),
         "{text}"
     );
     w.note(first, REVIEWER, "cascade unlock").await;
     let text = w.nth_note(first, 3).await;
+    insta::assert_snapshot!("unlock_released", redacted(&text));
     assert!(
         text.starts_with("Released ") && !text.starts_with("Released 0"),
         "{text}"
@@ -497,6 +511,7 @@ async fn pipelines_must_succeed_counts_every_status_but_cascade_s_own() {
     // …and another failing status blocks the apply.
     w.fake.add_status(w.project, &w.head_sha, "lint", "failed");
     let text = apply_approved(&w, iid).await;
+    insta::assert_snapshot!("apply_refused_not_mergeable", redacted(&text));
     assert!(
         text.contains("not mergeable (state `ci_still_running`)"),
         "{text}"
@@ -518,6 +533,7 @@ async fn approvals_count_on_the_head_only_when_gitlab_removes_them_on_push() {
     w.fake.set_reset_approvals_on_push(w.project, false);
     let iid = planned(&w).await;
     let text = apply_approved(&w, iid).await;
+    insta::assert_snapshot!("apply_refused_approval_not_on_the_head", redacted(&text));
     assert!(
         text.contains(&format!("@{REVIEWER} approved"))
             && text
@@ -718,6 +734,7 @@ async fn an_approval_gitlab_removed_on_push_does_not_count() {
     let id = w.plan_id(iid);
     w.note(iid, REVIEWER, &format!("cascade apply {id}")).await;
     let text = w.nth_note(iid, 2).await;
+    insta::assert_snapshot!("apply_refused_approval_removed_on_push", redacted(&text));
     assert!(text.contains("needs an approving review"), "{text}");
     assert_eq!(apply_results(&w, iid), 0);
     // Approved again, on the new head: applied.
@@ -747,6 +764,10 @@ async fn an_approval_by_a_developer_who_pushed_to_the_merge_request_does_not_cou
     for (who, count) in [(REVIEWER, 2), ("carol", 3)] {
         w.note(iid, who, &format!("cascade apply {id}")).await;
         let text = w.nth_note(iid, count).await;
+        insta::assert_snapshot!(
+            format!("apply_refused_approver_pushed_{who}"),
+            redacted(&text)
+        );
         assert!(
             text.contains(&format!("@{REVIEWER} pushed to this merge request"))
                 && text.contains("`approvals: allow_pushers`"),
@@ -784,6 +805,7 @@ async fn an_approval_by_the_author_written_in_one_of_its_commits_does_not_count(
     let id = w.plan_id(iid);
     w.note(iid, "carol", &format!("cascade apply {id}")).await;
     let text = w.nth_note(iid, 2).await;
+    insta::assert_snapshot!("apply_refused_approver_committed", redacted(&text));
     assert!(
         text.contains(&format!("@carol committed `{}`", &head[..7]))
             && text.contains("`approvals: allow_pushers`"),
@@ -799,6 +821,7 @@ async fn gitlab_s_own_approval_rules_must_be_met_too() {
     w.fake.set_approvals_required(w.project, 2);
     let iid = planned(&w).await;
     let text = apply_approved(&w, iid).await;
+    insta::assert_snapshot!("apply_refused_gitlab_approval_rules", redacted(&text));
     assert!(
         text.contains("Not applied") && text.contains("1 more approval"),
         "{text}"
@@ -831,6 +854,7 @@ async fn apply_permission_names_gitlab_users_and_nested_groups() {
     // bob is a Developer but neither listed nor in the group.
     w.note(iid, REVIEWER, &format!("cascade apply {id}")).await;
     let text = w.nth_note(iid, 2).await;
+    insta::assert_snapshot!("apply_refused_not_in_team", redacted(&text));
     assert!(
         text.contains(&format!("@{REVIEWER} cannot run `cascade apply {id}`"))
             && text.contains("members of `acme/platform/sre_team`"),
@@ -943,6 +967,7 @@ async fn help_is_spelled_the_gitlab_way() {
     let iid = planned(&w).await;
     w.note(iid, REPORTER_USER, "cascade help").await;
     let text = w.nth_note(iid, 2).await;
+    insta::assert_snapshot!("help", redacted(&text));
     for command in [
         "`cascade apply",
         "`cascade plan",
@@ -955,6 +980,7 @@ async fn help_is_spelled_the_gitlab_way() {
     // The slash spelling is read too.
     w.note(iid, REPORTER_USER, "/help").await;
     let text = w.nth_note(iid, 3).await;
+    insta::assert_snapshot!("help_slash_spelling", redacted(&text));
     assert!(text.contains("`cascade apply"), "{text}");
 }
 

@@ -14,6 +14,7 @@ pub mod postgres;
 pub mod reads;
 pub mod recorder;
 pub mod replicas;
+pub mod replies;
 pub mod show_json;
 pub mod wait;
 
