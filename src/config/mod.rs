@@ -18,9 +18,12 @@
 mod diagnose;
 pub mod drift;
 mod file;
+pub mod retries;
 #[cfg(test)]
 mod tests;
 mod validate;
+
+pub use retries::RetryPolicy;
 
 use crate::problem::{Problem, ProblemKind};
 use crate::unit::UnitPath;
@@ -84,7 +87,7 @@ pub struct RepoConfig {
     /// branch names; default: none).
     branches: CompiledGlobs,
     /// How transient plan failures are retried (default: 3 tries, 5 s then 10 s apart).
-    pub retries: crate::engine::RetryPolicy,
+    pub retries: retries::RetryPolicy,
     /// Drift detection on the default branch (default: none).
     pub drift: Option<drift::DriftConfig>,
     /// `ignore`, compiled.
@@ -105,7 +108,7 @@ impl Default for RepoConfig {
             approvals: ApprovalRule::Head,
             pushers_may_approve: false,
             branches: CompiledGlobs::default(),
-            retries: crate::engine::RetryPolicy::default(),
+            retries: retries::RetryPolicy::default(),
             drift: None,
             ignore_set: CompiledGlobs::default(),
         }

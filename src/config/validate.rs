@@ -2,6 +2,7 @@
 //! repository, globs that compile, nothing listed twice. Each message points at the
 //! offending value and says what to write instead.
 
+use super::RetryPolicy;
 use super::diagnose::{problem_at, shortened};
 use super::file::{
     ApplyPermissionEntry, ConfigFile, DependencyEntries, EnvironmentEntries, EnvironmentEntry,
@@ -11,7 +12,6 @@ use super::{
     ApplyPermission, ApprovalRule, ApprovalWord, CompiledGlobs, Environment, Executor, FILE_NAME,
     ModuleUnit, RepoConfig, TeamName,
 };
-use crate::engine::RetryPolicy;
 use crate::problem::{Problem, ProblemKind};
 use crate::unit::UnitPath;
 use globset::{GlobBuilder, GlobSetBuilder};

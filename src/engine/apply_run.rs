@@ -13,7 +13,8 @@
 //! then means it was applied).
 
 use super::plan_run::{RunCtx, UnitPlan, plan_id, record_unrun};
-use super::{Engine, PlanTarget, RetryPolicy};
+use super::{Engine, PlanTarget};
+use crate::config::RetryPolicy;
 use crate::exec::{Executor, Resumed};
 use crate::plan::PlanId;
 use crate::store::{

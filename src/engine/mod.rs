@@ -14,14 +14,12 @@ mod claim;
 pub mod failure_log;
 mod plan_run;
 mod targets;
-mod transient;
 pub mod views;
 
 pub use apply_run::{ApplyError, ApplyOutcome, ApplyRecovery, UnitApply};
 pub use claim::{LEASE_SECS, owner_alive, this_host};
 pub use plan_run::PlanOutcome;
 pub use targets::{PlanTarget, UnitDir, head_targets, stack_dir, stack_path, targets, unit_dir};
-pub use transient::RetryPolicy;
 
 use crate::exec::Executor;
 use crate::plan::PlanId;

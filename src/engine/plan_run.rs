@@ -1,7 +1,8 @@
 //! A plan run: every target planned in dependency order, each result
 //! persisted as it lands, the whole bound to a plan id.
 
-use super::{Engine, PlanTarget, RetryPolicy, unit_file_stem};
+use super::{Engine, PlanTarget, unit_file_stem};
+use crate::config::RetryPolicy;
 use crate::exec::{Executor, PlanJson, UnitJob};
 use crate::plan::render::{RenderOptions, RenderedPlan};
 use crate::plan::{PlanDocument, PlanId, PlanSummary};

@@ -6,8 +6,9 @@
 
 use crate::support;
 
+use cascade::config::RetryPolicy;
 use cascade::config::{Executor as Tool, RepoConfig};
-use cascade::engine::{ApplyOutcome, Engine, PlanTarget, RetryPolicy, UnitDir};
+use cascade::engine::{ApplyOutcome, Engine, PlanTarget, UnitDir};
 use cascade::exec::ProcessExecutor;
 use cascade::store::{PlannedUnit, SqliteStore, SystemClock, UnitStatus};
 use cascade::unit::UnitPath;

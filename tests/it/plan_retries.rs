@@ -6,9 +6,10 @@
 use crate::support;
 
 use cascade::comment::{Comments, GITHUB_LIMIT};
+use cascade::config::RetryPolicy;
 use cascade::config::{Executor as Tool, RepoConfig};
 use cascade::engine::views::plan_view;
-use cascade::engine::{Engine, PlanOutcome, PlanTarget, RetryPolicy};
+use cascade::engine::{Engine, PlanOutcome, PlanTarget};
 use cascade::exec::ProcessExecutor;
 use cascade::store::{SqliteStore, SystemClock, UnitStatus};
 use cascade::unit::UnitPath;

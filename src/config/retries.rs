@@ -1,10 +1,11 @@
-//! Which plan failures are transient, and how long to wait before trying again.
+//! Which plan failures are transient, and how long to wait before trying again
+//! (`retries:` in `.cascade.yaml`, as plain data the engine reads).
 //!
 //! Owns the one list of built-in transient patterns (terraform's state-lock error,
 //! timeouts, reset connections, providers' HTTP 429 and 5xx answers) and the backoff
 //! schedule. A repository adds its own patterns in `.cascade.yaml` (`retries.transient`);
-//! `config` checks and compiles them, bounded, and this module only matches. It never
-//! runs anything and never sleeps: the plan run does, cancellably.
+//! `config::validate` checks and compiles them, bounded, and this module only matches. It
+//! never runs anything and never sleeps: the engine's plan run does, cancellably.
 
 use regex::{Regex, RegexSet};
 use std::sync::LazyLock;
