@@ -18,11 +18,11 @@
 //! size are printed too.
 
 use cascade::comment::{Comments, GITHUB_LIMIT};
-use cascade::config::Executor as Tool;
 use cascade::engine::views::plan_view;
 use cascade::plan::render::{RenderOptions, RenderedPlan};
 use cascade::plan::{PlanId, PlanSummary};
 use cascade::store::{PlanRecord, PlanStatus, PlannedUnit, UnitStatus};
+use cascade::unit::Tool;
 use cascade::unit::UnitPath;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};

@@ -123,7 +123,7 @@ mod tests {
             wave: 1,
             destroy: false,
             deps: vec![],
-            tool: crate::config::Executor::Terraform,
+            tool: crate::unit::Tool::Terraform,
             init_args: vec![],
             stack: None,
             status,

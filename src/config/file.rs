@@ -9,7 +9,8 @@
 //! the key, because serde-saphyr's own "expected sequence start" cannot say which key was
 //! wrong. Those texts are full sentences; `diagnose` appends what was found instead.
 
-use super::{ApplyRequirement, ApprovalWord, Executor};
+use super::{ApplyRequirement, ApprovalWord};
+use crate::unit::Tool;
 use schemars::JsonSchema;
 use serde::de::value::MapAccessDeserializer;
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
@@ -269,7 +270,7 @@ pub(super) struct EnvironmentTable {
     /// Which binary runs this environment's units. When unset, units with a
     /// `terragrunt.hcl` run with terragrunt.
     #[serde(default)]
-    pub executor: Option<Executor>,
+    pub executor: Option<Tool>,
 }
 
 /// A plain root module treated as a unit.
@@ -286,7 +287,7 @@ pub(super) struct ModuleEntry {
     /// Which binary runs this module.
     #[serde(default)]
     #[schemars(extend("default" = "terraform"))]
-    pub executor: Option<Executor>,
+    pub executor: Option<Tool>,
 }
 
 impl<'de> Deserialize<'de> for EnvironmentEntry {

@@ -26,7 +26,7 @@ mod validate;
 pub use retries::RetryPolicy;
 
 use crate::problem::{Problem, ProblemKind};
-use crate::unit::UnitPath;
+use crate::unit::{Tool, UnitPath};
 use globset::GlobSet;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -39,18 +39,6 @@ pub const FILE_NAME: &str = ".cascade.yaml";
 
 /// The largest `.cascade.yaml` cascade reads.
 pub const MAX_FILE_BYTES: u64 = 1 << 20;
-
-/// Which binary runs a unit.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Executor {
-    /// Terragrunt; the default for units with a `terragrunt.hcl`.
-    Terragrunt,
-    /// OpenTofu (`tofu`).
-    Tofu,
-    /// HashiCorp Terraform; the default for `modules`.
-    Terraform,
-}
 
 /// The repository configuration, checked and normalised. `RepoConfig::default()` is what a
 /// repository without `.cascade.yaml` gets: no environments, no extra edges, nothing ignored.
@@ -197,7 +185,7 @@ pub struct Environment {
     /// Repo-relative, `/`-separated, no trailing slash; `.` for the whole repository.
     pub path: String,
     /// `None` means the default: terragrunt for `terragrunt.hcl` units.
-    pub executor: Option<Executor>,
+    pub executor: Option<Tool>,
 }
 
 /// A plain root module that cascade treats as a unit.
@@ -207,7 +195,7 @@ pub struct ModuleUnit {
     /// Units this module depends on, in file order, without repeats.
     pub depends_on: Vec<UnitPath>,
     /// Terraform unless the file says otherwise.
-    pub executor: Executor,
+    pub executor: Tool,
 }
 
 impl RepoConfig {
@@ -275,7 +263,7 @@ impl RepoConfig {
 
     /// The executor configured for a unit: its `modules` entry's, else its environment's,
     /// else `None` (the caller's default, terragrunt for `terragrunt.hcl` units).
-    pub fn executor_for(&self, unit: &UnitPath) -> Option<Executor> {
+    pub fn executor_for(&self, unit: &UnitPath) -> Option<Tool> {
         match self.modules.iter().find(|module| &module.path == unit) {
             Some(module) => Some(module.executor),
             None => self.environment_of(unit).and_then(|env| env.executor),

@@ -57,16 +57,13 @@ fn executor_for_prefers_the_module_entry_then_the_environment() {
     );
     assert_eq!(
         config.executor_for(&unit("live/prod/legacy")),
-        Some(Executor::Terraform)
+        Some(Tool::Terraform)
     );
     assert_eq!(
         config.executor_for(&unit("live/prod/vpc")),
-        Some(Executor::Tofu)
+        Some(Tool::Tofu)
     );
-    assert_eq!(
-        config.executor_for(&unit("global/iam")),
-        Some(Executor::Tofu)
-    );
+    assert_eq!(config.executor_for(&unit("global/iam")), Some(Tool::Tofu));
     assert_eq!(config.executor_for(&unit("live/dev/vpc")), None);
     assert_eq!(config.executor_for(&unit("elsewhere")), None);
 }

@@ -9,10 +9,11 @@ use super::file::{
     ModuleEntry, RetriesEntry,
 };
 use super::{
-    ApplyPermission, ApprovalRule, ApprovalWord, CompiledGlobs, Environment, Executor, FILE_NAME,
-    ModuleUnit, RepoConfig, TeamName,
+    ApplyPermission, ApprovalRule, ApprovalWord, CompiledGlobs, Environment, FILE_NAME, ModuleUnit,
+    RepoConfig, TeamName,
 };
 use crate::problem::{Problem, ProblemKind};
+use crate::unit::Tool;
 use crate::unit::UnitPath;
 use globset::{GlobBuilder, GlobSetBuilder};
 use regex::{Regex, RegexBuilder};
@@ -235,7 +236,7 @@ fn modules(entries: Vec<ModuleEntry>) -> Result<Vec<ModuleUnit>, Problem> {
         out.push(ModuleUnit {
             path,
             depends_on,
-            executor: entry.executor.unwrap_or(Executor::Terraform),
+            executor: entry.executor.unwrap_or(Tool::Terraform),
         });
     }
     Ok(out)

@@ -313,7 +313,7 @@ impl<E: Executor, S: Store> RunCtx<E, S> {
         cell.get_or_init(|| async {
             let mut job = self.job(target);
             job.dir = stack.to_path_buf();
-            job.tool = crate::config::Executor::Terragrunt;
+            job.tool = crate::unit::Tool::Terragrunt;
             self.executor
                 .generate_stack(&job, &self.cancel)
                 .await

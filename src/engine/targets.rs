@@ -2,9 +2,9 @@
 //! dependencies inside the plan, the tool that runs it and where.
 
 use crate::affected::{Affected, Reason};
-use crate::config::Executor as Tool;
 use crate::graph::Graph;
 use crate::terragrunt::{Discovery, UnitKind};
+use crate::unit::Tool;
 use crate::unit::UnitPath;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

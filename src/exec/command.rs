@@ -2,7 +2,7 @@
 //! terragrunt executor (no binary on these machines) is tested by its lines.
 
 use super::UnitJob;
-use crate::config::Executor as Tool;
+use crate::unit::Tool;
 
 /// One command of a unit's run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -32,7 +32,7 @@ pub use env::{ChildEnv, set_default_pass_env};
 pub use plan_json::{DEFAULT_MAX_PLAN_JSON_MIB, DEFAULT_PLAN_MEMORY_MIB, PlanJson, PlanLimits};
 pub use process::ProcessExecutor;
 
-use crate::config::Executor as Tool;
+use crate::unit::Tool;
 use crate::unit::UnitPath;
 use std::future::Future;
 use std::path::PathBuf;

@@ -280,15 +280,9 @@ pub async fn start(mut config: ServeConfig) -> anyhow::Result<RunningServer> {
     let sandbox = server_sandbox(&config)?;
     let executor = ProcessExecutor::new(config.data_dir.join("exec"))
         .with_sandbox(sandbox)
-        .with_binary(
-            crate::config::Executor::Terraform,
-            config.terraform_bin.clone(),
-        )
-        .with_binary(crate::config::Executor::Tofu, config.tofu_bin.clone())
-        .with_binary(
-            crate::config::Executor::Terragrunt,
-            config.terragrunt_bin.clone(),
-        )
+        .with_binary(crate::unit::Tool::Terraform, config.terraform_bin.clone())
+        .with_binary(crate::unit::Tool::Tofu, config.tofu_bin.clone())
+        .with_binary(crate::unit::Tool::Terragrunt, config.terragrunt_bin.clone())
         .with_grace(config.shutdown_grace)
         .with_limit(config.parallelism)
         .with_plan_limits(config.plan_limits);

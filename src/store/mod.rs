@@ -139,7 +139,7 @@ pub struct PlannedUnit {
     /// Units of this plan that must be applied first.
     pub deps: Vec<UnitPath>,
     /// The tool that planned it, and that will apply it.
-    pub tool: crate::config::Executor,
+    pub tool: crate::unit::Tool,
     /// Extra `init` arguments used at plan time (a deleted unit's local state).
     #[serde(default)]
     pub init_args: Vec<String>,

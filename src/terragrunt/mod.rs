@@ -72,7 +72,7 @@ pub struct Unit {
     /// Why the unit is excluded from plans (an `exclude` block or legacy `skip`), if it is.
     pub excluded: Option<String>,
     /// Which executor the repo config asks for, if it names one.
-    pub executor: Option<crate::config::Executor>,
+    pub executor: Option<crate::unit::Tool>,
     /// For a unit a Terragrunt stack generates: the stack (the directory of
     /// the `terragrunt.stack.hcl` in the repository) whose `terragrunt stack
     /// generate` writes it, which must run before the unit is planned.

@@ -10,11 +10,11 @@ use cascade::comment::{
     ApplyOutcome, ApplyStatus, ApplyUnitView, ApplyView, Comments, GITHUB_LIMIT, MAX_COMMENTS,
     PlanView, parse_marker,
 };
-use cascade::config::Executor as Tool;
 use cascade::engine::views::plan_view;
 use cascade::plan::render::{RenderOptions, RenderedPlan};
 use cascade::plan::{PlanId, PlanSummary};
 use cascade::store::{PlanRecord, PlanStatus, PlannedUnit, UnitStatus};
+use cascade::unit::Tool;
 use cascade::unit::UnitPath;
 use pulldown_cmark::{Event, Parser, Tag, TagEnd};
 use serde_json::{Value, json};

@@ -3,11 +3,11 @@
 //! JSON schema staying in step with the code.
 
 use cascade::config::{
-    ApplyPermission, ApplyRequirement, ApprovalRule, Environment, Executor, FILE_NAME, ModuleUnit,
+    ApplyPermission, ApplyRequirement, ApprovalRule, Environment, FILE_NAME, ModuleUnit,
     RepoConfig, TeamName,
 };
 use cascade::problem::{Problem, ProblemKind};
-use cascade::unit::UnitPath;
+use cascade::unit::{Tool, UnitPath};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -73,7 +73,7 @@ fn full_example_becomes_the_config() {
             Environment {
                 name: "prod".into(),
                 path: "live/prod".into(),
-                executor: Some(Executor::Terraform),
+                executor: Some(Tool::Terraform),
             },
         ]
     );
@@ -91,12 +91,12 @@ fn full_example_becomes_the_config() {
             ModuleUnit {
                 path: unit("global/dns"),
                 depends_on: vec![unit("live/prod/vpc")],
-                executor: Executor::Terraform,
+                executor: Tool::Terraform,
             },
             ModuleUnit {
                 path: unit("global/iam"),
                 depends_on: vec![],
-                executor: Executor::Tofu
+                executor: Tool::Tofu
             },
         ]
     );
@@ -104,12 +104,9 @@ fn full_example_becomes_the_config() {
     assert!(config.is_ignored("live/dev/experimental/main.tf"));
     assert_eq!(
         config.executor_for(&unit("live/prod/app")),
-        Some(Executor::Terraform)
+        Some(Tool::Terraform)
     );
-    assert_eq!(
-        config.executor_for(&unit("global/iam")),
-        Some(Executor::Tofu)
-    );
+    assert_eq!(config.executor_for(&unit("global/iam")), Some(Tool::Tofu));
 }
 
 #[test]

@@ -12,12 +12,13 @@
 use crate::support;
 
 use cascade::affected::{ReadIndex, affected};
-use cascade::config::{Executor as Tool, RepoConfig};
+use cascade::config::RepoConfig;
 use cascade::engine::Engine;
 use cascade::exec::{ExecError, Executor, PlanJson, Resumed, UnitJob};
 use cascade::problem::ProblemKind;
 use cascade::store::{SqliteStore, SystemClock, UnitStatus};
 use cascade::terragrunt::{UnitKind, discover_files};
+use cascade::unit::Tool;
 use cascade::unit::UnitPath;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};

@@ -3,8 +3,8 @@
 //! waits for its turn. A module host that never answers (a loopback listener
 //! that accepts and says nothing) stands in for one that hangs.
 
-use cascade::config::Executor as Tool;
 use cascade::exec::{ExecError, Executor, ProcessExecutor, UnitJob};
+use cascade::unit::Tool;
 use cascade::unit::UnitPath;
 use std::path::Path;
 use std::sync::Arc;

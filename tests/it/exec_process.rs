@@ -4,8 +4,8 @@
 //! applies that a cancel does not stop, applies that outlive the executor and
 //! are re-attached, and the environment children get.
 
-use cascade::config::Executor as Tool;
 use cascade::exec::{ExecError, Executor, PlanLimits, ProcessExecutor, Resumed, UnitJob};
+use cascade::unit::Tool;
 use cascade::unit::UnitPath;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};

@@ -6,9 +6,9 @@
 //! committed provider never runs; `init` is cascade's own decision, bounded, and
 //! waits for its repository's cache without holding a slot.
 
-use cascade::config::Executor as Tool;
 use cascade::exec::sandbox::{Sandbox, SandboxConfig, SandboxMode, SandboxState, SandboxUser};
 use cascade::exec::{ExecError, Executor, ProcessExecutor, UnitJob};
+use cascade::unit::Tool;
 use cascade::unit::UnitPath;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};

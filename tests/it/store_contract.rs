@@ -16,7 +16,6 @@
 
 use crate::support::postgres as pg_cluster;
 
-use cascade::config::Executor as Tool;
 use cascade::engine::{LEASE_SECS, owner_alive};
 use cascade::plan::render::{RenderOptions, RenderedPlan};
 use cascade::plan::{Counts, Fingerprint, PlanId, PlanSummary};
@@ -25,6 +24,7 @@ use cascade::store::{
     PlannedUnit, PrState, PullRequestRecord, Pusher, RunKind, RunRecord, Store, UnitRecord,
     UnitStatus,
 };
+use cascade::unit::Tool;
 use cascade::unit::UnitPath;
 use sqlx::{Connection, Executor};
 use std::collections::BTreeMap;

@@ -7,6 +7,10 @@
 //! `live/base` are two units. Turning one into the other once let a directory
 //! hide another unit's change, or plan another checkout.
 
+mod tool;
+
+pub use tool::Tool;
+
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
