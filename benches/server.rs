@@ -53,7 +53,7 @@ async fn ack_latency_on(database_url: Option<String>) {
         "SQLite"
     };
     let mut config = serve_config(&fake, data.path());
-    config.database_url = database_url;
+    config.database_url = database_url.map(Into::into);
     let server = start(config).await.unwrap();
     let url = format!("http://{}/webhooks/github", server.addr);
     let total = (RATE * SECONDS) as usize;

@@ -16,7 +16,6 @@
 //! [`gitlab`] into the same [`Event`], under the same rules.
 
 pub mod gitlab;
-mod json_path;
 mod wire;
 
 pub use gitlab::parse_gitlab_event;
@@ -25,6 +24,7 @@ pub use gitlab::parse_gitlab_event;
 mod tests;
 
 use hmac::{Hmac, Mac};
+use secrecy::{ExposeSecret, SecretSlice};
 use serde::Deserialize;
 use serde_json::Value;
 use sha2::Sha256;
@@ -60,7 +60,7 @@ pub enum SignatureError {
 /// Empty secrets are skipped: HMAC accepts an empty key, and a body signed with
 /// one proves nothing. A missing, malformed or wrong signature is an error.
 pub fn verify_signature(
-    secrets: &[Vec<u8>],
+    secrets: &[SecretSlice<u8>],
     header: Option<&str>,
     body: &[u8],
 ) -> Result<(), SignatureError> {
@@ -83,7 +83,11 @@ pub fn verify_signature(
         hex::decode(digest).map_err(|_| SignatureError::Malformed("the digest is not hex"))?;
     let mut any_secret = false;
     let mut matched = false;
-    for secret in secrets.iter().filter(|s| !s.is_empty()) {
+    for secret in secrets
+        .iter()
+        .map(ExposeSecret::expose_secret)
+        .filter(|s| !s.is_empty())
+    {
         any_secret = true;
         let Ok(mut mac) = Hmac::<Sha256>::new_from_slice(secret) else {
             continue; // HMAC takes keys of any length; never reached.
@@ -661,11 +665,21 @@ fn on_pull_request(event: &str, root: &serde_json::Map<String, Value>) -> Result
     }
 }
 
-/// Decodes from the bytes (not the `Value`) so an error has a position to
-/// turn into a JSON path.
+/// Decodes `body` through `serde_path_to_error`, so an error names the JSON path
+/// of the value it is about (`pull_request.head.sha`, `repositories_added[1].id`,
+/// `(root)`) instead of serde_json's `line 1 column 9731`.
 fn decode<T: serde::de::DeserializeOwned>(event: &str, body: &[u8]) -> Result<T, ParseError> {
-    serde_json::from_slice(body).map_err(|error| {
-        let (path, reason) = json_path::locate(body, &error);
+    let mut json = serde_json::Deserializer::from_slice(body);
+    let decoded = serde_path_to_error::deserialize(&mut json).map_err(|error| {
+        let path = error.path().to_string();
+        (path, error.into_inner())
+    });
+    let decoded = decoded.and_then(|value| match json.end() {
+        Ok(()) => Ok(value),
+        Err(error) => Err((String::new(), error)),
+    });
+    decoded.map_err(|(path, error)| {
+        let (path, reason) = shape_error(path, &error);
         // serde quotes the value it rejected (`invalid type: string "…"`): a
         // long one must not make a long log line or answer.
         ParseError::Shape {
@@ -674,6 +688,28 @@ fn decode<T: serde::de::DeserializeOwned>(event: &str, body: &[u8]) -> Result<T,
             reason: clip(reason, MAX_ERROR_PART_CHARS),
         }
     })
+}
+
+/// The path and reason a decode error is shown with. `serde_path_to_error` names the
+/// object that lacks a field, so the field is added to the path; its root (`.`) is shown
+/// as `(root)`; serde_json's ` at line L column C` is dropped from the reason.
+fn shape_error(path: String, error: &serde_json::Error) -> (String, String) {
+    let message = error.to_string();
+    let reason = match message.rfind(" at line ") {
+        Some(at) if error.line() > 0 => message[..at].to_owned(),
+        _ => message,
+    };
+    let path = if path == "." { String::new() } else { path };
+    let missing = reason
+        .strip_prefix("missing field `")
+        .and_then(|rest| rest.strip_suffix('`'));
+    let path = match missing {
+        Some(field) if path.is_empty() => field.to_owned(),
+        Some(field) => format!("{path}.{field}"),
+        None if path.is_empty() => "(root)".to_owned(),
+        None => path,
+    };
+    (path, reason)
 }
 
 /// The longest path or reason a [`ParseError::Shape`] carries.

@@ -10,6 +10,7 @@
 //! docs/ARCHITECTURE.md.
 
 pub mod affected;
+pub mod backoff;
 pub mod bot;
 pub mod cli;
 pub mod command;

@@ -19,6 +19,7 @@ use cascade::terragrunt::parse::HclFile;
 use cascade::terragrunt::{DiscoverOptions, discover};
 use cascade::unit::UnitPath;
 use hmac::{Hmac, Mac};
+use secrecy::SecretSlice;
 use sha2::Sha256;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -189,7 +190,11 @@ pub fn command(data: &[u8]) {
         vec![],
         "read a command inside a fence"
     );
-    let quoted: String = body.lines().map(|line| format!("> {line}\n")).collect();
+    // Every line as Markdown splits them: a lone `\r` ends one too.
+    let quoted: String = body
+        .split(['\n', '\r'])
+        .map(|line| format!("> {line}\n"))
+        .collect();
     assert_eq!(
         parse_comment(&quoted),
         vec![],
@@ -222,7 +227,10 @@ pub fn webhook(data: &[u8]) {
     let _ = Delivery::from_headers(headers.iter().copied());
     let _ = event::header(headers.iter().copied(), event::SIGNATURE_HEADER);
 
-    let secrets = [Vec::new(), WEBHOOK_SECRET.to_vec()];
+    let secrets = [
+        SecretSlice::from(Vec::new()),
+        SecretSlice::from(WEBHOOK_SECRET.to_vec()),
+    ];
     let mut mac = Hmac::<Sha256>::new_from_slice(WEBHOOK_SECRET).expect("HMAC takes any key");
     mac.update(data);
     let signed = format!("sha256={}", hex::encode(mac.finalize().into_bytes()));

@@ -15,6 +15,7 @@ use crate::server::{
 };
 use anyhow::{Context, bail};
 use clap::builder::RangedU64ValueParser;
+use secrecy::{SecretSlice, SecretString};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -241,12 +242,12 @@ impl ForgeFlags {
 }
 
 /// Non-empty secrets, each registered for redaction.
-fn secrets(values: Vec<String>) -> Vec<Vec<u8>> {
+fn secrets(values: Vec<String>) -> Vec<SecretSlice<u8>> {
     values
         .into_iter()
         .filter(|s| !s.is_empty())
         .inspect(|s| crate::redact::register_secret(s))
-        .map(String::into_bytes)
+        .map(|s| s.into_bytes().into())
         .collect()
 }
 
@@ -365,7 +366,7 @@ impl ServeArgs {
                 crate::redact::register_secret(&String::from_utf8_lossy(&key));
                 Some(GitHubServeConfig {
                     app_id,
-                    private_key: key,
+                    private_key: key.into(),
                     webhook_secrets: secrets(GITHUB_WEBHOOK_SECRET.list(
                         self.github_webhook_secret,
                         self.github_webhook_secret_file.as_deref(),
@@ -394,7 +395,9 @@ impl ServeArgs {
         Ok(ServeConfig {
             listen: self.listen,
             data_dir: self.data_dir,
-            database_url: DATABASE_URL.one(self.database_url, self.database_url_file.as_deref())?,
+            database_url: DATABASE_URL
+                .one(self.database_url, self.database_url_file.as_deref())?
+                .map(SecretString::from),
             github,
             gitlab,
             setup,
@@ -461,7 +464,7 @@ fn gitlab_config(
         .transpose()?;
     Ok(GitLabServeConfig {
         url,
-        token,
+        token: token.into(),
         webhook_secrets,
         signing_key,
     })

@@ -41,6 +41,56 @@ fn cascade_commands_in_quotes_and_code_are_not_read() {
     insta::assert_snapshot!(show("> cascade unlock\n\n```\ncascade unlock\n```\n\n    cascade unlock\n\n`cascade unlock`"), @"");
 }
 
+/// Every place `tests.rs` shows a command hidden in hides it in either spelling.
+#[test]
+fn both_spellings_are_hidden_in_the_same_places() {
+    const HIDDEN: &[&str] = &[
+        "Run this:\n\n    {}",
+        "\t{}",
+        "please\n    {}",
+        "please {}",
+        "# {}\n- {}\n[{}](https://example.com)",
+        "```\n{}\n```",
+        "~~~\n{}\n~~~",
+        "output:\n```\n{}\n```",
+        "````md\n```\n{}\n```\n{}\n````",
+        "```\n~~~\n{}\n```",
+        "/help\n```\n{}\n\n{}",
+        "Example:\n\n    {}\n    {}",
+        "`{}`",
+        "type `the\n{}` line",
+        "a `` ` \n{} ``",
+        "> {}",
+        ">{}",
+        "> > {}\n>> {}",
+        "> you said\n{}",
+        "> you said\nplease\n{}",
+        "<!-- {} -->",
+        "<!--\n{}\n\n{}\n-->",
+        "<!-- template\n{}",
+        "x <!-- not\n{}\n-->",
+        "<pre>\n{}\n</pre>",
+        "- > quoted\n{}",
+        "<div>\n> quoted\n{}",
+        "<details>\n```\n{}\n```\n</details>",
+        "<details>\n`a\n{}`\n</details>",
+        "[a]:\n{}",
+        "a\r```\r{}\r```",
+        "- <!-- note\n{}\n-->",
+        "> <!--\n{}\n-->",
+        "- <script>\n{}\n</script>",
+        "a <!-- x\n# h\n{}",
+        "<pre>\n{}\n</PRE>\n{}",
+        "</pre>\n{}",
+    ];
+    for shape in HIDDEN {
+        for command in ["/apply 3f9a2c1b7d4e", "cascade apply 3f9a2c1b7d4e"] {
+            let body = shape.replace("{}", command);
+            assert_eq!(show(&body), "", "{body:?}");
+        }
+    }
+}
+
 #[test]
 fn cascade_with_a_wrong_case_command_is_corrected_in_its_spelling() {
     insta::assert_snapshot!(show("Cascade Unlock"), @"error on `Cascade Unlock`: Commands are lowercase: post `cascade unlock` in a new comment (`Cascade Unlock` is not read).");

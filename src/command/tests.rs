@@ -370,6 +370,96 @@ fn pre_block() {
     insta::assert_snapshot!(show("<pre>\n/plan\n</pre>\n/help"), @"/help");
 }
 
+// Where CommonMark's reading (pulldown-cmark) decides, and where cascade hides more.
+
+#[test]
+fn quote_inside_a_list_item() {
+    insta::assert_snapshot!(show("- > quoted\n/apply 3f9a2c1b7d4e"), @"");
+}
+
+#[test]
+fn quote_inside_html() {
+    insta::assert_snapshot!(show("<div>\n> quoted\n/plan"), @"");
+}
+
+#[test]
+fn code_inside_details() {
+    insta::assert_snapshot!(show("<details>\n```\n/plan\n```\n</details>\n/help"), @"/help");
+}
+
+#[test]
+fn code_span_across_lines_inside_details() {
+    insta::assert_snapshot!(show("<details>\n`a\n/plan`\n</details>"), @"");
+}
+
+#[test]
+fn link_reference_definition() {
+    insta::assert_snapshot!(show("[a]:\n/plan"), @"");
+}
+
+/// A lone `\r` ends a line, as the forge renders it: what follows starts a line, and a fence
+/// after it opens a code block.
+#[test]
+fn lone_carriage_return_ends_a_line() {
+    insta::assert_snapshot!(show("Thanks\r/plan"), @"/plan");
+    insta::assert_snapshot!(show("a\r```\r/plan\r```\r/help"), @"/help");
+}
+
+/// A quoted heading, list item or HTML block has no lazy continuation line.
+#[test]
+fn line_after_a_quoted_heading_is_not_quoted() {
+    insta::assert_snapshot!(show("> # Title\n/plan"), @"/plan");
+}
+
+#[test]
+fn fence_in_a_list_item_ends_with_the_item() {
+    insta::assert_snapshot!(show("1. a\n   ```\n/plan"), @"/plan");
+}
+
+#[test]
+fn pre_in_a_quote_ends_with_the_quote() {
+    insta::assert_snapshot!(show("> <pre>\n\n/plan"), @"/plan");
+}
+
+/// CommonMark ends the comment with the list item, but the browser reads on up to `-->`.
+#[test]
+fn unclosed_comment_in_a_list_item_hides_up_to_its_end() {
+    insta::assert_snapshot!(show("- <!-- note\n/apply 3f9a2c1b7d4e\n-->\n/help"), @"/help");
+}
+
+#[test]
+fn unclosed_comment_in_a_quote_hides_up_to_its_end() {
+    insta::assert_snapshot!(show("> <!--\n/plan\n-->\n/help"), @"/help");
+}
+
+#[test]
+fn script_in_a_list_item_hides_up_to_its_end_tag() {
+    insta::assert_snapshot!(show("- <script>\n/plan\n</script>\n/help"), @"/help");
+}
+
+#[test]
+fn unclosed_inline_comment_hides_up_to_a_blank_line() {
+    insta::assert_snapshot!(show("a <!-- x\n# h\n/plan\n\n/help"), @"/help");
+}
+
+#[test]
+fn escaped_comment_opener_hides_nothing() {
+    insta::assert_snapshot!(show("a \\<!-- x\n/plan"), @"/plan");
+}
+
+/// pulldown-cmark ends a `<pre>` block only at `</pre>` in lower case.
+#[test]
+fn upper_case_end_tag_does_not_end_pre() {
+    insta::assert_snapshot!(show("<pre>\n/plan\n</PRE>\n/help"), @"");
+}
+
+/// pulldown-cmark reads a line holding only an end tag as the start of an HTML block, which
+/// runs to the next blank line.
+#[test]
+fn lone_end_tag_hides_up_to_a_blank_line() {
+    insta::assert_snapshot!(show("</pre>\n/plan\n\n/help"), @"/help");
+}
+
 // /plan
 
 #[test]

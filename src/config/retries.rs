@@ -7,6 +7,7 @@
 //! `config::validate` checks and compiles them, bounded, and this module only matches. It
 //! never runs anything and never sleeps: the engine's plan run does, cancellably.
 
+use crate::backoff::Backoff;
 use regex::{Regex, RegexSet};
 use std::sync::LazyLock;
 use std::time::Duration;
@@ -86,8 +87,7 @@ impl RetryPolicy {
     /// The wait before retry `n` (1 for the first retry): `base * factor^(n-1)`, at most
     /// [`MAX_WAIT`].
     pub fn wait_before(&self, n: u32) -> Duration {
-        let growth = self.factor.saturating_pow(n.saturating_sub(1));
-        self.base.saturating_mul(growth).min(MAX_WAIT)
+        Backoff::new(self.base, self.factor, MAX_WAIT).wait_before(n)
     }
 }
 

@@ -1,4 +1,5 @@
 use super::*;
+use secrecy::SecretSlice;
 use serde_json::json;
 
 const DOCS_SECRET: &[u8] = b"It's a Secret to Everybody";
@@ -7,7 +8,7 @@ const DOCS_SIGNATURE: &str =
 
 #[test]
 fn signature_docs_vector() {
-    let secrets = vec![DOCS_SECRET.to_vec()];
+    let secrets = vec![SecretSlice::from(DOCS_SECRET.to_vec())];
     assert_eq!(
         verify_signature(&secrets, Some(DOCS_SIGNATURE), b"Hello, World!"),
         Ok(())
@@ -25,10 +26,17 @@ fn signature_empty_secrets_are_skipped() {
         Err(SignatureError::NoSecret)
     );
     assert_eq!(
-        verify_signature(&[Vec::new()], Some(DOCS_SIGNATURE), b"Hello, World!"),
+        verify_signature(
+            &[SecretSlice::from(Vec::new())],
+            Some(DOCS_SIGNATURE),
+            b"Hello, World!"
+        ),
         Err(SignatureError::NoSecret)
     );
-    let rotated = vec![Vec::new(), DOCS_SECRET.to_vec()];
+    let rotated = vec![
+        SecretSlice::from(Vec::new()),
+        SecretSlice::from(DOCS_SECRET.to_vec()),
+    ];
     assert_eq!(
         verify_signature(&rotated, Some(DOCS_SIGNATURE), b"Hello, World!"),
         Ok(())
@@ -37,7 +45,7 @@ fn signature_empty_secrets_are_skipped() {
 
 #[test]
 fn signature_shape_is_checked_before_any_secret() {
-    let secrets = vec![DOCS_SECRET.to_vec()];
+    let secrets = vec![SecretSlice::from(DOCS_SECRET.to_vec())];
     for header in [
         "",
         "sha256=",
@@ -336,4 +344,110 @@ fn unknown_account_kinds_and_associations_do_not_reject_the_event() {
     let pr = pull_request_event(parse("pull_request", &body)).pull_request;
     assert_eq!(pr.author.kind, AccountKind::Other);
     assert_eq!(pr.author_association, Some(AuthorAssociation::Other));
+}
+
+// The JSON path a shape error names.
+
+mod decode_paths {
+    use super::super::{ParseError, decode};
+    use serde::Deserialize;
+
+    #[derive(Debug, Deserialize)]
+    #[allow(dead_code)]
+    struct Outer {
+        x: Inner,
+        n: u64,
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[allow(dead_code)]
+    struct Inner {
+        s: String,
+        v: Vec<Leaf>,
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[allow(dead_code)]
+    struct Leaf {
+        k: u32,
+    }
+
+    fn path_of(body: &str) -> (String, String) {
+        match decode::<Outer>("test", body.as_bytes()) {
+            Err(ParseError::Shape { path, reason, .. }) => (path, reason),
+            other => panic!("{body} must not decode: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn names_a_missing_field_in_a_nested_object() {
+        let (path, reason) = path_of(r#"{"x": {"v": []}, "n": 1}"#);
+        assert_eq!(path, "x.s");
+        assert_eq!(reason, "missing field `s`");
+    }
+
+    #[test]
+    fn names_a_missing_field_at_the_root() {
+        assert_eq!(path_of(r#"{"x": {"s": "", "v": []}}"#).0, "n");
+    }
+
+    #[test]
+    fn names_a_missing_field_inside_an_array_element() {
+        let (path, _) = path_of(r#"{"x": {"s": "a", "v": [{"k": 1}, {"j": {"k": 2}}]}, "n": 1}"#);
+        assert_eq!(path, "x.v[1].k");
+    }
+
+    #[test]
+    fn names_a_value_of_the_wrong_type() {
+        assert_eq!(path_of(r#"{"x": {"s": null, "v": []}, "n": 1}"#).0, "x.s");
+        assert_eq!(path_of(r#"{"x": {"s": "", "v": []}, "n": -1}"#).0, "n");
+        assert_eq!(path_of(r#"{"x": {"s": "", "v": []}, "n": 1.5}"#).0, "n");
+        assert_eq!(path_of(r#"{"x": "flat", "n": 1}"#).0, "x");
+        assert_eq!(
+            path_of(r#"{"x": {"s": {"a": [1]}, "v": []}, "n": 1}"#).0,
+            "x.s"
+        );
+        assert_eq!(path_of(r#"{"x": {"s": [], "v": []}, "n": 1}"#).0, "x.s");
+    }
+
+    #[test]
+    fn names_an_array_element_of_the_wrong_type() {
+        let (path, reason) =
+            path_of(r#"{"x": {"s": "", "v": [{"k": 1}, {"k": 2}, {"k": "3"}]}, "n": 1}"#);
+        assert_eq!(path, "x.v[2].k");
+        assert_eq!(reason, r#"invalid type: string "3", expected u32"#);
+    }
+
+    #[test]
+    fn reads_across_lines_and_escapes() {
+        let body =
+            "{\n  \"x\": {\"s\": \"é \\\" } ]\",\n \"v\": [ {\"k\": true} ]},\n  \"n\": 1\n}";
+        assert_eq!(path_of(body).0, "x.v[0].k");
+    }
+
+    #[test]
+    fn a_root_of_the_wrong_type_is_the_root() {
+        let (path, reason) = path_of(r#""a string""#);
+        assert_eq!(path, "(root)");
+        assert!(reason.starts_with("invalid type: string"), "{reason}");
+    }
+
+    #[test]
+    fn a_struct_given_as_an_array_is_read_by_position() {
+        // serde's derive accepts `[x, n]` for a struct; the first element is wrong.
+        assert_eq!(path_of("[1, 2]").0, "[0]");
+    }
+
+    #[test]
+    fn keys_with_escapes_are_decoded() {
+        let (path, _) = path_of(r#"{"x": {"s": "", "v": []}, "\u006e": "one"}"#);
+        assert_eq!(path, "n");
+    }
+
+    #[test]
+    fn trailing_text_is_at_the_root() {
+        let (path, reason) = path_of(r#"{"x": {"s": "", "v": []}, "n": 1} x"#);
+        assert_eq!(path, "(root)");
+        assert_eq!(reason, "trailing characters");
+    }
 }

@@ -17,6 +17,15 @@ pub use types::{
 
 use std::time::{Duration, SystemTime};
 
+/// A forge's timestamp: RFC 3339, as GitHub (`2016-07-11T22:14:10Z`) and GitLab
+/// (`2026-01-05T09:00:00.123Z`, or with an offset on a self-managed instance that answers
+/// in local time) write them. None when it is not one.
+pub(crate) fn parse_timestamp(text: &str) -> Option<SystemTime> {
+    chrono::DateTime::parse_from_rfc3339(text.trim())
+        .ok()
+        .map(SystemTime::from)
+}
+
 /// Of `ours` (oldest first), the newest that `matches` and was stored after `since`: a
 /// local instant, moved onto the forge's clock with the listing's `date`. How a create
 /// the forge answered with a 5xx is found before it is sent again. Timestamps may have
@@ -36,5 +45,34 @@ pub(crate) fn newest_since<T>(
             .take_while(|item| created(item).is_none_or(|at| at >= earliest))
             .find(|item| matches(item)),
         None => newest_first.next().filter(|item| matches(item)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_timestamp;
+    use std::time::{Duration, UNIX_EPOCH};
+
+    #[test]
+    fn reads_github_timestamps() {
+        let t = parse_timestamp("2016-07-11T22:14:10Z").unwrap();
+        assert_eq!(
+            t.duration_since(UNIX_EPOCH).unwrap().as_secs(),
+            1_468_275_250
+        );
+        assert!(parse_timestamp("2016-07-11 22:14:10").is_none());
+        assert!(parse_timestamp("2016-13-11T22:14:10Z").is_none());
+    }
+
+    #[test]
+    fn reads_gitlab_timestamps_with_offsets() {
+        let utc = parse_timestamp("2016-07-11T22:14:10.123Z").unwrap();
+        let local = parse_timestamp("2016-07-12T00:14:10.123+02:00").unwrap();
+        assert_eq!(utc, local);
+        assert_eq!(
+            utc.duration_since(UNIX_EPOCH).unwrap(),
+            Duration::from_millis(1_468_275_250_123)
+        );
+        assert!(parse_timestamp("yesterday").is_none());
     }
 }

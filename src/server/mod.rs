@@ -33,6 +33,7 @@ use axum::extract::{DefaultBodyLimit, State};
 use axum::http::StatusCode;
 use axum::routing::{get, post};
 use metrics_exporter_prometheus::PrometheusHandle;
+use secrecy::{ExposeSecret, SecretSlice, SecretString};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
@@ -48,7 +49,8 @@ pub struct ServeConfig {
     pub listen: SocketAddr,
     pub data_dir: PathBuf,
     /// `sqlite://…`, `postgres://…` or `postgresql://…` (default: `<data-dir>/cascade.db`).
-    pub database_url: Option<String>,
+    /// It may hold the database's password: `Debug` never shows it.
+    pub database_url: Option<SecretString>,
     /// The GitHub App, when this server serves GitHub.
     pub github: Option<GitHubServeConfig>,
     /// The GitLab instance, when this server serves GitLab.
@@ -85,51 +87,31 @@ pub struct ServeConfig {
     pub http: HttpLimits,
 }
 
-/// The GitHub App this server acts as.
-#[derive(Clone)]
+/// The GitHub App this server acts as. `Debug` never shows a secret (`secrecy`).
+#[derive(Clone, Debug)]
 pub struct GitHubServeConfig {
     pub app_id: u64,
     /// The App's private key (PEM).
-    pub private_key: Vec<u8>,
+    pub private_key: SecretSlice<u8>,
     /// Every secret is accepted (rotation).
-    pub webhook_secrets: Vec<Vec<u8>>,
+    pub webhook_secrets: Vec<SecretSlice<u8>>,
     /// `https://api.github.com`, or `https://HOST/api/v3` on GitHub Enterprise.
     pub api_url: String,
 }
 
 /// The GitLab instance this server acts on, and how its webhook authenticates.
-#[derive(Clone)]
+/// `Debug` never shows a secret (`secrecy`).
+#[derive(Clone, Debug)]
 pub struct GitLabServeConfig {
     /// The instance root (`https://gitlab.com`); the API is under `/api/v4`.
     pub url: String,
     /// The access token cascade acts with (read from its file, trimmed).
-    pub token: String,
+    pub token: SecretString,
     /// Every secret is accepted as `X-Gitlab-Token` (rotation), each for every project
     /// or for one project only.
     pub webhook_secrets: WebhookSecrets,
     /// When set, deliveries must also carry a valid Standard-Webhooks signature.
     pub signing_key: Option<SigningKey>,
-}
-
-// Secrets never reach a log line through `{:?}`.
-impl std::fmt::Debug for GitHubServeConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("GitHubServeConfig")
-            .field("app_id", &self.app_id)
-            .field("api_url", &self.api_url)
-            .field("webhook_secrets", &self.webhook_secrets.len())
-            .finish_non_exhaustive()
-    }
-}
-
-impl std::fmt::Debug for GitLabServeConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("GitLabServeConfig")
-            .field("url", &self.url)
-            .field("webhook_secrets", &self.webhook_secrets)
-            .field("signing_key", &self.signing_key.is_some())
-            .finish_non_exhaustive()
-    }
 }
 
 /// How GitLab deliveries are authenticated, and the instance their projects must be at.
@@ -144,7 +126,7 @@ pub struct GitLabHookAuth {
 pub struct AppState {
     /// GitHub's webhook secrets; `None` until the setup page created the App
     /// (deliveries are answered 503), and when GitHub is not served (no route).
-    pub github_secrets: ArcSwapOption<Vec<Vec<u8>>>,
+    pub github_secrets: ArcSwapOption<Vec<SecretSlice<u8>>>,
     /// `None` when GitLab is not served (no route).
     pub gitlab: Option<GitLabHookAuth>,
     pub store: Arc<AnyStore>,
@@ -198,7 +180,7 @@ pub fn metrics_handle() -> PrometheusHandle {
 async fn connect_gitlab(
     config: &GitLabServeConfig,
 ) -> anyhow::Result<crate::forge::gitlab::GitLab> {
-    let client = crate::forge::gitlab::GitLab::new(&config.url, &config.token)
+    let client = crate::forge::gitlab::GitLab::new(&config.url, config.token.expose_secret())
         .context("cannot use --gitlab-url")?;
     let me = client
         .current_user()
@@ -215,13 +197,19 @@ pub async fn start(mut config: ServeConfig) -> anyhow::Result<RunningServer> {
         && let Some(site) = &config.setup
         && let Some(app) = stored_app::StoredApp::load(&config.data_dir)?
     {
-        crate::redact::register_secret(&String::from_utf8_lossy(&app.private_key));
-        crate::redact::register_secret(&app.webhook_secret);
+        crate::redact::register_secret(&String::from_utf8_lossy(app.private_key.expose_secret()));
+        crate::redact::register_secret(app.webhook_secret.expose_secret());
         tracing::info!(app_id = app.id, slug = %app.slug, "serving the GitHub App stored in the data directory");
         config.github = Some(GitHubServeConfig {
             app_id: app.id,
             private_key: app.private_key,
-            webhook_secrets: vec![app.webhook_secret.into_bytes()],
+            webhook_secrets: vec![
+                app.webhook_secret
+                    .expose_secret()
+                    .as_bytes()
+                    .to_vec()
+                    .into(),
+            ],
             api_url: site.api_url.clone(),
         });
     }
@@ -237,7 +225,10 @@ pub async fn start(mut config: ServeConfig) -> anyhow::Result<RunningServer> {
         );
     }
     if let Some(github) = &config.github
-        && github.webhook_secrets.iter().all(Vec::is_empty)
+        && github
+            .webhook_secrets
+            .iter()
+            .all(|secret| secret.expose_secret().is_empty())
     {
         bail!(
             "no webhook secret: set CASCADE_GITHUB_WEBHOOK_SECRET or --github-webhook-secret-file; cascade refuses unsigned deliveries"
@@ -255,11 +246,23 @@ pub async fn start(mut config: ServeConfig) -> anyhow::Result<RunningServer> {
     tokio::task::spawn_blocking(move || crate::private_dir::make_private(&data_dir))
         .await
         .context("making the data directory private panicked")??;
-    let store =
-        Arc::new(crate::store::open(config.database_url.as_deref(), &config.data_dir).await?);
+    let store = Arc::new(
+        crate::store::open(
+            config
+                .database_url
+                .as_ref()
+                .map(ExposeSecret::expose_secret),
+            &config.data_dir,
+        )
+        .await?,
+    );
     let github = match &config.github {
         Some(github) => Some(Arc::new(
-            GitHubApp::new(&github.api_url, github.app_id, &github.private_key).context(
+            GitHubApp::new(
+                &github.api_url,
+                github.app_id,
+                github.private_key.expose_secret(),
+            ).context(
                 "cannot load the GitHub App's private key (--github-private-key-file, or github-app/ in the data directory)",
             )?,
         )),

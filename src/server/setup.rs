@@ -26,6 +26,7 @@ use axum::extract::{Form, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use handlebars::Handlebars;
+use secrecy::ExposeSecret;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -514,8 +515,8 @@ async fn finish(state: &Arc<AppState>, code: &str) -> Result<Finished, Unfinishe
         id: app.id,
         slug: app.slug.clone(),
         html_url: html_url.clone(),
-        private_key: app.private_key_pem.into_bytes(),
-        webhook_secret: app.webhook_secret,
+        private_key: app.private_key_pem.into_bytes().into(),
+        webhook_secret: app.webhook_secret.into(),
     };
     let data_dir = setup.data_dir.clone();
     let stored = tokio::task::spawn_blocking(move || stored.save(&data_dir).map(|()| stored))
@@ -529,9 +530,14 @@ async fn finish(state: &Arc<AppState>, code: &str) -> Result<Finished, Unfinishe
         })?;
     // The client first: a delivery accepted under the new secret finds the App.
     state.bot.forges.set_github(Arc::new(client));
-    state
-        .github_secrets
-        .store(Some(Arc::new(vec![stored.webhook_secret.into_bytes()])));
+    state.github_secrets.store(Some(Arc::new(vec![
+        stored
+            .webhook_secret
+            .expose_secret()
+            .as_bytes()
+            .to_vec()
+            .into(),
+    ])));
     tracing::info!(app_id = app.id, slug = %app.slug, "GitHub App created through the setup page; serving it");
     Ok(Finished {
         slug: app.slug,

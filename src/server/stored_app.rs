@@ -9,6 +9,7 @@
 //! data directory).
 
 use anyhow::{Context as _, bail};
+use secrecy::{ExposeSecret, SecretSlice, SecretString};
 use serde::{Deserialize, Serialize};
 use std::io::Write as _;
 use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _, PermissionsExt as _};
@@ -20,22 +21,14 @@ const SECRET_FILE: &str = "webhook-secret";
 /// Written last: its presence means the other two are complete.
 const APP_FILE: &str = "app.json";
 
-/// A GitHub App's credentials as stored.
+/// A GitHub App's credentials as stored. `Debug` never shows a secret (`secrecy`).
+#[derive(Debug)]
 pub struct StoredApp {
     pub id: u64,
     pub slug: String,
     pub html_url: String,
-    pub private_key: Vec<u8>,
-    pub webhook_secret: String,
-}
-
-impl std::fmt::Debug for StoredApp {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("StoredApp")
-            .field("id", &self.id)
-            .field("slug", &self.slug)
-            .finish_non_exhaustive()
-    }
+    pub private_key: SecretSlice<u8>,
+    pub webhook_secret: SecretString,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -81,8 +74,12 @@ impl StoredApp {
             .with_context(|| format!("cannot make {DIR}/ in the data directory private"))?;
         // The marker goes first out and last in.
         let _ = std::fs::remove_file(dir.join(APP_FILE));
-        write_private(&dir, KEY_FILE, &self.private_key)?;
-        write_private(&dir, SECRET_FILE, self.webhook_secret.as_bytes())?;
+        write_private(&dir, KEY_FILE, self.private_key.expose_secret())?;
+        write_private(
+            &dir,
+            SECRET_FILE,
+            self.webhook_secret.expose_secret().as_bytes(),
+        )?;
         let app = AppFile {
             id: self.id,
             slug: self.slug.clone(),
@@ -123,8 +120,8 @@ impl StoredApp {
             id: app.id,
             slug: app.slug,
             html_url: app.html_url,
-            private_key,
-            webhook_secret,
+            private_key: private_key.into(),
+            webhook_secret: webhook_secret.into(),
         }))
     }
 }

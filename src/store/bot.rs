@@ -5,7 +5,8 @@ use crate::unit::UnitPath;
 
 /// Where a delivery stands. A delivery is stored before it is acknowledged and
 /// processed afterwards, so a restart finds the ones still `Received`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, strum::IntoStaticStr, strum::EnumString)]
+#[strum(serialize_all = "snake_case")]
 pub enum DeliveryStatus {
     Received,
     Processed,
@@ -14,22 +15,15 @@ pub enum DeliveryStatus {
 }
 
 impl DeliveryStatus {
+    /// The text `deliveries.status` holds.
     pub fn as_str(self) -> &'static str {
-        match self {
-            DeliveryStatus::Received => "received",
-            DeliveryStatus::Processed => "processed",
-            DeliveryStatus::Ignored => "ignored",
-            DeliveryStatus::Failed => "failed",
-        }
+        self.into()
     }
 
+    /// Read from `deliveries.status`; text no version wrote counts as `Received`, so the
+    /// delivery is processed again rather than lost.
     pub fn parse(text: &str) -> DeliveryStatus {
-        match text {
-            "processed" => DeliveryStatus::Processed,
-            "ignored" => DeliveryStatus::Ignored,
-            "failed" => DeliveryStatus::Failed,
-            _ => DeliveryStatus::Received,
-        }
+        text.parse().unwrap_or(DeliveryStatus::Received)
     }
 }
 
@@ -50,7 +44,8 @@ pub struct DeliveryRecord {
 
 /// The state of a pull request, per head: level-based, recomputed and saved
 /// after every step so a restarted server knows where each one stood.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, strum::IntoStaticStr, strum::EnumString)]
+#[strum(serialize_all = "snake_case")]
 pub enum PrState {
     Discovering,
     Planning,
@@ -64,33 +59,14 @@ pub enum PrState {
 }
 
 impl PrState {
+    /// The text `pull_requests.state` holds.
     pub fn as_str(self) -> &'static str {
-        match self {
-            PrState::Discovering => "discovering",
-            PrState::Planning => "planning",
-            PrState::Commented => "commented",
-            PrState::Applying => "applying",
-            PrState::Applied => "applied",
-            PrState::Failed => "failed",
-            PrState::Closed => "closed",
-            PrState::NotServed => "not_served",
-        }
+        self.into()
     }
 
+    /// Read from `pull_requests.state`.
     pub fn parse(text: &str) -> Option<PrState> {
-        use PrState::*;
-        [
-            Discovering,
-            Planning,
-            Commented,
-            Applying,
-            Applied,
-            Failed,
-            Closed,
-            NotServed,
-        ]
-        .into_iter()
-        .find(|s| s.as_str() == text)
+        text.parse().ok()
     }
 
     /// Work that was under way when the server stopped, and must resume.

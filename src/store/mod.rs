@@ -40,11 +40,19 @@ use serde::{Deserialize, Serialize};
 use std::future::Future;
 
 /// Plan or apply.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, strum::IntoStaticStr)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum RunKind {
     Plan,
     Apply,
+}
+
+impl RunKind {
+    /// The text `runs.kind` holds.
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
 }
 
 /// A run: one walk over a plan's units.
@@ -61,8 +69,19 @@ pub struct RunRecord {
 }
 
 /// Where one unit of a run stands.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::EnumString,
+)]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum UnitStatus {
     Planning,
     Planned,
@@ -78,35 +97,14 @@ pub enum UnitStatus {
 }
 
 impl UnitStatus {
+    /// The text `unit_results.status` holds (and the JSON of a plan's units).
     pub fn as_str(self) -> &'static str {
-        match self {
-            UnitStatus::Planning => "planning",
-            UnitStatus::Planned => "planned",
-            UnitStatus::Failed => "failed",
-            UnitStatus::Skipped => "skipped",
-            UnitStatus::Applying => "applying",
-            UnitStatus::Applied => "applied",
-            UnitStatus::Unchanged => "unchanged",
-            UnitStatus::ChangedSinceApproval => "changed-since-approval",
-            UnitStatus::Cancelled => "cancelled",
-        }
+        self.into()
     }
 
+    /// Read from `unit_results.status`.
     pub fn parse(text: &str) -> Option<UnitStatus> {
-        use UnitStatus::*;
-        [
-            Planning,
-            Planned,
-            Failed,
-            Skipped,
-            Applying,
-            Applied,
-            Unchanged,
-            ChangedSinceApproval,
-            Cancelled,
-        ]
-        .into_iter()
-        .find(|s| s.as_str() == text)
+        text.parse().ok()
     }
 }
 
@@ -167,8 +165,19 @@ impl PlannedUnit {
 }
 
 /// Whether a plan can still be applied.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::EnumString,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum PlanStatus {
     /// The latest plan for its repository (or pull request).
     Current,
@@ -179,20 +188,14 @@ pub enum PlanStatus {
 }
 
 impl PlanStatus {
+    /// The text `plans.status` holds.
     pub fn as_str(self) -> &'static str {
-        match self {
-            PlanStatus::Current => "current",
-            PlanStatus::Superseded => "superseded",
-            PlanStatus::Consumed => "consumed",
-        }
+        self.into()
     }
 
+    /// Read from `plans.status`; text no version wrote counts as `Current`, as it always has.
     fn parse(text: &str) -> PlanStatus {
-        match text {
-            "superseded" => PlanStatus::Superseded,
-            "consumed" => PlanStatus::Consumed,
-            _ => PlanStatus::Current,
-        }
+        text.parse().unwrap_or(PlanStatus::Current)
     }
 }
 

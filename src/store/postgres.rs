@@ -21,7 +21,7 @@
 //! each NUL replaced by U+FFFD rather than failing the write. This module never
 //! puts the database URL, which may hold a password, in a message.
 
-use super::rows::{self, kind_str};
+use super::rows;
 use super::{
     ApplyClaim, DeliveryRecord, DeliveryStatus, Lock, PlanRecord, PlanStatus, PullRequestRecord,
     Pusher, RunKind, RunRecord, Store, UnitRecord,
@@ -92,7 +92,7 @@ impl PostgresStore {
         );
         let row = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(repo)
-            .bind(kind_str(kind))
+            .bind(kind.as_str())
             .bind(key)
             .fetch_optional(&self.pool)
             .await?;
@@ -142,7 +142,7 @@ impl Store for PostgresStore {
         sqlx::query("INSERT INTO runs (id, repo, kind, key, dir, status, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)")
             .bind(&run.id)
             .bind(&run.repo)
-            .bind(kind_str(run.kind))
+            .bind(run.kind.as_str())
             .bind(&run.key)
             .bind(&run.dir)
             .bind(if run.finished { "finished" } else { "running" })

@@ -44,14 +44,6 @@ macro_rules! stored_row {
 
 stored_row!(sqlx::sqlite::SqliteRow, sqlx::postgres::PgRow);
 
-/// What `runs.kind` holds.
-pub(super) fn kind_str(kind: RunKind) -> &'static str {
-    match kind {
-        RunKind::Plan => "plan",
-        RunKind::Apply => "apply",
-    }
-}
-
 /// A value kept as JSON text (summaries, renderings, plan units).
 pub(super) fn json<T: serde::Serialize>(value: Option<&T>) -> anyhow::Result<Option<String>> {
     Ok(value.map(serde_json::to_string).transpose()?)
@@ -153,4 +145,101 @@ pub(super) fn apply_claim(row: &impl StoredRow) -> anyhow::Result<ApplyClaim> {
 /// A count the store keeps as an integer, as the `u32` callers use.
 pub(super) fn count(n: Option<i64>) -> u32 {
     n.unwrap_or(0).clamp(0, i64::from(u32::MAX)) as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The text each status is stored as: databases written by earlier versions must read
+    /// back the same, so these never change.
+    #[test]
+    fn stored_names_are_the_ones_databases_hold() {
+        let runs = [RunKind::Plan, RunKind::Apply].map(RunKind::as_str);
+        assert_eq!(runs, ["plan", "apply"]);
+        use UnitStatus::*;
+        let units = [
+            Planning,
+            Planned,
+            Failed,
+            Skipped,
+            Applying,
+            Applied,
+            Unchanged,
+            ChangedSinceApproval,
+            Cancelled,
+        ];
+        assert_eq!(
+            units.map(UnitStatus::as_str),
+            [
+                "planning",
+                "planned",
+                "failed",
+                "skipped",
+                "applying",
+                "applied",
+                "unchanged",
+                "changed-since-approval",
+                "cancelled",
+            ]
+        );
+        for status in units {
+            assert_eq!(UnitStatus::parse(status.as_str()), Some(status));
+        }
+        assert_eq!(UnitStatus::parse("Planned"), None);
+        let plans = [
+            PlanStatus::Current,
+            PlanStatus::Superseded,
+            PlanStatus::Consumed,
+        ];
+        assert_eq!(
+            plans.map(PlanStatus::as_str),
+            ["current", "superseded", "consumed"]
+        );
+        for status in plans {
+            assert_eq!(PlanStatus::parse(status.as_str()), status);
+        }
+        assert_eq!(PlanStatus::parse("archived"), PlanStatus::Current);
+        let deliveries = [
+            DeliveryStatus::Received,
+            DeliveryStatus::Processed,
+            DeliveryStatus::Ignored,
+            DeliveryStatus::Failed,
+        ];
+        assert_eq!(
+            deliveries.map(DeliveryStatus::as_str),
+            ["received", "processed", "ignored", "failed"]
+        );
+        for status in deliveries {
+            assert_eq!(DeliveryStatus::parse(status.as_str()), status);
+        }
+        assert_eq!(DeliveryStatus::parse("lost"), DeliveryStatus::Received);
+        let states = [
+            PrState::Discovering,
+            PrState::Planning,
+            PrState::Commented,
+            PrState::Applying,
+            PrState::Applied,
+            PrState::Failed,
+            PrState::Closed,
+            PrState::NotServed,
+        ];
+        assert_eq!(
+            states.map(PrState::as_str),
+            [
+                "discovering",
+                "planning",
+                "commented",
+                "applying",
+                "applied",
+                "failed",
+                "closed",
+                "not_served",
+            ]
+        );
+        for state in states {
+            assert_eq!(PrState::parse(state.as_str()), Some(state));
+        }
+        assert_eq!(PrState::parse("notserved"), None);
+    }
 }

@@ -1,6 +1,6 @@
 //! The SQLite store: one file, WAL mode, migrations embedded in the binary.
 
-use super::rows::{self, kind_str};
+use super::rows;
 use super::{
     ApplyClaim, DeliveryRecord, DeliveryStatus, Lock, PlanRecord, PlanStatus, PullRequestRecord,
     Pusher, RunKind, RunRecord, Store, UnitRecord,
@@ -54,7 +54,7 @@ impl SqliteStore {
         );
         let row = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(repo)
-            .bind(kind_str(kind))
+            .bind(kind.as_str())
             .bind(key)
             .fetch_optional(&self.pool)
             .await?;
@@ -67,7 +67,7 @@ impl Store for SqliteStore {
         sqlx::query("INSERT INTO runs (id, repo, kind, key, dir, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)")
             .bind(&run.id)
             .bind(&run.repo)
-            .bind(kind_str(run.kind))
+            .bind(run.kind.as_str())
             .bind(&run.key)
             .bind(&run.dir)
             .bind(if run.finished { "finished" } else { "running" })

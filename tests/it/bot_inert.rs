@@ -6,9 +6,8 @@
 //! independent Markdown parser (`support::markdown_oracle`): nothing in them links,
 //! mentions, references or adds HTML, and every hostile name is shown whole, as code.
 
-use crate::support::bot_world;
-use crate::support::fake_github;
 use crate::support;
+use crate::support::bot_world;
 
 use bot_world::{World, world};
 use support::hostile::{

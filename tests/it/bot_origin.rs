@@ -6,10 +6,9 @@
 //! refusal and nothing else; `--metrics-repo-labels` names repositories in `/metrics`
 //! (without it they are named nowhere: `tests/bot_drift.rs`).
 
-use crate::support::bot_world;
-use crate::support::fake_github;
-use crate::support::gitlab_world;
 use crate::support;
+use crate::support::bot_world;
+use crate::support::gitlab_world;
 
 use cascade::bot::AllowedOwners;
 use std::path::Path;

@@ -6,7 +6,6 @@
 //! with nothing run for it.
 
 use crate::support::bot_world;
-use crate::support::fake_github;
 
 use bot_world::{REPO, World, world};
 use std::path::Path;

@@ -6,6 +6,7 @@
 use crate::support;
 
 use cascade::event::gitlab::ProjectKey;
+use secrecy::{ExposeSecret, SecretSlice};
 use serde_json::Value as Json;
 use std::path::Path;
 use std::process::Command;
@@ -361,7 +362,7 @@ fn serve_takes_github_only_gitlab_only_or_both() {
     let github = cascade::cli::serve_config(github_flags(&s)).unwrap();
     let app = github.github.expect("GitHub is configured");
     assert_eq!(app.app_id, 42);
-    assert_eq!(app.webhook_secrets, vec![b"gh-secret".to_vec()]);
+    assert_eq!(exposed(&app.webhook_secrets), vec![b"gh-secret".to_vec()]);
     assert_eq!(app.api_url, "https://api.github.com");
     assert!(github.gitlab.is_none());
 
@@ -370,16 +371,21 @@ fn serve_takes_github_only_gitlab_only_or_both() {
     let gl = gitlab.gitlab.expect("GitLab is configured");
     assert_eq!(gl.url, "https://gitlab.example.com");
     assert_eq!(
-        gl.token, "glpat-0123456789abcdef",
+        gl.token.expose_secret(),
+        "glpat-0123456789abcdef",
         "read from the file, trimmed"
     );
     assert_eq!(
-        gl.webhook_secrets.any_project,
+        exposed(&gl.webhook_secrets.any_project),
         vec![b"gl-old".to_vec(), b"gl-new".to_vec(), b"gl-next".to_vec()]
     );
     // `PROJECT=SECRET` lines speak for one project each.
     assert_eq!(
-        gl.webhook_secrets.per_project,
+        gl.webhook_secrets
+            .per_project
+            .iter()
+            .map(|(key, secret)| (key.clone(), secret.expose_secret().to_vec()))
+            .collect::<Vec<_>>(),
         vec![
             (
                 ProjectKey::Path("acme/platform/infra".into()),
@@ -652,7 +658,13 @@ fn serve_refuses_secrets_on_the_command_line_and_says_where_to_put_them() {
         "sqlite:///var/lib/cascade/cascade.db",
     ] {
         let config = cascade::cli::serve_config(["--database-url", url]).unwrap();
-        assert_eq!(config.database_url.as_deref(), Some(url));
+        assert_eq!(
+            config
+                .database_url
+                .as_ref()
+                .map(ExposeSecret::expose_secret),
+            Some(url)
+        );
     }
     // The real binary: exit 2, every secret named, none shown.
     let err = serve_refused(
@@ -732,7 +744,7 @@ fn serve_reads_secrets_from_files() {
     ])
     .unwrap();
     assert_eq!(
-        config.github.unwrap().webhook_secrets,
+        exposed(&config.github.unwrap().webhook_secrets),
         [
             &b"gh-file-secret-old"[..],
             b"gh-file-secret-new",
@@ -740,7 +752,10 @@ fn serve_reads_secrets_from_files() {
         ]
     );
     assert_eq!(
-        config.database_url.as_deref(),
+        config
+            .database_url
+            .as_ref()
+            .map(ExposeSecret::expose_secret),
         Some("postgres://cascade:pg-file-pass@db/cascade")
     );
     assert_eq!(
@@ -836,4 +851,9 @@ fn plan_and_drift_refuse_a_broken_cascade_yaml() {
     assert_eq!(code, 1, "{err}");
     assert!(out.contains("critical path"), "{out}");
     assert!(format!("{out}{err}").contains("attempts"), "{out}{err}");
+}
+
+/// The bytes of each secret, to compare with what the flags gave.
+fn exposed(secrets: &[SecretSlice<u8>]) -> Vec<Vec<u8>> {
+    secrets.iter().map(|s| s.expose_secret().to_vec()).collect()
 }

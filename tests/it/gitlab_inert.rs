@@ -6,8 +6,8 @@
 //! note keeps the failed unit's message in a collapsed code block; the note and the replies
 //! are read back with an independent Markdown parser (`support::markdown_oracle`).
 
-use crate::support::gitlab_world;
 use crate::support;
+use crate::support::gitlab_world;
 
 use gitlab_world::{AUTHOR, REPORTER_USER, World, world};
 use support::hostile::{

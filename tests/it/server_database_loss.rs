@@ -122,7 +122,7 @@ async fn losing_the_database_fails_readiness_and_deliveries_until_it_is_back() {
         .to_string();
     let mut proxy = DatabaseProxy::start(pg_cluster::cluster().socket());
     let url = proxy.url(&name);
-    let w = bot_world::world_configured("", |config| config.database_url = Some(url)).await;
+    let w = bot_world::world_configured("", |config| config.database_url = Some(url.into())).await;
     let ready = format!("http://{}/readyz", w.server.as_ref().unwrap().addr);
     assert_eq!(probe(&ready, Duration::from_secs(4)).await, 200);
 

@@ -228,7 +228,7 @@ async fn the_setup_page_creates_the_app_which_plans_without_a_restart_and_after_
     flags.setup = setup_config(&w.fake, w.data.path()).setup;
     let configured = "fake-webhook-secret";
     if let Some(github) = &mut flags.github {
-        github.webhook_secrets = vec![configured.as_bytes().to_vec()];
+        github.webhook_secrets = vec![configured.as_bytes().to_vec().into()];
     }
     w.server = Some(start(flags).await.unwrap());
     let stored_secret = w.fake.pull_request_event(REPO, n, "edited");

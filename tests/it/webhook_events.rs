@@ -5,6 +5,7 @@
 //! in `../shared/webhooks/gitlab/` parsed and classified as its README says.
 
 use crate::support;
+use secrecy::SecretSlice;
 
 use cascade::event::gitlab::{
     GitLabDelivery, MergeRequestAction, SigningError, SigningKey, TokenError, verify_signing,
@@ -52,8 +53,8 @@ fn payload_files() -> Vec<String> {
     files
 }
 
-fn secrets(list: &[&str]) -> Vec<Vec<u8>> {
-    list.iter().map(|s| s.as_bytes().to_vec()).collect()
+fn secrets(list: &[&str]) -> Vec<SecretSlice<u8>> {
+    list.iter().map(|s| s.as_bytes().to_vec().into()).collect()
 }
 
 // ---------------------------------------------------------------- signatures

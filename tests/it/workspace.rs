@@ -2,7 +2,7 @@
 //! working clone made with the git CLI in temp dirs, fetched from the bare directory;
 //! and plain HTTP listeners for what goes over the network (the token, timeouts).
 
-mod support;
+use crate::support;
 
 use cascade::forge::{CloneUrl, GitCredential, GitOrigin};
 use cascade::git::Change;

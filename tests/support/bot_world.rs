@@ -86,8 +86,8 @@ pub fn serve_config(fake: &FakeGitHub, data: &Path) -> ServeConfig {
         database_url: None,
         github: Some(GitHubServeConfig {
             app_id: APP_ID,
-            private_key: app_key(),
-            webhook_secrets: vec![fake.webhook_secret().into_bytes()],
+            private_key: app_key().into(),
+            webhook_secrets: vec![fake.webhook_secret().into_bytes().into()],
             api_url: fake.url(),
         }),
         gitlab: None,
@@ -417,7 +417,7 @@ impl World {
     }
 
     /// The newest check run on `sha`, as it stands now.
-    pub fn check_now(&self, sha: &str) -> crate::fake_github::CheckRunState {
+    pub fn check_now(&self, sha: &str) -> crate::support::fake_github::CheckRunState {
         let runs = self.fake.check_runs(REPO, sha);
         runs.last().expect("a check run").current().clone()
     }

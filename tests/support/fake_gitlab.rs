@@ -62,6 +62,12 @@ impl DiffFile {
             deleted_file: false,
         }
     }
+    pub fn added(path: &str) -> DiffFile {
+        DiffFile {
+            new_file: true,
+            ..DiffFile::modified(path)
+        }
+    }
 }
 
 /// What a new merge request looks like; `..MrSpec::default()` fills the rest.

@@ -82,7 +82,7 @@ pub fn push_change_as(w: &World, branch: &str, file: &str, line: &str, author: &
 pub fn gitlab_config(fake: &FakeGitLab) -> GitLabServeConfig {
     GitLabServeConfig {
         url: fake.url(),
-        token: fake.token().to_string(),
+        token: fake.token().to_string().into(),
         webhook_secrets: vec![fake.webhook_secret().into_bytes()].into(),
         signing_key: None,
     }

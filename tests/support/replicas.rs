@@ -38,7 +38,7 @@ pub async fn in_process(
     for _ in 0..count {
         let dir = tempfile::tempdir().unwrap();
         let mut config = serve_config(&w.fake, dir.path());
-        config.database_url = Some(database.to_string());
+        config.database_url = Some(database.to_string().into());
         config.replica_lease = LEASE;
         tweak(&mut config);
         servers.push(start(config).await.unwrap());

@@ -10,8 +10,8 @@ use crate::event::{DeliveryId, HeaderError};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use hmac::{Hmac, Mac};
+use secrecy::{ExposeSecret, SecretSlice};
 use sha2::{Digest, Sha256};
-use std::fmt;
 use subtle::ConstantTimeEq;
 
 /// How far `webhook-timestamp` may be from the server's clock, either way.
@@ -36,24 +36,20 @@ pub enum TokenError {
 /// so neither the length nor the first differing byte shows in the time taken,
 /// and every secret is tried. Empty secrets are skipped; an empty token matches
 /// nothing. Secrets given for one project each: [`super::WebhookSecrets::verify`].
-pub fn verify_token(secrets: &[Vec<u8>], header: Option<&str>) -> Result<(), TokenError> {
-    super::WebhookSecrets::from(secrets.to_vec())
-        .verify(header)
-        .map(drop)
+pub fn verify_token(secrets: &[SecretSlice<u8>], header: Option<&str>) -> Result<(), TokenError> {
+    let secrets = super::WebhookSecrets {
+        any_project: secrets.to_vec(),
+        per_project: Vec::new(),
+    };
+    secrets.verify(header).map(drop)
 }
 
 // ---------------------------------------------------------------- signature
 
 /// A GitLab webhook signing token (`whsec_<base64 of the key>`), decoded.
-/// `Debug` never shows the key.
-#[derive(Clone, PartialEq, Eq)]
-pub struct SigningKey(Vec<u8>);
-
-impl fmt::Debug for SigningKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("SigningKey(…)")
-    }
-}
+/// `Debug` never shows the key (`secrecy`).
+#[derive(Clone, Debug)]
+pub struct SigningKey(SecretSlice<u8>);
 
 /// A signing token that is not `whsec_` and base64.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -70,7 +66,7 @@ impl SigningKey {
             .and_then(|b64| STANDARD.decode(b64).ok())
             .filter(|key| !key.is_empty())
             .ok_or(InvalidSigningToken)?;
-        Ok(SigningKey(key))
+        Ok(SigningKey(key.into()))
     }
 
     /// `v1,<base64 HMAC-SHA256("{id}.{timestamp}.{body}")>`: what GitLab sends.
@@ -79,7 +75,8 @@ impl SigningKey {
     }
 
     fn mac(&self, id: &str, timestamp: i64, body: &[u8]) -> Vec<u8> {
-        let mut mac = Hmac::<Sha256>::new_from_slice(&self.0).expect("HMAC takes any key");
+        let mut mac =
+            Hmac::<Sha256>::new_from_slice(self.0.expose_secret()).expect("HMAC takes any key");
         mac.update(format!("{id}.{timestamp}.").as_bytes());
         mac.update(body);
         mac.finalize().into_bytes().to_vec()
@@ -230,7 +227,9 @@ mod tests {
 
     #[test]
     fn token_matches_any_configured_secret_and_nothing_else() {
-        let secrets = vec![Vec::new(), b"old".to_vec(), b"new".to_vec()];
+        let secrets: Vec<SecretSlice<u8>> = [&b""[..], b"old", b"new"]
+            .map(|s| s.to_vec().into())
+            .to_vec();
         assert_eq!(verify_token(&secrets, Some("old")), Ok(()));
         assert_eq!(verify_token(&secrets, Some("new")), Ok(()));
         assert_eq!(
@@ -240,7 +239,7 @@ mod tests {
         assert_eq!(verify_token(&secrets, Some("")), Err(TokenError::Mismatch));
         assert_eq!(verify_token(&secrets, None), Err(TokenError::Missing));
         assert_eq!(
-            verify_token(&[Vec::new()], Some("")),
+            verify_token(&[Vec::new().into()], Some("")),
             Err(TokenError::NoSecret)
         );
     }

@@ -8,6 +8,7 @@
 //! so the receiver can hold it to the secret and to the configured instance's origin
 //! before anything is stored. Never decides what to do with a delivery.
 
+use secrecy::{ExposeSecret, SecretSlice};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
@@ -57,27 +58,18 @@ impl std::fmt::Display for ProjectKey {
 }
 
 /// The GitLab webhook's secret tokens: those for every project (several while
-/// rotating), and those for one project each. `Debug` shows counts only.
-#[derive(Clone, Default, PartialEq, Eq)]
+/// rotating), and those for one project each. `Debug` never shows one (`secrecy`).
+#[derive(Clone, Debug, Default)]
 pub struct WebhookSecrets {
-    pub any_project: Vec<Vec<u8>>,
-    pub per_project: Vec<(ProjectKey, Vec<u8>)>,
-}
-
-impl std::fmt::Debug for WebhookSecrets {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("WebhookSecrets")
-            .field("any_project", &self.any_project.len())
-            .field("per_project", &self.per_project.len())
-            .finish()
-    }
+    pub any_project: Vec<SecretSlice<u8>>,
+    pub per_project: Vec<(ProjectKey, SecretSlice<u8>)>,
 }
 
 impl From<Vec<Vec<u8>>> for WebhookSecrets {
     /// Secrets for every project.
     fn from(any_project: Vec<Vec<u8>>) -> WebhookSecrets {
         WebhookSecrets {
-            any_project,
+            any_project: any_project.into_iter().map(SecretSlice::from).collect(),
             per_project: Vec::new(),
         }
     }
@@ -115,13 +107,13 @@ impl WebhookSecrets {
                 let is_secret = !secret.is_empty() && !secret.starts_with('=');
                 ProjectKey::parse(project)
                     .filter(|_| is_secret)
-                    .map(|key| (key, secret.as_bytes().to_vec()))
+                    .map(|key| (key, secret.as_bytes().to_vec().into()))
             });
             match scoped {
                 Some(scoped) => secrets.per_project.push(scoped),
-                None if !value.trim().is_empty() => {
-                    secrets.any_project.push(value.trim().as_bytes().to_vec())
-                }
+                None if !value.trim().is_empty() => secrets
+                    .any_project
+                    .push(value.trim().as_bytes().to_vec().into()),
                 None => {}
             }
         }
@@ -130,16 +122,15 @@ impl WebhookSecrets {
 
     /// No secret at all: no delivery can be authenticated.
     pub fn is_empty(&self) -> bool {
-        self.any_project.iter().all(Vec::is_empty)
-            && self.per_project.iter().all(|(_, s)| s.is_empty())
+        self.values().all(<[u8]>::is_empty)
     }
 
-    /// Every secret's value, for redaction.
+    /// Every secret's value, for redaction and to check a token against.
     pub fn values(&self) -> impl Iterator<Item = &[u8]> {
         self.any_project
             .iter()
-            .map(Vec::as_slice)
-            .chain(self.per_project.iter().map(|(_, s)| s.as_slice()))
+            .chain(self.per_project.iter().map(|(_, s)| s))
+            .map(ExposeSecret::expose_secret)
     }
 
     /// Checks `X-Gitlab-Token` (GitLab sends the secret itself) against every secret in
@@ -152,11 +143,13 @@ impl WebhookSecrets {
         let mut any_secret = false;
         let mut any_project = false;
         let mut projects = Vec::new();
-        for secret in self.any_project.iter().filter(|s| !s.is_empty()) {
+        let any = self.any_project.iter().map(ExposeSecret::expose_secret);
+        for secret in any.filter(|s| !s.is_empty()) {
             any_secret = true;
             any_project |= matches(secret);
         }
-        for (key, secret) in self.per_project.iter().filter(|(_, s)| !s.is_empty()) {
+        let per_project = self.per_project.iter().map(|(k, s)| (k, s.expose_secret()));
+        for (key, secret) in per_project.filter(|(_, s)| !s.is_empty()) {
             any_secret = true;
             if matches(secret) {
                 projects.push(key.clone());
@@ -246,18 +239,28 @@ mod tests {
             .map(String::from)
             .to_vec(),
         );
+        let per_project: Vec<(ProjectKey, &[u8])> = secrets
+            .per_project
+            .iter()
+            .map(|(key, secret)| (key.clone(), secret.expose_secret()))
+            .collect();
         assert_eq!(
-            secrets.per_project,
+            per_project,
             [
                 (
                     ProjectKey::Path("acme/platform/infra".into()),
-                    b"alpha".to_vec()
+                    &b"alpha"[..]
                 ),
-                (ProjectKey::Id(42), b"beta".to_vec()),
+                (ProjectKey::Id(42), &b"beta"[..]),
             ]
         );
+        let any_project: Vec<&[u8]> = secrets
+            .any_project
+            .iter()
+            .map(ExposeSecret::expose_secret)
+            .collect();
         assert_eq!(
-            secrets.any_project,
+            any_project,
             [
                 b"shared-secret".to_vec(),
                 b"Zm9v/YmFy==".to_vec(),

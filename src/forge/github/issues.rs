@@ -11,7 +11,7 @@ use anyhow::Context as _;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::transport::{self, Call, Method};
+use super::transport::{Call, Method};
 use super::types::WireId;
 use super::{ApiError, Installation, repo_path, segment};
 use crate::forge::newest_since;
@@ -63,7 +63,9 @@ struct WireIssue {
 
 impl WireIssue {
     fn created(&self) -> Option<SystemTime> {
-        self.created_at.as_deref().and_then(transport::parse_utc)
+        self.created_at
+            .as_deref()
+            .and_then(crate::forge::parse_timestamp)
     }
 
     /// An issue of `repo` itself, not a pull request and not one moved elsewhere.

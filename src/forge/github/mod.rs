@@ -316,10 +316,7 @@ impl Installation {
                     "cascade gave up on {kind} after {attempt} attempts"
                 )));
             }
-            let wait = policy
-                .server_error_backoff
-                .saturating_mul(2u32.saturating_pow(attempt - 1))
-                .min(policy.max_wait);
+            let wait = policy.server_errors().wait_before(attempt);
             tracing::warn!(
                 kind,
                 wait_ms = wait.as_millis() as u64,

@@ -14,6 +14,7 @@ use octocrab::Octocrab;
 use tokio::time::Instant;
 
 use super::types::WireToken;
+use crate::backoff::Backoff;
 
 /// A token is replaced this long before GitHub says it expires, so a long
 /// `git fetch` or a slow walk never holds a token that dies mid-way.
@@ -43,6 +44,18 @@ impl Default for RetryPolicy {
             server_error_backoff: Duration::from_secs(1),
             max_attempts: 4,
         }
+    }
+}
+
+impl RetryPolicy {
+    /// The waits after secondary rate limits that name no time.
+    pub(crate) fn secondary(&self) -> Backoff {
+        Backoff::doubling(self.secondary_backoff, self.max_wait)
+    }
+
+    /// The waits after 5xx answers and broken connections.
+    pub(crate) fn server_errors(&self) -> Backoff {
+        Backoff::doubling(self.server_error_backoff, self.max_wait)
     }
 }
 
@@ -326,7 +339,7 @@ impl Transport {
         let expires_at = minted
             .expires_at
             .as_deref()
-            .and_then(parse_utc)
+            .and_then(crate::forge::parse_timestamp)
             .unwrap_or_else(|| SystemTime::now() + Duration::from_secs(3600));
         let refresh_at = expires_at
             .checked_sub(TOKEN_REFRESH_MARGIN)
@@ -400,17 +413,11 @@ impl Transport {
                 Next::RateLimited(wait) => wait,
                 Next::Secondary => {
                     secondary += 1;
-                    self.policy
-                        .secondary_backoff
-                        .saturating_mul(2u32.saturating_pow(secondary - 1))
-                        .min(self.policy.max_wait)
+                    self.policy.secondary().wait_before(secondary)
                 }
                 Next::ServerError => {
                     server += 1;
-                    self.policy
-                        .server_error_backoff
-                        .saturating_mul(2u32.saturating_pow(server - 1))
-                        .min(self.policy.max_wait)
+                    self.policy.server_errors().wait_before(server)
                 }
             };
             if attempt >= self.policy.max_attempts {
@@ -632,46 +639,9 @@ fn next_link(link: &str) -> Option<String> {
     }
 }
 
-/// Reads GitHub's UTC timestamps (`2016-07-11T22:14:10Z`).
-pub(crate) fn parse_utc(text: &str) -> Option<SystemTime> {
-    let text = text.trim();
-    let text = text
-        .strip_suffix('Z')
-        .or_else(|| text.strip_suffix("+00:00"))?;
-    let (date, time) = text.split_once('T')?;
-    let mut date = date.splitn(3, '-').map(|p| p.parse::<i64>().ok());
-    let (y, m, d) = (date.next()??, date.next()??, date.next()??);
-    let time = time.split('.').next()?;
-    let mut time = time.splitn(3, ':').map(|p| p.parse::<i64>().ok());
-    let (hh, mm, ss) = (time.next()??, time.next()??, time.next()??);
-    if !(1..=12).contains(&m) || !(1..=31).contains(&d) || hh > 23 || mm > 59 || ss > 60 {
-        return None;
-    }
-    // Days from the civil date (Howard Hinnant's algorithm).
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let doy = (153 * (m + if m > 2 { -3 } else { 9 }) + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    let secs = days * 86_400 + hh * 3600 + mm * 60 + ss;
-    Some(UNIX_EPOCH + Duration::from_secs(u64::try_from(secs).ok()?))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn reads_github_timestamps() {
-        let t = parse_utc("2016-07-11T22:14:10Z").unwrap();
-        assert_eq!(
-            t.duration_since(UNIX_EPOCH).unwrap().as_secs(),
-            1_468_275_250
-        );
-        assert!(parse_utc("2016-07-11 22:14:10").is_none());
-        assert!(parse_utc("2016-13-11T22:14:10Z").is_none());
-    }
 
     #[test]
     fn follows_only_the_next_link() {

@@ -257,7 +257,7 @@ impl From<WireComment> for IssueComment {
             created_at: c
                 .created_at
                 .as_deref()
-                .and_then(super::transport::parse_utc),
+                .and_then(crate::forge::parse_timestamp),
         }
     }
 }

@@ -139,7 +139,11 @@ impl Project {
             .await
             .map_err(|e| call.error(e))?;
         issues.reverse();
-        let created = |i: &WireIssue| i.created_at.as_deref().and_then(super::wire::parse_time);
+        let created = |i: &WireIssue| {
+            i.created_at
+                .as_deref()
+                .and_then(crate::forge::parse_timestamp)
+        };
         Ok(
             newest_since(issues.into_iter(), call.date(), since, created, |i| {
                 i.title == title && i.description.as_deref().unwrap_or_default() == body

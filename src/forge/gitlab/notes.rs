@@ -141,7 +141,7 @@ impl Project {
                     "cascade gave up on {kind} after {attempt} attempts"
                 )));
             }
-            let wait = policy.backoff(policy.server_error_backoff, attempt);
+            let wait = policy.server_errors().wait_before(attempt);
             tracing::warn!(
                 kind,
                 wait_ms = wait.as_millis() as u64,

@@ -17,6 +17,8 @@ use gitlab::api::{ApiError as CrateError, AsyncClient, RestClient};
 use http::{HeaderValue, Method, Request, Response};
 use url::Url;
 
+use crate::backoff::Backoff;
+
 /// How cascade waits when GitLab pushes back.
 #[derive(Debug, Clone)]
 pub struct RetryPolicy {
@@ -44,11 +46,14 @@ impl Default for RetryPolicy {
 }
 
 impl RetryPolicy {
-    /// The `n`th (1-based) doubling of `first`, capped at `max_wait`.
-    pub(crate) fn backoff(&self, first: Duration, n: u32) -> Duration {
-        first
-            .saturating_mul(2u32.saturating_pow(n.saturating_sub(1)))
-            .min(self.max_wait)
+    /// The waits after 429 answers that name no time.
+    pub(crate) fn rate_limits(&self) -> Backoff {
+        Backoff::doubling(self.rate_limit_backoff, self.max_wait)
+    }
+
+    /// The waits after 5xx answers and broken connections.
+    pub(crate) fn server_errors(&self) -> Backoff {
+        Backoff::doubling(self.server_error_backoff, self.max_wait)
     }
 }
 
@@ -219,14 +224,13 @@ impl Transport {
                             Some(Wait::RateLimited(rate_limit_wait(
                                 header("retry-after").as_deref(),
                                 header("ratelimit-reset").as_deref(),
-                                self.policy.backoff(self.policy.rate_limit_backoff, limited),
+                                self.policy.rate_limits().wait_before(limited),
                             )))
                         }
                         500..=599 if call.retry_server_errors => {
                             failed += 1;
                             Some(Wait::ServerError(
-                                self.policy
-                                    .backoff(self.policy.server_error_backoff, failed),
+                                self.policy.server_errors().wait_before(failed),
                             ))
                         }
                         _ => None,
@@ -246,10 +250,7 @@ impl Transport {
                 Err(error) => {
                     failed += 1;
                     let wait = call.retry_server_errors.then(|| {
-                        Wait::ServerError(
-                            self.policy
-                                .backoff(self.policy.server_error_backoff, failed),
-                        )
+                        Wait::ServerError(self.policy.server_errors().wait_before(failed))
                     });
                     (wait, Err(no_answer(describe(&error))))
                 }

@@ -87,7 +87,9 @@ pub(crate) struct WireNote {
 
 impl WireNote {
     pub fn created(&self) -> Option<SystemTime> {
-        self.created_at.as_deref().and_then(parse_time)
+        self.created_at
+            .as_deref()
+            .and_then(crate::forge::parse_timestamp)
     }
 }
 
@@ -140,13 +142,6 @@ pub(crate) struct WireId {
     pub id: u64,
 }
 
-/// GitLab's timestamps (`2026-01-05T09:00:00.123Z`, or with an offset on self-managed).
-pub(crate) fn parse_time(text: &str) -> Option<SystemTime> {
-    chrono::DateTime::parse_from_rfc3339(text.trim())
-        .ok()
-        .map(SystemTime::from)
-}
-
 /// `DELETE /projects/:id/merge_requests/:iid/notes/:note_id` (not in the crate).
 pub(crate) struct DeleteMergeRequestNote {
     pub project: u64,
@@ -188,19 +183,6 @@ impl Endpoint for AllGroupMember<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::{Duration, UNIX_EPOCH};
-
-    #[test]
-    fn reads_gitlab_timestamps_with_offsets() {
-        let utc = parse_time("2016-07-11T22:14:10.123Z").unwrap();
-        let local = parse_time("2016-07-12T00:14:10.123+02:00").unwrap();
-        assert_eq!(utc, local);
-        assert_eq!(
-            utc.duration_since(UNIX_EPOCH).unwrap(),
-            Duration::from_millis(1_468_275_250_123)
-        );
-        assert!(parse_time("yesterday").is_none());
-    }
 
     #[test]
     fn old_gitlab_s_merge_status_stands_in_for_the_detailed_one() {

@@ -272,6 +272,12 @@ fn change<T: serde::Serialize>(previous: T, current: T) -> Value {
 }
 
 impl FakeGitLab {
+    /// Any event under any name, with the hook's secret (events cascade does not
+    /// handle, and names GitLab never sends).
+    pub fn event(&self, name: &str, payload: &Value) -> Delivery {
+        Delivery::new(name, payload, &self.model())
+    }
+
     /// A Merge Request Hook for the merge request as it is now, with `action`
     /// (`open`, `reopen`, `close`, `merge`, `approved`, `unapproved`, `update`),
     /// `changes` as given and `oldrev` when `oldrev` is set. The sender is `by`, or the
