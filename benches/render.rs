@@ -17,8 +17,9 @@
 //! and that last part alone, from a stored record. The document's size and the rendering's
 //! size are printed too.
 
-use cascade::comment::{Comments, GITHUB_LIMIT};
-use cascade::engine::views::plan_view;
+use cascade::comment::Comments;
+use cascade::comment::plan_view;
+use cascade::forge::github::COMMENT_LIMIT;
 use cascade::plan::render::{RenderOptions, RenderedPlan};
 use cascade::plan::{PlanId, PlanSummary};
 use cascade::store::{PlanRecord, PlanStatus, PlannedUnit, UnitStatus};
@@ -148,7 +149,7 @@ fn record(doc: &[u8]) -> PlanRecord {
 
 fn comment(record: &PlanRecord) -> Vec<String> {
     Comments::new()
-        .plan_comment(&plan_view(record, &[]), GITHUB_LIMIT)
+        .plan_comment(&plan_view(record, &[]), COMMENT_LIMIT)
         .unwrap()
 }
 

@@ -21,8 +21,8 @@ mod spelling_tests;
 #[cfg(test)]
 mod tests;
 
-use crate::comment::inert;
 use crate::forge::Spelling;
+use crate::inert;
 use crate::plan::PlanId;
 use crate::unit::UnitPath;
 use std::fmt;

@@ -9,7 +9,7 @@
 //! rendered plan, which `plan::render` masked and redacted before it got here.
 //!
 //! Templates run in strict mode (a misspelt field is an error, not an empty string). Text from
-//! a pull request is inert in every comment (`inert.rs`): a plain `{{field}}` prints escaped
+//! a pull request is inert in every comment (`crate::inert`): a plain `{{field}}` prints escaped
 //! Markdown text with mentions and references broken, and the helpers `code`, `cell`,
 //! `html_code` and `fenced` place it in code; the render context hands it over raw, on one
 //! line (see `view.rs`). The apply template may include the plan template as the partial
@@ -25,11 +25,12 @@
 
 mod check;
 mod fit;
-pub mod inert;
+mod records;
 mod split;
 mod view;
 
-pub use check::{LogTail, MAX_LOG_TAILS, failure_logs_text};
+pub use check::failure_logs_text;
+pub use records::{apply_view, plan_view, totals};
 pub use view::{
     ApplyOutcome, ApplyStatus, ApplyUnitView, ApplyView, PlanView, Problem, UnitView, WaveView,
 };
@@ -39,9 +40,6 @@ use fit::{Layout, fit};
 use handlebars::{Handlebars, RenderErrorReason};
 use std::path::Path;
 use view::{ApplyContext, PlanContext};
-
-/// GitHub's limit on a comment body, in characters.
-pub const GITHUB_LIMIT: usize = 65_536;
 
 /// The most comments one plan or apply result takes: the first and at most ten more.
 pub const MAX_COMMENTS: usize = 11;
@@ -219,7 +217,7 @@ impl Comments {
     fn from_sources([plan, apply]: [(String, String); 2]) -> Result<Comments, CommentError> {
         let mut registry = Handlebars::new();
         registry.set_strict_mode(true);
-        inert::register(&mut registry);
+        crate::inert::register(&mut registry);
         for (name, (file, source)) in [("plan", &plan), ("apply", &apply)] {
             registry
                 .register_template_string(name, source)

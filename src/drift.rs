@@ -83,7 +83,7 @@ impl DriftReport {
     /// clean, failed units with their reasons. Paths and reasons are shown the way the
     /// plan comment shows them (code spans, fenced excerpts).
     pub fn markdown(&self) -> String {
-        use crate::comment::inert::{code, fenced};
+        use crate::inert::{code, fenced};
         let total = self.drifted.len() + self.clean.len() + self.failed.len();
         let mut out = if self.drifted.is_empty() {
             format!("## Drift: none in {total} units\n")

@@ -23,6 +23,7 @@ pub mod exec;
 pub mod forge;
 pub mod git;
 pub mod graph;
+pub mod inert;
 pub mod plan;
 pub mod private_dir;
 pub mod problem;

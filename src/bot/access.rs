@@ -16,11 +16,11 @@
 //! Every refusal names the rule that failed and what to do; nothing here posts.
 
 use super::PrKey;
-use crate::comment::inert::code;
 use crate::config::{ApprovalRule, RepoConfig};
 use crate::forge::{
     Actor, Approver, ChangeRequest, Commit, CommitPerson, Forge, ForgeKind, Membership, Spelling,
 };
+use crate::inert::code;
 use crate::store::{AnyStore, Pusher, Store};
 
 /// Why `actor` may not run `command` (`/apply`, `/plan`, `/unlock`), or `None` when they may.

@@ -7,8 +7,8 @@
 //! which whoever can push to the default branch wrote: it goes in a code block no line of
 //! it can close.
 
-use crate::comment::inert::{code, fenced};
 use crate::forge::{CheckOutput, CheckStatus, ForgeKind};
+use crate::inert::{code, fenced};
 use crate::problem::Problem;
 
 /// Where an invalid `.cascade.yaml` was read: the branch, its commit and the repository's

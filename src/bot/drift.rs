@@ -20,11 +20,11 @@ use super::jobs::{PrComment, PrJob};
 use super::{Bot, PrKey};
 use crate::command::{Command, read_comment};
 use crate::comment::Comments;
+use crate::comment::apply_view;
 use crate::config::RepoConfig;
 use crate::config::drift::{DriftConfig, DriftSchedule};
 use crate::drift::{DriftReport, units_to_check};
 use crate::engine::head_targets;
-use crate::engine::views::apply_view;
 use crate::forge::{Actor, DefaultBranch, Forge, ForgeRef};
 use crate::plan::PlanId;
 use crate::store::{PlanRecord, PlannedUnit, Store};
@@ -337,7 +337,7 @@ async fn publish(
         if let Some((n, true)) = existing {
             let body = format!(
                 "No drift on {} at `{}`: every unit checked matches the code. Closing.",
-                crate::comment::inert::code(&branch.name),
+                crate::inert::code(&branch.name),
                 short(&branch.sha)
             );
             forge.comment_on_issue(repo, n, &body).await?;
@@ -378,7 +378,7 @@ fn issue_body(
     spelling: &crate::forge::Spelling,
     diffs: bool,
 ) -> String {
-    use crate::comment::inert::code;
+    use crate::inert::code;
     let mut shown = DriftReport {
         drifted: Vec::new(),
         clean: report.clean.clone(),
@@ -560,8 +560,8 @@ async fn drift_commands(
                     let text = format!(
                         "`.cascade.yaml` on {} is invalid, so cascade does not act on this \
                          issue:\n\n{}",
-                        crate::comment::inert::code(&branch.name),
-                        crate::comment::inert::fenced(problem.trim_end(), "")
+                        crate::inert::code(&branch.name),
+                        crate::inert::fenced(problem.trim_end(), "")
                     );
                     answer(bot, forge, key, issue, &text).await?;
                     return Ok(());
@@ -627,7 +627,7 @@ async fn apply(
             .map(|l| {
                 format!(
                     "{} ({}{})",
-                    crate::comment::inert::code(l.unit.as_str()),
+                    crate::inert::code(l.unit.as_str()),
                     spelling.ref_sigil,
                     l.pr
                 )

@@ -122,7 +122,7 @@ fn owner_of(repo: &str) -> (ForgeKind, &str) {
 /// What a change request in a repository not served here is told.
 fn refusal(repo: &str, forge: ForgeKind) -> String {
     let (_, owner) = owner_of(repo);
-    let owner = crate::comment::inert::code(owner);
+    let owner = crate::inert::code(owner);
     match forge {
         ForgeKind::GitHub => format!(
             "This cascade server does not serve repositories of {owner}, so nothing here is \

@@ -8,9 +8,9 @@
 use super::jobs::PrUpdate;
 use super::plan::fetch_pull_request;
 use super::{Bot, PrKey};
-use crate::comment::inert::code;
 use crate::config::RepoConfig;
 use crate::forge::{Forge, Spelling};
+use crate::inert::code;
 use crate::problem::Problem;
 
 /// The default branch's `.cascade.yaml` as it is now.

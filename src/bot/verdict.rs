@@ -5,7 +5,8 @@
 //! plan to approve (`action_required`). A pull request whose units are all locked is
 //! never "no changes".
 
-use crate::comment::{LogTail, PlanView, failure_logs_text};
+use crate::comment::{PlanView, failure_logs_text};
+use crate::engine::LogTail;
 use crate::forge::github::CHECK_TEXT_LIMIT;
 use crate::forge::{CheckOutput, CheckStatus, Spelling};
 use crate::store::{Lock, PlanRecord, UnitStatus};
@@ -113,7 +114,7 @@ fn units(n: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::views::plan_view;
+    use crate::comment::plan_view;
     use crate::plan::PlanId;
     use crate::store::{PlanStatus, PlannedUnit};
 

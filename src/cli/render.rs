@@ -2,9 +2,10 @@
 //! people the comment the bot would post, every part of it: the bot posts at
 //! most `MAX_COMMENTS` and leaves rendered plans out past that, pointing here.
 
-use crate::comment::{Comments, GITHUB_LIMIT};
+use crate::comment::Comments;
+use crate::comment::{apply_view, plan_view, totals};
 use crate::engine::ApplyOutcome;
-use crate::engine::views::{apply_view, plan_view, totals};
+use crate::forge::github::COMMENT_LIMIT;
 use crate::store::PlanRecord;
 use crate::unit::UnitPath;
 use serde_json::{Value, json};
@@ -50,7 +51,7 @@ pub fn plan_markdown(
 ) -> anyhow::Result<String> {
     let parts = Comments::new().plan_comment_within(
         &plan_view(plan, unresolved),
-        GITHUB_LIMIT,
+        COMMENT_LIMIT,
         usize::MAX,
     )?;
     Ok(parts.join("\n\n---\n\n") + "\n")
@@ -62,7 +63,7 @@ pub fn apply_markdown(
 ) -> anyhow::Result<String> {
     let parts = Comments::new().apply_comment_within(
         &apply_view(outcome, unresolved),
-        GITHUB_LIMIT,
+        COMMENT_LIMIT,
         usize::MAX,
     )?;
     Ok(parts.join("\n\n---\n\n") + "\n")

@@ -7,25 +7,11 @@
 //! block's fence is longer than any run of backticks in it, so no line can close it.
 //! The lines arrive redacted and without the server's paths (`engine::failure_log`).
 
-use super::inert::{code, fence_for, hides_text};
-use serde::Serialize;
-
-/// The end of one failed unit's log.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct LogTail {
-    /// The unit's path.
-    pub unit: String,
-    /// Its last lines, oldest first: redacted, the server's paths replaced, not yet made
-    /// safe for Markdown.
-    pub lines: Vec<String>,
-    /// True when the log has lines before these.
-    pub earlier: bool,
-}
+use crate::engine::failure_log::{LogTail, MAX_LOG_TAILS};
+use crate::inert::{code, fence_for, hides_text};
 
 /// The longest line shown, in characters; longer ones are cut with `…`.
 pub const MAX_LINE_CHARS: usize = 1_000;
-/// At most this many units' logs are shown; the others are counted.
-pub const MAX_LOG_TAILS: usize = 20;
 
 const INTRO: &str = "The last lines of each failed unit's log, most recent last. Secrets and the server's paths are hidden.\n\n";
 const EARLIER: &str = "*Earlier lines are not shown.*\n\n";

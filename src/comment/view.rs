@@ -11,8 +11,8 @@
 //! pull request's text as Markdown. The context's field names are the contract for repo
 //! template overrides; they are listed in the header comment of each built-in template.
 
-use super::inert::{fence_for, visible_line};
 use crate::forge::Spelling;
+use crate::inert::{fence_for, visible_line};
 use crate::plan::render::RenderedPlan;
 use crate::plan::{Counts, OutputChange, ResourceChange};
 use serde::Serialize;

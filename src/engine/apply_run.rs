@@ -90,7 +90,7 @@ pub struct ApplyOutcome {
     pub new_plan: Option<PlanRecord>,
     pub run_dir: PathBuf,
     /// The end of each failed unit's log, as for a plan (`PlanOutcome::failure_logs`).
-    pub failure_logs: Vec<crate::comment::LogTail>,
+    pub failure_logs: Vec<super::LogTail>,
 }
 
 impl ApplyOutcome {

@@ -10,13 +10,28 @@
 
 use super::PlanTarget;
 use super::plan_run::RunCtx;
-use crate::comment::{LogTail, MAX_LOG_TAILS};
 use crate::exec::Executor;
 use crate::redact::ServerPaths;
 use crate::store::{Store, UnitStatus};
 use crate::unit::UnitPath;
+use serde::Serialize;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
+
+/// At most this many units' logs are shown; the others are counted.
+pub const MAX_LOG_TAILS: usize = 20;
+
+/// The end of one failed unit's log.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct LogTail {
+    /// The unit's path.
+    pub unit: String,
+    /// Its last lines, oldest first: redacted, the server's paths replaced, not yet made
+    /// safe for Markdown.
+    pub lines: Vec<String>,
+    /// True when the log has lines before these.
+    pub earlier: bool,
+}
 
 /// How much of the end of a log is read: more than the check can show of one unit.
 const TAIL_BYTES: u64 = 96 * 1024;

@@ -14,10 +14,10 @@ mod claim;
 pub mod failure_log;
 mod plan_run;
 mod targets;
-pub mod views;
 
 pub use apply_run::{ApplyError, ApplyOutcome, ApplyRecovery, UnitApply};
 pub use claim::{LEASE_SECS, owner_alive, this_host};
+pub use failure_log::{LogTail, MAX_LOG_TAILS};
 pub use plan_run::PlanOutcome;
 pub use targets::{PlanTarget, UnitDir, head_targets, stack_dir, stack_path, targets, unit_dir};
 
@@ -48,40 +48,6 @@ pub struct Engine<E: Executor, S: Store> {
     pub init_timeout: Duration,
     /// Fired on server shutdown: running applies get their grace period, then stop.
     pub shutdown: CancellationToken,
-}
-
-/// How many bytes of a unit's readable name a file name keeps.
-const READABLE_NAME_BYTES: usize = 100;
-
-/// A unit's name as a file name, for its plan file, log and private working
-/// directory: a readable part (`/` becomes `--`, anything but ASCII letters,
-/// digits, `.`, `_` and `-` becomes `_`, cut at 100 bytes; the root is `root`)
-/// and 16 hex digits of the SHA-256 of the whole path, so `a/b` and `a--b` (or
-/// two long paths with one prefix) never share a file. At most 117 bytes.
-pub fn unit_file_stem(unit: &UnitPath) -> String {
-    use sha2::{Digest, Sha256};
-    let mut readable = String::new();
-    if unit.as_str() == "." {
-        readable.push_str("root");
-    } else {
-        for c in unit.as_str().chars() {
-            if readable.len() >= READABLE_NAME_BYTES {
-                break;
-            }
-            match c {
-                '/' => readable.push_str("--"),
-                c if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') => readable.push(c),
-                _ => readable.push('_'),
-            }
-        }
-    }
-    readable.truncate(READABLE_NAME_BYTES);
-    // A leading dot would hide the file.
-    if readable.starts_with('.') {
-        readable.replace_range(0..1, "_");
-    }
-    let digest = hex::encode(Sha256::digest(unit.as_str().as_bytes()));
-    format!("{readable}-{}", &digest[..16])
 }
 
 impl<E: Executor, S: Store> Engine<E, S> {

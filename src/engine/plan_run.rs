@@ -1,7 +1,7 @@
 //! A plan run: every target planned in dependency order, each result
 //! persisted as it lands, the whole bound to a plan id.
 
-use super::{Engine, PlanTarget, unit_file_stem};
+use super::{Engine, PlanTarget};
 use crate::config::RetryPolicy;
 use crate::exec::{Executor, PlanJson, UnitJob};
 use crate::plan::render::{RenderOptions, RenderedPlan};
@@ -24,9 +24,9 @@ pub struct PlanOutcome {
     pub run_dir: PathBuf,
     /// True when some unit failed to plan (or was skipped because of one).
     pub failed: bool,
-    /// The end of each failed unit's log (at most `comment::MAX_LOG_TAILS`), redacted and
+    /// The end of each failed unit's log (at most [`super::MAX_LOG_TAILS`]), redacted and
     /// without the server's paths: what the check run shows.
-    pub failure_logs: Vec<crate::comment::LogTail>,
+    pub failure_logs: Vec<super::LogTail>,
 }
 
 /// One unit's plan as cascade keeps it: what it does, and how the comment shows it.
@@ -138,7 +138,7 @@ pub(super) type StacksGenerated =
 
 impl<E: Executor, S: Store> RunCtx<E, S> {
     pub fn job(&self, target: &PlanTarget) -> UnitJob {
-        let slug = unit_file_stem(&target.path);
+        let slug = target.path.file_stem();
         UnitJob {
             unit: target.path.clone(),
             dir: target.dir.clone(),

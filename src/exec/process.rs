@@ -199,9 +199,7 @@ impl ProcessExecutor {
     fn cache(&self, job: &UnitJob) -> PathBuf {
         self.dir
             .join("plugin-cache")
-            .join(crate::engine::unit_file_stem(&crate::unit::UnitPath::new(
-                job.repo.as_str(),
-            )))
+            .join(crate::unit::UnitPath::new(job.repo.as_str()).file_stem())
     }
 
     /// A command's temporary directory. Short (go-plugin's unix sockets live

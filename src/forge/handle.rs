@@ -15,7 +15,7 @@ use super::types::{
     Actor, Approvals, ChangeRequest, CheckOutput, Commit, DefaultBranch, ForgeKind, ForgeRef,
     Membership, OwnComment, Spelling, TooLong,
 };
-use crate::comment::GITHUB_LIMIT;
+use crate::forge::github::COMMENT_LIMIT;
 
 /// The forge clients a server runs with; each is optional. The GitHub App can
 /// arrive while the server runs (the setup page creates it), so it is swapped
@@ -106,7 +106,7 @@ impl Forge {
     /// The longest comment the forge stores, in characters.
     pub fn comment_limit(&self) -> usize {
         match self {
-            Forge::GitHub(_) => GITHUB_LIMIT,
+            Forge::GitHub(_) => COMMENT_LIMIT,
             Forge::GitLab(project) => project.comment_limit(),
         }
     }
@@ -335,7 +335,7 @@ impl Forge {
     ) -> anyhow::Result<u64> {
         match self {
             Forge::GitHub(inst) => {
-                TooLong::check("comment", body, GITHUB_LIMIT)?;
+                TooLong::check("comment", body, COMMENT_LIMIT)?;
                 Ok(inst.create_comment(repo, number, body).await?.id)
             }
             Forge::GitLab(p) => p.comment_on_issue(repo, number, body).await,

@@ -73,7 +73,7 @@
 pub mod render;
 mod show_json;
 
-use crate::comment::inert::code;
+use crate::inert::code;
 use crate::unit::UnitPath;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};

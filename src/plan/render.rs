@@ -167,7 +167,7 @@ impl RenderedPlan {
     /// A backtick fence longer than any run of backticks in the text (at least three), so
     /// nothing in the text can close the code block it sits in.
     pub fn fence(&self) -> String {
-        crate::comment::inert::fence_for(&self.text)
+        crate::inert::fence_for(&self.text)
     }
 
     /// The text as a fenced Markdown code block (put a blank line before it when it

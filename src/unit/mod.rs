@@ -7,6 +7,7 @@
 //! `live/base` are two units. Turning one into the other once let a directory
 //! hide another unit's change, or plan another checkout.
 
+mod file_stem;
 mod tool;
 
 pub use tool::Tool;

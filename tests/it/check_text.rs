@@ -4,7 +4,8 @@
 
 use crate::support;
 
-use cascade::comment::{LogTail, failure_logs_text};
+use cascade::comment::failure_logs_text;
+use cascade::engine::LogTail;
 use support::markdown_code_and_rest;
 
 const LIMIT: usize = 65_535;

@@ -6,11 +6,12 @@
 
 use crate::support::show_json;
 
+use cascade::comment::plan_view;
 use cascade::comment::{
-    ApplyOutcome, ApplyStatus, ApplyUnitView, ApplyView, Comments, GITHUB_LIMIT, MAX_COMMENTS,
-    PlanView, parse_marker,
+    ApplyOutcome, ApplyStatus, ApplyUnitView, ApplyView, Comments, MAX_COMMENTS, PlanView,
+    parse_marker,
 };
-use cascade::engine::views::plan_view;
+use cascade::forge::github::COMMENT_LIMIT;
 use cascade::plan::render::{RenderOptions, RenderedPlan};
 use cascade::plan::{PlanId, PlanSummary};
 use cascade::store::{PlanRecord, PlanStatus, PlannedUnit, UnitStatus};
@@ -196,11 +197,11 @@ fn check_parts(parts: &[String], limit: usize) {
 #[test]
 fn a_plan_comment_shows_each_units_change_as_terraform_draws_it() {
     let parts = Comments::new()
-        .plan_comment(&rendered_plan(), GITHUB_LIMIT)
+        .plan_comment(&rendered_plan(), COMMENT_LIMIT)
         .unwrap();
     assert_eq!(parts.len(), 1);
     let body = &parts[0];
-    check_parts(&parts, GITHUB_LIMIT);
+    check_parts(&parts, COMMENT_LIMIT);
     let parsed = parse(body);
     assert!(
         parsed.code.contains(r#""t3.small" -> "t3.2xlarge""#),
@@ -232,8 +233,8 @@ fn an_apply_result_shows_the_new_plan_rendered_the_same_way() {
         ],
         new_plan: Some(new_plan),
     };
-    let parts = Comments::new().apply_comment(&view, GITHUB_LIMIT).unwrap();
-    check_parts(&parts, GITHUB_LIMIT);
+    let parts = Comments::new().apply_comment(&view, COMMENT_LIMIT).unwrap();
+    check_parts(&parts, COMMENT_LIMIT);
     assert!(parts[0].contains(r#""t3.small" -> "t3.2xlarge""#));
     assert!(!parts[0].contains(SECRET));
     insta::assert_snapshot!("comment_apply_plan_changed_rendered", parts[0]);
@@ -320,7 +321,7 @@ fn a_plan_split_over_the_cap_leaves_the_largest_plans_out_and_says_so() {
 fn among_plans_of_one_size_the_later_unit_is_left_out_first() {
     let view = units_of_sizes(|_| 6, 3);
     let one = Comments::new()
-        .plan_comment_within(&view, GITHUB_LIMIT, usize::MAX)
+        .plan_comment_within(&view, COMMENT_LIMIT, usize::MAX)
         .unwrap()
         .remove(0);
     // One comment, a little too short for all three rendered plans.
@@ -402,9 +403,9 @@ fn hostile_values_stay_inside_their_code_blocks_through_the_whole_comment() {
         )
     }));
     let view = plan_view(&record(units), &[]);
-    let parts = Comments::new().plan_comment(&view, GITHUB_LIMIT).unwrap();
+    let parts = Comments::new().plan_comment(&view, COMMENT_LIMIT).unwrap();
     assert_eq!(parts.len(), MAX_COMMENTS, "the cap holds");
-    check_parts(&parts, GITHUB_LIMIT);
+    check_parts(&parts, COMMENT_LIMIT);
     let mut code = String::new();
     for part in &parts {
         let parsed = parse(part);

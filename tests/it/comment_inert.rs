@@ -10,11 +10,13 @@ use crate::support;
 
 use cascade::command::read_comment;
 use cascade::comment::{
-    ApplyOutcome, ApplyStatus, ApplyUnitView, ApplyView, Comments, GITHUB_LIMIT, LogTail, PlanView,
-    Problem, UnitView, WaveView, failure_logs_text,
+    ApplyOutcome, ApplyStatus, ApplyUnitView, ApplyView, Comments, PlanView, Problem, UnitView,
+    WaveView, failure_logs_text,
 };
 use cascade::drift::{DriftReport, FailedUnit};
+use cascade::engine::LogTail;
 use cascade::forge::Spelling;
+use cascade::forge::github::COMMENT_LIMIT;
 use cascade::plan::{Counts, ResourceChange};
 use cascade::unit::UnitPath;
 use support::markdown_oracle::{Reading, assert_inert};
@@ -106,7 +108,7 @@ fn assert_plan_shown_whole(reading: &Reading) {
 #[test]
 fn a_hostile_plan_comment_is_inert() {
     let parts = Comments::new()
-        .plan_comment(&hostile_plan(), GITHUB_LIMIT)
+        .plan_comment(&hostile_plan(), COMMENT_LIMIT)
         .unwrap();
     assert_eq!(parts.len(), 1);
     let reading = assert_inert(&parts[0], &[]);
@@ -121,7 +123,7 @@ fn a_hostile_plan_comment_is_inert_on_gitlab_and_with_logs_in_the_check() {
         Comments::new().logs_in_check(true),
     ] {
         let parts = comments
-            .plan_comment(&hostile_plan(), GITHUB_LIMIT)
+            .plan_comment(&hostile_plan(), COMMENT_LIMIT)
             .unwrap();
         let reading = assert_inert(&parts[0], &[]);
         for whole in [MENTION_UNIT, TICKS_UNIT, "live/gate", MESSAGE] {
@@ -162,7 +164,7 @@ fn a_hostile_apply_comment_is_inert() {
         ],
         new_plan: Some(hostile_plan()),
     };
-    let parts = Comments::new().apply_comment(&view, GITHUB_LIMIT).unwrap();
+    let parts = Comments::new().apply_comment(&view, COMMENT_LIMIT).unwrap();
     assert_eq!(parts.len(), 1);
     let reading = assert_inert(&parts[0], &[]);
     assert_plan_shown_whole(&reading);
@@ -176,7 +178,7 @@ fn a_newline_in_a_unit_name_cannot_end_its_line() {
     let mut view = hostile_plan();
     view.waves[0].units[0].path = "live/x\n\n![i](https://evil)\n| a | b |".into();
     view.failed[0].unit = "live/y\n</details>\n@acme/team".into();
-    let body = &Comments::new().plan_comment(&view, GITHUB_LIMIT).unwrap()[0];
+    let body = &Comments::new().plan_comment(&view, COMMENT_LIMIT).unwrap()[0];
     let reading = assert_inert(body, &[]);
     // Shown on one line, the newlines as control pictures.
     reading.assert_code("live/x␊␊![i](https://evil)␊| a | b |");
@@ -272,7 +274,7 @@ fn an_override_printing_fields_plainly_is_still_inert() {
     .unwrap();
     let comments = Comments::with_overrides(dir.path()).unwrap();
     let body = &comments
-        .plan_comment(&hostile_plan(), GITHUB_LIMIT)
+        .plan_comment(&hostile_plan(), COMMENT_LIMIT)
         .unwrap()[0];
     let reading = assert_inert(body, &[]);
     assert!(reading.code.is_empty(), "{:?}", reading.code);

@@ -4,9 +4,10 @@
 
 use cascade::comment::{
     APPLY_MARKER, ApplyOutcome, ApplyStatus, ApplyUnitView, ApplyView, CommentError, CommentKind,
-    Comments, GITHUB_LIMIT, PLAN_MARKER, PlanView, Problem, UnitView, WaveView, parse_marker,
+    Comments, PLAN_MARKER, PlanView, Problem, UnitView, WaveView, parse_marker,
 };
 use cascade::forge::Spelling;
+use cascade::forge::github::COMMENT_LIMIT;
 use cascade::plan::{Counts, OutputChange, PlanId, ResourceChange};
 
 // ---------------------------------------------------------------- building views
@@ -236,13 +237,13 @@ fn apply_unit(path: &str, status: ApplyStatus, detail: &str) -> ApplyUnitView {
 }
 
 fn render_plan(view: &PlanView) -> String {
-    let parts = Comments::new().plan_comment(view, GITHUB_LIMIT).unwrap();
+    let parts = Comments::new().plan_comment(view, COMMENT_LIMIT).unwrap();
     assert_eq!(parts.len(), 1);
     parts.into_iter().next().unwrap()
 }
 
 fn render_apply(view: &ApplyView) -> String {
-    let parts = Comments::new().apply_comment(view, GITHUB_LIMIT).unwrap();
+    let parts = Comments::new().apply_comment(view, COMMENT_LIMIT).unwrap();
     assert_eq!(parts.len(), 1);
     parts.into_iter().next().unwrap()
 }
@@ -479,14 +480,14 @@ fn a_huge_plan_is_split_into_parts_that_github_accepts() {
     let view = huge_plan();
     // As many parts as it takes (what `cascade plan` prints); the bot's cap is tested below.
     let parts = Comments::new()
-        .plan_comment_within(&view, GITHUB_LIMIT, usize::MAX)
+        .plan_comment_within(&view, COMMENT_LIMIT, usize::MAX)
         .unwrap();
     let n = parts.len();
     assert!(n > 10, "only {n} parts");
     for (i, part) in parts.iter().enumerate() {
         let k = i + 1;
         assert!(
-            chars(part) <= GITHUB_LIMIT,
+            chars(part) <= COMMENT_LIMIT,
             "part {k} has {} chars",
             chars(part)
         );
@@ -551,10 +552,10 @@ fn past_the_cap_with_nothing_to_leave_out_the_last_part_says_what_is_not_shown()
     // No unit has a rendered plan here (plans stored before cascade kept them): the
     // resource lists and tables alone need more than eleven comments.
     let view = huge_plan();
-    let parts = Comments::new().plan_comment(&view, GITHUB_LIMIT).unwrap();
+    let parts = Comments::new().plan_comment(&view, COMMENT_LIMIT).unwrap();
     assert_eq!(parts.len(), cascade::comment::MAX_COMMENTS);
     for (i, part) in parts.iter().enumerate() {
-        assert!(chars(part) <= GITHUB_LIMIT, "part {} is too long", i + 1);
+        assert!(chars(part) <= COMMENT_LIMIT, "part {} is too long", i + 1);
         assert_balanced(part);
         let marker = parse_marker(part).unwrap();
         assert_eq!(marker.part, i + 1);
@@ -577,7 +578,7 @@ fn past_the_cap_with_nothing_to_leave_out_the_last_part_says_what_is_not_shown()
 #[test]
 fn a_plan_that_fits_is_not_split_and_a_small_limit_splits_it_cleanly() {
     let view = realistic_plan();
-    let whole = Comments::new().plan_comment(&view, GITHUB_LIMIT).unwrap();
+    let whole = Comments::new().plan_comment(&view, COMMENT_LIMIT).unwrap();
     assert_eq!(whole.len(), 1);
     let parts = Comments::new()
         .plan_comment_within(&view, 1200, usize::MAX)
@@ -608,10 +609,10 @@ fn an_apply_with_a_new_plan_splits_with_the_apply_marker() {
         )],
         new_plan: Some(plan),
     };
-    let parts = Comments::new().apply_comment(&view, GITHUB_LIMIT).unwrap();
+    let parts = Comments::new().apply_comment(&view, COMMENT_LIMIT).unwrap();
     assert!(parts.len() > 1);
     for part in &parts {
-        assert!(chars(part) <= GITHUB_LIMIT);
+        assert!(chars(part) <= COMMENT_LIMIT);
         assert_balanced(part);
         assert_eq!(parse_marker(part).unwrap().kind, CommentKind::Apply);
     }
@@ -629,7 +630,7 @@ fn an_override_directory_replaces_only_the_templates_it_holds() {
     .unwrap();
     let comments = Comments::with_overrides(dir.path()).unwrap();
     let plan = comments
-        .plan_comment(&realistic_plan(), GITHUB_LIMIT)
+        .plan_comment(&realistic_plan(), COMMENT_LIMIT)
         .unwrap();
     assert_eq!(
         plan,
@@ -641,7 +642,7 @@ fn an_override_directory_replaces_only_the_templates_it_holds() {
         units: vec![apply_unit("live/prod/a", ApplyStatus::Failed, "boom")],
         new_plan: None,
     };
-    let body = &comments.apply_comment(&apply, GITHUB_LIMIT).unwrap()[0];
+    let body = &comments.apply_comment(&apply, COMMENT_LIMIT).unwrap()[0];
     assert!(body.contains("❌ failed — `boom`"), "{body}");
 }
 
@@ -650,7 +651,7 @@ fn a_missing_override_directory_means_the_built_in_templates() {
     let dir = tempfile::tempdir().unwrap();
     let comments = Comments::with_overrides(&dir.path().join("nope")).unwrap();
     let body = &comments
-        .plan_comment(&no_changes_plan(), GITHUB_LIMIT)
+        .plan_comment(&no_changes_plan(), COMMENT_LIMIT)
         .unwrap()[0];
     assert!(body.contains("No changes"));
 }
@@ -688,7 +689,7 @@ fn an_override_using_a_field_that_does_not_exist_fails_with_its_line() {
     .unwrap();
     let comments = Comments::with_overrides(dir.path()).unwrap();
     let err = comments
-        .plan_comment(&realistic_plan(), GITHUB_LIMIT)
+        .plan_comment(&realistic_plan(), COMMENT_LIMIT)
         .unwrap_err();
     let shown = err
         .to_string()
@@ -782,7 +783,7 @@ fn failed_units_point_to_the_check_where_it_shows_their_logs() {
     view.failed[0].reason = "`terraform plan` failed (exit code 1): ╷\n│ Error: Unsupported argument\n│ \n│   on main.tf line 3:\n╵".into();
     let parts = Comments::new()
         .logs_in_check(true)
-        .plan_comment(&view, GITHUB_LIMIT)
+        .plan_comment(&view, COMMENT_LIMIT)
         .unwrap();
     let body = &parts[0];
     assert_balanced(body);
@@ -811,7 +812,7 @@ fn failed_units_point_to_the_check_where_it_shows_their_logs() {
     };
     let body = &Comments::new()
         .logs_in_check(true)
-        .apply_comment(&apply, GITHUB_LIMIT)
+        .apply_comment(&apply, COMMENT_LIMIT)
         .unwrap()[0];
     assert!(
         body.contains("| `live/prod/data/rds` | ❌ failed — `` `terraform apply` failed (exit code 1): Error: boom ``; details in the `cascade` check |"),

@@ -901,7 +901,7 @@ async fn a_failure_stored_for_a_unit_is_redacted() {
     let outcome = plan(&f, "h1").await;
     let run = outcome.plan.run_id.clone();
     let stored = f.engine.store.unit_records(&run).await.unwrap();
-    let view = cascade::engine::views::plan_view(&outcome.plan, &[]);
+    let view = cascade::comment::plan_view(&outcome.plan, &[]);
     let texts = [
         stored
             .iter()

@@ -5,12 +5,13 @@
 
 use crate::support;
 
-use cascade::comment::{Comments, GITHUB_LIMIT};
+use cascade::comment::Comments;
+use cascade::comment::plan_view;
 use cascade::config::RepoConfig;
 use cascade::config::RetryPolicy;
-use cascade::engine::views::plan_view;
 use cascade::engine::{Engine, PlanOutcome, PlanTarget};
 use cascade::exec::ProcessExecutor;
+use cascade::forge::github::COMMENT_LIMIT;
 use cascade::store::{SqliteStore, SystemClock, UnitStatus};
 use cascade::unit::Tool;
 use cascade::unit::UnitPath;
@@ -144,7 +145,7 @@ fn status(outcome: &PlanOutcome, unit: &str) -> (UnitStatus, u32, String) {
 
 fn comment(outcome: &PlanOutcome) -> String {
     Comments::new()
-        .plan_comment(&plan_view(&outcome.plan, &[]), GITHUB_LIMIT)
+        .plan_comment(&plan_view(&outcome.plan, &[]), COMMENT_LIMIT)
         .unwrap()
         .concat()
 }

@@ -1,10 +1,9 @@
 //! Unit names on disk: every unit's plan file, log and working directory are
-//! named by `engine::unit_file_stem`, which must never give two distinct units
+//! named by `UnitPath::file_stem`, which must never give two distinct units
 //! the same name (`a/b` and `a--b` once shared one and swapped plans) and must
 //! stay a single, visible file name under the 255-byte limit whatever a pull
 //! request names its directories.
 
-use cascade::engine::unit_file_stem;
 use cascade::unit::UnitPath;
 use proptest::prelude::*;
 use std::collections::BTreeMap;
@@ -47,7 +46,7 @@ proptest! {
         let mut seen: BTreeMap<String, UnitPath> = BTreeMap::new();
         for path in paths {
             let unit = UnitPath::new(&path);
-            let stem = unit_file_stem(&unit);
+            let stem = unit.file_stem();
             check(&stem);
             if let Some(other) = seen.insert(stem.clone(), unit.clone()) {
                 prop_assert_eq!(&other, &unit, "{} and {} share {}", other, unit, stem);
@@ -62,7 +61,7 @@ fn the_names_that_collided_no_longer_do_and_stay_readable() {
         "a/b", "a--b", "a/-/b", ".", "..", "../x", "up/x", "a\\b", "a_b",
     ]
     .iter()
-    .map(|p| unit_file_stem(&UnitPath::new(p)))
+    .map(|p| UnitPath::new(p).file_stem())
     .collect();
     let unique: std::collections::BTreeSet<&String> = names.iter().collect();
     assert_eq!(unique.len(), names.len(), "{names:?}");
@@ -71,6 +70,6 @@ fn the_names_that_collided_no_longer_do_and_stay_readable() {
     for n in &names {
         check(n);
     }
-    let long = unit_file_stem(&UnitPath::new("x".repeat(10_000)));
+    let long = UnitPath::new("x".repeat(10_000)).file_stem();
     check(&long);
 }

@@ -22,7 +22,7 @@ use crate::forge::types::{DefaultBranch, TooLong};
 pub const ISSUE_TITLE_LIMIT: usize = 256;
 
 /// GitHub's limit on an issue body or comment, in characters.
-pub const ISSUE_BODY_LIMIT: usize = crate::comment::GITHUB_LIMIT;
+pub const ISSUE_BODY_LIMIT: usize = super::COMMENT_LIMIT;
 
 #[derive(Deserialize)]
 struct WireRepository {

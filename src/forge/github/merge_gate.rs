@@ -15,8 +15,8 @@
 
 use super::transport::{Call, Method};
 use super::{Installation, issues::branch_path, repo_path};
-use crate::comment::inert::code;
 use crate::forge::Mergeable;
+use crate::inert::code;
 use serde::Deserialize;
 use serde_json::json;
 use std::collections::BTreeSet;

@@ -41,6 +41,9 @@ use types::{
     WireReview, check_summary, check_text, check_wire,
 };
 
+/// GitHub's limit on a comment (and an issue) body, in characters.
+pub const COMMENT_LIMIT: usize = 65_536;
+
 /// GitHub answers at most this many files for a pull request.
 pub const PULL_REQUEST_FILES_CAP: usize = 3000;
 

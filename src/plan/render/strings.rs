@@ -5,7 +5,7 @@
 //! control character other than a tab, nor a character that reorders or hides text (bidi
 //! overrides, zero-width characters): those become `\x1b` / `\u202e` style escapes.
 
-use crate::comment::inert::hides_text;
+use crate::inert::hides_text;
 use std::borrow::Cow;
 use std::fmt::Write as _;
 

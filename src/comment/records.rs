@@ -3,10 +3,10 @@
 //! failure or skip reason is redacted once more here, whatever stored it;
 //! each unit's rendered plan was redacted when the engine drew it.
 
-use super::ApplyOutcome as Applied;
-use crate::comment::{
+use super::{
     ApplyOutcome, ApplyStatus, ApplyUnitView, ApplyView, PlanView, Problem, UnitView, WaveView,
 };
+use crate::engine::ApplyOutcome as Applied;
 use crate::plan::{Counts, PlanId};
 use crate::redact::redact;
 use crate::store::{PlanRecord, PlannedUnit, UnitStatus};
