@@ -28,8 +28,9 @@ mod tree;
 
 use cascade::affected::{ReadIndex, affected};
 use cascade::config::RepoConfig;
+use cascade::discovery::Discovery;
 use cascade::graph::Graph;
-use cascade::terragrunt::{DiscoverOptions, Discovery, discover};
+use cascade::terragrunt::{DiscoverOptions, discover};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::hint::black_box;

@@ -7,8 +7,8 @@
 //! Must never: read files or run git; it works on the paths discovery and
 //! `git` already produced, so one index serves many change sets quickly.
 
+use crate::discovery::Unit;
 use crate::graph::Graph;
-use crate::terragrunt::Unit;
 use crate::unit::UnitPath;
 use globset::{Candidate, GlobBuilder, GlobSet, GlobSetBuilder};
 use serde::{Serialize, Serializer};

@@ -3,11 +3,11 @@
 //! (with their counts and diff) and which failed, and the units a drift run
 //! checks. Never runs anything: the plan engine made the plan.
 
+use crate::discovery::UnitKind;
 use crate::plan::Counts;
 use crate::plan::render::RenderedPlan;
 use crate::scan::Scan;
 use crate::store::{PlanRecord, UnitStatus};
-use crate::terragrunt::UnitKind;
 use crate::unit::UnitPath;
 use serde::Serialize;
 use std::collections::BTreeSet;

@@ -16,6 +16,7 @@ pub mod cli;
 pub mod command;
 pub mod comment;
 pub mod config;
+pub mod discovery;
 pub mod drift;
 pub mod engine;
 pub mod event;

@@ -2,9 +2,10 @@
 //! one value the CLI and the bot share.
 
 use crate::config::RepoConfig;
+use crate::discovery::Discovery;
 use crate::graph::Graph;
 use crate::problem::Problem;
-use crate::terragrunt::{self, DiscoverOptions, Discovery};
+use crate::terragrunt::{self, DiscoverOptions};
 use crate::unit::UnitPath;
 use std::path::Path;
 use std::time::Instant;

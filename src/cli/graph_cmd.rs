@@ -2,8 +2,8 @@
 
 use super::repo::{Scan, locate, scan};
 use super::{GraphArgs, GraphFormat};
+use crate::discovery::{Discovery, Unit, UnitKind};
 use crate::problem::Problem;
-use crate::terragrunt::{Discovery, Unit, UnitKind};
 use crate::unit::UnitPath;
 use rayon::prelude::*;
 use serde::{Serialize, Serializer};

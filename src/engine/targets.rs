@@ -2,8 +2,8 @@
 //! dependencies inside the plan, the tool that runs it and where.
 
 use crate::affected::{Affected, Reason};
+use crate::discovery::{Discovery, UnitKind};
 use crate::graph::Graph;
-use crate::terragrunt::{Discovery, UnitKind};
 use crate::unit::Tool;
 use crate::unit::UnitPath;
 use std::collections::BTreeSet;
@@ -50,7 +50,7 @@ pub struct PlanTarget {
     /// (absolute), where `terragrunt stack generate` runs before it is planned.
     pub stack: Option<PathBuf>,
     /// Why cascade runs nothing for this unit, when discovery refused it
-    /// (`terragrunt::Unit::refused`): it is recorded failed with this reason.
+    /// (`discovery::Unit::refused`): it is recorded failed with this reason.
     pub refused: Option<String>,
 }
 
@@ -192,7 +192,7 @@ pub fn head_targets(
 }
 
 /// The unit's local module directories, absolute.
-fn sources(unit: &crate::terragrunt::Unit, dir: &Path) -> Vec<PathBuf> {
+fn sources(unit: &crate::discovery::Unit, dir: &Path) -> Vec<PathBuf> {
     unit.reads.dirs.iter().map(|d| dir.join(d)).collect()
 }
 

@@ -2,8 +2,8 @@
 //! random graphs against a naive, obviously-correct model.
 
 use cascade::affected::{self, Affected, AffectedUnit, ReadIndex, Reason};
+use cascade::discovery::{ReadSet, Unit, UnitKind};
 use cascade::graph::Graph;
-use cascade::terragrunt::{ReadSet, Unit, UnitKind};
 use cascade::unit::UnitPath;
 use globset::{GlobBuilder, GlobMatcher};
 use proptest::prelude::*;

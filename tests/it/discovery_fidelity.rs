@@ -5,8 +5,8 @@
 
 use crate::support;
 
+use cascade::discovery::Discovery;
 use cascade::problem::{Problem, ProblemKind};
-use cascade::terragrunt::Discovery;
 use support::fixture_tree::{FixtureTree, affected_by, deps, unit};
 
 /// A copy of `tests/fixtures/discovery/<name>`.

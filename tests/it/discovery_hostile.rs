@@ -5,8 +5,9 @@
 //! repository, a leak, a crash or a hang).
 
 use cascade::config::RepoConfig;
+use cascade::discovery::Discovery;
 use cascade::problem::{Problem, ProblemKind};
-use cascade::terragrunt::{DiscoverOptions, Discovery, discover, limits};
+use cascade::terragrunt::{DiscoverOptions, discover, limits};
 use cascade::unit::UnitPath;
 use std::collections::BTreeMap;
 use std::os::unix::fs::symlink;

@@ -13,11 +13,12 @@ use crate::support;
 
 use cascade::affected::{ReadIndex, affected};
 use cascade::config::RepoConfig;
+use cascade::discovery::UnitKind;
 use cascade::engine::Engine;
 use cascade::exec::{ExecError, Executor, PlanJson, Resumed, UnitJob};
 use cascade::problem::ProblemKind;
 use cascade::store::{SqliteStore, SystemClock, UnitStatus};
-use cascade::terragrunt::{UnitKind, discover_files};
+use cascade::terragrunt::discover_files;
 use cascade::unit::Tool;
 use cascade::unit::UnitPath;
 use std::path::{Path, PathBuf};

@@ -9,7 +9,8 @@
 //! one slot with something discovery never computes (`run_cmd`, an unset
 //! `get_env`, an AWS call) and checks that the unit is unresolved.
 
-use cascade::terragrunt::{Discovery, discover_files};
+use cascade::discovery::Discovery;
+use cascade::terragrunt::discover_files;
 use cascade::unit::UnitPath;
 use proptest::prelude::*;
 

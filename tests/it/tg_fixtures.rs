@@ -6,9 +6,10 @@ use crate::support;
 
 use cascade::affected::{ReadIndex, affected};
 use cascade::config::RepoConfig;
+use cascade::discovery::{Discovery, UnitKind};
 use cascade::graph::Graph;
 use cascade::problem::{Problem, ProblemKind};
-use cascade::terragrunt::{DiscoverOptions, Discovery, UnitKind, discover};
+use cascade::terragrunt::{DiscoverOptions, discover};
 use cascade::unit::UnitPath;
 use serde_json::Value as Json;
 use std::collections::{BTreeMap, BTreeSet};

@@ -4,7 +4,8 @@
 
 use cascade::affected::{ReadIndex, affected};
 use cascade::config::RepoConfig;
-use cascade::terragrunt::{DiscoverOptions, Discovery, Unit, discover};
+use cascade::discovery::{Discovery, Unit};
+use cascade::terragrunt::{DiscoverOptions, discover};
 use cascade::unit::UnitPath;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
