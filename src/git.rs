@@ -63,6 +63,17 @@ impl ChangeSet {
         paths
     }
 
+    /// True when a unit's or a stack's file is deleted or renamed away: the base revision
+    /// must then be discovered too, to plan what the change destroys.
+    pub fn deletes_a_unit(&self) -> bool {
+        self.changes.iter().any(|c| match c {
+            Change::Deleted(p) | Change::Renamed { from: p, .. } => {
+                p.ends_with("terragrunt.hcl") || p.ends_with("terragrunt.stack.hcl")
+            }
+            _ => false,
+        })
+    }
+
     /// Like [`ChangeSet::paths`], but relative to `prefix`, a directory relative
     /// to the git top-level (the discovery directory, when it is not the
     /// top-level). Paths outside `prefix` get `..` components, because a unit

@@ -12,14 +12,12 @@
 
 use super::jobs::PrUpdate;
 use super::{Bot, PrKey};
-use crate::affected::{ReadIndex, affected, deleted_units};
 use crate::config::RepoConfig;
 use crate::engine::PlanTarget;
 use crate::problem::{Problem, ProblemKind};
-use crate::scan::{Scan, scan_with_deadline};
+use crate::scan::{Scan, plan_targets, scan_with_deadline};
 use crate::unit::UnitPath;
 use crate::workspace::Workspaces;
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -181,15 +179,7 @@ pub fn discover(input: DiscoveryInput, deadline: Instant) -> anyhow::Result<Disc
     let changes = input
         .workspaces
         .changes(&input.repo, &input.base_sha, &input.head_sha)?;
-    let changed: Vec<String> = changes
-        .paths()
-        .into_iter()
-        .filter(|f| !input.config.is_ignored(f))
-        .collect();
-    let deletes = changes.changes.iter().any(|c| {
-        matches!(c, crate::git::Change::Deleted(p) | crate::git::Change::Renamed { from: p, .. } if p.ends_with("terragrunt.hcl"))
-    });
-    let base = if deletes && !late() {
+    let base = if changes.deletes_a_unit() && !late() {
         let tree = input.workspaces.tree(&input.repo, &changes.base)?;
         let scan = scan_checkout(&tree, input.config.clone(), deadline);
         Some((scan, tree))
@@ -200,31 +190,12 @@ pub fn discover(input: DiscoveryInput, deadline: Instant) -> anyhow::Result<Disc
         // `DiscoverySlots::run` throws away whatever arrives past the deadline.
         anyhow::bail!("discovery stopped at its deadline");
     }
-    let deleted = base
-        .as_ref()
-        .map(|(b, _)| deleted_units(&b.discovery.units, &head.discovery.units))
-        .unwrap_or_default();
-    let index = ReadIndex::new(&head.discovery.units);
-    let mut result = affected(
-        &index,
-        &head.discovery.units,
-        &head.graph,
-        &changed,
-        &deleted,
-        base.as_ref().map(|(b, _)| &b.graph),
-    );
-    if let Some(only) = input.only.as_deref().filter(|o| !o.is_empty()) {
-        let mut keep: BTreeSet<UnitPath> = only.iter().cloned().collect();
-        keep.extend(head.graph.dependents_closure(only.iter()).into_keys());
-        result.units.retain(|u| keep.contains(&u.path));
-    }
-    let targets = crate::engine::targets(
-        &head.discovery,
-        &head.graph,
+    let targets = plan_targets(
+        &head,
         &input.checkout,
-        &result,
-        base.as_ref()
-            .map(|(b, t)| (&b.discovery, &b.graph, t.as_path())),
+        &changes.paths(),
+        base.as_ref().map(|(scan, tree)| (scan, tree.as_path())),
+        input.only.as_deref(),
     );
     Ok(Discovered::Targets {
         targets,

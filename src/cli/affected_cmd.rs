@@ -2,8 +2,9 @@
 
 use super::repo::{locate, scan};
 use super::{AffectedArgs, TextOrJson};
-use crate::affected::{Affected, ReadIndex, affected, deleted_units};
+use crate::affected::Affected;
 use crate::problem::Problem;
+use crate::scan::affected_by;
 use crate::terragrunt::paths;
 use crate::unit::UnitPath;
 use anyhow::Context;
@@ -50,8 +51,7 @@ pub fn run(args: &AffectedArgs) -> anyhow::Result<ExitCode> {
             } else {
                 Some(head_sha)
             };
-            let deletes_unit = changes.changes.iter().any(|c| matches!(c, crate::git::Change::Deleted(p) | crate::git::Change::Renamed { from: p, .. } if p.ends_with("terragrunt.hcl") || p.ends_with("terragrunt.stack.hcl")));
-            let base_rev = deletes_unit.then(|| changes.base.clone());
+            let base_rev = changes.deletes_a_unit().then(|| changes.base.clone());
             (changes.paths_relative_to(&prefix), head_dir, base_rev)
         }
     };
@@ -59,27 +59,11 @@ pub fn run(args: &AffectedArgs) -> anyhow::Result<ExitCode> {
         None => scan(&dir, &root, &args.features),
         Some(rev) => scan_revision(&root, &prefix, rev, &args.features)?,
     };
-    let changed: Vec<String> = changed
-        .into_iter()
-        .filter(|f| !head.config.is_ignored(f))
-        .collect();
     let base = match &base_rev {
         Some(rev) => Some(scan_revision(&root, &prefix, rev, &args.features)?),
         None => None,
     };
-    let deleted = base
-        .as_ref()
-        .map(|b| deleted_units(&b.discovery.units, &head.discovery.units))
-        .unwrap_or_default();
-    let index = ReadIndex::new(&head.discovery.units);
-    let result = affected(
-        &index,
-        &head.discovery.units,
-        &head.graph,
-        &changed,
-        &deleted,
-        base.as_ref().map(|b| &b.graph),
-    );
+    let result = affected_by(&head, &changed, base.as_ref());
     let out = match args.format {
         TextOrJson::Json => {
             serde_json::to_string_pretty(&affected_json(&result, &head.problems))? + "\n"

@@ -5,11 +5,11 @@
 
 use super::repo::{locate, scan, scan_to_run};
 use super::{ApplyArgs, PlanArgs, RunFormat, RunOptions};
-use crate::affected::{ReadIndex, affected, deleted_units};
-use crate::engine::{Engine, UnitDir, targets};
+use crate::engine::{Engine, UnitDir};
 use crate::exec::ProcessExecutor;
 use crate::exec::sandbox::{SandboxMode, SandboxState, SandboxUser};
 use crate::plan::PlanId;
+use crate::scan::plan_targets;
 use crate::store::{AnyStore, PlannedUnit, Store, SystemClock};
 use crate::terragrunt::paths;
 use crate::walk::WalkEvent;
@@ -154,9 +154,7 @@ async fn plan_async(args: &PlanArgs) -> anyhow::Result<ExitCode> {
                 );
             }
             let changes = crate::git::changed_files(&dir, base_rev, &args.head)?;
-            let deletes = changes.changes.iter().any(|c| {
-                matches!(c, crate::git::Change::Deleted(p) | crate::git::Change::Renamed { from: p, .. } if p.ends_with("terragrunt.hcl"))
-            });
+            let deletes = changes.deletes_a_unit();
             (
                 changes.paths_relative_to(&prefix),
                 changes.base.clone(),
@@ -170,10 +168,6 @@ async fn plan_async(args: &PlanArgs) -> anyhow::Result<ExitCode> {
     // Created (or made private again) once the input is checked: a refused plan
     // leaves nothing behind.
     crate::private_dir::make_private(&data)?;
-    let changed: Vec<String> = changed
-        .into_iter()
-        .filter(|f| !head_scan.config.is_ignored(f))
-        .collect();
     let base_tree = if deletes {
         Some(base_tree(&root, &data, &base)?)
     } else {
@@ -183,31 +177,16 @@ async fn plan_async(args: &PlanArgs) -> anyhow::Result<ExitCode> {
         let base_dir = tree.join(&prefix);
         (scan(&base_dir, tree, &[]), base_dir)
     });
-    let deleted = base_scan
-        .as_ref()
-        .map(|(b, _)| deleted_units(&b.discovery.units, &head_scan.discovery.units))
-        .unwrap_or_default();
-    let index = ReadIndex::new(&head_scan.discovery.units);
-    let result = affected(
-        &index,
-        &head_scan.discovery.units,
-        &head_scan.graph,
-        &changed,
-        &deleted,
-        base_scan.as_ref().map(|(b, _)| &b.graph),
-    );
-    let mut plan_targets = targets(
-        &head_scan.discovery,
-        &head_scan.graph,
+    let mut to_plan = plan_targets(
+        &head_scan,
         &dir,
-        &result,
-        base_scan
-            .as_ref()
-            .map(|(b, d)| (&b.discovery, &b.graph, d.as_path())),
+        &changed,
+        base_scan.as_ref().map(|(b, d)| (b, d.as_path())),
+        None,
     );
     // Terraform may read the whole repository (or base tree), not only the
     // directory `--repo` names: modules live above it.
-    for t in &mut plan_targets {
+    for t in &mut to_plan {
         t.root = match &base_tree {
             Some(tree) if t.destroy => tree.clone(),
             _ => root.clone(),
@@ -215,13 +194,13 @@ async fn plan_async(args: &PlanArgs) -> anyhow::Result<ExitCode> {
     }
     let engine = engine(&data, &data, &args.run).await?;
     let repo_key = dir.display().to_string();
-    let observe = progress(plan_targets.len());
+    let observe = progress(to_plan.len());
     let outcome = engine
         .plan(
             &repo_key,
             &head,
             &base,
-            plan_targets,
+            to_plan,
             &head_scan.config.retries,
             cancel_on_ctrl_c(),
             observe,

@@ -13,13 +13,15 @@ mod apply_run;
 mod claim;
 pub mod failure_log;
 mod plan_run;
-mod targets;
 
 pub use apply_run::{ApplyError, ApplyOutcome, ApplyRecovery, UnitApply};
 pub use claim::{LEASE_SECS, owner_alive, this_host};
 pub use failure_log::{LogTail, MAX_LOG_TAILS};
 pub use plan_run::PlanOutcome;
-pub use targets::{PlanTarget, UnitDir, head_targets, stack_dir, stack_path, targets, unit_dir};
+// What the engine plans: built from discovery below it (`scan::targets`).
+pub use crate::scan::{
+    PlanTarget, UnitDir, head_targets, stack_dir, stack_path, targets, unit_dir,
+};
 
 use crate::exec::Executor;
 use crate::plan::PlanId;

@@ -1,14 +1,22 @@
 //! Discovering a checkout: its configuration, units, graph and problems, as
-//! one value the CLI and the bot share.
+//! one value the CLI and the bot share; and the one pipeline from a change's
+//! files to the units a plan walks ([`affected_by`], [`plan_targets`]), so the
+//! bot and `cascade plan` cannot choose different units for the same change.
 
+use crate::affected::{Affected, ReadIndex, affected, deleted_units};
 use crate::config::RepoConfig;
 use crate::discovery::Discovery;
 use crate::graph::Graph;
 use crate::problem::Problem;
 use crate::terragrunt::{self, DiscoverOptions};
 use crate::unit::UnitPath;
+use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::Instant;
+
+mod targets;
+
+pub use targets::{PlanTarget, UnitDir, head_targets, stack_dir, stack_path, targets, unit_dir};
 
 /// A discovered repository: configuration, units, graph, and every problem found on the way.
 pub struct Scan {
@@ -104,4 +112,57 @@ impl Scan {
         }
         out
     }
+}
+
+/// The base revision's scan, when the change deletes units: with the directory it was
+/// discovered in, where a destroy plan runs.
+pub type BaseScan<'a> = (&'a Scan, &'a Path);
+
+/// The units `changed` (paths relative to the discovery directory) affects in `head`,
+/// and why. Paths the repository's configuration ignores change nothing. With `base`,
+/// units it has and `head` does not are deleted ones, and its graph orders their
+/// destroys.
+pub fn affected_by(head: &Scan, changed: &[String], base: Option<&Scan>) -> Affected {
+    let changed: Vec<String> = changed
+        .iter()
+        .filter(|f| !head.config.is_ignored(f))
+        .cloned()
+        .collect();
+    let deleted = base
+        .map(|b| deleted_units(&b.discovery.units, &head.discovery.units))
+        .unwrap_or_default();
+    let index = ReadIndex::new(&head.discovery.units);
+    affected(
+        &index,
+        &head.discovery.units,
+        &head.graph,
+        &changed,
+        &deleted,
+        base.map(|b| &b.graph),
+    )
+}
+
+/// What a plan of this change walks: [`affected_by`], cut to `only` and its dependents
+/// when a `/plan unit…` names units, as plan targets in `head_dir` (destroys in the
+/// base's directory).
+pub fn plan_targets(
+    head: &Scan,
+    head_dir: &Path,
+    changed: &[String],
+    base: Option<BaseScan<'_>>,
+    only: Option<&[UnitPath]>,
+) -> Vec<PlanTarget> {
+    let mut result = affected_by(head, changed, base.map(|(b, _)| b));
+    if let Some(only) = only.filter(|o| !o.is_empty()) {
+        let mut keep: BTreeSet<UnitPath> = only.iter().cloned().collect();
+        keep.extend(head.graph.dependents_closure(only.iter()).into_keys());
+        result.units.retain(|u| keep.contains(&u.path));
+    }
+    targets(
+        &head.discovery,
+        &head.graph,
+        head_dir,
+        &result,
+        base.map(|(b, dir)| (&b.discovery, &b.graph, dir)),
+    )
 }
