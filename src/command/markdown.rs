@@ -28,6 +28,8 @@ use std::ops::Range;
 /// removed, in order. Lines that start inside code, a quote or a comment are left out.
 pub(super) fn plain_lines(body: &str) -> Vec<String> {
     let body = body.strip_prefix('\u{feff}').unwrap_or(body);
+    let normalized = lone_returns_as_newlines(body);
+    let body = normalized.as_ref();
     let reading = Reading::of(body);
     let mut text = reading.text.iter().peekable();
     let mut plain = Vec::new();
@@ -44,6 +46,22 @@ pub(super) fn plain_lines(body: &str) -> Vec<String> {
         }
     }
     plain
+}
+
+/// `body` with each lone `\r` made a `\n`. CommonMark and the forges end a line there,
+/// pulldown-cmark does not everywhere (a fence after `a\r` stays paragraph text), and a
+/// fence it missed would show the command inside as plain. The same length: offsets hold.
+fn lone_returns_as_newlines(body: &str) -> Cow<'_, str> {
+    let bytes = body.as_bytes();
+    let lone = |at: usize| bytes[at] == b'\r' && bytes.get(at + 1) != Some(&b'\n');
+    if !(0..bytes.len()).any(lone) {
+        return Cow::Borrowed(body);
+    }
+    let mut out = bytes.to_vec();
+    for at in (0..bytes.len()).filter(|&at| lone(at)) {
+        out[at] = b'\n';
+    }
+    Cow::Owned(String::from_utf8(out).expect("one ASCII byte for another keeps UTF-8"))
 }
 
 /// The lines of `body` as CommonMark splits them (at `\n`, `\r\n` or a lone `\r`), without

@@ -192,7 +192,7 @@ async fn a_huge_failure_keeps_the_most_recent_lines_within_githubs_limit() {
     // The comment names the failure in one line and leaves the log to the check.
     let comment = w.plan_comment(n);
     assert!(
-        comment.contains("- `global/dns` — `terraform plan` failed (exit code 1): noise ")
+        comment.contains("- `global/dns` — ```` `terraform plan` failed (exit code 1): noise ")
             && comment.contains("details in the `cascade` check"),
         "{comment}"
     );

@@ -56,6 +56,7 @@ mod gitlab_inert;
 mod gitlab_scenarios;
 mod graph_props;
 mod layout;
+mod plan_apply_e2e;
 mod plan_fingerprint;
 mod plan_render;
 mod plan_render_oracle;

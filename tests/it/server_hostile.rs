@@ -519,7 +519,7 @@ async fn a_pull_request_whose_discovery_panics_fails_alone_and_its_next_push_is_
     .await;
     // Its units are the hostile one's too, which holds their locks: it waits for them.
     let plan = w.plan_comment(n2);
-    assert!(plan.contains("`global/dns` — locked by #1"), "{plan}");
+    assert!(plan.contains("`global/dns` — `locked by #1"), "{plan}");
     // The hostile pull request's worker is alive: a fixed push is planned.
     git_out(w.work.path(), &["checkout", "-q", "evil"]);
     let fixed = commit_file(&w, "evil", "global/dns/terragrunt.hcl", &dns_original());
@@ -608,7 +608,7 @@ async fn discovery_past_its_deadline_fails_the_pull_request_and_the_server_keeps
     .await;
     // Its units are #1's simplified head's too, which holds their locks: it waits for them.
     let plan = w.plan_comment(n3);
-    assert!(plan.contains("`global/dns` — locked by #1"), "{plan}");
+    assert!(plan.contains("`global/dns` — `locked by #1"), "{plan}");
 }
 
 /// The pull request's `opened` delivery, stored as a server that died
