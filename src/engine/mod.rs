@@ -11,6 +11,7 @@
 
 mod apply_run;
 mod claim;
+mod current_plan;
 pub mod failure_log;
 mod plan_run;
 mod targets;
@@ -18,6 +19,7 @@ pub mod views;
 
 pub use apply_run::{ApplyError, ApplyOutcome, ApplyRecovery, UnitApply};
 pub use claim::{LEASE_SECS, owner_alive, this_host};
+pub use current_plan::{NotCurrent, Was};
 pub use plan_run::PlanOutcome;
 pub use targets::{PlanTarget, UnitDir, head_targets, stack_dir, stack_path, targets, unit_dir};
 
