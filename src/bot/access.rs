@@ -13,14 +13,13 @@
 //! commit listing) would otherwise push onto another's change and approve it himself. The
 //! forge's own approval rules must be met too (GitLab's `approved`). Everything here fails
 //! closed: an answer the forge did not give (the permission, the commits) is a refusal.
-//! Every refusal names the rule that failed and what to do; nothing here posts.
+//! Every refusal names the rule that failed (`refusal` words it); nothing here posts.
 
 use super::PrKey;
+use super::refusal::{Contribution, Refusal, Uncounted};
 use crate::config::{ApprovalRule, RepoConfig};
-use crate::forge::{
-    Actor, Approver, ChangeRequest, Commit, CommitPerson, Forge, ForgeKind, Membership, Spelling,
-};
-use crate::inert::code;
+use crate::forge::{Actor, Approver, ChangeRequest, Commit, CommitPerson, Forge, Membership};
+use crate::plan::PlanId;
 use crate::store::{AnyStore, Pusher, Store};
 
 /// Why `actor` may not run `command` (`/apply`, `/plan`, `/unlock`), or `None` when they may.
@@ -30,19 +29,14 @@ pub async fn refuse_command(
     actor: &Actor,
     config: &RepoConfig,
     command: &str,
-) -> Option<String> {
+) -> Option<Refusal> {
     let user = &actor.login;
-    let spelling = forge.spelling();
-    // The command as typed may name units: it is quoted inert (`/plan @team.` pings no one).
-    let command = code(command);
     if !forge.may_write(repo, actor).await {
-        return Some(format!(
-            "@{user} cannot run {command}: `{}`, `{}` and `{}` need write permission \
-             on {repo}. Ask someone with write permission to comment {command}.",
-            spelling.command("apply"),
-            spelling.command("plan"),
-            spelling.command("unlock"),
-        ));
+        return Some(Refusal::NoWritePermission {
+            login: user.clone(),
+            command: command.to_string(),
+            repo: repo.to_string(),
+        });
     }
     let Some(allowed) = &config.apply_permission else {
         return None;
@@ -61,32 +55,13 @@ pub async fn refuse_command(
             }
         }
     }
-    // Named in code spans, not mentioned: a refusal must not notify a whole team.
-    let mut who: Vec<String> = allowed.users.iter().map(|u| code(u)).collect();
-    who.extend(
-        allowed
-            .teams
-            .iter()
-            .map(|t| format!("members of {}", code(&t.to_string()))),
-    );
-    let mut text = format!(
-        "@{user} cannot run {command}: `.cascade.yaml` on the default branch lets only {} \
-         (with write permission) apply, plan and unlock here. Ask one of them to comment {command}.",
-        who.join(", ")
-    );
-    if unreadable {
-        text.push_str(match forge.kind() {
-            ForgeKind::GitHub => {
-                " cascade could not read team memberships: the GitHub App needs the Organization → \
-                 Members (read) permission for that; ask whoever administers the App to grant it."
-            }
-            ForgeKind::GitLab => {
-                " cascade could not read group memberships: its token's user must be able to see \
-                 those groups' members; ask whoever runs cascade to give it access."
-            }
-        });
-    }
-    Some(text)
+    Some(Refusal::NotPermitted {
+        login: user.clone(),
+        command: command.to_string(),
+        users: allowed.users.clone(),
+        teams: allowed.teams.iter().map(|t| t.to_string()).collect(),
+        memberships_unreadable: unreadable,
+    })
 }
 
 /// Why the change request's approvals do not allow `/apply` of `id`, or `None` when one
@@ -100,28 +75,26 @@ pub async fn unapproved(
     key: &PrKey,
     cr: &ChangeRequest,
     config: &RepoConfig,
-    id: &str,
-) -> anyhow::Result<Option<String>> {
+    id: &PlanId,
+) -> anyhow::Result<Option<Refusal>> {
     let approvals = forge.approvals(&key.repo, key.number, cr).await?;
-    let spelling = forge.spelling();
-    let apply = spelling.command(&format!("apply {id}"));
     let counted = approvals
         .approvers
         .iter()
         .filter(|a| !a.actor.login.eq_ignore_ascii_case(&cr.author));
-    let (mut stale, mut unpinned, mut without_write) = (Vec::new(), Vec::new(), Vec::new());
-    let mut contributed = Vec::new();
+    let mut uncounted = Uncounted::default();
     // Read once, for the first approval that gets this far.
     let mut contributors: Option<Contributors> = None;
     let on_head = config.approvals == ApprovalRule::Head;
+    let login = |approver: &Approver| approver.actor.login.clone();
     for approver in counted {
         match &approver.commit {
             Some(commit) if on_head && *commit != cr.head_sha => {
-                stale.push((approver, commit));
+                uncounted.stale.push((login(approver), commit.clone()));
                 continue;
             }
             None if on_head => {
-                unpinned.push(approver);
+                uncounted.unpinned.push(login(approver));
                 continue;
             }
             _ => {}
@@ -130,83 +103,43 @@ pub async fn unapproved(
             if contributors.is_none() {
                 match Contributors::read(forge, store, key).await? {
                     Ok(read) => contributors = Some(read),
-                    Err(refusal) => return Ok(Some(refusal.text(spelling, &apply))),
+                    Err(error) => {
+                        return Ok(Some(Refusal::CommitsUnread {
+                            id: id.clone(),
+                            error,
+                        }));
+                    }
                 }
             }
             if let Some(how) = contributors.as_ref().and_then(|c| c.how(approver)) {
-                contributed.push((approver, how));
+                uncounted.contributed.push((login(approver), how));
                 continue;
             }
         }
         if forge.may_write(&key.repo, &approver.actor).await {
-            return Ok(forge_rules_unmet(
-                approvals.still_required,
-                spelling,
-                &apply,
-            ));
+            // An approval counts; the forge's own rules (GitLab's approvals required,
+            // approval rules, code owners) may still want more.
+            let missing = approvals.still_required;
+            return Ok((missing > 0).then(|| Refusal::ForgeApprovalsMissing {
+                id: id.clone(),
+                missing,
+            }));
         }
-        without_write.push(approver);
+        uncounted.without_write.push(login(approver));
     }
-    let names = |list: &[&Approver]| -> Vec<String> {
-        list.iter().map(|a| format!("@{}", a.actor.login)).collect()
-    };
-    let mut why = Vec::new();
-    if !stale.is_empty() {
-        let names: Vec<String> = stale
-            .iter()
-            .map(|(a, commit)| format!("@{} approved `{}`", a.actor.login, short(commit)))
-            .collect();
-        why.push(format!(
-            "{}, an earlier commit: approvals count only on the current head `{}`, so ask for a \
-             new review of it",
-            names.join(", "),
-            short(&cr.head_sha)
-        ));
-    }
-    if !unpinned.is_empty() {
-        why.push(format!(
-            "{} approved, but GitLab does not record on which commit, and approvals count only \
-             on the current head: turn on \"Remove all approvals when commits are added to the \
-             source branch\" in the project's merge request approval settings, or set \
-             `approvals: any_head` in `.cascade.yaml`",
-            names(&unpinned).join(", ")
-        ));
-    }
-    if !contributed.is_empty() {
-        let names: Vec<String> = contributed
-            .iter()
-            .map(|(a, how)| format!("@{} {}", a.actor.login, how.said(spelling)))
-            .collect();
-        why.push(format!(
-            "{}: an approval counts only from someone who did not push to it; ask another \
-             writer, or set `approvals: allow_pushers` in `.cascade.yaml`",
-            names.join(", ")
-        ));
-    }
-    if !without_write.is_empty() {
-        why.push(format!(
-            "{} approved without write permission on {}: only approvals from people with write \
-             permission count",
-            names(&without_write).join(", "),
-            key.repo
-        ));
-    }
-    Ok(Some(if why.is_empty() {
-        format!(
-            "Not applied: this {} needs an approving review from someone with write \
-             permission other than @{}. Ask for a review, then comment `{apply}` again.",
-            spelling.change_request, cr.author
-        )
+    Ok(Some(if uncounted.is_empty() {
+        Refusal::NoApproval {
+            id: id.clone(),
+            author: cr.author.clone(),
+        }
     } else {
-        format!(
-            "Not applied: no approval counts yet. {}. Then comment `{apply}` again.",
-            why.join("; ")
-        )
+        Refusal::ApprovalsUncounted {
+            id: id.clone(),
+            repo: key.repo.clone(),
+            head: cr.head_sha.clone(),
+            uncounted,
+        }
     }))
-}
-
-fn short(sha: &str) -> String {
-    sha.chars().take(7).collect()
 }
 
 /// Who contributed to a change request: the pushes cascade saw, and its commits since
@@ -216,35 +149,6 @@ struct Contributors {
     commits: Vec<Commit>,
 }
 
-/// How an approver contributed.
-enum Contribution {
-    Pushed,
-    Committed(String),
-}
-
-impl Contribution {
-    fn said(&self, spelling: &Spelling) -> String {
-        match self {
-            Contribution::Pushed => format!("pushed to this {}", spelling.change_request),
-            Contribution::Committed(sha) => format!("committed `{}`", short(sha)),
-        }
-    }
-}
-
-/// The forge would not list the commits: no approval can be shown to be independent.
-struct CommitsUnread(String);
-
-impl CommitsUnread {
-    fn text(&self, spelling: &Spelling, apply: &str) -> String {
-        format!(
-            "Not applied: cascade could not read this {}'s commits ({}), and an approval \
-             counts only from someone who did not push to it or make one of its commits. \
-             Comment `{apply}` again later, or set `approvals: allow_pushers` in `.cascade.yaml`.",
-            spelling.change_request, self.0
-        )
-    }
-}
-
 impl Contributors {
     /// The recorded pushers and the forge's commits; a store error is an error, a forge
     /// that does not list the commits a refusal (fail closed).
@@ -252,13 +156,13 @@ impl Contributors {
         forge: &Forge,
         store: &AnyStore,
         key: &PrKey,
-    ) -> anyhow::Result<Result<Contributors, CommitsUnread>> {
+    ) -> anyhow::Result<Result<Contributors, String>> {
         let pushers = store.pushers(&key.repo, key.number).await?;
         match forge.commits(&key.repo, key.number).await {
             Ok(commits) => Ok(Ok(Contributors { pushers, commits })),
             Err(error) => {
                 tracing::warn!(pr = %key, error = format!("{error:#}"), "cannot read the commits; no approval counts");
-                Ok(Err(CommitsUnread(error.to_string())))
+                Ok(Err(error.to_string()))
             }
         }
     }
@@ -306,24 +210,6 @@ fn commit_names(person: &CommitPerson, approver: &Approver) -> bool {
                 || same(local, login)
         }
     }
-}
-
-/// The refusal when an approval counts for cascade but the forge's own approval rules
-/// (GitLab's approvals required, approval rules, code owners) still want `missing` more.
-fn forge_rules_unmet(missing: u64, spelling: &Spelling, apply: &str) -> Option<String> {
-    (missing > 0).then(|| {
-        format!(
-            "Not applied: the project's approval rules still want {missing} more approval{} \
-             on this {}. Ask for {}, then comment `{apply}` again.",
-            if missing == 1 { "" } else { "s" },
-            spelling.change_request,
-            if missing == 1 {
-                "another review"
-            } else {
-                "more reviews"
-            },
-        )
-    })
 }
 
 #[cfg(test)]

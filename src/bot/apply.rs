@@ -1,12 +1,13 @@
 //! `/apply` and its checks in order, once `commands` has found that the commenter
-//! may apply: forks, the planned head, the latest plan id, the apply requirements
-//! (approvals that count, mergeable), one apply at a time, the locks. A refusal is
-//! returned, to be said in the comment's one reply, with what to do next.
+//! may apply: forks, the planned head, the latest plan id (the engine's rule), the apply
+//! requirements (approvals that count, mergeable), one apply at a time, the locks. A
+//! refusal is returned (`refusal` words it), to be said in the comment's one reply.
 
 use super::access::unapproved;
 use super::jobs::PrComment;
 use super::plan::discard_plan_files;
 use super::publish::check;
+use super::refusal::Refusal;
 use super::verdict::with_failure_logs;
 use super::{Bot, PrKey};
 use crate::comment::Comments;
@@ -14,9 +15,8 @@ use crate::comment::apply_view;
 use crate::config::{ApplyRequirement, RepoConfig};
 use crate::engine::UnitDir;
 use crate::forge::{ChangeRequest, CheckOutput, CheckStatus, Forge, Mergeable};
-use crate::inert::code;
 use crate::plan::PlanId;
-use crate::store::{AnyStore, PlanStatus, PlannedUnit, PrState, Store, UnitStatus};
+use crate::store::{AnyStore, PlannedUnit, PrState, Store, UnitStatus};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -29,82 +29,36 @@ pub async fn command_apply(
     info: &ChangeRequest,
     config: &RepoConfig,
     id: &PlanId,
-) -> anyhow::Result<Option<String>> {
-    let refuse = |text: String| Ok(Some(text));
+) -> anyhow::Result<Option<Refusal>> {
+    let refuse = |refusal: Refusal| Ok(Some(refusal));
     let spelling = forge.spelling();
-    let (cr, cmd) = (spelling.change_request, |c: &str| spelling.command(c));
+    let cmd = |c: &str| spelling.command(c);
     if info.fork && !bot.allow_forks {
-        return refuse(format!(
-            "cascade does not apply {cr}s from forks. Push the branch to this repository and open a {cr} from it."
-        ));
+        return refuse(Refusal::ForkNotApplied);
     }
     let Some(mut record) = bot.store.pull_request(&key.repo, key.number).await? else {
-        return refuse(format!(
-            "There is no plan for this {cr} yet. Comment `{}` first.",
-            cmd("plan")
-        ));
+        return refuse(Refusal::NoPlanYet);
     };
     if record.head_sha != info.head_sha {
-        return refuse(format!(
-            "The {cr} has new commits since plan {id} was made. Wait for the new plan comment and apply its id."
-        ));
+        return refuse(Refusal::NewCommits { id: id.clone() });
     }
-    let current = bot.store.current_plan(&key.plan_key()).await?;
-    let plan = match current {
-        Some(plan) if plan.id == *id => plan,
-        Some(plan) => {
-            return refuse(format!(
-                "`{id}` is not this {cr}'s latest plan. The current plan is `{}`: review it, then comment `{}`.",
-                plan.id,
-                cmd(&format!("apply {}", plan.id))
-            ));
-        }
-        None => {
-            let consumed = bot
-                .store
-                .plan(&key.plan_key(), id)
-                .await?
-                .is_some_and(|p| p.status == PlanStatus::Consumed);
-            return refuse(if consumed {
-                format!(
-                    "Plan `{id}` was already applied. Comment `{}` to see if anything is left.",
-                    cmd("plan")
-                )
-            } else {
-                format!(
-                    "There is no current plan `{id}` for this {cr}. Comment `{}` to plan again.",
-                    cmd("plan")
-                )
-            });
-        }
+    // Asked before the requirements: a stale id is told the current one first.
+    let plan = match bot.engine.current_plan_named(&key.plan_key(), id).await? {
+        Ok(plan) => plan,
+        Err(not) => return refuse(not.into()),
     };
-    if let Some(why) = requirements_unmet(forge, &bot.store, key, info, config, id).await? {
-        return refuse(why);
+    if let Some(refusal) = requirements_unmet(forge, &bot.store, key, info, config, id).await? {
+        return refuse(refusal);
     }
     if record.state == PrState::Applying {
-        return refuse(format!(
-            "An apply is already running for this {cr}; wait for its result."
-        ));
+        return refuse(Refusal::ApplyRunning);
     }
     let units: Vec<_> = plan.units.iter().map(|u| u.path.clone()).collect();
     let held = bot.store.take_locks(&key.repo, key.number, &units).await?;
     if !held.is_empty() {
-        let list: Vec<String> = held
-            .iter()
-            .map(|l| {
-                format!(
-                    "{} is locked by {}{}",
-                    code(l.unit.as_str()),
-                    spelling.ref_sigil,
-                    l.pr
-                )
-            })
-            .collect();
-        return refuse(format!(
-            "Cannot apply: {}. Merge or close those {cr}s, or comment `{}` there.",
-            list.join(", "),
-            cmd("unlock")
-        ));
+        return refuse(Refusal::UnitsLocked {
+            locks: held.into_iter().map(|l| (l.unit, l.pr)).collect(),
+        });
     }
     forge
         .acknowledge(&key.repo, key.number, comment.comment_id)
@@ -149,7 +103,7 @@ pub async fn command_apply(
         Err(refusal) => {
             record.state = PrState::Commented;
             bot.store.save_pull_request(&record).await?;
-            return refuse(format!("Not applied: {refusal}."));
+            return refuse(Refusal::EngineRefused(refusal));
         }
     };
     let view = apply_view(&outcome, &[]);
@@ -220,33 +174,27 @@ async fn requirements_unmet(
     info: &ChangeRequest,
     config: &RepoConfig,
     id: &PlanId,
-) -> anyhow::Result<Option<String>> {
+) -> anyhow::Result<Option<Refusal>> {
     let requirements = &config.apply_requirements;
     if requirements.contains(&ApplyRequirement::Approved)
-        && let Some(why) = unapproved(forge, store, key, info, config, id.as_str()).await?
+        && let Some(refusal) = unapproved(forge, store, key, info, config, id).await?
     {
-        return Ok(Some(why));
+        return Ok(Some(refusal));
     }
     if !requirements.contains(&ApplyRequirement::Mergeable) {
         return Ok(None);
     }
     // Still being worked out reads the same as blocked: either way, try again later.
-    let spelling = forge.spelling();
-    let state = match &info.mergeable {
-        Mergeable::Yes => return Ok(None),
-        Mergeable::No { state } | Mergeable::Unknown { state } => state,
-        Mergeable::Blocked { why } => {
-            return Ok(Some(format!(
-                "Not applied: the {} cannot be merged yet: {why}. Only cascade's own check may \
-                 be missing; once the rest is done, comment `{}` again.",
-                spelling.change_request,
-                spelling.command(&format!("apply {id}")),
-            )));
-        }
-    };
-    Ok(Some(format!(
-        "Not applied: the {} is not mergeable (state `{state}`). Resolve conflicts and required checks, then comment `{}` again.",
-        spelling.change_request,
-        spelling.command(&format!("apply {id}")),
-    )))
+    let id = id.clone();
+    Ok(match &info.mergeable {
+        Mergeable::Yes => None,
+        Mergeable::No { state } | Mergeable::Unknown { state } => Some(Refusal::NotMergeable {
+            id,
+            state: state.clone(),
+        }),
+        Mergeable::Blocked { why } => Some(Refusal::MergeBlocked {
+            id,
+            why: why.clone(),
+        }),
+    })
 }

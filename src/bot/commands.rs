@@ -9,12 +9,12 @@ use super::apply::command_apply;
 use super::jobs::{PrComment, PrUpdate};
 use super::plan::{current_pr, plan_pull_request, release_and_discard};
 use super::publish::reply;
+use super::refusal::Refusal;
 use super::rules::{Rules, rules};
 use super::{Bot, PrKey};
 use crate::command::{Command, help_text, read_comment};
 use crate::forge::Spelling;
 use crate::forge::{Actor, ChangeRequest};
-use crate::inert::code;
 use crate::store::Store;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
@@ -91,13 +91,12 @@ pub async fn handle_comment(
         let config = match &context.rules.config {
             Ok(config) => config,
             Err(problem) => {
-                replies.push(format!(
-                    "Not run: `.cascade.yaml` on the default branch {} is invalid ({}), so \
-                     cascade cannot tell who may run {}. Fix it there first.",
-                    code(&context.rules.branch),
-                    code(&problem.to_string()),
-                    code(&typed),
-                ));
+                let refusal = Refusal::RulesInvalid {
+                    branch: context.rules.branch.clone(),
+                    problem: problem.to_string(),
+                    command: typed,
+                };
+                replies.push(refusal.message(spelling));
                 continue;
             }
         };
@@ -106,7 +105,7 @@ pub async fn handle_comment(
             login: comment.author.clone(),
         };
         if let Some(refusal) = refuse_command(&forge, &key.repo, &actor, config, &typed).await {
-            replies.push(refusal);
+            replies.push(refusal.message(spelling));
             continue;
         }
         match command {
@@ -133,14 +132,14 @@ pub async fn handle_comment(
             }
             Command::Apply { id } => {
                 // The base may have changed since the plan (an edit cascade missed, too).
-                if let Some(why) = context.rules.refuse_base(&context.info.base_ref, spelling) {
-                    replies.push(format!("Not applied: {why}"));
+                if let Some(rule) = context.rules.refuse_base(&context.info.base_ref) {
+                    replies.push(Refusal::BaseNotApplied(rule).message(spelling));
                     continue;
                 }
                 if let Some(refusal) =
                     command_apply(bot, &forge, key, comment, &context.info, config, &id).await?
                 {
-                    replies.push(refusal);
+                    replies.push(refusal.message(spelling));
                 }
             }
         }

@@ -17,6 +17,7 @@
 
 use super::access::refuse_command;
 use super::jobs::{PrComment, PrJob};
+use super::refusal::Refusal;
 use super::{Bot, PrKey};
 use crate::command::{Command, read_comment};
 use crate::comment::Comments;
@@ -535,11 +536,7 @@ async fn drift_commands(
                 continue;
             }
             Command::Unlock => {
-                let text = format!(
-                    "`{}` is for {}s; the drift run holds no locks between runs.",
-                    spelling.command("unlock"),
-                    spelling.change_request
-                );
+                let text = Refusal::UnlockOnDriftIssue.message(spelling);
                 answer(bot, forge, key, issue, &text).await?;
                 continue;
             }
@@ -549,7 +546,7 @@ async fn drift_commands(
         let unconfigured = RepoConfig::default();
         if let Some(refusal) = refuse_command(forge, &key.repo, actor, &unconfigured, &shown).await
         {
-            answer(bot, forge, key, issue, &refusal).await?;
+            answer(bot, forge, key, issue, &refusal.message(spelling)).await?;
             continue;
         }
         if read.is_none() {
@@ -557,12 +554,11 @@ async fn drift_commands(
             match config {
                 Ok(config) => read = Some((branch, config)),
                 Err(problem) => {
-                    let text = format!(
-                        "`.cascade.yaml` on {} is invalid, so cascade does not act on this \
-                         issue:\n\n{}",
-                        crate::inert::code(&branch.name),
-                        crate::inert::fenced(problem.trim_end(), "")
-                    );
+                    let text = Refusal::DriftRulesInvalid {
+                        branch: branch.name.clone(),
+                        problem,
+                    }
+                    .message(spelling);
                     answer(bot, forge, key, issue, &text).await?;
                     return Ok(());
                 }
@@ -573,7 +569,7 @@ async fn drift_commands(
         };
         // `apply_permission` narrows write permission further.
         if let Some(refusal) = refuse_command(forge, &key.repo, actor, config, &shown).await {
-            answer(bot, forge, key, issue, &refusal).await?;
+            answer(bot, forge, key, issue, &refusal.message(spelling)).await?;
             continue;
         }
         match command {
@@ -583,15 +579,8 @@ async fn drift_commands(
             _ => match config.drift.clone().filter(|d| d.enabled) {
                 Some(drift) => run(bot, forge, key, at, branch, config, &drift).await?,
                 None => {
-                    answer(
-                        bot,
-                        forge,
-                        key,
-                        issue,
-                        "Drift is not configured (or is off) in the default branch's \
-                         `.cascade.yaml`; nothing was checked.",
-                    )
-                    .await?;
+                    let text = Refusal::DriftOff.message(spelling);
+                    answer(bot, forge, key, issue, &text).await?;
                 }
             },
         }
@@ -622,35 +611,17 @@ async fn apply(
     let held = bot.store.take_locks(repo, PrKey::DRIFT, &units).await?;
     if !held.is_empty() {
         bot.store.release_locks(repo, PrKey::DRIFT).await?;
-        let list: Vec<String> = held
-            .iter()
-            .map(|l| {
-                format!(
-                    "{} ({}{})",
-                    crate::inert::code(l.unit.as_str()),
-                    spelling.ref_sigil,
-                    l.pr
-                )
-            })
-            .collect();
-        let text = format!(
-            "Not applied: {} {} locked by an open {}; apply once it is merged or closed, or \
-             ask for `{}` there.",
-            list.join(", "),
-            if held.len() == 1 { "is" } else { "are" },
-            spelling.change_request,
-            spelling.command("unlock")
-        );
+        let text = Refusal::DriftUnitsLocked {
+            locks: held.into_iter().map(|l| (l.unit, l.pr)).collect(),
+        }
+        .message(spelling);
         answer(bot, forge, key, issue, &text).await?;
         return Ok(());
     }
     let applied = apply_locked(bot, key, branch, config, id).await;
     bot.store.release_locks(repo, PrKey::DRIFT).await?;
     let text = match applied? {
-        Err(refusal) => vec![format!(
-            "Not applied: {refusal}. Comment `{}` to check for drift again.",
-            spelling.command("plan")
-        )],
+        Err(refusal) => vec![Refusal::DriftApplyRefused(refusal).message(spelling)],
         Ok(outcome) => Comments::new()
             .spelled(spelling)
             .apply_comment(&apply_view(&outcome, &[]), forge.comment_limit())?,

@@ -27,6 +27,7 @@ mod jobs;
 mod owners;
 mod plan;
 mod publish;
+mod refusal;
 mod replica;
 mod reply_limit;
 mod rules;

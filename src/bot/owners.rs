@@ -5,12 +5,13 @@
 //! owner not listed gets one comment saying so and what the operator must do, and
 //! nothing else: no fetch, no plan, no check; drift skips such repositories.
 //!
-//! Owns the list and how a repository key matches it, and that one refusal. Never
-//! fetches, plans or names the allowed owners to a stranger.
+//! Owns the list and how a repository key matches it, and when to refuse (`refusal`
+//! words it). Never fetches, plans or names the allowed owners to a stranger.
 
 use anyhow::{bail, ensure};
 
 use super::jobs::PrJob;
+use super::refusal::Refusal;
 use super::{Bot, PrKey};
 use crate::forge::ForgeKind;
 use crate::forge::types::GITLAB_REPO_PREFIX;
@@ -120,22 +121,10 @@ fn owner_of(repo: &str) -> (ForgeKind, &str) {
 }
 
 /// What a change request in a repository not served here is told.
-fn refusal(repo: &str, forge: ForgeKind) -> String {
+fn refusal(repo: &str) -> Refusal {
     let (_, owner) = owner_of(repo);
-    let owner = crate::inert::code(owner);
-    match forge {
-        ForgeKind::GitHub => format!(
-            "This cascade server does not serve repositories of {owner}, so nothing here is \
-             planned or applied. If it should, whoever runs the server can add {owner} to \
-             `--allow-owner` (`CASCADE_ALLOW_OWNERS`) and restart it; otherwise uninstall its \
-             GitHub App from this account."
-        ),
-        ForgeKind::GitLab => format!(
-            "This cascade server does not serve projects in {owner}, so nothing here is \
-             planned or applied. If it should, whoever runs the server can add the group to \
-             `--allow-owner` (`CASCADE_ALLOW_OWNERS`) and restart it; otherwise remove this \
-             project's webhook to cascade."
-        ),
+    Refusal::NotServed {
+        owner: owner.to_string(),
     }
 }
 
@@ -160,7 +149,11 @@ pub(super) async fn refused(bot: &Bot, key: &PrKey, job: &PrJob) -> anyhow::Resu
     }
     let forge = bot.forges.open(at).await?;
     let id = forge
-        .create_comment(&key.repo, key.number, &refusal(&key.repo, forge.kind()))
+        .create_comment(
+            &key.repo,
+            key.number,
+            &refusal(&key.repo).message(forge.spelling()),
+        )
         .await?;
     let mut record = existing.unwrap_or(PullRequestRecord {
         repo: key.repo.clone(),
@@ -250,12 +243,12 @@ mod tests {
 
     #[test]
     fn the_refusal_names_the_owner_and_what_to_do() {
-        let text = refusal("acme-evil/infra", ForgeKind::GitHub);
+        let text = refusal("acme-evil/infra").message(ForgeKind::GitHub.spelling());
         assert!(
             text.contains("`acme-evil`") && text.contains("--allow-owner"),
             "{text}"
         );
-        let text = refusal("gitlab:evil/sub/infra", ForgeKind::GitLab);
+        let text = refusal("gitlab:evil/sub/infra").message(ForgeKind::GitLab.spelling());
         assert!(
             text.contains("`evil/sub`") && text.contains("webhook"),
             "{text}"

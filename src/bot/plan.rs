@@ -6,6 +6,7 @@ use super::config_report::{ReadAt, invalid_config};
 use super::discover::{self, Discovered, Interrupted};
 use super::jobs::PrUpdate;
 use super::publish::{check, reply, upsert_comment};
+use super::refusal::Refusal;
 use super::rules::refuse_base;
 use super::verdict::{plan_check, with_failure_logs};
 use super::{Bot, PrKey};
@@ -22,25 +23,13 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
-/// Why a fork's change request is not planned (`cr`: "pull request" or "merge request").
-fn fork_refusal(cr: &str) -> String {
-    format!(
-        "cascade does not plan {cr}s from forks: planning runs the {cr}'s code \
-with this server's credentials. A maintainer can push the branch to this repository to have it planned."
-    )
-}
-
 /// The check and comment of a server that has no working sandbox: it runs
 /// nobody's code, and says who can change that.
 fn no_sandbox(why: &str, spelling: &crate::forge::Spelling) -> (CheckOutput, String) {
-    let cr = spelling.change_request;
-    let body = format!(
-        "cascade did not plan this {cr}: the server has no working sandbox ({why}), and planning \
-         runs the {cr}'s code. Whoever runs cascade can start it on a Linux kernel with Landlock \
-         (5.13 or later, with `lsm=` listing landlock), or choose `--sandbox off` to plan without \
-         one; then comment `{}`.",
-        spelling.command("plan")
-    );
+    let body = Refusal::NoSandbox {
+        why: why.to_string(),
+    }
+    .message(spelling);
     let check = CheckOutput::new(
         CheckStatus::Failure,
         "cascade: no sandbox on the server",
@@ -140,7 +129,7 @@ pub async fn plan_pull_request(
         record.state = PrState::Failed;
         bot.store.save_pull_request(&record).await?;
         bot.store.set_waiting(&key.repo, key.number, &[]).await?;
-        return reply(bot, &forge, key, &fork_refusal(spelling.change_request)).await;
+        return reply(bot, &forge, key, &Refusal::ForkNotPlanned.message(spelling)).await;
     }
     if let SandboxState::Refusing { why } = bot.sandbox().state() {
         let (check, body) = no_sandbox(why, spelling);
@@ -181,9 +170,10 @@ pub async fn plan_pull_request(
             }
         },
     };
-    if let Some(why) = refuse_base(&config, &default.name, &pr.base_ref, spelling) {
+    if let Some(rule) = refuse_base(&config, &default.name, &pr.base_ref) {
         // A plan made before the base changed must not be applied under it either.
         release_and_discard(bot, key).await?;
+        let why = Refusal::BaseNotPlanned(rule).message(spelling);
         let check = CheckOutput::new(
             CheckStatus::Failure,
             "cascade: base branch not planned",

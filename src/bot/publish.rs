@@ -7,10 +7,11 @@
 //! Only the App's own comments are ever edited or deleted: a user's comment that copies
 //! cascade's marker is left alone.
 
+use super::refusal::Refusal;
 use super::reply_limit::Allowance;
 use super::{Bot, PrKey};
 use crate::comment::PLAN_MARKER;
-use crate::forge::{CheckOutput, Forge, ForgeKind, ForgeRef};
+use crate::forge::{CheckOutput, Forge, ForgeRef};
 use crate::store::{PullRequestRecord, Store};
 
 /// Posts or edits the cascade plan comment with `parts` (more than one only when the
@@ -109,20 +110,12 @@ pub fn limited(bot: &Bot, forge: &Forge, key: &PrKey, body: &str) -> Option<Stri
                 .as_secs()
                 .div_ceil(60)
                 .max(1);
-            let cr = forge.spelling().change_request;
-            let forge_name = match forge.kind() {
-                ForgeKind::GitHub => "GitHub",
-                ForgeKind::GitLab => "GitLab",
-            };
-            format!(
-                "cascade has replied {} times on this {cr} in the last {} minutes, so it \
-                 will not reply to commands here for the next {minutes} minute{}: replies on one \
-                 {cr} must not use up the {forge_name} write budget every {cr} shares. \
-                 Plans and apply results are still posted. Wait, then comment again.",
-                super::reply_limit::REPLIES_PER_WINDOW,
-                super::reply_limit::REPLY_WINDOW.as_secs() / 60,
-                if minutes == 1 { "" } else { "s" },
-            )
+            Refusal::ReplyLimit {
+                replies: super::reply_limit::REPLIES_PER_WINDOW,
+                window_minutes: super::reply_limit::REPLY_WINDOW.as_secs() / 60,
+                minutes,
+            }
+            .message(forge.spelling())
         }
         Allowance::Quiet => {
             tracing::info!(pr = %key, "reply limit reached: not replying");

@@ -7,10 +7,10 @@
 
 use super::jobs::PrUpdate;
 use super::plan::fetch_pull_request;
+use super::refusal::BaseRule;
 use super::{Bot, PrKey};
 use crate::config::RepoConfig;
-use crate::forge::{Forge, Spelling};
-use crate::inert::code;
+use crate::forge::Forge;
 use crate::problem::Problem;
 
 /// The default branch's `.cascade.yaml` as it is now.
@@ -25,39 +25,21 @@ impl Rules {
     /// Why a pull request into `base` is not planned or applied, or `None` when the
     /// rules allow that base. `None` too when the rules are invalid: that is said
     /// elsewhere, with its line.
-    pub fn refuse_base(&self, base: &str, spelling: &Spelling) -> Option<String> {
+    pub fn refuse_base(&self, base: &str) -> Option<BaseRule> {
         let config = self.config.as_ref().ok()?;
-        refuse_base(config, &self.branch, base, spelling)
+        refuse_base(config, &self.branch, base)
     }
 }
 
 /// Why a pull request into `base` is not planned or applied under `config`, read from
 /// `default` (the default branch), or `None` when `base` is `default` or `branches:`
 /// lists it.
-pub fn refuse_base(
-    config: &RepoConfig,
-    default: &str,
-    base: &str,
-    spelling: &Spelling,
-) -> Option<String> {
-    if config.plans_into(base, default) {
-        return None;
-    }
-    let cr = spelling.change_request;
-    let listed = if config.branches().is_empty() {
-        "lists no other branches".to_string()
-    } else {
-        let globs: Vec<String> = config.branches().iter().map(|g| code(g)).collect();
-        format!("lists only {}", globs.join(", "))
-    };
-    let default = code(default);
-    Some(format!(
-        "cascade plans {cr}s into the default branch {default} and into the branches \
-         `branches:` in its `.cascade.yaml` lists; it {listed}, so this {cr} into {} is not \
-         planned. Change its base to {default}, or add the branch to `branches:` on {default} \
-         (review rules are always the default branch's).",
-        code(base),
-    ))
+pub fn refuse_base(config: &RepoConfig, default: &str, base: &str) -> Option<BaseRule> {
+    (!config.plans_into(base, default)).then(|| BaseRule {
+        default: default.to_string(),
+        branches: config.branches().to_vec(),
+        base: base.to_string(),
+    })
 }
 
 /// Reads the default branch's `.cascade.yaml` (the branch as the forge's API says, never

@@ -219,23 +219,10 @@ impl<E: Executor, S: Store> Engine<E, S> {
         retries: &RetryPolicy,
         observe: impl FnMut(WalkEvent<'_>),
     ) -> anyhow::Result<Result<ApplyOutcome, ApplyError>> {
-        let current = self.store.current_plan(repo).await?.map(|p| p.id);
-        let Some(plan) = self.store.plan(repo, id).await? else {
-            return Ok(Err(ApplyError::Unknown {
-                id: id.clone(),
-                current,
-            }));
+        let plan = match self.current_plan_named(repo, id).await? {
+            Ok(plan) => plan,
+            Err(not) => return Ok(Err(not.into())),
         };
-        match plan.status {
-            PlanStatus::Superseded => {
-                return Ok(Err(ApplyError::Superseded {
-                    id: id.clone(),
-                    current,
-                }));
-            }
-            PlanStatus::Consumed => return Ok(Err(ApplyError::Consumed { id: id.clone() })),
-            PlanStatus::Current => {}
-        }
         if plan.head != head {
             return Ok(Err(ApplyError::Stale {
                 id: id.clone(),

@@ -11,11 +11,13 @@
 
 mod apply_run;
 mod claim;
+mod current_plan;
 pub mod failure_log;
 mod plan_run;
 
 pub use apply_run::{ApplyError, ApplyOutcome, ApplyRecovery, UnitApply};
 pub use claim::{LEASE_SECS, owner_alive, this_host};
+pub use current_plan::{NotCurrent, Was};
 pub use failure_log::{LogTail, MAX_LOG_TAILS};
 pub use plan_run::PlanOutcome;
 // What the engine plans: built from discovery below it (`scan::targets`).

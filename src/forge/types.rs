@@ -210,6 +210,8 @@ pub struct Spelling {
     pub change_request: &'static str,
     /// `#` or `!` before a number.
     pub ref_sigil: char,
+    /// The forge itself, for what only one of them has (a GitHub App, a project's webhook).
+    pub forge: ForgeKind,
 }
 
 impl Spelling {
@@ -217,11 +219,13 @@ impl Spelling {
         command_prefix: "/",
         change_request: "pull request",
         ref_sigil: '#',
+        forge: ForgeKind::GitHub,
     };
     pub const GITLAB: Spelling = Spelling {
         command_prefix: "cascade ",
         change_request: "merge request",
         ref_sigil: '!',
+        forge: ForgeKind::GitLab,
     };
 
     /// The change request's short name: `PR` or `MR`.

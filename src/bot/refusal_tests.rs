@@ -1,0 +1,191 @@
+//! Every refusal, said whole on GitHub and on GitLab: one snapshot per sample and forge
+//! (`snapshots/cascade__bot__refusal__tests__<sample>__<forge>.snap`). The sample list is
+//! also a match over [`Refusal`]'s variants, so a new variant does not compile until it
+//! has a sample here.
+
+use super::*;
+use crate::forge::Spelling;
+
+fn id(s: &str) -> PlanId {
+    PlanId(s.to_string())
+}
+
+fn unit(path: &str) -> UnitPath {
+    UnitPath::new(path)
+}
+
+/// `samples!{ name => Variant: value, ... }` lists the samples and checks, at compile
+/// time, that every variant of [`Refusal`] has one.
+macro_rules! samples {
+    ($($name:literal => $variant:ident: $value:expr),* $(,)?) => {
+        fn samples() -> Vec<(&'static str, Refusal)> {
+            vec![$(($name, $value)),*]
+        }
+
+        /// Not called: it compiles only while every variant is listed above.
+        #[allow(dead_code, unreachable_patterns)]
+        fn every_variant_has_a_sample(refusal: &Refusal) {
+            match refusal {
+                $(Refusal::$variant { .. } => {})*
+            }
+        }
+    };
+}
+
+samples! {
+    "no_write_permission" => NoWritePermission: Refusal::NoWritePermission {
+        login: "mallory".into(),
+        command: "/plan live/@team".into(),
+        repo: "acme/infra".into(),
+    },
+    "not_permitted" => NotPermitted: Refusal::NotPermitted {
+        login: "bob".into(),
+        command: "/apply 3f9a2c1b7d4e".into(),
+        users: vec!["alice".into(), "carol".into()],
+        teams: vec!["acme/platform".into()],
+        memberships_unreadable: false,
+    },
+    "not_permitted_memberships_unreadable" => NotPermitted: Refusal::NotPermitted {
+        login: "bob".into(),
+        command: "/unlock".into(),
+        users: vec![],
+        teams: vec!["acme/platform".into(), "acme/sre".into()],
+        memberships_unreadable: true,
+    },
+    "rules_invalid" => RulesInvalid: Refusal::RulesInvalid {
+        branch: "main".into(),
+        problem: "line 3: unknown field `aply_requirements`".into(),
+        command: "/apply 3f9a2c1b7d4e".into(),
+    },
+    "no_approval" => NoApproval: Refusal::NoApproval {
+        id: id("3f9a2c1b7d4e"),
+        author: "alice".into(),
+    },
+    "approvals_uncounted" => ApprovalsUncounted: Refusal::ApprovalsUncounted {
+        id: id("3f9a2c1b7d4e"),
+        repo: "acme/infra".into(),
+        head: "89abcdef0123456789abcdef0123456789abcdef".into(),
+        uncounted: Uncounted {
+            stale: vec![("bob".into(), "0123456789abcdef0123456789abcdef01234567".into())],
+            unpinned: vec!["carol".into()],
+            contributed: vec![
+                ("dave".into(), Contribution::Pushed),
+                ("erin".into(), Contribution::Committed("fedcba9876543210fedcba9876543210fedcba98".into())),
+            ],
+            without_write: vec!["frank".into(), "grace".into()],
+        },
+    },
+    "commits_unread" => CommitsUnread: Refusal::CommitsUnread {
+        id: id("3f9a2c1b7d4e"),
+        error: "HTTP 502 from the forge".into(),
+    },
+    "forge_approvals_missing_one" => ForgeApprovalsMissing: Refusal::ForgeApprovalsMissing {
+        id: id("3f9a2c1b7d4e"),
+        missing: 1,
+    },
+    "forge_approvals_missing_two" => ForgeApprovalsMissing: Refusal::ForgeApprovalsMissing {
+        id: id("3f9a2c1b7d4e"),
+        missing: 2,
+    },
+    "merge_blocked" => MergeBlocked: Refusal::MergeBlocked {
+        id: id("3f9a2c1b7d4e"),
+        why: "required checks have not passed".into(),
+    },
+    "not_mergeable" => NotMergeable: Refusal::NotMergeable {
+        id: id("3f9a2c1b7d4e"),
+        state: "dirty".into(),
+    },
+    "fork_not_applied" => ForkNotApplied: Refusal::ForkNotApplied,
+    "fork_not_planned" => ForkNotPlanned: Refusal::ForkNotPlanned,
+    "no_plan_yet" => NoPlanYet: Refusal::NoPlanYet,
+    "new_commits" => NewCommits: Refusal::NewCommits { id: id("3f9a2c1b7d4e") },
+    "not_latest_plan" => NotLatestPlan: Refusal::NotLatestPlan {
+        id: id("3f9a2c1b7d4e"),
+        current: id("0b1c2d3e4f5a"),
+    },
+    "already_applied" => AlreadyApplied: Refusal::AlreadyApplied { id: id("3f9a2c1b7d4e") },
+    "no_current_plan" => NoCurrentPlan: Refusal::NoCurrentPlan { id: id("3f9a2c1b7d4e") },
+    "apply_running" => ApplyRunning: Refusal::ApplyRunning,
+    "units_locked" => UnitsLocked: Refusal::UnitsLocked {
+        locks: vec![(unit("live/prod/app"), 7), (unit("live/prod/dns"), 12)],
+    },
+    "engine_refused" => EngineRefused: Refusal::EngineRefused(ApplyError::Busy {
+        id: id("3f9a2c1b7d4e"),
+        pid: 4242,
+        host: "cascade-0".into(),
+    }),
+    "base_not_planned" => BaseNotPlanned: Refusal::BaseNotPlanned(BaseRule {
+        default: "main".into(),
+        branches: vec!["release/*".into(), "staging".into()],
+        base: "feature/x".into(),
+    }),
+    "base_not_applied" => BaseNotApplied: Refusal::BaseNotApplied(BaseRule {
+        default: "main".into(),
+        branches: vec![],
+        base: "bob-base".into(),
+    }),
+    "no_sandbox" => NoSandbox: Refusal::NoSandbox {
+        why: "Landlock is not enabled in this kernel".into(),
+    },
+    "not_served" => NotServed: Refusal::NotServed { owner: "acme-evil".into() },
+    "reply_limit" => ReplyLimit: Refusal::ReplyLimit {
+        replies: 10,
+        window_minutes: 10,
+        minutes: 7,
+    },
+    "drift_units_locked_one" => DriftUnitsLocked: Refusal::DriftUnitsLocked {
+        locks: vec![(unit("global/dns"), 3)],
+    },
+    "drift_units_locked_two" => DriftUnitsLocked: Refusal::DriftUnitsLocked {
+        locks: vec![(unit("global/dns"), 3), (unit("live/prod/app"), 4)],
+    },
+    "drift_apply_refused" => DriftApplyRefused: Refusal::DriftApplyRefused(ApplyError::Consumed {
+        id: id("3f9a2c1b7d4e"),
+    }),
+    "drift_rules_invalid" => DriftRulesInvalid: Refusal::DriftRulesInvalid {
+        branch: "main".into(),
+        problem: "`.cascade.yaml` line 2: drift.schedule: not a schedule\n".into(),
+    },
+    "drift_off" => DriftOff: Refusal::DriftOff,
+    "unlock_on_drift_issue" => UnlockOnDriftIssue: Refusal::UnlockOnDriftIssue,
+}
+
+#[test]
+fn every_refusal_reads_whole_on_both_forges() {
+    for (name, refusal) in samples() {
+        for (forge, spelling) in [("github", &Spelling::GITHUB), ("gitlab", &Spelling::GITLAB)] {
+            insta::assert_snapshot!(format!("{name}__{forge}"), refusal.message(spelling));
+        }
+    }
+}
+
+#[test]
+fn sample_names_are_distinct() {
+    let names: std::collections::BTreeSet<&str> = samples().iter().map(|(name, _)| *name).collect();
+    assert_eq!(names.len(), samples().len());
+}
+
+#[test]
+fn a_plan_id_that_is_not_current_is_said_by_what_is_current() {
+    let not = |current: Option<&str>, was| NotCurrent {
+        id: id("3f9a2c1b7d4e"),
+        was,
+        current: current.map(id),
+    };
+    assert!(matches!(
+        Refusal::from(not(Some("0b1c2d3e4f5a"), Was::Consumed)),
+        Refusal::NotLatestPlan { current, .. } if current.as_str() == "0b1c2d3e4f5a"
+    ));
+    assert!(matches!(
+        Refusal::from(not(None, Was::Consumed)),
+        Refusal::AlreadyApplied { .. }
+    ));
+    assert!(matches!(
+        Refusal::from(not(None, Was::Superseded)),
+        Refusal::NoCurrentPlan { .. }
+    ));
+    assert!(matches!(
+        Refusal::from(not(None, Was::Unknown)),
+        Refusal::NoCurrentPlan { .. }
+    ));
+}
