@@ -136,7 +136,7 @@ fn record(doc: &[u8]) -> PlanRecord {
         retried: 0,
     };
     PlanRecord {
-        id: PlanId("3f9a2c1b7d4e".into()),
+        id: PlanId::from_stored("3f9a2c1b7d4e".into()),
         repo: "acme/infra".into(),
         head: "a1b2c3d4e5f6".into(),
         base: "9f8e7d6c5b4a".into(),

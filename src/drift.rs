@@ -63,7 +63,7 @@ impl DriftReport {
                 (UnitStatus::Planned, Some(summary)) => report.drifted.push(DriftedUnit {
                     path: unit.path.clone(),
                     counts: summary.counts,
-                    fingerprint: summary.fingerprint.0.clone(),
+                    fingerprint: summary.fingerprint.to_string(),
                     rendered: unit.rendered.clone(),
                 }),
                 (status, _) => report.failed.push(FailedUnit {

@@ -137,7 +137,7 @@ mod tests {
 
     fn plan(id: &str, units: Vec<PlannedUnit>) -> PlanRecord {
         PlanRecord {
-            id: PlanId(id.into()),
+            id: PlanId::from_stored(id.into()),
             repo: "acme/infra#1".into(),
             head: "h".into(),
             base: "b".into(),

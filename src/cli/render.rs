@@ -21,7 +21,7 @@ pub fn plan_json(plan: &PlanRecord) -> Value {
             "status": u.status.as_str(),
             "destroy": u.destroy,
             "counts": u.summary.as_ref().map(|s| s.counts).unwrap_or_default(),
-            "fingerprint": u.summary.as_ref().map(|s| s.fingerprint.0.clone()),
+            "fingerprint": u.summary.as_ref().map(|s| s.fingerprint.to_string()),
             "detail": u.detail,
             "retried": u.retried,
             "diff": u.rendered.as_ref().map(|r| r.text()),

@@ -112,12 +112,12 @@ pub struct OutputChange {
 /// SHA-256 (hex) of the canonical form of what a plan would do.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(transparent)]
-pub struct Fingerprint(pub String);
+pub struct Fingerprint(String);
 
 /// The id a reviewer approves: `/apply <id>`.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(transparent)]
-pub struct PlanId(pub String);
+pub struct PlanId(String);
 
 /// What one unit's plan would do. Holds no attribute values: sensitive or not,
 /// values never leave this module.
@@ -223,6 +223,11 @@ impl fmt::Debug for PlanDocument {
 }
 
 impl Fingerprint {
+    /// A fingerprint read back from where cascade stored it: only ever one it computed.
+    pub fn from_stored(text: String) -> Fingerprint {
+        Fingerprint(text)
+    }
+
     /// The first 12 hex characters, as shown in the plan comment.
     pub fn short(&self) -> &str {
         self.0.get(..12).unwrap_or(&self.0)
@@ -296,6 +301,12 @@ impl PlanId {
             serde_jcs::to_vec(&input).expect("a document of strings has a canonical form");
         let digest = hex::encode(Sha256::digest(&canonical));
         PlanId(digest[..12].to_string())
+    }
+
+    /// An id read back from where cascade stored it: only ever one it computed or
+    /// [`PlanId::parse`] accepted. What a user typed goes through `parse`.
+    pub fn from_stored(text: String) -> PlanId {
+        PlanId(text)
     }
 
     pub fn as_str(&self) -> &str {

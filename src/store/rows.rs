@@ -83,7 +83,7 @@ pub(super) fn unit_record(row: &impl StoredRow) -> anyhow::Result<UnitRecord> {
 
 pub(super) fn plan(row: &impl StoredRow) -> anyhow::Result<PlanRecord> {
     Ok(PlanRecord {
-        id: PlanId(row.text("id")?),
+        id: PlanId::from_stored(row.text("id")?),
         repo: row.text("repo")?,
         head: row.text("head")?,
         base: row.text("base")?,
@@ -134,7 +134,7 @@ pub(super) fn lock(row: &impl StoredRow) -> anyhow::Result<Lock> {
 pub(super) fn apply_claim(row: &impl StoredRow) -> anyhow::Result<ApplyClaim> {
     Ok(ApplyClaim {
         repo: row.text("repo")?,
-        plan_id: PlanId(row.text("plan_id")?),
+        plan_id: PlanId::from_stored(row.text("plan_id")?),
         owner: row.text("owner")?,
         pid: row.int("pid")? as u32,
         host: row.text("host")?,

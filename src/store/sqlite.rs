@@ -147,7 +147,7 @@ impl Store for SqliteStore {
         let mut tx = self.pool.begin().await?;
         sqlx::query("UPDATE plans SET status = 'superseded' WHERE repo = ? AND status = 'current' AND id <> ?")
             .bind(&plan.repo)
-            .bind(plan.id.0.as_str())
+            .bind(plan.id.as_str())
             .execute(&mut *tx)
             .await?;
         sqlx::query(
@@ -155,7 +155,7 @@ impl Store for SqliteStore {
              ON CONFLICT (repo, id) DO UPDATE SET head = excluded.head, base = excluded.base, status = excluded.status,
                run_id = excluded.run_id, units = excluded.units, created_at = excluded.created_at",
         )
-        .bind(plan.id.0.as_str())
+        .bind(plan.id.as_str())
         .bind(&plan.repo)
         .bind(&plan.head)
         .bind(&plan.base)
@@ -172,7 +172,7 @@ impl Store for SqliteStore {
     async fn plan(&self, repo: &str, id: &PlanId) -> anyhow::Result<Option<PlanRecord>> {
         let row = sqlx::query("SELECT * FROM plans WHERE repo = ? AND id = ?")
             .bind(repo)
-            .bind(id.0.as_str())
+            .bind(id.as_str())
             .fetch_optional(&self.pool)
             .await?;
         row.as_ref().map(rows::plan).transpose()
@@ -195,7 +195,7 @@ impl Store for SqliteStore {
         sqlx::query("UPDATE plans SET status = ? WHERE repo = ? AND id = ?")
             .bind(status.as_str())
             .bind(repo)
-            .bind(id.0.as_str())
+            .bind(id.as_str())
             .execute(&self.pool)
             .await?;
         Ok(())

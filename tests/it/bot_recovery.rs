@@ -23,7 +23,7 @@ fn pr(number: u64, plan: &str) -> PullRequestRecord {
         head_sha: "h".into(),
         base_sha: "b".into(),
         state: PrState::Applying,
-        plan_id: Some(PlanId(plan.into())),
+        plan_id: Some(PlanId::from_stored(plan.into())),
         comment_id: None,
         check_run_id: None,
         updated_at: 1,
@@ -52,7 +52,7 @@ async fn a_pull_request_left_applying_by_a_dead_process_is_put_back_and_a_live_o
         store.save_pull_request(&pr(number, plan)).await.unwrap();
         let claim = ApplyClaim {
             repo: format!("acme/infra#{number}"),
-            plan_id: PlanId(plan.into()),
+            plan_id: PlanId::from_stored(plan.into()),
             owner: format!("owner-{number}"),
             pid,
             host,
@@ -103,7 +103,7 @@ async fn a_pull_request_left_applying_by_a_dead_process_is_put_back_and_a_live_o
     );
     assert!(
         store
-            .apply_claim("acme/infra#1", &PlanId("aaaaaaaaaaaa".into()))
+            .apply_claim("acme/infra#1", &PlanId::from_stored("aaaaaaaaaaaa".into()))
             .await
             .unwrap()
             .is_none(),

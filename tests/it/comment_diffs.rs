@@ -63,7 +63,7 @@ fn planned(path: &str, wave: usize, destroy: bool, json: &[u8]) -> PlannedUnit {
 
 fn record(units: Vec<PlannedUnit>) -> PlanRecord {
     PlanRecord {
-        id: PlanId("3f9a2c1b7d4e".into()),
+        id: PlanId::from_stored("3f9a2c1b7d4e".into()),
         repo: "acme/infra".into(),
         head: "a1b2c3d4e5f6".into(),
         base: "9f8e7d6c5b4a".into(),

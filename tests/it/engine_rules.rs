@@ -461,7 +461,7 @@ async fn saved_plans_are_deleted_once_the_plan_is_consumed_or_superseded() {
         .await
         .unwrap();
     f.engine
-        .discard_plan_files(REPO, &PlanId("0123456789ab".into()))
+        .discard_plan_files(REPO, &PlanId::from_stored("0123456789ab".into()))
         .await
         .unwrap();
 }
@@ -999,7 +999,7 @@ async fn a_stored_unit_whose_path_leaves_its_directory_is_never_applied() {
             u.path = p("live/x/../../../pr-2/live/victim");
         }
     }
-    stored.id = PlanId("0123456789ab".into());
+    stored.id = PlanId::from_stored("0123456789ab".into());
     f.engine.store.save_plan(&stored).await.unwrap();
     let outcome = apply(&f, &stored.id, "h1").await.unwrap();
     let victim = outcome

@@ -169,7 +169,7 @@ fn summary(fp: &str) -> PlanSummary {
         },
         resources: vec![],
         outputs: vec![],
-        fingerprint: Fingerprint(fp.into()),
+        fingerprint: Fingerprint::from_stored(fp.into()),
     }
 }
 
@@ -222,7 +222,7 @@ fn unit_record(unit: &str, status: UnitStatus, detail: &str) -> UnitRecord {
 
 fn plan(id: &str, repo: &str, created_at: i64) -> PlanRecord {
     PlanRecord {
-        id: PlanId(id.into()),
+        id: PlanId::from_stored(id.into()),
         repo: repo.into(),
         head: "h".into(),
         base: "b".into(),
@@ -266,7 +266,7 @@ fn units(names: &[&str]) -> Vec<UnitPath> {
 fn claim(owner: &str, host: &str, heartbeat_at: i64) -> ApplyClaim {
     ApplyClaim {
         repo: "acme/infra#7".into(),
-        plan_id: PlanId("abcdefabcdef".into()),
+        plan_id: PlanId::from_stored("abcdefabcdef".into()),
         owner: owner.into(),
         pid: 100,
         host: host.into(),
@@ -326,7 +326,7 @@ async fn plans_and_runs_survive_a_reopen(backend: Backend) {
     }
     let store = backend.open().await;
     let old = store
-        .plan("acme/infra", &PlanId("aaaaaaaaaaaa".into()))
+        .plan("acme/infra", &PlanId::from_stored("aaaaaaaaaaaa".into()))
         .await
         .unwrap()
         .unwrap();
@@ -442,7 +442,7 @@ async fn runs_resume_the_newest_unfinished_one_and_units_are_replaced(backend: B
 
 async fn plans_change_status_and_one_stays_current(backend: Backend) {
     let store = backend.open().await;
-    let a = PlanId("aaaaaaaaaaaa".into());
+    let a = PlanId::from_stored("aaaaaaaaaaaa".into());
     store
         .save_plan(&plan(a.as_str(), "acme/infra", 1))
         .await
@@ -473,7 +473,7 @@ async fn plans_change_status_and_one_stays_current(backend: Backend) {
     assert_eq!((current.id, current.created_at), (a, 3));
     assert_eq!(
         store
-            .plan("acme/infra", &PlanId("bbbbbbbbbbbb".into()))
+            .plan("acme/infra", &PlanId::from_stored("bbbbbbbbbbbb".into()))
             .await
             .unwrap()
             .unwrap()
@@ -482,12 +482,12 @@ async fn plans_change_status_and_one_stays_current(backend: Backend) {
     );
     assert_eq!(
         store.current_plan("acme/web").await.unwrap().unwrap().id,
-        PlanId("cccccccccccc".into()),
+        PlanId::from_stored("cccccccccccc".into()),
         "another repository's plan stays current"
     );
     assert_eq!(
         store
-            .plan("acme/web", &PlanId("aaaaaaaaaaaa".into()))
+            .plan("acme/web", &PlanId::from_stored("aaaaaaaaaaaa".into()))
             .await
             .unwrap(),
         None
@@ -930,7 +930,7 @@ async fn pull_request_state_and_installations_round_trip(backend: Backend) {
         vec![pr.clone()]
     );
     pr.state = PrState::Commented;
-    pr.plan_id = Some(PlanId("3f9a2c1b7d4e".into()));
+    pr.plan_id = Some(PlanId::from_stored("3f9a2c1b7d4e".into()));
     pr.comment_id = Some(u64::from(u32::MAX) + 1234);
     pr.check_run_id = Some(99);
     store.save_pull_request(&pr).await.unwrap();
@@ -961,7 +961,7 @@ async fn pull_request_state_and_installations_round_trip(backend: Backend) {
 }
 
 async fn an_apply_claim_has_one_holder_and_one_taker_over(backend: Backend) {
-    let id = PlanId("abcdefabcdef".into());
+    let id = PlanId::from_stored("abcdefabcdef".into());
     let first = claim("first", "host-a", 10);
     {
         let store = backend.open().await;
@@ -1025,7 +1025,7 @@ async fn an_apply_claim_has_one_holder_and_one_taker_over(backend: Backend) {
 
 async fn eight_tasks_taking_one_apply_claim_leave_one_holder(backend: Backend) {
     let stores = two_replicas(&backend).await;
-    let id = PlanId("abcdefabcdef".into());
+    let id = PlanId::from_stored("abcdefabcdef".into());
     let answers = eight_at_once(&stores, |i, store| async move {
         let mine = claim(&format!("owner-{i}"), "host-a", 10);
         (mine.clone(), store.insert_apply_claim(&mine).await.unwrap())
@@ -1091,7 +1091,7 @@ impl FakeClock {
 async fn an_apply_claim_lease_expires_by_the_clock(backend: Backend) {
     let stores = two_replicas(&backend).await;
     let clock = FakeClock(AtomicI64::new(1_000_000));
-    let id = PlanId("abcdefabcdef".into());
+    let id = PlanId::from_stored("abcdefabcdef".into());
     // A replica on another host holds the claim: only its heartbeat says it lives.
     let holder = claim("replica-a", "another-host", clock.now());
     assert_eq!(stores[0].insert_apply_claim(&holder).await.unwrap(), None);
@@ -1715,7 +1715,7 @@ async fn a_gitlab_repo_key_round_trips_beside_the_same_github_path(backend: Back
         head_sha: "h1".into(),
         base_sha: "b1".into(),
         state: PrState::Commented,
-        plan_id: Some(PlanId("3f9a2c1b7d4e".into())),
+        plan_id: Some(PlanId::from_stored("3f9a2c1b7d4e".into())),
         comment_id: Some(4321),
         check_run_id: Some(u64::from(u32::MAX) + 5),
         updated_at: 1,
