@@ -117,7 +117,7 @@ pub(super) fn pull_request(row: &impl StoredRow) -> anyhow::Result<PullRequestRe
         base_sha: row.text("base_sha")?,
         state: PrState::parse(&state)
             .with_context(|| format!("unknown pull request state {state}"))?,
-        plan_id: row.maybe_text("plan_id")?.map(PlanId),
+        plan_id: row.maybe_text("plan_id")?.map(PlanId::from_stored),
         comment_id: row.maybe_int("comment_id")?.map(|c| c as u64),
         check_run_id: row.maybe_int("check_run_id")?.map(|c| c as u64),
         updated_at: row.int("updated_at")?,

@@ -345,7 +345,7 @@ impl Store for SqliteStore {
         .bind(&pr.head_sha)
         .bind(&pr.base_sha)
         .bind(pr.state.as_str())
-        .bind(pr.plan_id.as_ref().map(|p| p.0.clone()))
+        .bind(pr.plan_id.as_ref().map(PlanId::to_string))
         .bind(pr.comment_id.map(|c| c as i64))
         .bind(pr.check_run_id.map(|c| c as i64))
         .bind(pr.updated_at)
