@@ -7,7 +7,7 @@ use super::*;
 use crate::forge::Spelling;
 
 fn id(s: &str) -> PlanId {
-    PlanId(s.to_string())
+    PlanId::parse(s).expect("a valid plan id")
 }
 
 fn unit(path: &str) -> UnitPath {
