@@ -7,7 +7,7 @@
 //! `exec` seam, summarises each plan (`plan`), persists everything (`store`) and
 //! renders the `comment` posted through `forge::github`. What it keeps on disk
 //! and in memory is kept from other local users (`private_dir`). See
-//! docs/ARCHITECTURE.md.
+//! docs/ARCHITECTURE.md (the map) and docs/design/ (one file per subsystem).
 
 pub mod affected;
 pub mod backoff;

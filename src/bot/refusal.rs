@@ -7,7 +7,7 @@
 //! notice. Never decides whether to refuse (the flows do; which plan id an apply must
 //! name is the engine's rule, [`crate::engine::NotCurrent`]) and never posts. Every
 //! value a change request or a commenter chose (unit paths, branch names, commands as
-//! typed, team names) is placed with `comment::inert`; logins are mentioned on purpose.
+//! typed, team names) is placed with `crate::inert`; logins are mentioned on purpose.
 
 use crate::engine::{ApplyError, NotCurrent, Was};
 use crate::forge::{ForgeKind, Spelling};

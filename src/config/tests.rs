@@ -1,5 +1,5 @@
 //! Unit tests for the questions `RepoConfig` answers. Messages for bad files are pinned
-//! in `tests/config_errors.rs`.
+//! in `tests/it/config_errors.rs`.
 
 use super::*;
 

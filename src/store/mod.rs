@@ -7,7 +7,7 @@
 //! database). [`open`] picks one from the database URL and answers an
 //! [`AnyStore`], the one type the bot, the engine and the CLI hold. Both
 //! backends give the same answers and the same atomicity: the contract tests
-//! (`tests/store_contract.rs`) run every store test against each. Records
+//! (`tests/it/store_contract.rs`) run every store test against each. Records
 //! hold plan summaries and each unit's rendered plan (the masked, redacted
 //! text the pull request shows anyway), never plan JSON. Apply claims make
 //! one plan id applied by at most one process at a time.

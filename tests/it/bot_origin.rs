@@ -4,7 +4,7 @@
 //! cascade send it a request (GitHub: the payload's URL is not even read; GitLab: the
 //! hook is refused); a repository of an owner `--allow-owner` does not list gets one
 //! refusal and nothing else; `--metrics-repo-labels` names repositories in `/metrics`
-//! (without it they are named nowhere: `tests/bot_drift.rs`).
+//! (without it they are named nowhere: `tests/it/bot_drift.rs`).
 
 use crate::support;
 use crate::support::bot_world;

@@ -2,7 +2,7 @@
 //! a dead process is put back (so the re-processed `/apply` resumes the run
 //! instead of answering that an apply is already running), while one a live
 //! process is applying is left alone. The engine's re-attaching itself is
-//! pinned in tests/engine_rules.rs and, with the real terraform, in
+//! pinned in tests/it/engine_rules.rs and, with the real terraform, in
 //! tests/plan_apply_e2e.rs.
 
 use cascade::bot::{Bot, BotConfig};

@@ -55,6 +55,7 @@ mod gitlab_failures;
 mod gitlab_inert;
 mod gitlab_scenarios;
 mod graph_props;
+mod layers;
 mod layout;
 mod plan_apply_e2e;
 mod plan_fingerprint;

@@ -1,4 +1,4 @@
-//! The setup page over HTTP (the browser walk is `tests/setup_browser.rs`): a server
+//! The setup page over HTTP (the browser walk is `tests/it/setup_browser.rs`): a server
 //! started with no forge creates its GitHub App through the fake GitHub's manifest
 //! flow and serves it without a restart, and again after one; the callback takes
 //! only states it issued; hostile form values and headers come back escaped.

@@ -1,5 +1,5 @@
-//! A pull request's hostile text for the end-to-end tests of `tests/bot_inert.rs` (GitHub)
-//! and `tests/gitlab_inert.rs` (GitLab): unit directories named to ping a team or to break
+//! A pull request's hostile text for the end-to-end tests of `tests/it/bot_inert.rs` (GitHub)
+//! and `tests/it/gitlab_inert.rs` (GitLab): unit directories named to ping a team or to break
 //! code spans and tables, and a precondition whose `error_message` carries a mention, a
 //! link, an image and a tag, as the real terraform plans them.
 #![allow(dead_code)]

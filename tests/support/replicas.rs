@@ -1,5 +1,5 @@
 //! Several `cascade serve` replicas on one PostgreSQL database, for
-//! `tests/bot_replicas.rs`: in process (`cascade::server::start` once per
+//! `tests/it/bot_replicas.rs`: in process (`cascade::server::start` once per
 //! replica, each with its own data directory) or as real processes (to be
 //! SIGKILLed), a stand-in `terraform` that logs every `plan` and `apply` with
 //! the directory it ran in (so a test can tell which replica planned which
