@@ -21,7 +21,7 @@ use crate::config::{ApprovalRule, RepoConfig};
 use crate::forge::{
     Actor, Approver, ChangeRequest, Commit, CommitPerson, Forge, ForgeKind, Membership, Spelling,
 };
-use crate::store::{AnyStore, Pusher, Store};
+use crate::store::{AnyStore, BotStore, Pusher};
 
 /// Why `actor` may not run `command` (`/apply`, `/plan`, `/unlock`), or `None` when they may.
 pub async fn refuse_command(

@@ -16,7 +16,7 @@ use crate::engine::UnitDir;
 use crate::engine::views::apply_view;
 use crate::forge::{ChangeRequest, CheckOutput, CheckStatus, Forge, Mergeable};
 use crate::plan::PlanId;
-use crate::store::{AnyStore, PlanStatus, PlannedUnit, PrState, Store, UnitStatus};
+use crate::store::{AnyStore, BotStore, PlanStatus, PlannedUnit, PrState, RunStore, UnitStatus};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 

@@ -16,7 +16,7 @@ use crate::engine::views::plan_view;
 use crate::exec::sandbox::SandboxState;
 use crate::forge::{ChangeRequest, CheckOutput, CheckStatus, CloneUrl, Forge};
 use crate::plan::PlanId;
-use crate::store::{PlanStatus, PrState, PullRequestRecord, Store};
+use crate::store::{BotStore, PlanStatus, PrState, PullRequestRecord, RunStore};
 use crate::unit::UnitPath;
 use std::collections::BTreeSet;
 use std::sync::Arc;

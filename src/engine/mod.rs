@@ -6,7 +6,7 @@
 //! to applies a dead process left running, the plan record a reviewer
 //! approves, the claim that lets one process at a time apply a plan id).
 //! Knows terraform only through the `Executor` seam and persistence only
-//! through the `Store` seam. Never applies a unit recorded `applied` again,
+//! through the `RunStore` seam. Never applies a unit recorded `applied` again,
 //! and never re-plans a unit whose apply may still be running.
 
 mod apply_run;
@@ -21,9 +21,10 @@ pub use claim::{LEASE_SECS, owner_alive, this_host};
 pub use plan_run::PlanOutcome;
 pub use targets::{PlanTarget, UnitDir, head_targets, stack_dir, stack_path, targets, unit_dir};
 
+use crate::clock::Clock;
 use crate::exec::Executor;
 use crate::plan::PlanId;
-use crate::store::{Clock, RunKind, RunRecord, Store, UnitRecord};
+use crate::store::{RunKind, RunRecord, RunStore, UnitRecord};
 use crate::unit::UnitPath;
 use anyhow::Context;
 use std::collections::BTreeMap;
@@ -34,7 +35,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 /// What the engine needs, shared by its runs.
-pub struct Engine<E: Executor, S: Store> {
+pub struct Engine<E: Executor, S: RunStore> {
     pub executor: Arc<E>,
     pub store: Arc<S>,
     pub clock: Arc<dyn Clock>,
@@ -84,7 +85,7 @@ pub fn unit_file_stem(unit: &UnitPath) -> String {
     format!("{readable}-{}", &digest[..16])
 }
 
-impl<E: Executor, S: Store> Engine<E, S> {
+impl<E: Executor, S: RunStore> Engine<E, S> {
     /// Records a new run, with a fresh id and a private directory under the data directory.
     async fn new_run(&self, repo: &str, kind: RunKind, key: String) -> anyhow::Result<RunRecord> {
         let id = uuid::Uuid::new_v4().simple().to_string();

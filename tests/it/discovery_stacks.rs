@@ -12,11 +12,12 @@
 use crate::support;
 
 use cascade::affected::{ReadIndex, affected};
+use cascade::clock::SystemClock;
 use cascade::config::RepoConfig;
 use cascade::engine::Engine;
 use cascade::exec::{ExecError, Executor, PlanJson, Resumed, UnitJob};
 use cascade::problem::ProblemKind;
-use cascade::store::{SqliteStore, SystemClock, UnitStatus};
+use cascade::store::{SqliteStore, UnitStatus};
 use cascade::terragrunt::{UnitKind, discover_files};
 use cascade::unit::Tool;
 use cascade::unit::UnitPath;

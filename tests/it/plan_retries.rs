@@ -5,13 +5,14 @@
 
 use crate::support;
 
+use cascade::clock::SystemClock;
 use cascade::comment::{Comments, GITHUB_LIMIT};
 use cascade::config::RepoConfig;
 use cascade::config::RetryPolicy;
 use cascade::engine::views::plan_view;
 use cascade::engine::{Engine, PlanOutcome, PlanTarget};
 use cascade::exec::ProcessExecutor;
-use cascade::store::{SqliteStore, SystemClock, UnitStatus};
+use cascade::store::{SqliteStore, UnitStatus};
 use cascade::unit::Tool;
 use cascade::unit::UnitPath;
 use std::os::unix::fs::PermissionsExt;
