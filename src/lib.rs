@@ -13,6 +13,7 @@ pub mod affected;
 pub mod backoff;
 pub mod bot;
 pub mod cli;
+pub mod clock;
 pub mod command;
 pub mod comment;
 pub mod config;

@@ -20,7 +20,7 @@ use super::refusal::{Contribution, Refusal, Uncounted};
 use crate::config::{ApprovalRule, RepoConfig};
 use crate::forge::{Actor, Approver, ChangeRequest, Commit, CommitPerson, Forge, Membership};
 use crate::plan::PlanId;
-use crate::store::{AnyStore, Pusher, Store};
+use crate::store::{AnyStore, BotStore, Pusher};
 
 /// Why `actor` may not run `command` (`/apply`, `/plan`, `/unlock`), or `None` when they may.
 pub async fn refuse_command(

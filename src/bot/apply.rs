@@ -16,7 +16,7 @@ use crate::config::{ApplyRequirement, RepoConfig};
 use crate::engine::UnitDir;
 use crate::forge::{ChangeRequest, CheckOutput, CheckStatus, Forge, Mergeable};
 use crate::plan::PlanId;
-use crate::store::{AnyStore, PlannedUnit, PrState, Store, UnitStatus};
+use crate::store::{AnyStore, BotStore, PlannedUnit, PrState, UnitStatus};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 

@@ -15,7 +15,7 @@ use super::{Bot, PrKey};
 use crate::command::{Command, help_text, read_comment};
 use crate::forge::Spelling;
 use crate::forge::{Actor, ChangeRequest};
-use crate::store::Store;
+use crate::store::BotStore;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 

@@ -28,7 +28,7 @@ use crate::drift::{DriftReport, units_to_check};
 use crate::engine::head_targets;
 use crate::forge::{Actor, DefaultBranch, Forge, ForgeRef};
 use crate::plan::PlanId;
-use crate::store::{PlanRecord, PlannedUnit, Store};
+use crate::store::{BotStore, PlanRecord, PlannedUnit, RunStore};
 use crate::unit::UnitPath;
 use anyhow::{Context, anyhow};
 use std::collections::BTreeMap;

@@ -2,7 +2,7 @@
 
 use crate::event::Event;
 use crate::forge::{Actor, ForgeRef};
-use crate::store::{AnyStore, Store};
+use crate::store::{AnyStore, BotStore};
 use std::fmt;
 
 /// A pull request: `owner/name#number`.

@@ -37,11 +37,12 @@ pub use job_watch::{FinishedJob, JobCounts, JobOutcome};
 pub use jobs::{PrJob, PrKey};
 pub use owners::AllowedOwners;
 
+use crate::clock::Clock;
 use crate::engine::{ApplyRecovery, Engine};
 use crate::event::Event;
 use crate::exec::ProcessExecutor;
 use crate::forge::{ForgeRef, Forges};
-use crate::store::{AnyStore, Clock, DeliveryStatus, PrState, Store, SystemClock};
+use crate::store::{AnyStore, BotStore, DeliveryStatus, PrState};
 use crate::workspace::Workspaces;
 use discover::DiscoverySlots;
 use std::collections::HashMap;
@@ -82,6 +83,8 @@ pub struct BotConfig {
     pub owners: AllowedOwners,
     /// Whether metrics may name repositories (`--metrics-repo-labels`).
     pub metrics_repo_labels: bool,
+    /// Where the bot and its engine read the time (`SystemClock` but in tests).
+    pub clock: Arc<dyn Clock>,
     /// Fired when the server shuts down.
     pub shutdown: CancellationToken,
 }
@@ -126,7 +129,7 @@ impl Bot {
         let engine = Engine {
             executor: config.executor.clone(),
             store: config.store.clone(),
-            clock: Arc::new(SystemClock),
+            clock: config.clock.clone(),
             data_dir: config.data_dir.clone(),
             parallelism: config.parallelism,
             timeout: config.unit_timeout,
@@ -143,7 +146,7 @@ impl Bot {
             metrics_repo_labels: config.metrics_repo_labels,
             drifted_units: Mutex::default(),
             discovery: DiscoverySlots::new(config.discovery_timeout),
-            clock: Arc::new(SystemClock),
+            clock: config.clock,
             actors: Mutex::new(HashMap::new()),
             planning: Mutex::new(HashMap::new()),
             replies: reply_limit::ReplyLimits::default(),
@@ -156,9 +159,9 @@ impl Bot {
         // A pull request a dead process left `applying`: record what its applies did and
         // put it back, so the re-processed `/apply` resumes the run (re-attaching to any
         // terraform still running) instead of answering that an apply is running.
-        // With PostgreSQL another replica may be applying it now: the job that
+        // With a shared store (PostgreSQL) another replica may be applying it now: the job that
         // next runs under the pull request's lease recovers it instead.
-        let lone = matches!(*bot.store, AnyStore::Sqlite(_));
+        let lone = bot.store.single_replica();
         for mut pr in bot.store.unfinished_pull_requests().await? {
             if !lone || pr.state != PrState::Applying {
                 continue;

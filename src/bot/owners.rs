@@ -15,7 +15,7 @@ use super::refusal::Refusal;
 use super::{Bot, PrKey};
 use crate::forge::ForgeKind;
 use crate::forge::types::GITLAB_REPO_PREFIX;
-use crate::store::{PrState, PullRequestRecord, Store};
+use crate::store::{BotStore, PrState, PullRequestRecord};
 
 /// The owners whose repositories this server serves; every owner when none is given.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

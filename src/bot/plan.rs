@@ -17,7 +17,7 @@ use crate::exec::sandbox::SandboxState;
 use crate::forge::{ChangeRequest, CheckOutput, CheckStatus, CloneUrl, Forge};
 use crate::inert::fenced;
 use crate::plan::PlanId;
-use crate::store::{PlanStatus, PrState, PullRequestRecord, Store};
+use crate::store::{BotStore, PlanStatus, PrState, PullRequestRecord, RunStore};
 use crate::unit::UnitPath;
 use std::collections::BTreeSet;
 use std::sync::Arc;

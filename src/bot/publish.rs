@@ -12,7 +12,7 @@ use super::reply_limit::Allowance;
 use super::{Bot, PrKey};
 use crate::comment::PLAN_MARKER;
 use crate::forge::{CheckOutput, Forge, ForgeRef};
-use crate::store::{PullRequestRecord, Store};
+use crate::store::{BotStore, PullRequestRecord};
 
 /// Posts or edits the cascade plan comment with `parts` (more than one only when the
 /// plan is longer than GitHub allows in one comment). One part costs one write (an edit,

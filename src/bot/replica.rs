@@ -10,7 +10,7 @@
 
 use super::{Bot, PrKey};
 use crate::engine::ApplyRecovery;
-use crate::store::{AnyStore, DeliveryRecord, DeliveryStatus, PrState, Store};
+use crate::store::{BotStore, DeliveryRecord, DeliveryStatus, PrState};
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -246,13 +246,14 @@ impl Bot {
         Ok(())
     }
 
-    /// The deliveries to process at start: with SQLite every one left
-    /// unprocessed (this is the only server); with PostgreSQL only those whose
-    /// claim ran out (the others are live replicas' work).
+    /// The deliveries to process at start: with a single-replica store (SQLite)
+    /// every one left unprocessed (this is the only server); with a shared one
+    /// (PostgreSQL) only those whose claim ran out (the others are live replicas' work).
     pub(super) async fn claim_at_start(&self) -> anyhow::Result<Vec<DeliveryRecord>> {
-        let now = match *self.store {
-            AnyStore::Sqlite(_) => i64::MAX,
-            AnyStore::Postgres(_) => self.now(),
+        let now = if self.store.single_replica() {
+            i64::MAX
+        } else {
+            self.now()
         };
         self.store
             .claim_deliveries(&self.replica.id, now, self.claim_until(), u32::MAX)

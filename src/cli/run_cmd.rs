@@ -5,12 +5,13 @@
 
 use super::repo::{locate, scan, scan_to_run};
 use super::{ApplyArgs, PlanArgs, RunFormat, RunOptions};
+use crate::clock::SystemClock;
 use crate::engine::{Engine, UnitDir};
 use crate::exec::ProcessExecutor;
 use crate::exec::sandbox::{SandboxMode, SandboxState, SandboxUser};
 use crate::plan::PlanId;
 use crate::scan::plan_targets;
-use crate::store::{AnyStore, PlannedUnit, Store, SystemClock};
+use crate::store::{AnyStore, PlannedUnit, RunStore};
 use crate::terragrunt::paths;
 use crate::walk::WalkEvent;
 use anyhow::{Context, bail};

@@ -18,7 +18,7 @@ use crate::config::RetryPolicy;
 use crate::exec::{Executor, Resumed};
 use crate::plan::PlanId;
 use crate::store::{
-    ApplyClaim, PlanRecord, PlanStatus, PlannedUnit, RunKind, RunRecord, Store, UnitRecord,
+    ApplyClaim, PlanRecord, PlanStatus, PlannedUnit, RunKind, RunRecord, RunStore, UnitRecord,
     UnitStatus,
 };
 use crate::unit::UnitPath;
@@ -102,7 +102,7 @@ impl ApplyOutcome {
     }
 }
 
-impl<E: Executor, S: Store> Engine<E, S> {
+impl<E: Executor, S: RunStore> Engine<E, S> {
     /// Applies plan `id` of `repo`, whose working tree is now at `head`.
     /// `dir_for` says where each planned unit's tool runs: its directory in
     /// the working tree, or for a destroy, in a tree of the base revision.
@@ -395,7 +395,7 @@ struct Reattached {
 
 /// Re-attaches to every unit recorded `applying` and records how its apply
 /// ended. `stop` ends the waits (the units stay `applying`).
-async fn reattach<E: Executor, S: Store>(
+async fn reattach<E: Executor, S: RunStore>(
     ctx: &RunCtx<E, S>,
     stop: &CancellationToken,
 ) -> Reattached {
@@ -435,7 +435,7 @@ async fn reattach<E: Executor, S: Store>(
     found
 }
 
-async fn apply_one<E: Executor, S: Store>(
+async fn apply_one<E: Executor, S: RunStore>(
     ctx: &RunCtx<E, S>,
     approved: &PlannedUnit,
     found: &Reattached,
@@ -524,7 +524,7 @@ async fn apply_one<E: Executor, S: Store>(
 /// failure, while the policy allows, it waits, plans again and applies again
 /// only if the new plan still has the approved fingerprint (what failed may
 /// have changed something: then a reviewer must see the new plan).
-async fn apply_with_retries<E: Executor, S: Store>(
+async fn apply_with_retries<E: Executor, S: RunStore>(
     ctx: &RunCtx<E, S>,
     target: &PlanTarget,
     expected: &crate::plan::PlanSummary,

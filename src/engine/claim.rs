@@ -8,7 +8,7 @@
 use super::Engine;
 use crate::exec::Executor;
 use crate::plan::PlanId;
-use crate::store::{ApplyClaim, Store};
+use crate::store::{ApplyClaim, RunStore};
 use std::collections::HashSet;
 use std::sync::{LazyLock, Mutex};
 use std::time::Duration;
@@ -72,7 +72,7 @@ impl Drop for HeldClaim {
     }
 }
 
-impl<E: Executor, S: Store> Engine<E, S> {
+impl<E: Executor, S: RunStore> Engine<E, S> {
     /// Takes the claim on applying `id` of `repo`, or answers who holds it.
     pub(super) async fn take_claim(
         &self,

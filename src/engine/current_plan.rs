@@ -9,7 +9,7 @@
 use super::{ApplyError, Engine};
 use crate::exec::Executor;
 use crate::plan::PlanId;
-use crate::store::{PlanRecord, PlanStatus, Store};
+use crate::store::{PlanRecord, PlanStatus, RunStore};
 
 /// Plan `id` is not the plan an apply may name.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,7 +32,7 @@ pub enum Was {
     Consumed,
 }
 
-impl<E: Executor, S: Store> Engine<E, S> {
+impl<E: Executor, S: RunStore> Engine<E, S> {
     /// Plan `id` of `key` when an apply may name it (it is the current plan), or what
     /// it is instead.
     pub async fn current_plan_named(

@@ -12,7 +12,7 @@ use super::PlanTarget;
 use super::plan_run::RunCtx;
 use crate::exec::Executor;
 use crate::redact::ServerPaths;
-use crate::store::{Store, UnitStatus};
+use crate::store::{RunStore, UnitStatus};
 use crate::unit::UnitPath;
 use serde::Serialize;
 use std::io::{Read, Seek, SeekFrom};
@@ -60,7 +60,7 @@ pub(super) fn server_paths<'a>(
     paths
 }
 
-impl<E: Executor, S: Store> RunCtx<E, S> {
+impl<E: Executor, S: RunStore> RunCtx<E, S> {
     /// The last lines of the logs of the units that failed, given each unit's status and
     /// the detail stored with its result, the first [`MAX_LOG_TAILS`] of them in the order
     /// given.

@@ -6,7 +6,7 @@
 //! to applies a dead process left running, the plan record a reviewer
 //! approves, the claim that lets one process at a time apply a plan id).
 //! Knows terraform only through the `Executor` seam and persistence only
-//! through the `Store` seam. Never applies a unit recorded `applied` again,
+//! through the `RunStore` seam. Never applies a unit recorded `applied` again,
 //! and never re-plans a unit whose apply may still be running.
 
 mod apply_run;
@@ -25,9 +25,10 @@ pub use crate::scan::{
     PlanTarget, UnitDir, head_targets, stack_dir, stack_path, targets, unit_dir,
 };
 
+use crate::clock::Clock;
 use crate::exec::Executor;
 use crate::plan::PlanId;
-use crate::store::{Clock, RunKind, RunRecord, Store, UnitRecord};
+use crate::store::{RunKind, RunRecord, RunStore, UnitRecord};
 use crate::unit::UnitPath;
 use anyhow::Context;
 use std::collections::BTreeMap;
@@ -38,7 +39,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 /// What the engine needs, shared by its runs.
-pub struct Engine<E: Executor, S: Store> {
+pub struct Engine<E: Executor, S: RunStore> {
     pub executor: Arc<E>,
     pub store: Arc<S>,
     pub clock: Arc<dyn Clock>,
@@ -54,7 +55,7 @@ pub struct Engine<E: Executor, S: Store> {
     pub shutdown: CancellationToken,
 }
 
-impl<E: Executor, S: Store> Engine<E, S> {
+impl<E: Executor, S: RunStore> Engine<E, S> {
     /// Records a new run, with a fresh id and a private directory under the data directory.
     async fn new_run(&self, repo: &str, kind: RunKind, key: String) -> anyhow::Result<RunRecord> {
         let id = uuid::Uuid::new_v4().simple().to_string();

@@ -6,7 +6,9 @@ use crate::config::RetryPolicy;
 use crate::exec::{Executor, PlanJson, UnitJob};
 use crate::plan::render::{RenderOptions, RenderedPlan};
 use crate::plan::{PlanDocument, PlanId, PlanSummary};
-use crate::store::{PlanRecord, PlanStatus, PlannedUnit, RunKind, Store, UnitRecord, UnitStatus};
+use crate::store::{
+    PlanRecord, PlanStatus, PlannedUnit, RunKind, RunStore, UnitRecord, UnitStatus,
+};
 use crate::unit::UnitPath;
 use crate::walk::{Outcome, UnitState, Walk, WalkEvent, WalkUnit};
 use sha2::{Digest, Sha256};
@@ -95,7 +97,7 @@ pub(super) struct RunCtx<E, S> {
     pub retried: std::sync::Mutex<BTreeMap<UnitPath, u32>>,
     /// When each unit waiting to be tried again is due (seconds since the epoch).
     pub retry_at: std::sync::Mutex<BTreeMap<UnitPath, i64>>,
-    pub clock: Arc<dyn crate::store::Clock>,
+    pub clock: Arc<dyn crate::clock::Clock>,
     /// The server's directories, replaced in every detail recorded and log line shown.
     pub paths: crate::redact::ServerPaths,
 }
@@ -136,7 +138,7 @@ pub(super) struct PlanFailure {
 pub(super) type StacksGenerated =
     std::sync::Mutex<BTreeMap<PathBuf, Arc<tokio::sync::OnceCell<Result<(), String>>>>>;
 
-impl<E: Executor, S: Store> RunCtx<E, S> {
+impl<E: Executor, S: RunStore> RunCtx<E, S> {
     pub fn job(&self, target: &PlanTarget) -> UnitJob {
         let slug = target.path.file_stem();
         UnitJob {
@@ -294,7 +296,7 @@ impl<E: Executor, S: Store> RunCtx<E, S> {
     }
 }
 
-impl<E: Executor, S: Store> RunCtx<E, S> {
+impl<E: Executor, S: RunStore> RunCtx<E, S> {
     /// Runs `terragrunt stack generate` in `stack` once for the run (the
     /// first unit of the stack to plan does it, the others wait for it), so
     /// no generation rewrites a unit another worker is planning.
@@ -327,7 +329,7 @@ impl<E: Executor, S: Store> RunCtx<E, S> {
 /// Records what the walk decided for units that never ran. A skipped unit's detail
 /// names the unit that held it back and why (`failed` says what a failure was: "failed
 /// to plan", "failed"); a change since approval is not a failure.
-pub(super) async fn record_unrun<E: Executor, S: Store>(
+pub(super) async fn record_unrun<E: Executor, S: RunStore>(
     ctx: &RunCtx<E, S>,
     states: &BTreeMap<UnitPath, UnitState>,
     failed: &str,
@@ -371,7 +373,7 @@ fn run_key(head: &str, base: &str, targets: &[PlanTarget]) -> String {
     hex::encode(h.finalize())
 }
 
-impl<E: Executor, S: Store> Engine<E, S> {
+impl<E: Executor, S: RunStore> Engine<E, S> {
     /// Plans `targets` for `repo` at `head` (against `base`) and saves the
     /// plan as the repository's current one. A run interrupted earlier with
     /// the same inputs is resumed: units it planned are not planned again.
@@ -499,7 +501,7 @@ pub(super) fn plan_id(head: &str, base: &str, units: &[PlannedUnit]) -> PlanId {
     PlanId::compute(head, base, &list)
 }
 
-async fn plan_one<E: Executor, S: Store>(ctx: &RunCtx<E, S>, unit: &UnitPath) -> Outcome {
+async fn plan_one<E: Executor, S: RunStore>(ctx: &RunCtx<E, S>, unit: &UnitPath) -> Outcome {
     if let Some(done) = ctx
         .previous
         .get(unit)

@@ -21,11 +21,12 @@ pub use listen::HttpLimits;
 pub use setup::SetupConfig;
 
 use crate::bot::{AllowedOwners, Bot, BotConfig};
+use crate::clock::SystemClock;
 use crate::event::gitlab::{SigningKey, WebhookSecrets};
 use crate::exec::ProcessExecutor;
 use crate::forge::github::GitHubApp;
 use crate::forge::{Forges, GitOrigin};
-use crate::store::{AnyStore, Store};
+use crate::store::{AnyStore, BotStore};
 use anyhow::{Context, bail};
 use arc_swap::ArcSwapOption;
 use axum::Router;
@@ -304,6 +305,7 @@ pub async fn start(mut config: ServeConfig) -> anyhow::Result<RunningServer> {
         drift_tick: config.drift_tick,
         owners: config.allowed_owners.clone(),
         metrics_repo_labels: config.metrics_repo_labels,
+        clock: Arc::new(SystemClock),
         shutdown: shutdown.clone(),
     })
     .await?;

@@ -11,7 +11,7 @@ use crate::event::{
     Delivery, DeliveryId, Event, ParseError, SIGNATURE_HEADER, header, known_event, parse_event,
     verify_signature,
 };
-use crate::store::{DeliveryRecord, DeliveryStatus, Store};
+use crate::store::{BotStore, DeliveryRecord, DeliveryStatus};
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};

@@ -1,12 +1,13 @@
 //! One store type for the bot, the engine and the CLI, whichever database the
 //! URL names: `store::open` picks the backend by scheme and [`AnyStore`]
-//! answers every `Store` call by handing it to that backend. It owns no
+//! answers every `RunStore` and `BotStore` call by handing it to that backend. It owns no
 //! records and no SQL, and never puts the URL (it may hold a password) in a
 //! message.
 
 use super::{
-    ApplyClaim, DeliveryRecord, DeliveryStatus, DriftRecord, Lock, PlanRecord, PlanStatus,
-    PostgresStore, PullRequestRecord, Pusher, RunKind, RunRecord, SqliteStore, Store, UnitRecord,
+    ApplyClaim, BotStore, DeliveryRecord, DeliveryStatus, DriftRecord, Lock, PlanRecord,
+    PlanStatus, PostgresStore, PullRequestRecord, Pusher, RunKind, RunRecord, RunStore,
+    SqliteStore, UnitRecord,
 };
 use crate::plan::PlanId;
 use crate::unit::UnitPath;
@@ -53,7 +54,7 @@ macro_rules! on_backend {
     };
 }
 
-impl Store for AnyStore {
+impl RunStore for AnyStore {
     async fn insert_run(&self, run: &RunRecord) -> anyhow::Result<()> {
         on_backend!(self, s => s.insert_run(run))
     }
@@ -111,6 +112,54 @@ impl Store for AnyStore {
         status: PlanStatus,
     ) -> anyhow::Result<()> {
         on_backend!(self, s => s.set_plan_status(repo, id, status))
+    }
+
+    async fn insert_apply_claim(&self, claim: &ApplyClaim) -> anyhow::Result<Option<ApplyClaim>> {
+        on_backend!(self, s => s.insert_apply_claim(claim))
+    }
+
+    async fn take_over_apply_claim(
+        &self,
+        old: &ApplyClaim,
+        new: &ApplyClaim,
+    ) -> anyhow::Result<bool> {
+        on_backend!(self, s => s.take_over_apply_claim(old, new))
+    }
+
+    async fn heartbeat_apply_claim(
+        &self,
+        repo: &str,
+        plan_id: &PlanId,
+        owner: &str,
+        now: i64,
+    ) -> anyhow::Result<bool> {
+        on_backend!(self, s => s.heartbeat_apply_claim(repo, plan_id, owner, now))
+    }
+
+    async fn release_apply_claim(
+        &self,
+        repo: &str,
+        plan_id: &PlanId,
+        owner: &str,
+    ) -> anyhow::Result<()> {
+        on_backend!(self, s => s.release_apply_claim(repo, plan_id, owner))
+    }
+
+    async fn apply_claim(
+        &self,
+        repo: &str,
+        plan_id: &PlanId,
+    ) -> anyhow::Result<Option<ApplyClaim>> {
+        on_backend!(self, s => s.apply_claim(repo, plan_id))
+    }
+}
+
+impl BotStore for AnyStore {
+    fn single_replica(&self) -> bool {
+        match self {
+            AnyStore::Sqlite(s) => s.single_replica(),
+            AnyStore::Postgres(s) => s.single_replica(),
+        }
     }
 
     async fn insert_delivery(&self, delivery: &DeliveryRecord) -> anyhow::Result<bool> {
@@ -218,45 +267,6 @@ impl Store for AnyStore {
 
     async fn pushers(&self, repo: &str, number: u64) -> anyhow::Result<Vec<Pusher>> {
         on_backend!(self, s => s.pushers(repo, number))
-    }
-
-    async fn insert_apply_claim(&self, claim: &ApplyClaim) -> anyhow::Result<Option<ApplyClaim>> {
-        on_backend!(self, s => s.insert_apply_claim(claim))
-    }
-
-    async fn take_over_apply_claim(
-        &self,
-        old: &ApplyClaim,
-        new: &ApplyClaim,
-    ) -> anyhow::Result<bool> {
-        on_backend!(self, s => s.take_over_apply_claim(old, new))
-    }
-
-    async fn heartbeat_apply_claim(
-        &self,
-        repo: &str,
-        plan_id: &PlanId,
-        owner: &str,
-        now: i64,
-    ) -> anyhow::Result<bool> {
-        on_backend!(self, s => s.heartbeat_apply_claim(repo, plan_id, owner, now))
-    }
-
-    async fn release_apply_claim(
-        &self,
-        repo: &str,
-        plan_id: &PlanId,
-        owner: &str,
-    ) -> anyhow::Result<()> {
-        on_backend!(self, s => s.release_apply_claim(repo, plan_id, owner))
-    }
-
-    async fn apply_claim(
-        &self,
-        repo: &str,
-        plan_id: &PlanId,
-    ) -> anyhow::Result<Option<ApplyClaim>> {
-        on_backend!(self, s => s.apply_claim(repo, plan_id))
     }
 
     async fn claim_deliveries(

@@ -23,8 +23,8 @@
 
 use super::rows;
 use super::{
-    ApplyClaim, DeliveryRecord, DeliveryStatus, Lock, PlanRecord, PlanStatus, PullRequestRecord,
-    Pusher, RunKind, RunRecord, Store, UnitRecord,
+    ApplyClaim, BotStore, DeliveryRecord, DeliveryStatus, Lock, PlanRecord, PlanStatus,
+    PullRequestRecord, Pusher, RunKind, RunRecord, RunStore, UnitRecord,
 };
 use crate::plan::PlanId;
 use crate::unit::UnitPath;
@@ -137,7 +137,7 @@ async fn lock_repository(
 /// Seconds since the epoch, by the database's clock (SQLite's `strftime('%s','now')`).
 const NOW: &str = "extract(epoch from now())::bigint";
 
-impl Store for PostgresStore {
+impl RunStore for PostgresStore {
     async fn insert_run(&self, run: &RunRecord) -> anyhow::Result<()> {
         sqlx::query("INSERT INTO runs (id, repo, kind, key, dir, status, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)")
             .bind(&run.id)
@@ -270,6 +270,51 @@ impl Store for PostgresStore {
             .execute(&self.pool)
             .await?;
         Ok(())
+    }
+
+    async fn insert_apply_claim(&self, claim: &ApplyClaim) -> anyhow::Result<Option<ApplyClaim>> {
+        super::claims::postgres::insert(&self.pool, claim).await
+    }
+
+    async fn take_over_apply_claim(
+        &self,
+        old: &ApplyClaim,
+        new: &ApplyClaim,
+    ) -> anyhow::Result<bool> {
+        super::claims::postgres::take_over(&self.pool, old, new).await
+    }
+
+    async fn heartbeat_apply_claim(
+        &self,
+        repo: &str,
+        plan_id: &PlanId,
+        owner: &str,
+        now: i64,
+    ) -> anyhow::Result<bool> {
+        super::claims::postgres::heartbeat(&self.pool, repo, plan_id, owner, now).await
+    }
+
+    async fn release_apply_claim(
+        &self,
+        repo: &str,
+        plan_id: &PlanId,
+        owner: &str,
+    ) -> anyhow::Result<()> {
+        super::claims::postgres::release(&self.pool, repo, plan_id, owner).await
+    }
+
+    async fn apply_claim(
+        &self,
+        repo: &str,
+        plan_id: &PlanId,
+    ) -> anyhow::Result<Option<ApplyClaim>> {
+        super::claims::postgres::get(&self.pool, repo, plan_id).await
+    }
+}
+
+impl BotStore for PostgresStore {
+    fn single_replica(&self) -> bool {
+        false
     }
 
     async fn insert_delivery(&self, d: &DeliveryRecord) -> anyhow::Result<bool> {
@@ -546,45 +591,6 @@ impl Store for PostgresStore {
 
     async fn pushers(&self, repo: &str, number: u64) -> anyhow::Result<Vec<Pusher>> {
         super::pushers::postgres::pushers(&mut *self.pool.acquire().await?, repo, number).await
-    }
-
-    async fn insert_apply_claim(&self, claim: &ApplyClaim) -> anyhow::Result<Option<ApplyClaim>> {
-        super::claims::postgres::insert(&self.pool, claim).await
-    }
-
-    async fn take_over_apply_claim(
-        &self,
-        old: &ApplyClaim,
-        new: &ApplyClaim,
-    ) -> anyhow::Result<bool> {
-        super::claims::postgres::take_over(&self.pool, old, new).await
-    }
-
-    async fn heartbeat_apply_claim(
-        &self,
-        repo: &str,
-        plan_id: &PlanId,
-        owner: &str,
-        now: i64,
-    ) -> anyhow::Result<bool> {
-        super::claims::postgres::heartbeat(&self.pool, repo, plan_id, owner, now).await
-    }
-
-    async fn release_apply_claim(
-        &self,
-        repo: &str,
-        plan_id: &PlanId,
-        owner: &str,
-    ) -> anyhow::Result<()> {
-        super::claims::postgres::release(&self.pool, repo, plan_id, owner).await
-    }
-
-    async fn apply_claim(
-        &self,
-        repo: &str,
-        plan_id: &PlanId,
-    ) -> anyhow::Result<Option<ApplyClaim>> {
-        super::claims::postgres::get(&self.pool, repo, plan_id).await
     }
 
     async fn claim_deliveries(

@@ -2,8 +2,8 @@
 
 use super::rows;
 use super::{
-    ApplyClaim, DeliveryRecord, DeliveryStatus, Lock, PlanRecord, PlanStatus, PullRequestRecord,
-    Pusher, RunKind, RunRecord, Store, UnitRecord,
+    ApplyClaim, BotStore, DeliveryRecord, DeliveryStatus, Lock, PlanRecord, PlanStatus,
+    PullRequestRecord, Pusher, RunKind, RunRecord, RunStore, UnitRecord,
 };
 use crate::plan::PlanId;
 use crate::unit::UnitPath;
@@ -62,7 +62,7 @@ impl SqliteStore {
     }
 }
 
-impl Store for SqliteStore {
+impl RunStore for SqliteStore {
     async fn insert_run(&self, run: &RunRecord) -> anyhow::Result<()> {
         sqlx::query("INSERT INTO runs (id, repo, kind, key, dir, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)")
             .bind(&run.id)
@@ -199,6 +199,51 @@ impl Store for SqliteStore {
             .execute(&self.pool)
             .await?;
         Ok(())
+    }
+
+    async fn insert_apply_claim(&self, claim: &ApplyClaim) -> anyhow::Result<Option<ApplyClaim>> {
+        super::claims::sqlite::insert(&self.pool, claim).await
+    }
+
+    async fn take_over_apply_claim(
+        &self,
+        old: &ApplyClaim,
+        new: &ApplyClaim,
+    ) -> anyhow::Result<bool> {
+        super::claims::sqlite::take_over(&self.pool, old, new).await
+    }
+
+    async fn heartbeat_apply_claim(
+        &self,
+        repo: &str,
+        plan_id: &PlanId,
+        owner: &str,
+        now: i64,
+    ) -> anyhow::Result<bool> {
+        super::claims::sqlite::heartbeat(&self.pool, repo, plan_id, owner, now).await
+    }
+
+    async fn release_apply_claim(
+        &self,
+        repo: &str,
+        plan_id: &PlanId,
+        owner: &str,
+    ) -> anyhow::Result<()> {
+        super::claims::sqlite::release(&self.pool, repo, plan_id, owner).await
+    }
+
+    async fn apply_claim(
+        &self,
+        repo: &str,
+        plan_id: &PlanId,
+    ) -> anyhow::Result<Option<ApplyClaim>> {
+        super::claims::sqlite::get(&self.pool, repo, plan_id).await
+    }
+}
+
+impl BotStore for SqliteStore {
+    fn single_replica(&self) -> bool {
+        true
     }
 
     async fn insert_delivery(&self, d: &DeliveryRecord) -> anyhow::Result<bool> {
@@ -468,45 +513,6 @@ impl Store for SqliteStore {
 
     async fn pushers(&self, repo: &str, number: u64) -> anyhow::Result<Vec<Pusher>> {
         super::pushers::sqlite::pushers(&mut *self.pool.acquire().await?, repo, number).await
-    }
-
-    async fn insert_apply_claim(&self, claim: &ApplyClaim) -> anyhow::Result<Option<ApplyClaim>> {
-        super::claims::sqlite::insert(&self.pool, claim).await
-    }
-
-    async fn take_over_apply_claim(
-        &self,
-        old: &ApplyClaim,
-        new: &ApplyClaim,
-    ) -> anyhow::Result<bool> {
-        super::claims::sqlite::take_over(&self.pool, old, new).await
-    }
-
-    async fn heartbeat_apply_claim(
-        &self,
-        repo: &str,
-        plan_id: &PlanId,
-        owner: &str,
-        now: i64,
-    ) -> anyhow::Result<bool> {
-        super::claims::sqlite::heartbeat(&self.pool, repo, plan_id, owner, now).await
-    }
-
-    async fn release_apply_claim(
-        &self,
-        repo: &str,
-        plan_id: &PlanId,
-        owner: &str,
-    ) -> anyhow::Result<()> {
-        super::claims::sqlite::release(&self.pool, repo, plan_id, owner).await
-    }
-
-    async fn apply_claim(
-        &self,
-        repo: &str,
-        plan_id: &PlanId,
-    ) -> anyhow::Result<Option<ApplyClaim>> {
-        super::claims::sqlite::get(&self.pool, repo, plan_id).await
     }
 
     async fn claim_deliveries(

@@ -6,11 +6,12 @@
 
 use crate::support;
 
+use cascade::clock::SystemClock;
 use cascade::config::RepoConfig;
 use cascade::config::RetryPolicy;
 use cascade::engine::{ApplyOutcome, Engine, PlanTarget, UnitDir};
 use cascade::exec::ProcessExecutor;
-use cascade::store::{PlannedUnit, SqliteStore, SystemClock, UnitStatus};
+use cascade::store::{PlannedUnit, SqliteStore, UnitStatus};
 use cascade::unit::Tool;
 use cascade::unit::UnitPath;
 use std::os::unix::fs::PermissionsExt;

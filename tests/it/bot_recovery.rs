@@ -6,11 +6,12 @@
 //! tests/plan_apply_e2e.rs.
 
 use cascade::bot::{Bot, BotConfig};
+use cascade::clock::SystemClock;
 use cascade::exec::ProcessExecutor;
 use cascade::forge::Forges;
 use cascade::forge::github::GitHubApp;
 use cascade::plan::PlanId;
-use cascade::store::{ApplyClaim, PrState, PullRequestRecord, Store};
+use cascade::store::{ApplyClaim, BotStore, PrState, PullRequestRecord, RunStore};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -81,6 +82,7 @@ async fn a_pull_request_left_applying_by_a_dead_process_is_put_back_and_a_live_o
         drift_tick: Duration::from_secs(60),
         owners: Default::default(),
         metrics_repo_labels: false,
+        clock: Arc::new(SystemClock),
         shutdown: CancellationToken::new(),
     })
     .await

@@ -9,7 +9,7 @@ use crate::support::fake_github;
 use crate::support::replies::redacted;
 
 use bot_world::{DNS_APPLIED, REPO, World, config, push_change, push_change_as, world, world_with};
-use cascade::store::{SqliteStore, Store};
+use cascade::store::{BotStore, SqliteStore};
 use fake_github::Failure;
 
 /// A pull request from `feature` by alice, planned.

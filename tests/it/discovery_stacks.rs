@@ -12,12 +12,13 @@
 use crate::support;
 
 use cascade::affected::{ReadIndex, affected};
+use cascade::clock::SystemClock;
 use cascade::config::RepoConfig;
 use cascade::discovery::UnitKind;
 use cascade::engine::Engine;
 use cascade::exec::{ExecError, Executor, PlanJson, Resumed, UnitJob};
 use cascade::problem::ProblemKind;
-use cascade::store::{SqliteStore, SystemClock, UnitStatus};
+use cascade::store::{SqliteStore, UnitStatus};
 use cascade::terragrunt::discover_files;
 use cascade::unit::Tool;
 use cascade::unit::UnitPath;

@@ -1,10 +1,11 @@
 //! The plan and apply rules, with a scripted executor (outcomes per unit) and
 //! a real SQLite store: what is planned, what is applied, what is refused.
 
+use cascade::clock::{Clock, SystemClock};
 use cascade::engine::{ApplyError, Engine, PlanTarget};
 use cascade::exec::{ExecError, Executor, PlanJson, Resumed, UnitJob};
 use cascade::plan::PlanId;
-use cascade::store::{ApplyClaim, Clock, PlanStatus, SqliteStore, Store, SystemClock, UnitStatus};
+use cascade::store::{ApplyClaim, PlanStatus, RunStore, SqliteStore, UnitStatus};
 use cascade::unit::Tool;
 use cascade::unit::UnitPath;
 use std::collections::{BTreeMap, VecDeque};

@@ -5,14 +5,14 @@
 
 use crate::support;
 
-use cascade::comment::Comments;
-use cascade::comment::plan_view;
+use cascade::clock::SystemClock;
+use cascade::comment::{Comments, plan_view};
 use cascade::config::RepoConfig;
 use cascade::config::RetryPolicy;
 use cascade::engine::{Engine, PlanOutcome, PlanTarget};
 use cascade::exec::ProcessExecutor;
 use cascade::forge::github::COMMENT_LIMIT;
-use cascade::store::{SqliteStore, SystemClock, UnitStatus};
+use cascade::store::{SqliteStore, UnitStatus};
 use cascade::unit::Tool;
 use cascade::unit::UnitPath;
 use std::os::unix::fs::PermissionsExt;

@@ -14,7 +14,7 @@ use crate::support::fake_github;
 use bot_world::serve_config;
 use cascade::event::gitlab::{SigningKey, WebhookSecrets};
 use cascade::server::{GitLabServeConfig, HttpLimits, RunningServer, start};
-use cascade::store::{DeliveryRecord, DeliveryStatus, SqliteStore, Store};
+use cascade::store::{BotStore, DeliveryRecord, DeliveryStatus, SqliteStore};
 use fake_github::FakeGitHub;
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};

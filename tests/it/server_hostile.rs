@@ -11,7 +11,7 @@ use bot_world::{
 };
 use cascade::bot::MAX_DELIVERY_ATTEMPTS;
 use cascade::server::{HttpLimits, RunningServer, start};
-use cascade::store::{DeliveryRecord, DeliveryStatus, SqliteStore, Store};
+use cascade::store::{BotStore, DeliveryRecord, DeliveryStatus, SqliteStore};
 use fake_github::FakeGitHub;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};

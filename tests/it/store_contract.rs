@@ -16,12 +16,13 @@
 
 use crate::support::postgres as pg_cluster;
 
+use cascade::clock::Clock;
 use cascade::engine::{LEASE_SECS, owner_alive};
 use cascade::plan::render::{RenderOptions, RenderedPlan};
 use cascade::plan::{Counts, Fingerprint, PlanId, PlanSummary};
 use cascade::store::{
-    AnyStore, ApplyClaim, Clock, DeliveryRecord, DeliveryStatus, Lock, PlanRecord, PlanStatus,
-    PlannedUnit, PrState, PullRequestRecord, Pusher, RunKind, RunRecord, Store, UnitRecord,
+    AnyStore, ApplyClaim, BotStore, DeliveryRecord, DeliveryStatus, Lock, PlanRecord, PlanStatus,
+    PlannedUnit, PrState, PullRequestRecord, Pusher, RunKind, RunRecord, RunStore, UnitRecord,
     UnitStatus,
 };
 use cascade::unit::Tool;
@@ -1653,6 +1654,7 @@ async fn open_picks_the_backend_by_the_url_scheme() {
     let data = tempfile::tempdir().unwrap();
     let store = cascade::store::open(None, data.path()).await.unwrap();
     assert!(matches!(store, AnyStore::Sqlite(_)));
+    assert!(store.single_replica(), "SQLite is one server's alone");
     assert!(
         data.path().join("cascade.db").is_file(),
         "no URL: a SQLite file in the data directory"
@@ -1667,10 +1669,9 @@ async fn open_picks_the_backend_by_the_url_scheme() {
     let postgres = pg_cluster::database().await;
     for scheme in ["postgres://", "postgresql://"] {
         let url = postgres.replacen("postgres://", scheme, 1);
-        assert!(matches!(
-            cascade::store::open(Some(&url), data.path()).await.unwrap(),
-            AnyStore::Postgres(_)
-        ));
+        let store = cascade::store::open(Some(&url), data.path()).await.unwrap();
+        assert!(matches!(store, AnyStore::Postgres(_)));
+        assert!(!store.single_replica(), "replicas share PostgreSQL");
     }
 }
 
