@@ -18,7 +18,9 @@
 use super::PrKey;
 use super::refusal::{Contribution, Refusal, Uncounted};
 use crate::config::{ApprovalRule, RepoConfig};
-use crate::forge::{Actor, Approver, ChangeRequest, Commit, CommitPerson, Forge, Membership};
+use crate::forge::{
+    Actor, Approver, ChangeRequest, Commit, CommitPerson, Forge, Membership, RepoKey,
+};
 use crate::plan::PlanId;
 use crate::store::{AnyStore, BotStore, Pusher};
 
@@ -35,7 +37,7 @@ pub async fn refuse_command(
         return Some(Refusal::NoWritePermission {
             login: user.clone(),
             command: command.to_string(),
-            repo: repo.to_string(),
+            repo: RepoKey::from_stored(repo),
         });
     }
     let Some(allowed) = &config.apply_permission else {

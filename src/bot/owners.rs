@@ -14,7 +14,7 @@ use super::jobs::PrJob;
 use super::refusal::Refusal;
 use super::{Bot, PrKey};
 use crate::forge::ForgeKind;
-use crate::forge::types::GITLAB_REPO_PREFIX;
+use crate::forge::RepoKey;
 use crate::store::{BotStore, PrState, PullRequestRecord};
 
 /// The owners whose repositories this server serves; every owner when none is given.
@@ -87,8 +87,8 @@ impl AllowedOwners {
         let Some(rules) = &self.rules else {
             return true;
         };
-        let (forge, owner) = owner_of(repo);
-        let owner = owner.to_ascii_lowercase();
+        let key = RepoKey::from_stored(repo);
+        let (forge, owner) = (key.forge(), key.owner().to_ascii_lowercase());
         rules.iter().any(|rule| {
             rule.forge.is_none_or(|f| f == forge)
                 && match forge {
@@ -104,27 +104,10 @@ impl AllowedOwners {
     }
 }
 
-/// The forge and owner of a store key: GitHub's `owner`, GitLab's namespace (every
-/// group of `group/sub/project`).
-fn owner_of(repo: &str) -> (ForgeKind, &str) {
-    match repo.strip_prefix(GITLAB_REPO_PREFIX) {
-        Some(path) => (
-            ForgeKind::GitLab,
-            path.rsplit_once('/')
-                .map_or(path, |(namespace, _)| namespace),
-        ),
-        None => (
-            ForgeKind::GitHub,
-            repo.split_once('/').map_or(repo, |(owner, _)| owner),
-        ),
-    }
-}
-
 /// What a change request in a repository not served here is told.
 fn refusal(repo: &str) -> Refusal {
-    let (_, owner) = owner_of(repo);
     Refusal::NotServed {
-        owner: owner.to_string(),
+        owner: RepoKey::from_stored(repo).owner().to_string(),
     }
 }
 

@@ -10,7 +10,7 @@
 //! typed, team names) is placed with `crate::inert`; logins are mentioned on purpose.
 
 use crate::engine::{ApplyError, NotCurrent, Was};
-use crate::forge::{ForgeKind, Spelling};
+use crate::forge::{ForgeKind, RepoKey, Spelling};
 use crate::inert::{code, fenced};
 use crate::plan::PlanId;
 use crate::unit::UnitPath;
@@ -22,7 +22,7 @@ pub enum Refusal {
     NoWritePermission {
         login: String,
         command: String,
-        repo: String,
+        repo: RepoKey,
     },
     /// `apply_permission` lets only `users` and members of `teams` run `command`.
     NotPermitted {
@@ -171,10 +171,11 @@ impl Refusal {
                 let command = code(command);
                 format!(
                     "@{login} cannot run {command}: `{}`, `{}` and `{}` need write permission \
-                     on {repo}. Ask someone with write permission to comment {command}.",
+                     on {}. Ask someone with write permission to comment {command}.",
                     cmd("apply"),
                     cmd("plan"),
                     cmd("unlock"),
+                    repo.path(),
                 )
             }
             Refusal::NotPermitted {

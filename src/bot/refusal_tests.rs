@@ -36,7 +36,7 @@ samples! {
     "no_write_permission" => NoWritePermission: Refusal::NoWritePermission {
         login: "mallory".into(),
         command: "/plan live/@team".into(),
-        repo: "acme/infra".into(),
+        repo: RepoKey::from_stored("acme/infra"),
     },
     "not_permitted" => NotPermitted: Refusal::NotPermitted {
         login: "bob".into(),

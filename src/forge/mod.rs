@@ -6,10 +6,12 @@ pub mod github;
 pub mod gitlab;
 mod handle;
 mod origin;
+mod repo_key;
 pub mod types;
 
 pub use handle::{Forge, Forges};
 pub use origin::{CloneUrl, GitCredential, GitOrigin};
+pub use repo_key::RepoKey;
 pub use types::{
     Actor, Approvals, Approver, ChangeRequest, CheckOutput, CheckStatus, Commit, CommitPerson,
     DefaultBranch, ForgeKind, ForgeRef, Membership, Mergeable, OwnComment, Spelling, TooLong,

@@ -36,10 +36,9 @@ impl ForgeRef {
     /// The forge of a stored pull request: `installation_id` holds [`ForgeRef::id`], and
     /// the repository key says which forge (`gitlab:group/project` is GitLab's).
     pub fn stored(repo: &str, id: u64) -> ForgeRef {
-        if repo.starts_with(GITLAB_REPO_PREFIX) {
-            ForgeRef::GitLab { project_id: id }
-        } else {
-            ForgeRef::GitHub { installation: id }
+        match super::RepoKey::from_stored(repo).forge() {
+            ForgeKind::GitLab => ForgeRef::GitLab { project_id: id },
+            ForgeKind::GitHub => ForgeRef::GitHub { installation: id },
         }
     }
 
