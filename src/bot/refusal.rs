@@ -11,7 +11,7 @@
 
 use crate::engine::{ApplyError, NotCurrent, Was};
 use crate::forge::{ForgeKind, RepoKey, Spelling};
-use crate::inert::{code, fenced};
+use crate::inert::{code, fenced, text};
 use crate::plan::PlanId;
 use crate::unit::UnitPath;
 
@@ -306,7 +306,7 @@ impl Refusal {
                     cmd("unlock")
                 )
             }
-            Refusal::EngineRefused(error) => format!("Not applied: {error}."),
+            Refusal::EngineRefused(error) => format!("Not applied: {}.", engine_reason(error)),
             Refusal::BaseNotPlanned(rule) => rule.said(spelling),
             Refusal::BaseNotApplied(rule) => format!("Not applied: {}", rule.said(spelling)),
             Refusal::NoSandbox { why } => format!(
@@ -366,7 +366,8 @@ impl Refusal {
                 )
             }
             Refusal::DriftApplyRefused(error) => format!(
-                "Not applied: {error}. Comment `{}` to check for drift again.",
+                "Not applied: {}. Comment `{}` to check for drift again.",
+                engine_reason(error),
                 cmd("plan")
             ),
             Refusal::DriftRulesInvalid { branch, problem } => format!(
@@ -469,6 +470,19 @@ impl Contribution {
 /// A commit's short form, as the forges show it.
 fn short(sha: &str) -> String {
     sha.chars().take(7).collect()
+}
+
+/// The engine's reason in the engine's words, with the unit paths it names (a pull
+/// request's directory names) made inert: `dev/@acme/team` must not ping the team.
+fn engine_reason(error: &ApplyError) -> String {
+    match error {
+        ApplyError::Incomplete { id, units } => ApplyError::Incomplete {
+            id: id.clone(),
+            units: text(units),
+        }
+        .to_string(),
+        other => other.to_string(),
+    }
 }
 
 #[cfg(test)]

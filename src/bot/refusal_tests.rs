@@ -189,3 +189,22 @@ fn a_plan_id_that_is_not_current_is_said_by_what_is_current() {
         Refusal::NoCurrentPlan { .. }
     ));
 }
+
+#[test]
+fn unit_paths_the_engine_names_are_inert_in_a_reply() {
+    for refusal in [
+        Refusal::EngineRefused(ApplyError::Incomplete {
+            id: id("3f9a2c1b7d4e"),
+            units: "dev/@acme/platform-team, live/[x](https://evil.example)".into(),
+        }),
+        Refusal::DriftApplyRefused(ApplyError::Incomplete {
+            id: id("3f9a2c1b7d4e"),
+            units: "dev/@acme/platform-team".into(),
+        }),
+    ] {
+        let said = refusal.message(&Spelling::GITHUB);
+        assert!(!said.contains("@acme"), "{said}");
+        assert!(!said.contains("[x](https"), "{said}");
+        assert!(said.contains("did not plan"), "{said}");
+    }
+}
