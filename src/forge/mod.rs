@@ -5,10 +5,12 @@
 pub mod github;
 pub mod gitlab;
 mod handle;
+mod ids;
 mod origin;
 pub mod types;
 
 pub use handle::{Forge, Forges};
+pub use ids::{PrNumber, Sha};
 pub use origin::{CloneUrl, GitCredential, GitOrigin};
 pub use types::{
     Actor, Approvals, Approver, ChangeRequest, CheckOutput, CheckStatus, Commit, CommitPerson,
