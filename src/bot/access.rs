@@ -18,7 +18,7 @@
 use super::PrKey;
 use super::refusal::{Contribution, Refusal, Uncounted};
 use crate::config::{ApprovalRule, RepoConfig};
-use crate::forge::{Actor, Approver, ChangeRequest, Commit, CommitPerson, Forge, Membership};
+use crate::forge::{Actor, Approver, Commit, CommitPerson, Forge, Membership, PullRequest};
 use crate::plan::PlanId;
 use crate::store::{AnyStore, Pusher, Store};
 
@@ -73,7 +73,7 @@ pub async fn unapproved(
     forge: &Forge,
     store: &AnyStore,
     key: &PrKey,
-    cr: &ChangeRequest,
+    cr: &PullRequest,
     config: &RepoConfig,
     id: &PlanId,
 ) -> anyhow::Result<Option<Refusal>> {
@@ -81,7 +81,7 @@ pub async fn unapproved(
     let counted = approvals
         .approvers
         .iter()
-        .filter(|a| !a.actor.login.eq_ignore_ascii_case(&cr.author));
+        .filter(|a| !a.actor.login.eq_ignore_ascii_case(cr.author_login()));
     let mut uncounted = Uncounted::default();
     // Read once, for the first approval that gets this far.
     let mut contributors: Option<Contributors> = None;
@@ -89,7 +89,7 @@ pub async fn unapproved(
     let login = |approver: &Approver| approver.actor.login.clone();
     for approver in counted {
         match &approver.commit {
-            Some(commit) if on_head && *commit != cr.head_sha => {
+            Some(commit) if on_head && commit != cr.head_sha.as_str() => {
                 uncounted.stale.push((login(approver), commit.clone()));
                 continue;
             }
@@ -130,13 +130,13 @@ pub async fn unapproved(
     Ok(Some(if uncounted.is_empty() {
         Refusal::NoApproval {
             id: id.clone(),
-            author: cr.author.clone(),
+            author: cr.author_login().to_string(),
         }
     } else {
         Refusal::ApprovalsUncounted {
             id: id.clone(),
             repo: key.repo.clone(),
-            head: cr.head_sha.clone(),
+            head: cr.head_sha.to_string(),
             uncounted,
         }
     }))

@@ -14,7 +14,7 @@ use crate::comment::Comments;
 use crate::comment::apply_view;
 use crate::config::{ApplyRequirement, RepoConfig};
 use crate::engine::UnitDir;
-use crate::forge::{ChangeRequest, CheckOutput, CheckStatus, Forge, Mergeable};
+use crate::forge::{CheckOutput, CheckStatus, Forge, Mergeable, PullRequest};
 use crate::plan::PlanId;
 use crate::store::{AnyStore, PlannedUnit, PrState, Store, UnitStatus};
 use std::collections::BTreeMap;
@@ -26,7 +26,7 @@ pub async fn command_apply(
     forge: &Forge,
     key: &PrKey,
     comment: &PrComment,
-    info: &ChangeRequest,
+    info: &PullRequest,
     config: &RepoConfig,
     id: &PlanId,
 ) -> anyhow::Result<Option<Refusal>> {
@@ -39,7 +39,7 @@ pub async fn command_apply(
     let Some(mut record) = bot.store.pull_request(&key.repo, key.number).await? else {
         return refuse(Refusal::NoPlanYet);
     };
-    if record.head_sha != info.head_sha {
+    if record.head_sha != info.head_sha.as_str() {
         return refuse(Refusal::NewCommits { id: id.clone() });
     }
     // Asked before the requirements: a stale id is told the current one first.
@@ -171,7 +171,7 @@ async fn requirements_unmet(
     forge: &Forge,
     store: &AnyStore,
     key: &PrKey,
-    info: &ChangeRequest,
+    info: &PullRequest,
     config: &RepoConfig,
     id: &PlanId,
 ) -> anyhow::Result<Option<Refusal>> {
@@ -186,7 +186,11 @@ async fn requirements_unmet(
     }
     // Still being worked out reads the same as blocked: either way, try again later.
     let id = id.clone();
-    Ok(match &info.mergeable {
+    // Read from the forge's API, which always says; no hook does.
+    let unread = Mergeable::Unknown {
+        state: "unknown".into(),
+    };
+    Ok(match info.mergeable.as_ref().unwrap_or(&unread) {
         Mergeable::Yes => None,
         Mergeable::No { state } | Mergeable::Unknown { state } => Some(Refusal::NotMergeable {
             id,

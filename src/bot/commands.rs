@@ -6,7 +6,7 @@
 
 use super::access::refuse_command;
 use super::apply::command_apply;
-use super::jobs::{PrComment, PrUpdate};
+use super::jobs::PrComment;
 use super::plan::{current_pr, plan_pull_request, release_and_discard};
 use super::publish::reply;
 use super::refusal::Refusal;
@@ -14,7 +14,7 @@ use super::rules::{Rules, rules};
 use super::{Bot, PrKey};
 use crate::command::{Command, help_text, read_comment};
 use crate::forge::Spelling;
-use crate::forge::{Actor, ChangeRequest};
+use crate::forge::{Actor, PullRequest};
 use crate::store::Store;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
@@ -26,8 +26,7 @@ const MISTAKES_SHOWN: usize = 5;
 /// The pull request and the rules it is held to (the default branch's), read once per
 /// comment.
 struct Context {
-    pub pr: PrUpdate,
-    pub info: ChangeRequest,
+    pub pr: PullRequest,
     pub rules: Rules,
 }
 
@@ -82,9 +81,9 @@ pub async fn handle_comment(
         let context = match &mut context {
             Some(context) => context,
             None => {
-                let (pr, info) = current_pr(&forge, key).await?;
+                let pr = current_pr(&forge, key).await?;
                 let rules = rules(bot, &forge, key, &pr).await?;
-                context.insert(Context { pr, info, rules })
+                context.insert(Context { pr, rules })
             }
         };
         let typed = command.spelled(spelling);
@@ -132,12 +131,12 @@ pub async fn handle_comment(
             }
             Command::Apply { id } => {
                 // The base may have changed since the plan (an edit cascade missed, too).
-                if let Some(rule) = context.rules.refuse_base(&context.info.base_ref) {
+                if let Some(rule) = context.rules.refuse_base(&context.pr.base_ref) {
                     replies.push(Refusal::BaseNotApplied(rule).message(spelling));
                     continue;
                 }
                 if let Some(refusal) =
-                    command_apply(bot, &forge, key, comment, &context.info, config, &id).await?
+                    command_apply(bot, &forge, key, comment, &context.pr, config, &id).await?
                 {
                     replies.push(refusal.message(spelling));
                 }

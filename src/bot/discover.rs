@@ -10,10 +10,10 @@
 //! it fails the job, never the worker. Never posts anything or touches the
 //! store.
 
-use super::jobs::PrUpdate;
 use super::{Bot, PrKey};
 use crate::config::RepoConfig;
 use crate::engine::PlanTarget;
+use crate::forge::PullRequest;
 use crate::problem::{Problem, ProblemKind};
 use crate::scan::{Scan, plan_targets, scan_with_deadline};
 use crate::unit::UnitPath;
@@ -151,7 +151,7 @@ pub struct DiscoveryInput {
 pub fn input(
     bot: &Bot,
     key: &PrKey,
-    pr: &PrUpdate,
+    pr: &PullRequest,
     checkout: PathBuf,
     config: RepoConfig,
     only: Option<&[UnitPath]>,
@@ -161,8 +161,8 @@ pub fn input(
         repo: key.repo.clone(),
         checkout,
         config,
-        base_sha: pr.base_sha.clone(),
-        head_sha: pr.head_sha.clone(),
+        base_sha: pr.base_sha_text().to_string(),
+        head_sha: pr.head_sha.to_string(),
         only: only.map(<[UnitPath]>::to_vec),
     }
 }

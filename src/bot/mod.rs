@@ -427,7 +427,7 @@ impl Bot {
         let pusher = crate::store::Pusher {
             login: actor.login.clone(),
             user_id: actor.id,
-            head_sha: update.head_sha.clone(),
+            head_sha: update.head_sha.to_string(),
         };
         self.store.add_pusher(&key.repo, key.number, &pusher).await
     }
@@ -447,8 +447,8 @@ impl Bot {
         match job {
             PrJob::Update(pr) if pr.is_partial() => {
                 let forge = self.forges.open(pr.forge).await?;
-                let (current, info) = plan::current_pr(&forge, key).await?;
-                if !info.open {
+                let current = plan::current_pr(&forge, key).await?;
+                if !current.open {
                     return Ok(());
                 }
                 self.plan_superseded_by_pushes(key, &current, None).await
@@ -456,8 +456,8 @@ impl Bot {
             PrJob::Update(pr) => self.plan_superseded_by_pushes(key, &pr, None).await,
             PrJob::Replan { forge } => {
                 let forge = self.forges.open(forge).await?;
-                let (pr, info) = plan::current_pr(&forge, key).await?;
-                if !info.open {
+                let pr = plan::current_pr(&forge, key).await?;
+                if !pr.open {
                     return self.store.set_waiting(&key.repo, key.number, &[]).await;
                 }
                 // Everything it affects, as it planned before (drafts and autoplan
@@ -486,7 +486,7 @@ impl Bot {
     async fn plan_superseded_by_pushes(
         self: &Arc<Self>,
         key: &PrKey,
-        pr: &jobs::PrUpdate,
+        pr: &crate::forge::PullRequest,
         only: Option<&[crate::unit::UnitPath]>,
     ) -> anyhow::Result<()> {
         metrics::counter!("cascade_runs_total", "kind" => "plan").increment(1);

@@ -4,7 +4,6 @@
 
 use super::config_report::{ReadAt, invalid_config};
 use super::discover::{self, Discovered, Interrupted};
-use super::jobs::PrUpdate;
 use super::publish::{check, reply, upsert_comment};
 use super::refusal::Refusal;
 use super::rules::refuse_base;
@@ -14,7 +13,7 @@ use crate::comment::plan_view;
 use crate::comment::{Comments, Problem};
 use crate::config::RepoConfig;
 use crate::exec::sandbox::SandboxState;
-use crate::forge::{ChangeRequest, CheckOutput, CheckStatus, CloneUrl, Forge};
+use crate::forge::{CheckOutput, CheckStatus, CloneUrl, Forge, PullRequest};
 use crate::inert::fenced;
 use crate::plan::PlanId;
 use crate::store::{PlanStatus, PrState, PullRequestRecord, Store};
@@ -41,16 +40,18 @@ fn no_sandbox(why: &str, spelling: &crate::forge::Spelling) -> (CheckOutput, Str
 fn record_for(
     bot: &Bot,
     key: &PrKey,
-    pr: &PrUpdate,
+    pr: &PullRequest,
     existing: Option<PullRequestRecord>,
 ) -> PullRequestRecord {
-    let same_head = existing.as_ref().is_some_and(|r| r.head_sha == pr.head_sha);
+    let same_head = existing
+        .as_ref()
+        .is_some_and(|r| r.head_sha == pr.head_sha.as_str());
     let mut record = existing.unwrap_or(PullRequestRecord {
         repo: key.repo.clone(),
         number: key.number,
         installation_id: pr.forge.id(),
-        head_sha: pr.head_sha.clone(),
-        base_sha: pr.base_sha.clone(),
+        head_sha: pr.head_sha.to_string(),
+        base_sha: pr.base_sha_text().to_string(),
         state: PrState::Discovering,
         plan_id: None,
         comment_id: None,
@@ -62,31 +63,18 @@ fn record_for(
         record.check_run_id = None;
     }
     record.installation_id = pr.forge.id();
-    record.head_sha = pr.head_sha.clone();
-    if !pr.is_partial() {
-        record.base_sha = pr.base_sha.clone();
+    record.head_sha = pr.head_sha.to_string();
+    // A hook that did not say the base leaves the stored one.
+    if let Some(base) = &pr.base_sha {
+        record.base_sha = base.to_string();
     }
     record.updated_at = bot.now();
     record
 }
 
-/// The pull request as its forge has it now, as a plan request, and the forge's own
-/// view of it.
-pub async fn current_pr(forge: &Forge, key: &PrKey) -> anyhow::Result<(PrUpdate, ChangeRequest)> {
-    let info = forge.change_request(&key.repo, key.number).await?;
-    let pr = PrUpdate {
-        forge: forge.at(),
-        head_sha: info.head_sha.clone(),
-        head_ref: info.head_ref.clone(),
-        base_sha: info.base_sha.clone(),
-        base_ref: info.base_ref.clone(),
-        draft: info.draft,
-        fork: info.fork,
-        author: info.author.clone(),
-        web_url: info.web_url.clone(),
-        pusher: None,
-    };
-    Ok((pr, info))
+/// The pull request as its forge has it now.
+pub async fn current_pr(forge: &Forge, key: &PrKey) -> anyhow::Result<PullRequest> {
+    forge.change_request(&key.repo, key.number).await
 }
 
 /// Brings the repository's branches into the mirror, and for a fork the head too: a
@@ -97,7 +85,7 @@ pub(super) async fn fetch_pull_request(
     bot: &Bot,
     forge: &Forge,
     key: &PrKey,
-    pr: &PrUpdate,
+    pr: &PullRequest,
     from: &CloneUrl,
 ) -> anyhow::Result<()> {
     let credential = forge.git_credential().await?;
@@ -117,7 +105,7 @@ pub(super) async fn fetch_pull_request(
 pub async fn plan_pull_request(
     bot: &Arc<Bot>,
     key: &PrKey,
-    pr: &PrUpdate,
+    pr: &PullRequest,
     only: Option<&[UnitPath]>,
     cancel: CancellationToken,
 ) -> anyhow::Result<()> {
@@ -141,7 +129,7 @@ pub async fn plan_pull_request(
     fetch_pull_request(bot, &forge, key, pr, &default.clone_url).await?;
     let checkout = bot
         .workspaces
-        .checkout(&key.repo, key.number, &pr.head_sha)
+        .checkout(&key.repo, key.number, pr.head_sha.as_str())
         .await?;
     // From here on the work reads what a writer wrote: off the runtime, within a deadline.
     let (workspaces, repo, rules_sha) = (
@@ -242,7 +230,7 @@ pub async fn plan_pull_request(
         .engine
         .plan(
             &key.plan_key(),
-            &pr.head_sha,
+            pr.head_sha.as_str(),
             &merge_base,
             plan_targets,
             &retries,
@@ -308,7 +296,7 @@ async fn nothing_planned(
     bot: &Bot,
     forge: &Forge,
     key: &PrKey,
-    pr: &PrUpdate,
+    pr: &PullRequest,
     record: &mut PullRequestRecord,
     failed: &CheckOutput,
     body: &str,
@@ -328,7 +316,7 @@ async fn interrupted(
     bot: &Bot,
     forge: &Forge,
     key: &PrKey,
-    pr: &PrUpdate,
+    pr: &PullRequest,
     record: &mut PullRequestRecord,
     stop: Interrupted,
 ) -> anyhow::Result<()> {
@@ -365,7 +353,11 @@ async fn interrupted(
 
 /// Merged or closed: locks released (and the pull requests waiting for them planned
 /// again), workspace forgotten, plan dead and its saved plan files deleted.
-pub async fn close_pull_request(bot: &Arc<Bot>, key: &PrKey, pr: &PrUpdate) -> anyhow::Result<()> {
+pub async fn close_pull_request(
+    bot: &Arc<Bot>,
+    key: &PrKey,
+    pr: &PullRequest,
+) -> anyhow::Result<()> {
     bot.store.set_waiting(&key.repo, key.number, &[]).await?;
     release_and_discard(bot, key).await?;
     bot.workspaces.forget(&key.repo, key.number).await?;
