@@ -16,9 +16,10 @@
 //! Every refusal names the rule that failed (`refusal` words it); nothing here posts.
 
 use super::PrKey;
+use super::ctx::PrCtx;
 use super::refusal::{Contribution, Refusal, Uncounted};
 use crate::config::{ApprovalRule, RepoConfig};
-use crate::forge::{Actor, Approver, Commit, CommitPerson, Forge, Membership, PullRequest};
+use crate::forge::{Actor, Approver, Commit, CommitPerson, Forge, Membership};
 use crate::plan::PlanId;
 use crate::store::{AnyStore, Pusher, Store};
 
@@ -70,13 +71,11 @@ pub async fn refuse_command(
 /// to the change request or make one of its commits (unless `approvals: allow_pushers`)
 /// and has write permission; then the forge's own rules must want no more approvals.
 pub async fn unapproved(
-    forge: &Forge,
-    store: &AnyStore,
-    key: &PrKey,
-    cr: &PullRequest,
+    ctx: &PrCtx,
     config: &RepoConfig,
     id: &PlanId,
 ) -> anyhow::Result<Option<Refusal>> {
+    let (forge, store, key, cr) = (&ctx.forge, ctx.bot.store.as_ref(), &ctx.key, &ctx.pr);
     let approvals = forge.approvals(&key.repo, key.number, cr).await?;
     let counted = approvals
         .approvers

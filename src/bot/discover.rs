@@ -10,10 +10,9 @@
 //! it fails the job, never the worker. Never posts anything or touches the
 //! store.
 
-use super::{Bot, PrKey};
+use super::ctx::PrCtx;
 use crate::config::RepoConfig;
 use crate::engine::PlanTarget;
-use crate::forge::PullRequest;
 use crate::problem::{Problem, ProblemKind};
 use crate::scan::{Scan, plan_targets, scan_with_deadline};
 use crate::unit::UnitPath;
@@ -149,15 +148,14 @@ pub struct DiscoveryInput {
 
 /// The input for `pr`, checked out at `checkout`.
 pub fn input(
-    bot: &Bot,
-    key: &PrKey,
-    pr: &PullRequest,
+    ctx: &PrCtx,
     checkout: PathBuf,
     config: RepoConfig,
     only: Option<&[UnitPath]>,
 ) -> DiscoveryInput {
+    let (key, pr) = (&ctx.key, &ctx.pr);
     DiscoveryInput {
-        workspaces: bot.workspaces.clone(),
+        workspaces: ctx.bot.workspaces.clone(),
         repo: key.repo.clone(),
         checkout,
         config,

@@ -3,8 +3,8 @@
 //! for the locks a pull request releases.
 
 use super::config_report::{ReadAt, invalid_config};
+use super::ctx::PrCtx;
 use super::discover::{self, Discovered, Interrupted};
-use super::publish::{check, reply, upsert_comment};
 use super::refusal::Refusal;
 use super::rules::refuse_base;
 use super::verdict::{plan_check, with_failure_logs};
@@ -81,16 +81,11 @@ pub async fn current_pr(forge: &Forge, key: &PrKey) -> anyhow::Result<PullReques
 /// fork's commits are in the base repository only under the forge's own ref for it
 /// (`refs/pull/<n>/head` on GitHub). `from` is the clone URL the forge's API answered
 /// (`DefaultBranch::clone_url`), never one a webhook named.
-pub(super) async fn fetch_pull_request(
-    bot: &Bot,
-    forge: &Forge,
-    key: &PrKey,
-    pr: &PullRequest,
-    from: &CloneUrl,
-) -> anyhow::Result<()> {
+pub(super) async fn fetch_pull_request(ctx: &PrCtx, from: &CloneUrl) -> anyhow::Result<()> {
+    let (bot, forge, key) = (&ctx.bot, &ctx.forge, &ctx.key);
     let credential = forge.git_credential().await?;
     let mut refspecs = vec!["+refs/heads/*:refs/heads/*".to_string()];
-    if pr.fork {
+    if ctx.pr.fork {
         let head = forge.fork_head_ref(key.number);
         refspecs.push(format!("+{head}:{head}"));
     }
@@ -103,30 +98,26 @@ pub(super) async fn fetch_pull_request(
 /// Plans the head of a pull request (all affected units, or `only` and their
 /// dependents) and posts the plan comment and the check run.
 pub async fn plan_pull_request(
-    bot: &Arc<Bot>,
-    key: &PrKey,
-    pr: &PullRequest,
+    ctx: &PrCtx,
     only: Option<&[UnitPath]>,
     cancel: CancellationToken,
 ) -> anyhow::Result<()> {
-    let forge = bot.forges.open(pr.forge).await?;
-    let spelling = forge.spelling();
+    let (bot, key, pr, forge, spelling) = (&ctx.bot, &ctx.key, &ctx.pr, &ctx.forge, ctx.spelling);
     let existing = bot.store.pull_request(&key.repo, key.number).await?;
     let mut record = record_for(bot, key, pr, existing);
     if pr.fork && !bot.allow_forks {
-        record.state = PrState::Failed;
-        bot.store.save_pull_request(&record).await?;
+        ctx.transition(&mut record, PrState::Failed).await?;
         bot.store.set_waiting(&key.repo, key.number, &[]).await?;
-        return reply(bot, &forge, key, &Refusal::ForkNotPlanned.message(spelling)).await;
+        return ctx.reply(&Refusal::ForkNotPlanned.message(spelling)).await;
     }
     if let SandboxState::Refusing { why } = bot.sandbox().state() {
         let (check, body) = no_sandbox(why, spelling);
-        return nothing_planned(bot, &forge, key, pr, &mut record, &check, &body).await;
+        return nothing_planned(ctx, &mut record, &check, &body).await;
     }
     // The rules are the default branch's: neither the head nor a base its author picked
     // can change them (the branch from the API, with the clone URL the fetch uses).
     let default = forge.default_branch(&key.repo).await?;
-    fetch_pull_request(bot, &forge, key, pr, &default.clone_url).await?;
+    fetch_pull_request(ctx, &default.clone_url).await?;
     let checkout = bot
         .workspaces
         .checkout(&key.repo, key.number, pr.head_sha.as_str())
@@ -144,7 +135,7 @@ pub async fn plan_pull_request(
         })
     };
     let config = match bot.discovery.run(&cancel, read_config).await {
-        Err(stop) => return interrupted(bot, &forge, key, pr, &mut record, stop).await,
+        Err(stop) => return interrupted(ctx, &mut record, stop).await,
         Ok(read) => match read? {
             Ok(config) => config,
             Err(problem) => {
@@ -154,7 +145,7 @@ pub async fn plan_pull_request(
                     web_url: pr.web_url.as_deref(),
                 };
                 let (check, body) = invalid_config(&problem, &at, forge.kind());
-                return nothing_planned(bot, &forge, key, pr, &mut record, &check, &body).await;
+                return nothing_planned(ctx, &mut record, &check, &body).await;
             }
         },
     };
@@ -167,23 +158,22 @@ pub async fn plan_pull_request(
             "cascade: base branch not planned",
             why.clone(),
         );
-        return nothing_planned(bot, &forge, key, pr, &mut record, &check, &why).await;
+        return nothing_planned(ctx, &mut record, &check, &why).await;
     }
     // A command (`/plan`) plans whatever the configuration says about events.
     if only.is_none() && ((pr.draft && !config.drafts) || !config.autoplan) {
         tracing::info!(pr = %key, draft = pr.draft, "not planned on this event (draft, or autoplan is off)");
         return Ok(());
     }
-    record.state = PrState::Discovering;
-    bot.store.save_pull_request(&record).await?;
+    ctx.transition(&mut record, PrState::Discovering).await?;
     let retries = config.retries.clone();
-    let input = discover::input(bot, key, pr, checkout.clone(), config, only);
+    let input = discover::input(ctx, checkout.clone(), config, only);
     let (mut plan_targets, unresolved, merge_base) = match bot
         .discovery
         .run(&cancel, move |deadline| discover::discover(input, deadline))
         .await
     {
-        Err(stop) => return interrupted(bot, &forge, key, pr, &mut record, stop).await,
+        Err(stop) => return interrupted(ctx, &mut record, stop).await,
         Ok(found) => match found? {
             Discovered::Cycle(cycle) => {
                 // It names units, whose paths the pull request chose: in a block they
@@ -193,7 +183,7 @@ pub async fn plan_pull_request(
                     format!("The unit graph has a cycle, so nothing was planned:\n\n{cycle}");
                 let check =
                     CheckOutput::new(CheckStatus::Failure, "cascade: dependency cycle", cycle);
-                return nothing_planned(bot, &forge, key, pr, &mut record, &check, &body).await;
+                return nothing_planned(ctx, &mut record, &check, &body).await;
             }
             Discovered::Targets {
                 targets,
@@ -224,8 +214,8 @@ pub async fn plan_pull_request(
         "cascade is planning",
         "Planning the affected units in dependency order.",
     );
-    check(&forge, key, &mut record, &pr.head_ref, &planning).await?;
-    bot.store.save_pull_request(&record).await?;
+    ctx.set_check(&mut record, &planning).await?;
+    ctx.save(&record).await?;
     let outcome = bot
         .engine
         .plan(
@@ -262,7 +252,7 @@ pub async fn plan_pull_request(
         .spelled(spelling)
         .logs_in_check(logs_in_check)
         .plan_comment(&view, forge.comment_limit())?;
-    upsert_comment(bot, &forge, key, &mut record, &parts).await?;
+    ctx.upsert_comment(&mut record, &parts).await?;
     let mut verdict = plan_check(&outcome.plan, &view, &held, &unresolved, spelling);
     if logs_in_check {
         with_failure_logs(
@@ -272,10 +262,9 @@ pub async fn plan_pull_request(
             "failed to plan",
         );
     }
-    check(&forge, key, &mut record, &pr.head_ref, &verdict).await?;
-    record.state = PrState::Commented;
+    ctx.set_check(&mut record, &verdict).await?;
     let previous = record.plan_id.replace(outcome.plan.id.clone());
-    bot.store.save_pull_request(&record).await?;
+    ctx.transition(&mut record, PrState::Commented).await?;
     if let Some(old) = previous.filter(|old| *old != outcome.plan.id) {
         discard_plan_files(bot, key, &old).await;
     }
@@ -293,33 +282,31 @@ pub async fn discard_plan_files(bot: &Bot, key: &PrKey, id: &PlanId) {
 /// Nothing could be planned, for a reason the pull request's authors can fix:
 /// a failed check and the cascade comment saying why and what to do.
 async fn nothing_planned(
-    bot: &Bot,
-    forge: &Forge,
-    key: &PrKey,
-    pr: &PullRequest,
+    ctx: &PrCtx,
     record: &mut PullRequestRecord,
     failed: &CheckOutput,
     body: &str,
 ) -> anyhow::Result<()> {
-    record.state = PrState::Failed;
     // Failing for its own reasons, it waits for nobody's locks.
-    bot.store.set_waiting(&key.repo, key.number, &[]).await?;
-    check(forge, key, record, &pr.head_ref, failed).await?;
+    let key = &ctx.key;
+    ctx.bot
+        .store
+        .set_waiting(&key.repo, key.number, &[])
+        .await?;
+    ctx.set_check(record, failed).await?;
     let body = format!("{}\n{body}", crate::comment::PLAN_MARKER);
-    upsert_comment(bot, forge, key, record, &[body]).await?;
-    bot.store.save_pull_request(record).await
+    ctx.upsert_comment(record, &[body]).await?;
+    ctx.transition(record, PrState::Failed).await
 }
 
 /// Discovery gave no result: past its deadline (the pull request is told),
 /// superseded (nothing to say), or panicked (an internal error).
 async fn interrupted(
-    bot: &Bot,
-    forge: &Forge,
-    key: &PrKey,
-    pr: &PullRequest,
+    ctx: &PrCtx,
     record: &mut PullRequestRecord,
     stop: Interrupted,
 ) -> anyhow::Result<()> {
+    let key = &ctx.key;
     match stop {
         Interrupted::Superseded => {
             tracing::info!(pr = %key, "discovery superseded by a newer push");
@@ -330,7 +317,7 @@ async fn interrupted(
             // Whole seconds from the flag print as `60`; shorter limits as `0.5`.
             let secs = limit.as_secs_f64();
             tracing::warn!(pr = %key, limit_secs = secs, "discovery timed out");
-            let spelling = forge.spelling();
+            let spelling = ctx.spelling;
             let body = format!(
                 "Discovering this {}'s units took longer than {secs} s, so nothing was planned. \
                  Simplify the Terragrunt configuration it changes (large `for` expressions or `range()`s, \
@@ -346,7 +333,7 @@ async fn interrupted(
                     "Discovery took longer than {secs} s; simplify the configuration or raise --discovery-timeout."
                 ),
             );
-            nothing_planned(bot, forge, key, pr, record, &failed, &body).await
+            nothing_planned(ctx, record, &failed, &body).await
         }
     }
 }
