@@ -16,11 +16,10 @@
 //! Every refusal names the rule that failed (`refusal` words it); nothing here posts.
 
 use super::PrKey;
+use super::ctx::PrCtx;
 use super::refusal::{Contribution, Refusal, Uncounted};
 use crate::config::{ApprovalRule, RepoConfig};
-use crate::forge::{
-    Actor, Approver, ChangeRequest, Commit, CommitPerson, Forge, Membership, RepoKey,
-};
+use crate::forge::{Actor, Approver, Commit, CommitPerson, Forge, Membership, RepoKey};
 use crate::plan::PlanId;
 use crate::store::{AnyStore, BotStore, Pusher};
 
@@ -72,18 +71,16 @@ pub async fn refuse_command(
 /// to the change request or make one of its commits (unless `approvals: allow_pushers`)
 /// and has write permission; then the forge's own rules must want no more approvals.
 pub async fn unapproved(
-    forge: &Forge,
-    store: &AnyStore,
-    key: &PrKey,
-    cr: &ChangeRequest,
+    ctx: &PrCtx,
     config: &RepoConfig,
     id: &PlanId,
 ) -> anyhow::Result<Option<Refusal>> {
+    let (forge, store, key, cr) = (&ctx.forge, ctx.bot.store.as_ref(), &ctx.key, &ctx.pr);
     let approvals = forge.approvals(&key.repo, key.number, cr).await?;
     let counted = approvals
         .approvers
         .iter()
-        .filter(|a| !a.actor.login.eq_ignore_ascii_case(&cr.author));
+        .filter(|a| !a.actor.login.eq_ignore_ascii_case(cr.author_login()));
     let mut uncounted = Uncounted::default();
     // Read once, for the first approval that gets this far.
     let mut contributors: Option<Contributors> = None;
@@ -91,7 +88,7 @@ pub async fn unapproved(
     let login = |approver: &Approver| approver.actor.login.clone();
     for approver in counted {
         match &approver.commit {
-            Some(commit) if on_head && *commit != cr.head_sha => {
+            Some(commit) if on_head && commit != cr.head_sha.as_str() => {
                 uncounted.stale.push((login(approver), commit.clone()));
                 continue;
             }
@@ -132,13 +129,13 @@ pub async fn unapproved(
     Ok(Some(if uncounted.is_empty() {
         Refusal::NoApproval {
             id: id.clone(),
-            author: cr.author.clone(),
+            author: cr.author_login().to_string(),
         }
     } else {
         Refusal::ApprovalsUncounted {
             id: id.clone(),
             repo: key.repo.clone(),
-            head: cr.head_sha.clone(),
+            head: cr.head_sha.to_string(),
             uncounted,
         }
     }))

@@ -1,11 +1,11 @@
 //! Typed webhook events to pull request jobs and installation changes.
 
-use super::jobs::{InstallationChange, PrComment, PrJob, PrKey, PrUpdate, Routed};
+use super::jobs::{InstallationChange, PrComment, PrJob, PrKey, Routed};
 use crate::event::gitlab::MergeRequestAction;
 use crate::event::{
     Event, InstallationAction, InstallationRepositoriesAction, PullRequestAction, PullRequestEvent,
 };
-use crate::forge::{Actor, ForgeRef};
+use crate::forge::{Actor, ForgeRef, PrNumber, PullRequest};
 
 pub fn route(event: Event) -> Routed {
     match event {
@@ -87,19 +87,22 @@ pub fn route(event: Event) -> Routed {
                 number: e.merge_request.iid,
             };
             let mr = &e.merge_request;
-            let update = PrUpdate {
+            let update = PullRequest {
                 forge: ForgeRef::GitLab {
                     project_id: e.project.id,
                 },
-                head_sha: mr.head_sha.as_str().to_string(),
+                number: PrNumber::new(mr.iid),
+                head_sha: mr.head_sha.clone(),
                 head_ref: mr.source_branch.clone(),
                 // GitLab's hook carries neither the base commit nor the author's name:
-                // the job reads the merge request before it plans (`PrUpdate::is_partial`).
-                base_sha: String::new(),
+                // the job reads the merge request before it plans (`PullRequest::is_partial`).
+                base_sha: None,
                 base_ref: mr.target_branch.clone(),
                 draft: mr.draft,
                 fork: mr.fork(),
-                author: String::new(),
+                author: None,
+                open: !e.action.is_closed(),
+                mergeable: None,
                 // Read with the merge request, like the base commit.
                 web_url: None,
                 pusher: matches!(e.action, MergeRequestAction::Pushed { .. }).then(|| Actor {
@@ -175,17 +178,20 @@ pub fn route(event: Event) -> Routed {
     }
 }
 
-fn update(e: &PullRequestEvent, installation: u64) -> PrUpdate {
+fn update(e: &PullRequestEvent, installation: u64) -> PullRequest {
     let pr = &e.pull_request;
-    PrUpdate {
+    PullRequest {
         forge: ForgeRef::GitHub { installation },
-        head_sha: pr.head.sha.as_str().to_string(),
+        number: PrNumber::new(pr.number),
+        head_sha: pr.head.sha.clone(),
         head_ref: pr.head.ref_name.clone(),
-        base_sha: pr.base.sha.as_str().to_string(),
+        base_sha: Some(pr.base.sha.clone()),
         base_ref: pr.base.ref_name.clone(),
         draft: pr.draft,
         fork: pr.head.fork,
-        author: pr.author.login.clone(),
+        author: Some(pr.author.login.clone()),
+        open: !matches!(e.action, PullRequestAction::Closed { .. }),
+        mergeable: None,
         web_url: e.repository.html_url.clone(),
         // The sender of these is who pushed (a reopen counts: the branch may have moved
         // while the pull request was closed, and cascade saw no push of it).

@@ -4,34 +4,30 @@
 //! refusal is returned (`refusal` words it), to be said in the comment's one reply.
 
 use super::access::unapproved;
+use super::ctx::PrCtx;
 use super::jobs::PrComment;
 use super::plan::discard_plan_files;
-use super::publish::check;
 use super::refusal::Refusal;
 use super::verdict::with_failure_logs;
-use super::{Bot, PrKey};
 use crate::comment::Comments;
 use crate::comment::apply_view;
 use crate::config::{ApplyRequirement, RepoConfig};
 use crate::engine::UnitDir;
-use crate::forge::{ChangeRequest, CheckOutput, CheckStatus, Forge, Mergeable};
+use crate::forge::{CheckOutput, CheckStatus, Mergeable};
 use crate::plan::PlanId;
-use crate::store::{AnyStore, BotStore, PlannedUnit, PrState, UnitStatus};
+use crate::store::{BotStore, PlannedUnit, PrState, UnitStatus};
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 /// Applies plan `id` of the pull request, or says why not.
 pub async fn command_apply(
-    bot: &Arc<Bot>,
-    forge: &Forge,
-    key: &PrKey,
+    ctx: &PrCtx,
     comment: &PrComment,
-    info: &ChangeRequest,
     config: &RepoConfig,
     id: &PlanId,
 ) -> anyhow::Result<Option<Refusal>> {
+    let (bot, forge, key, info) = (&ctx.bot, &ctx.forge, &ctx.key, &ctx.pr);
     let refuse = |refusal: Refusal| Ok(Some(refusal));
-    let spelling = forge.spelling();
+    let spelling = ctx.spelling;
     let cmd = |c: &str| spelling.command(c);
     if info.fork && !bot.allow_forks {
         return refuse(Refusal::ForkNotApplied);
@@ -39,7 +35,7 @@ pub async fn command_apply(
     let Some(mut record) = bot.store.pull_request(&key.repo, key.number).await? else {
         return refuse(Refusal::NoPlanYet);
     };
-    if record.head_sha != info.head_sha {
+    if record.head_sha != info.head_sha.as_str() {
         return refuse(Refusal::NewCommits { id: id.clone() });
     }
     // Asked before the requirements: a stale id is told the current one first.
@@ -47,7 +43,7 @@ pub async fn command_apply(
         Ok(plan) => plan,
         Err(not) => return refuse(not.into()),
     };
-    if let Some(refusal) = requirements_unmet(forge, &bot.store, key, info, config, id).await? {
+    if let Some(refusal) = requirements_unmet(ctx, config, id).await? {
         return refuse(refusal);
     }
     if record.state == PrState::Applying {
@@ -63,8 +59,7 @@ pub async fn command_apply(
     forge
         .acknowledge(&key.repo, key.number, comment.comment_id)
         .await?;
-    record.state = PrState::Applying;
-    bot.store.save_pull_request(&record).await?;
+    ctx.transition(&mut record, PrState::Applying).await?;
 
     let checkout = bot
         .workspaces
@@ -101,8 +96,7 @@ pub async fn command_apply(
     {
         Ok(outcome) => outcome,
         Err(refusal) => {
-            record.state = PrState::Commented;
-            bot.store.save_pull_request(&record).await?;
+            ctx.transition(&mut record, PrState::Commented).await?;
             return refuse(Refusal::EngineRefused(refusal));
         }
     };
@@ -146,7 +140,6 @@ pub async fn command_apply(
     };
     metrics::counter!("cascade_runs_total", "kind" => "apply", "outcome" => outcome_label)
         .increment(1);
-    record.state = state;
     let mut result = CheckOutput::new(status, title, format!("Apply of plan `{id}`."));
     if logs_in_check {
         let failed = outcome
@@ -156,8 +149,8 @@ pub async fn command_apply(
             .count();
         with_failure_logs(&mut result, &outcome.failure_logs, failed, "failed");
     }
-    check(forge, key, &mut record, &info.head_ref, &result).await?;
-    bot.store.save_pull_request(&record).await?;
+    ctx.set_check(&mut record, &result).await?;
+    ctx.transition(&mut record, state).await?;
     // Consumed, or replaced by the plan of what is left: nothing applies it again.
     if outcome.complete() || outcome.new_plan.is_some() {
         discard_plan_files(bot, key, id).await;
@@ -168,16 +161,13 @@ pub async fn command_apply(
 /// The repository's apply requirements (the default: approved, and mergeable), or
 /// why they do not hold.
 async fn requirements_unmet(
-    forge: &Forge,
-    store: &AnyStore,
-    key: &PrKey,
-    info: &ChangeRequest,
+    ctx: &PrCtx,
     config: &RepoConfig,
     id: &PlanId,
 ) -> anyhow::Result<Option<Refusal>> {
     let requirements = &config.apply_requirements;
     if requirements.contains(&ApplyRequirement::Approved)
-        && let Some(refusal) = unapproved(forge, store, key, info, config, id).await?
+        && let Some(refusal) = unapproved(ctx, config, id).await?
     {
         return Ok(Some(refusal));
     }
@@ -186,7 +176,11 @@ async fn requirements_unmet(
     }
     // Still being worked out reads the same as blocked: either way, try again later.
     let id = id.clone();
-    Ok(match &info.mergeable {
+    // Read from the forge's API, which always says; no hook does.
+    let unread = Mergeable::Unknown {
+        state: "unknown".into(),
+    };
+    Ok(match ctx.pr.mergeable.as_ref().unwrap_or(&unread) {
         Mergeable::Yes => None,
         Mergeable::No { state } | Mergeable::Unknown { state } => Some(Refusal::NotMergeable {
             id,

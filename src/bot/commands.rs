@@ -6,15 +6,15 @@
 
 use super::access::refuse_command;
 use super::apply::command_apply;
-use super::jobs::{PrComment, PrUpdate};
+use super::ctx::PrCtx;
+use super::jobs::PrComment;
 use super::plan::{current_pr, plan_pull_request, release_and_discard};
 use super::publish::reply;
 use super::refusal::Refusal;
 use super::rules::{Rules, rules};
 use super::{Bot, PrKey};
 use crate::command::{Command, help_text, read_comment};
-use crate::forge::Spelling;
-use crate::forge::{Actor, ChangeRequest};
+use crate::forge::{Actor, Spelling};
 use crate::store::BotStore;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
@@ -26,8 +26,7 @@ const MISTAKES_SHOWN: usize = 5;
 /// The pull request and the rules it is held to (the default branch's), read once per
 /// comment.
 struct Context {
-    pub pr: PrUpdate,
-    pub info: ChangeRequest,
+    pub ctx: PrCtx,
     pub rules: Rules,
 }
 
@@ -82,9 +81,10 @@ pub async fn handle_comment(
         let context = match &mut context {
             Some(context) => context,
             None => {
-                let (pr, info) = current_pr(&forge, key).await?;
-                let rules = rules(bot, &forge, key, &pr).await?;
-                context.insert(Context { pr, info, rules })
+                let pr = current_pr(&forge, key).await?;
+                let ctx = PrCtx::new(bot, key, pr, forge.clone());
+                let rules = rules(&ctx).await?;
+                context.insert(Context { ctx, rules })
             }
         };
         let typed = command.spelled(spelling);
@@ -121,24 +121,15 @@ pub async fn handle_comment(
                 ));
             }
             Command::Plan { units } => {
-                plan_pull_request(
-                    bot,
-                    key,
-                    &context.pr,
-                    Some(&units),
-                    CancellationToken::new(),
-                )
-                .await?;
+                plan_pull_request(&context.ctx, Some(&units), CancellationToken::new()).await?;
             }
             Command::Apply { id } => {
                 // The base may have changed since the plan (an edit cascade missed, too).
-                if let Some(rule) = context.rules.refuse_base(&context.info.base_ref) {
+                if let Some(rule) = context.rules.refuse_base(&context.ctx.pr.base_ref) {
                     replies.push(Refusal::BaseNotApplied(rule).message(spelling));
                     continue;
                 }
-                if let Some(refusal) =
-                    command_apply(bot, &forge, key, comment, &context.info, config, &id).await?
-                {
+                if let Some(refusal) = command_apply(&context.ctx, comment, config, &id).await? {
                     replies.push(refusal.message(spelling));
                 }
             }

@@ -10,8 +10,7 @@
 //! it fails the job, never the worker. Never posts anything or touches the
 //! store.
 
-use super::jobs::PrUpdate;
-use super::{Bot, PrKey};
+use super::ctx::PrCtx;
 use crate::config::RepoConfig;
 use crate::engine::PlanTarget;
 use crate::problem::{Problem, ProblemKind};
@@ -149,20 +148,19 @@ pub struct DiscoveryInput {
 
 /// The input for `pr`, checked out at `checkout`.
 pub fn input(
-    bot: &Bot,
-    key: &PrKey,
-    pr: &PrUpdate,
+    ctx: &PrCtx,
     checkout: PathBuf,
     config: RepoConfig,
     only: Option<&[UnitPath]>,
 ) -> DiscoveryInput {
+    let (key, pr) = (&ctx.key, &ctx.pr);
     DiscoveryInput {
-        workspaces: bot.workspaces.clone(),
+        workspaces: ctx.bot.workspaces.clone(),
         repo: key.repo.clone(),
         checkout,
         config,
-        base_sha: pr.base_sha.clone(),
-        head_sha: pr.head_sha.clone(),
+        base_sha: pr.base_sha_text().to_string(),
+        head_sha: pr.head_sha.to_string(),
         only: only.map(<[UnitPath]>::to_vec),
     }
 }

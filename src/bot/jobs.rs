@@ -1,7 +1,7 @@
 //! From typed events to the work each pull request's actor does.
 
 use crate::event::Event;
-use crate::forge::{Actor, ForgeRef};
+use crate::forge::{ForgeRef, PullRequest};
 use crate::store::{AnyStore, BotStore};
 use std::fmt;
 
@@ -37,35 +37,6 @@ impl fmt::Display for PrKey {
     }
 }
 
-/// What a pull request event says about the pull request.
-#[derive(Clone, Debug)]
-pub struct PrUpdate {
-    /// The forge answering for it (the GitHub installation, the GitLab project).
-    pub forge: ForgeRef,
-    pub head_sha: String,
-    pub head_ref: String,
-    pub base_sha: String,
-    pub base_ref: String,
-    pub draft: bool,
-    pub fork: bool,
-    pub author: String,
-    /// The base repository's web page, for links to its files (where the event or the
-    /// forge says it).
-    pub web_url: Option<String>,
-    /// Who pushed the head, when the event is a push (GitHub: the sender of `opened`,
-    /// `synchronize`, `reopened`; GitLab: the user of an update with `oldrev`). Recorded
-    /// before anything else, since their approval of it must not count.
-    pub pusher: Option<Actor>,
-}
-
-impl PrUpdate {
-    /// Read from an event that does not say everything a plan needs (GitLab's hooks
-    /// carry no base commit): the merge request is read before planning.
-    pub fn is_partial(&self) -> bool {
-        self.base_sha.is_empty()
-    }
-}
-
 /// A comment newly created on a pull request.
 #[derive(Clone, Debug)]
 pub struct PrComment {
@@ -82,8 +53,8 @@ pub struct PrComment {
 #[derive(Clone, Debug)]
 pub enum PrJob {
     /// Opened, pushed, reopened, ready for review: plan the head.
-    Update(PrUpdate),
-    Closed(PrUpdate),
+    Update(PullRequest),
+    Closed(PullRequest),
     Comment(PrComment),
     /// Plan again: the locks it waited for were released.
     Replan {

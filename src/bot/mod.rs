@@ -20,6 +20,7 @@ mod adapt;
 mod apply;
 mod commands;
 mod config_report;
+mod ctx;
 mod discover;
 mod drift;
 mod job_watch;
@@ -430,7 +431,7 @@ impl Bot {
         let pusher = crate::store::Pusher {
             login: actor.login.clone(),
             user_id: actor.id,
-            head_sha: update.head_sha.clone(),
+            head_sha: update.head_sha.to_string(),
         };
         self.store.add_pusher(&key.repo, key.number, &pusher).await
     }
@@ -449,23 +450,24 @@ impl Bot {
         }
         match job {
             PrJob::Update(pr) if pr.is_partial() => {
-                let forge = self.forges.open(pr.forge).await?;
-                let (current, info) = plan::current_pr(&forge, key).await?;
-                if !info.open {
+                let ctx = ctx::PrCtx::read(self, key, pr.forge).await?;
+                if !ctx.pr.open {
                     return Ok(());
                 }
-                self.plan_superseded_by_pushes(key, &current, None).await
+                self.plan_superseded_by_pushes(&ctx, None).await
             }
-            PrJob::Update(pr) => self.plan_superseded_by_pushes(key, &pr, None).await,
+            PrJob::Update(pr) => {
+                let ctx = ctx::PrCtx::open(self, key, pr).await?;
+                self.plan_superseded_by_pushes(&ctx, None).await
+            }
             PrJob::Replan { forge } => {
-                let forge = self.forges.open(forge).await?;
-                let (pr, info) = plan::current_pr(&forge, key).await?;
-                if !info.open {
+                let ctx = ctx::PrCtx::read(self, key, forge).await?;
+                if !ctx.pr.open {
                     return self.store.set_waiting(&key.repo, key.number, &[]).await;
                 }
                 // Everything it affects, as it planned before (drafts and autoplan
                 // decided that already).
-                self.plan_superseded_by_pushes(key, &pr, Some(&[])).await
+                self.plan_superseded_by_pushes(&ctx, Some(&[])).await
             }
             PrJob::Closed(pr) => plan::close_pull_request(self, key, &pr).await,
             PrJob::Comment(comment) => commands::handle_comment(self, key, &comment).await,
@@ -487,18 +489,18 @@ impl Bot {
 
     /// Plans `pr`; a new push cancels it (see `send`).
     async fn plan_superseded_by_pushes(
-        self: &Arc<Self>,
-        key: &PrKey,
-        pr: &jobs::PrUpdate,
+        &self,
+        ctx: &ctx::PrCtx,
         only: Option<&[crate::unit::UnitPath]>,
     ) -> anyhow::Result<()> {
+        let key = &ctx.key;
         metrics::counter!("cascade_runs_total", "kind" => "plan").increment(1);
         let cancel = CancellationToken::new();
         self.planning
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .insert(key.clone(), cancel.clone());
-        let result = plan::plan_pull_request(self, key, pr, only, cancel).await;
+        let result = plan::plan_pull_request(ctx, only, cancel).await;
         self.planning
             .lock()
             .unwrap_or_else(|p| p.into_inner())

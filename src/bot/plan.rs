@@ -3,9 +3,8 @@
 //! for the locks a pull request releases.
 
 use super::config_report::{ReadAt, invalid_config};
+use super::ctx::PrCtx;
 use super::discover::{self, Discovered, Interrupted};
-use super::jobs::PrUpdate;
-use super::publish::{check, reply, upsert_comment};
 use super::refusal::Refusal;
 use super::rules::refuse_base;
 use super::verdict::{plan_check, with_failure_logs};
@@ -14,7 +13,7 @@ use crate::comment::plan_view;
 use crate::comment::{Comments, Problem};
 use crate::config::RepoConfig;
 use crate::exec::sandbox::SandboxState;
-use crate::forge::{ChangeRequest, CheckOutput, CheckStatus, CloneUrl, Forge};
+use crate::forge::{CheckOutput, CheckStatus, CloneUrl, Forge, PullRequest};
 use crate::inert::fenced;
 use crate::plan::PlanId;
 use crate::store::{BotStore, PlanStatus, PrState, PullRequestRecord, RunStore};
@@ -41,16 +40,18 @@ fn no_sandbox(why: &str, spelling: &crate::forge::Spelling) -> (CheckOutput, Str
 fn record_for(
     bot: &Bot,
     key: &PrKey,
-    pr: &PrUpdate,
+    pr: &PullRequest,
     existing: Option<PullRequestRecord>,
 ) -> PullRequestRecord {
-    let same_head = existing.as_ref().is_some_and(|r| r.head_sha == pr.head_sha);
+    let same_head = existing
+        .as_ref()
+        .is_some_and(|r| r.head_sha == pr.head_sha.as_str());
     let mut record = existing.unwrap_or(PullRequestRecord {
         repo: key.repo.clone(),
         number: key.number,
         installation_id: pr.forge.id(),
-        head_sha: pr.head_sha.clone(),
-        base_sha: pr.base_sha.clone(),
+        head_sha: pr.head_sha.to_string(),
+        base_sha: pr.base_sha_text().to_string(),
         state: PrState::Discovering,
         plan_id: None,
         comment_id: None,
@@ -62,47 +63,29 @@ fn record_for(
         record.check_run_id = None;
     }
     record.installation_id = pr.forge.id();
-    record.head_sha = pr.head_sha.clone();
-    if !pr.is_partial() {
-        record.base_sha = pr.base_sha.clone();
+    record.head_sha = pr.head_sha.to_string();
+    // A hook that did not say the base leaves the stored one.
+    if let Some(base) = &pr.base_sha {
+        record.base_sha = base.to_string();
     }
     record.updated_at = bot.now();
     record
 }
 
-/// The pull request as its forge has it now, as a plan request, and the forge's own
-/// view of it.
-pub async fn current_pr(forge: &Forge, key: &PrKey) -> anyhow::Result<(PrUpdate, ChangeRequest)> {
-    let info = forge.change_request(&key.repo, key.number).await?;
-    let pr = PrUpdate {
-        forge: forge.at(),
-        head_sha: info.head_sha.clone(),
-        head_ref: info.head_ref.clone(),
-        base_sha: info.base_sha.clone(),
-        base_ref: info.base_ref.clone(),
-        draft: info.draft,
-        fork: info.fork,
-        author: info.author.clone(),
-        web_url: info.web_url.clone(),
-        pusher: None,
-    };
-    Ok((pr, info))
+/// The pull request as its forge has it now.
+pub async fn current_pr(forge: &Forge, key: &PrKey) -> anyhow::Result<PullRequest> {
+    forge.change_request(&key.repo, key.number).await
 }
 
 /// Brings the repository's branches into the mirror, and for a fork the head too: a
 /// fork's commits are in the base repository only under the forge's own ref for it
 /// (`refs/pull/<n>/head` on GitHub). `from` is the clone URL the forge's API answered
 /// (`DefaultBranch::clone_url`), never one a webhook named.
-pub(super) async fn fetch_pull_request(
-    bot: &Bot,
-    forge: &Forge,
-    key: &PrKey,
-    pr: &PrUpdate,
-    from: &CloneUrl,
-) -> anyhow::Result<()> {
+pub(super) async fn fetch_pull_request(ctx: &PrCtx, from: &CloneUrl) -> anyhow::Result<()> {
+    let (bot, forge, key) = (&ctx.bot, &ctx.forge, &ctx.key);
     let credential = forge.git_credential().await?;
     let mut refspecs = vec!["+refs/heads/*:refs/heads/*".to_string()];
-    if pr.fork {
+    if ctx.pr.fork {
         let head = forge.fork_head_ref(key.number);
         refspecs.push(format!("+{head}:{head}"));
     }
@@ -115,33 +98,29 @@ pub(super) async fn fetch_pull_request(
 /// Plans the head of a pull request (all affected units, or `only` and their
 /// dependents) and posts the plan comment and the check run.
 pub async fn plan_pull_request(
-    bot: &Arc<Bot>,
-    key: &PrKey,
-    pr: &PrUpdate,
+    ctx: &PrCtx,
     only: Option<&[UnitPath]>,
     cancel: CancellationToken,
 ) -> anyhow::Result<()> {
-    let forge = bot.forges.open(pr.forge).await?;
-    let spelling = forge.spelling();
+    let (bot, key, pr, forge, spelling) = (&ctx.bot, &ctx.key, &ctx.pr, &ctx.forge, ctx.spelling);
     let existing = bot.store.pull_request(&key.repo, key.number).await?;
     let mut record = record_for(bot, key, pr, existing);
     if pr.fork && !bot.allow_forks {
-        record.state = PrState::Failed;
-        bot.store.save_pull_request(&record).await?;
+        ctx.transition(&mut record, PrState::Failed).await?;
         bot.store.set_waiting(&key.repo, key.number, &[]).await?;
-        return reply(bot, &forge, key, &Refusal::ForkNotPlanned.message(spelling)).await;
+        return ctx.reply(&Refusal::ForkNotPlanned.message(spelling)).await;
     }
     if let SandboxState::Refusing { why } = bot.sandbox().state() {
         let (check, body) = no_sandbox(why, spelling);
-        return nothing_planned(bot, &forge, key, pr, &mut record, &check, &body).await;
+        return nothing_planned(ctx, &mut record, &check, &body).await;
     }
     // The rules are the default branch's: neither the head nor a base its author picked
     // can change them (the branch from the API, with the clone URL the fetch uses).
     let default = forge.default_branch(&key.repo).await?;
-    fetch_pull_request(bot, &forge, key, pr, &default.clone_url).await?;
+    fetch_pull_request(ctx, &default.clone_url).await?;
     let checkout = bot
         .workspaces
-        .checkout(&key.repo, key.number, &pr.head_sha)
+        .checkout(&key.repo, key.number, pr.head_sha.as_str())
         .await?;
     // From here on the work reads what a writer wrote: off the runtime, within a deadline.
     let (workspaces, repo, rules_sha) = (
@@ -156,7 +135,7 @@ pub async fn plan_pull_request(
         })
     };
     let config = match bot.discovery.run(&cancel, read_config).await {
-        Err(stop) => return interrupted(bot, &forge, key, pr, &mut record, stop).await,
+        Err(stop) => return interrupted(ctx, &mut record, stop).await,
         Ok(read) => match read? {
             Ok(config) => config,
             Err(problem) => {
@@ -166,7 +145,7 @@ pub async fn plan_pull_request(
                     web_url: pr.web_url.as_deref(),
                 };
                 let (check, body) = invalid_config(&problem, &at, forge.kind());
-                return nothing_planned(bot, &forge, key, pr, &mut record, &check, &body).await;
+                return nothing_planned(ctx, &mut record, &check, &body).await;
             }
         },
     };
@@ -179,23 +158,22 @@ pub async fn plan_pull_request(
             "cascade: base branch not planned",
             why.clone(),
         );
-        return nothing_planned(bot, &forge, key, pr, &mut record, &check, &why).await;
+        return nothing_planned(ctx, &mut record, &check, &why).await;
     }
     // A command (`/plan`) plans whatever the configuration says about events.
     if only.is_none() && ((pr.draft && !config.drafts) || !config.autoplan) {
         tracing::info!(pr = %key, draft = pr.draft, "not planned on this event (draft, or autoplan is off)");
         return Ok(());
     }
-    record.state = PrState::Discovering;
-    bot.store.save_pull_request(&record).await?;
+    ctx.transition(&mut record, PrState::Discovering).await?;
     let retries = config.retries.clone();
-    let input = discover::input(bot, key, pr, checkout.clone(), config, only);
+    let input = discover::input(ctx, checkout.clone(), config, only);
     let (mut plan_targets, unresolved, merge_base) = match bot
         .discovery
         .run(&cancel, move |deadline| discover::discover(input, deadline))
         .await
     {
-        Err(stop) => return interrupted(bot, &forge, key, pr, &mut record, stop).await,
+        Err(stop) => return interrupted(ctx, &mut record, stop).await,
         Ok(found) => match found? {
             Discovered::Cycle(cycle) => {
                 // It names units, whose paths the pull request chose: in a block they
@@ -205,7 +183,7 @@ pub async fn plan_pull_request(
                     format!("The unit graph has a cycle, so nothing was planned:\n\n{cycle}");
                 let check =
                     CheckOutput::new(CheckStatus::Failure, "cascade: dependency cycle", cycle);
-                return nothing_planned(bot, &forge, key, pr, &mut record, &check, &body).await;
+                return nothing_planned(ctx, &mut record, &check, &body).await;
             }
             Discovered::Targets {
                 targets,
@@ -236,13 +214,13 @@ pub async fn plan_pull_request(
         "cascade is planning",
         "Planning the affected units in dependency order.",
     );
-    check(&forge, key, &mut record, &pr.head_ref, &planning).await?;
-    bot.store.save_pull_request(&record).await?;
+    ctx.set_check(&mut record, &planning).await?;
+    ctx.save(&record).await?;
     let outcome = bot
         .engine
         .plan(
             &key.plan_key(),
-            &pr.head_sha,
+            pr.head_sha.as_str(),
             &merge_base,
             plan_targets,
             &retries,
@@ -274,7 +252,7 @@ pub async fn plan_pull_request(
         .spelled(spelling)
         .logs_in_check(logs_in_check)
         .plan_comment(&view, forge.comment_limit())?;
-    upsert_comment(bot, &forge, key, &mut record, &parts).await?;
+    ctx.upsert_comment(&mut record, &parts).await?;
     let mut verdict = plan_check(&outcome.plan, &view, &held, &unresolved, spelling);
     if logs_in_check {
         with_failure_logs(
@@ -284,10 +262,9 @@ pub async fn plan_pull_request(
             "failed to plan",
         );
     }
-    check(&forge, key, &mut record, &pr.head_ref, &verdict).await?;
-    record.state = PrState::Commented;
+    ctx.set_check(&mut record, &verdict).await?;
     let previous = record.plan_id.replace(outcome.plan.id.clone());
-    bot.store.save_pull_request(&record).await?;
+    ctx.transition(&mut record, PrState::Commented).await?;
     if let Some(old) = previous.filter(|old| *old != outcome.plan.id) {
         discard_plan_files(bot, key, &old).await;
     }
@@ -305,33 +282,31 @@ pub async fn discard_plan_files(bot: &Bot, key: &PrKey, id: &PlanId) {
 /// Nothing could be planned, for a reason the pull request's authors can fix:
 /// a failed check and the cascade comment saying why and what to do.
 async fn nothing_planned(
-    bot: &Bot,
-    forge: &Forge,
-    key: &PrKey,
-    pr: &PrUpdate,
+    ctx: &PrCtx,
     record: &mut PullRequestRecord,
     failed: &CheckOutput,
     body: &str,
 ) -> anyhow::Result<()> {
-    record.state = PrState::Failed;
     // Failing for its own reasons, it waits for nobody's locks.
-    bot.store.set_waiting(&key.repo, key.number, &[]).await?;
-    check(forge, key, record, &pr.head_ref, failed).await?;
+    let key = &ctx.key;
+    ctx.bot
+        .store
+        .set_waiting(&key.repo, key.number, &[])
+        .await?;
+    ctx.set_check(record, failed).await?;
     let body = format!("{}\n{body}", crate::comment::PLAN_MARKER);
-    upsert_comment(bot, forge, key, record, &[body]).await?;
-    bot.store.save_pull_request(record).await
+    ctx.upsert_comment(record, &[body]).await?;
+    ctx.transition(record, PrState::Failed).await
 }
 
 /// Discovery gave no result: past its deadline (the pull request is told),
 /// superseded (nothing to say), or panicked (an internal error).
 async fn interrupted(
-    bot: &Bot,
-    forge: &Forge,
-    key: &PrKey,
-    pr: &PrUpdate,
+    ctx: &PrCtx,
     record: &mut PullRequestRecord,
     stop: Interrupted,
 ) -> anyhow::Result<()> {
+    let key = &ctx.key;
     match stop {
         Interrupted::Superseded => {
             tracing::info!(pr = %key, "discovery superseded by a newer push");
@@ -342,7 +317,7 @@ async fn interrupted(
             // Whole seconds from the flag print as `60`; shorter limits as `0.5`.
             let secs = limit.as_secs_f64();
             tracing::warn!(pr = %key, limit_secs = secs, "discovery timed out");
-            let spelling = forge.spelling();
+            let spelling = ctx.spelling;
             let body = format!(
                 "Discovering this {}'s units took longer than {secs} s, so nothing was planned. \
                  Simplify the Terragrunt configuration it changes (large `for` expressions or `range()`s, \
@@ -358,14 +333,18 @@ async fn interrupted(
                     "Discovery took longer than {secs} s; simplify the configuration or raise --discovery-timeout."
                 ),
             );
-            nothing_planned(bot, forge, key, pr, record, &failed, &body).await
+            nothing_planned(ctx, record, &failed, &body).await
         }
     }
 }
 
 /// Merged or closed: locks released (and the pull requests waiting for them planned
 /// again), workspace forgotten, plan dead and its saved plan files deleted.
-pub async fn close_pull_request(bot: &Arc<Bot>, key: &PrKey, pr: &PrUpdate) -> anyhow::Result<()> {
+pub async fn close_pull_request(
+    bot: &Arc<Bot>,
+    key: &PrKey,
+    pr: &PullRequest,
+) -> anyhow::Result<()> {
     bot.store.set_waiting(&key.repo, key.number, &[]).await?;
     release_and_discard(bot, key).await?;
     bot.workspaces.forget(&key.repo, key.number).await?;

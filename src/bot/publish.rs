@@ -11,7 +11,7 @@ use super::refusal::Refusal;
 use super::reply_limit::Allowance;
 use super::{Bot, PrKey};
 use crate::comment::PLAN_MARKER;
-use crate::forge::{CheckOutput, Forge, ForgeRef};
+use crate::forge::{CheckOutput, Forge, ForgeRef, Spelling};
 use crate::store::{BotStore, PullRequestRecord};
 
 /// Posts or edits the cascade plan comment with `parts` (more than one only when the
@@ -133,41 +133,44 @@ pub async fn internal_error(bot: &Bot, key: &PrKey, at: ForgeRef) -> anyhow::Res
         Some(record) => ForgeRef::stored(&record.repo, record.installation_id),
         None => at,
     };
-    let forge = bot.forges.open(at).await?;
-    let spelling = forge.spelling();
-    reply(
-        bot,
-        &forge,
-        key,
-        &format!(
+    say(bot, key, at, |spelling| {
+        format!(
             "cascade hit an internal error while handling this {}; the details are in the server's log. \
              Comment `{}` to try again, or ask whoever runs cascade.",
             spelling.change_request,
             spelling.command("plan"),
-        ),
-    )
+        )
+    })
     .await
 }
 
 /// Says, once, that an event for this pull request was dropped after the
 /// server stopped every time it handled it (see `super::MAX_DELIVERY_ATTEMPTS`).
 pub async fn delivery_dropped(bot: &Bot, key: &PrKey, at: ForgeRef) -> anyhow::Result<()> {
-    let forge = bot.forges.open(at).await?;
-    let spelling = forge.spelling();
-    reply(
-        bot,
-        &forge,
-        key,
-        &format!(
+    say(bot, key, at, |spelling| {
+        format!(
             "cascade dropped an event for this {}: the server stopped {} times while handling it, \
              so it will not try again. Push a new commit or comment `{}` to try again; if that fails too, \
              ask whoever runs cascade (the server's log names the delivery).",
             spelling.change_request,
             super::MAX_DELIVERY_ATTEMPTS,
             spelling.command("plan"),
-        ),
-    )
+        )
+    })
     .await
+}
+
+/// A reply worded for the forge at `at`, on a pull request no job has a context for
+/// (its job failed, or never ran).
+async fn say(
+    bot: &Bot,
+    key: &PrKey,
+    at: ForgeRef,
+    words: impl FnOnce(&Spelling) -> String,
+) -> anyhow::Result<()> {
+    let forge = bot.forges.open(at).await?;
+    let body = words(forge.spelling());
+    reply(bot, &forge, key, &body).await
 }
 
 /// Starts the `cascade` check for a head (on branch `head_ref`), or updates the one

@@ -5,12 +5,10 @@
 //! implicit dependencies all come from the default branch's head, as drift's do; a
 //! base other than the default branch is planned only when `branches:` there lists it.
 
-use super::jobs::PrUpdate;
+use super::ctx::PrCtx;
 use super::plan::fetch_pull_request;
 use super::refusal::BaseRule;
-use super::{Bot, PrKey};
 use crate::config::RepoConfig;
-use crate::forge::Forge;
 use crate::problem::Problem;
 
 /// The default branch's `.cascade.yaml` as it is now.
@@ -44,12 +42,13 @@ pub fn refuse_base(config: &RepoConfig, default: &str, base: &str) -> Option<Bas
 
 /// Reads the default branch's `.cascade.yaml` (the branch as the forge's API says, never
 /// a payload), fetching the repository first when the mirror lacks that commit.
-pub async fn rules(bot: &Bot, forge: &Forge, key: &PrKey, pr: &PrUpdate) -> anyhow::Result<Rules> {
+pub async fn rules(ctx: &PrCtx) -> anyhow::Result<Rules> {
+    let (bot, forge, key) = (&ctx.bot, &ctx.forge, &ctx.key);
     let branch = forge.default_branch(&key.repo).await?;
     let text = match bot.workspaces.config_at(&key.repo, &branch.sha) {
         Ok(text) => text,
         Err(_) => {
-            fetch_pull_request(bot, forge, key, pr, &branch.clone_url).await?;
+            fetch_pull_request(ctx, &branch.clone_url).await?;
             bot.workspaces.config_at(&key.repo, &branch.sha)?
         }
     };

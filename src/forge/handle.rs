@@ -8,12 +8,13 @@ use std::sync::Arc;
 
 use arc_swap::ArcSwapOption;
 
+use super::PullRequest;
 use super::github::{self, GitHubApp};
 use super::gitlab::{self, GitLab};
 use super::origin::GitCredential;
 use super::types::{
-    Actor, Approvals, ChangeRequest, CheckOutput, Commit, DefaultBranch, ForgeKind, ForgeRef,
-    Membership, OwnComment, Spelling, TooLong,
+    Actor, Approvals, CheckOutput, Commit, DefaultBranch, ForgeKind, ForgeRef, Membership,
+    OwnComment, Spelling, TooLong,
 };
 use crate::forge::github::COMMENT_LIMIT;
 
@@ -128,7 +129,7 @@ impl Forge {
         }
     }
 
-    pub async fn change_request(&self, repo: &str, number: u64) -> anyhow::Result<ChangeRequest> {
+    pub async fn change_request(&self, repo: &str, number: u64) -> anyhow::Result<PullRequest> {
         match self {
             Forge::GitHub(inst) => inst.change_request(repo, number).await,
             Forge::GitLab(p) => p.change_request(repo, number).await,
@@ -229,7 +230,7 @@ impl Forge {
         &self,
         repo: &str,
         number: u64,
-        cr: &ChangeRequest,
+        cr: &PullRequest,
     ) -> anyhow::Result<Approvals> {
         match self {
             Forge::GitHub(inst) => Ok(Approvals {

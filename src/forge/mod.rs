@@ -5,16 +5,21 @@
 pub mod github;
 pub mod gitlab;
 mod handle;
+mod ids;
 mod origin;
+mod pull_request;
 mod repo_key;
 pub mod types;
 
 pub use handle::{Forge, Forges};
+pub use ids::{PrNumber, Sha};
 pub use origin::{CloneUrl, GitCredential, GitOrigin};
+pub use pull_request::PullRequest;
+pub(crate) use pull_request::answered_sha;
 pub use repo_key::RepoKey;
 pub use types::{
-    Actor, Approvals, Approver, ChangeRequest, CheckOutput, CheckStatus, Commit, CommitPerson,
-    DefaultBranch, ForgeKind, ForgeRef, Membership, Mergeable, OwnComment, Spelling, TooLong,
+    Actor, Approvals, Approver, CheckOutput, CheckStatus, Commit, CommitPerson, DefaultBranch,
+    ForgeKind, ForgeRef, Membership, Mergeable, OwnComment, Spelling, TooLong,
 };
 
 use std::time::{Duration, SystemTime};

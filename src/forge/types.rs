@@ -51,28 +51,6 @@ impl ForgeRef {
     }
 }
 
-/// A pull request or merge request as the flows need it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ChangeRequest {
-    /// GitHub's number, GitLab's iid.
-    pub number: u64,
-    pub head_sha: String,
-    pub head_ref: String,
-    pub base_sha: String,
-    pub base_ref: String,
-    pub draft: bool,
-    /// The head lives in another repository or project (or one that was deleted).
-    pub fork: bool,
-    /// The author's login (GitHub) or username (GitLab).
-    pub author: String,
-    /// Still open: not closed and not merged.
-    pub open: bool,
-    pub mergeable: Mergeable,
-    /// The base repository's web page (`https://github.com/acme/infra`, a GitLab
-    /// project's `web_url`), for links to its files; `None` when the forge did not say.
-    pub web_url: Option<String>,
-}
-
 /// Whether the forge would merge the change request, leaving cascade's own check or
 /// status out of it: cascade waiting for `/apply` must never be what blocks `/apply`.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -11,8 +11,9 @@ use std::time::{Duration, Instant};
 
 use cascade::forge::gitlab::{ApiError, GitLab, GitLabBuilder};
 use cascade::forge::types::{
-    Actor, ChangeRequest, CheckOutput, CheckStatus, CommitPerson, Membership, Mergeable,
+    Actor, CheckOutput, CheckStatus, CommitPerson, ForgeRef, Membership, Mergeable,
 };
+use cascade::forge::{PrNumber, PullRequest, Sha};
 use support::fake_gitlab::{
     BOT_USERNAME, DEVELOPER, DiffFile, Failure, FakeGitLab, MrSpec, REPORTER, TOKEN,
 };
@@ -130,20 +131,24 @@ async fn a_merge_request_reads_as_a_change_request() {
         .unwrap();
     assert_eq!(
         cr,
-        ChangeRequest {
-            number: w.iid,
-            head_sha: "a".repeat(40),
+        PullRequest {
+            forge: ForgeRef::GitLab {
+                project_id: w.project,
+            },
+            number: PrNumber::new(w.iid),
+            head_sha: Sha::new(&"a".repeat(40)).unwrap(),
             head_ref: "feature".into(),
-            base_sha: "b".repeat(40),
+            base_sha: Some(Sha::new(&"b".repeat(40)).unwrap()),
             base_ref: "main".into(),
             draft: false,
             fork: false,
-            author: "alice".into(),
+            author: Some("alice".into()),
             open: true,
             // Pipelines must succeed and there is no pipeline yet; cascade's own status
             // is not one, so nothing blocks.
-            mergeable: Mergeable::Yes,
+            mergeable: Some(Mergeable::Yes),
             web_url: Some(format!("{}/{PATH}", w.fake.url())),
+            pusher: None,
         }
     );
     let fork = w.fake.open_merge_request(
@@ -163,9 +168,9 @@ async fn a_merge_request_reads_as_a_change_request() {
     assert!(cr.fork && cr.draft);
     assert_eq!(
         cr.mergeable,
-        Mergeable::No {
+        Some(Mergeable::No {
             state: "draft_status".into()
-        }
+        })
     );
     w.fake.merge(w.project, fork);
     let cr = w
@@ -228,14 +233,24 @@ async fn cascade_s_own_status_never_makes_a_merge_request_unmergeable() {
         set(status, title).await;
         assert_eq!(w.fake.detailed_merge_status(w.project, w.iid), detailed);
         assert_eq!(
-            project.change_request(PATH, w.iid).await.unwrap().mergeable,
+            project
+                .change_request(PATH, w.iid)
+                .await
+                .unwrap()
+                .mergeable
+                .unwrap(),
             Mergeable::Yes
         );
     }
 
     w.fake.add_status(w.project, &head, "lint", "failed");
     assert_eq!(
-        project.change_request(PATH, w.iid).await.unwrap().mergeable,
+        project
+            .change_request(PATH, w.iid)
+            .await
+            .unwrap()
+            .mergeable
+            .unwrap(),
         Mergeable::No {
             state: "ci_still_running".into()
         }
@@ -244,12 +259,22 @@ async fn cascade_s_own_status_never_makes_a_merge_request_unmergeable() {
     w.fake.add_status(w.project, &head, "lint", "success");
     w.fake.add_status(w.project, &head, "deploy", "manual");
     assert_eq!(
-        project.change_request(PATH, w.iid).await.unwrap().mergeable,
+        project
+            .change_request(PATH, w.iid)
+            .await
+            .unwrap()
+            .mergeable
+            .unwrap(),
         Mergeable::Yes
     );
     w.fake.add_status(w.project, &head, "tests", "running");
     assert!(matches!(
-        project.change_request(PATH, w.iid).await.unwrap().mergeable,
+        project
+            .change_request(PATH, w.iid)
+            .await
+            .unwrap()
+            .mergeable
+            .unwrap(),
         Mergeable::No { .. }
     ));
 
@@ -271,7 +296,12 @@ async fn cascade_s_own_status_never_makes_a_merge_request_unmergeable() {
         w.fake
             .set_detailed_merge_status(w.project, w.iid, Some(set));
         assert_eq!(
-            project.change_request(PATH, w.iid).await.unwrap().mergeable,
+            project
+                .change_request(PATH, w.iid)
+                .await
+                .unwrap()
+                .mergeable
+                .unwrap(),
             expected
         );
     }

@@ -1,15 +1,16 @@
 //! GitHub's answers in the forge-neutral types the bot decides on (`forge::types`): a
-//! pull request as a `ChangeRequest` (with GitHub's mergeability read here), the App's
+//! pull request as a `PullRequest` (with GitHub's mergeability read here), the App's
 //! own comments, the check run, a user's right to write and a team membership. Nothing
 //! here decides what to do with an answer.
 
 use super::{ApiError, CheckOutput, Installation, PullRequestInfo};
 use crate::forge::origin::GitCredential;
-use crate::forge::types::{Actor, ChangeRequest, Membership, Mergeable, OwnComment};
+use crate::forge::types::{Actor, ForgeRef, Membership, Mergeable, OwnComment};
+use crate::forge::{PrNumber, PullRequest, answered_sha};
 
 impl Installation {
     /// The pull request as the flows need it.
-    pub async fn change_request(&self, repo: &str, number: u64) -> anyhow::Result<ChangeRequest> {
+    pub async fn change_request(&self, repo: &str, number: u64) -> anyhow::Result<PullRequest> {
         let pr = self.pull_request(repo, number).await?;
         // `blocked` with no conflict: cascade's own check may be all that blocks.
         let gate = if pr.mergeable_state == "blocked" && pr.mergeable != Some(false) {
@@ -17,9 +18,9 @@ impl Installation {
         } else {
             None
         };
-        let mut cr = change_request(pr);
+        let mut cr = change_request(pr, self.id())?;
         if let Some(gate) = gate {
-            cr.mergeable = gate;
+            cr.mergeable = Some(gate);
         }
         Ok(cr)
     }
@@ -106,7 +107,7 @@ impl Installation {
 /// (`unstable`) or hooks run (`has_hooks`); `mergeable: true` alone says only that there
 /// is no conflict. `blocked` is judged by [`super::merge_gate`], which replaces the
 /// answer here.
-fn change_request(pr: PullRequestInfo) -> ChangeRequest {
+fn change_request(pr: PullRequestInfo, installation: u64) -> anyhow::Result<PullRequest> {
     let mergeable = if matches!(
         pr.mergeable_state.as_str(),
         "clean" | "unstable" | "has_hooks"
@@ -121,19 +122,21 @@ fn change_request(pr: PullRequestInfo) -> ChangeRequest {
             state: pr.mergeable_state,
         }
     };
-    ChangeRequest {
-        number: pr.number,
-        head_sha: pr.head_sha,
+    Ok(PullRequest {
+        forge: ForgeRef::GitHub { installation },
+        number: PrNumber::new(pr.number),
+        head_sha: answered_sha("head", &pr.head_sha)?,
         head_ref: pr.head_ref,
-        base_sha: pr.base_sha,
+        base_sha: Some(answered_sha("base", &pr.base_sha)?),
         base_ref: pr.base_ref,
         draft: pr.draft,
         fork: pr.fork,
-        author: pr.author,
+        author: Some(pr.author),
         open: pr.state == "open",
-        mergeable,
+        mergeable: Some(mergeable),
         web_url: pr.base_web_url,
-    }
+        pusher: None,
+    })
 }
 
 #[cfg(test)]
@@ -143,9 +146,9 @@ mod tests {
     fn pull(mergeable: Option<bool>, state: &str) -> PullRequestInfo {
         PullRequestInfo {
             number: 7,
-            head_sha: "h".into(),
+            head_sha: "a".repeat(40),
             head_ref: "feature".into(),
-            base_sha: "b".into(),
+            base_sha: "b".repeat(40),
             base_ref: "main".into(),
             draft: false,
             mergeable,
@@ -160,7 +163,7 @@ mod tests {
 
     #[test]
     fn mergeability_is_read_from_the_flag_and_the_state() {
-        let read = |m, s| change_request(pull(m, s)).mergeable;
+        let read = |m, s| change_request(pull(m, s), 1).unwrap().mergeable.unwrap();
         // No conflict says nothing about requirements: `merge_gate` judges `blocked`.
         assert_eq!(
             read(Some(true), "blocked"),
@@ -183,7 +186,7 @@ mod tests {
                 state: "unknown".into()
             }
         );
-        let cr = change_request(pull(Some(true), "clean"));
+        let cr = change_request(pull(Some(true), "clean"), 1).unwrap();
         assert!(cr.open);
     }
 }

@@ -36,8 +36,9 @@ pub use transport::{ApiError, NoAnswer, RetryPolicy};
 
 use crate::forge::origin::{GitCredential, GitOrigin};
 use crate::forge::types::{
-    Actor, Approvals, Approver, ChangeRequest, CheckOutput, ForgeKind, Membership, Spelling,
+    Actor, Approvals, Approver, CheckOutput, ForgeKind, ForgeRef, Membership, Spelling,
 };
+use crate::forge::{PrNumber, PullRequest, answered_sha};
 use transport::{Call, Transport};
 use wire::{
     AllGroupMember, WireApprovals, WireId, WireMember, WireMergeRequest, WireProject,
@@ -341,7 +342,7 @@ impl Project {
 
     /// The merge request `number` (its iid), with "mergeable" leaving cascade's own
     /// status out (see [`status::mergeable`]).
-    pub async fn change_request(&self, repo: &str, number: u64) -> anyhow::Result<ChangeRequest> {
+    pub async fn change_request(&self, repo: &str, number: u64) -> anyhow::Result<PullRequest> {
         let endpoint = MergeRequest::builder()
             .project(self.id)
             .merge_request(number)
@@ -373,18 +374,22 @@ impl Project {
         } else {
             Vec::new()
         };
-        Ok(ChangeRequest {
-            number: mr.iid,
+        Ok(PullRequest {
+            forge: ForgeRef::GitLab {
+                project_id: self.id,
+            },
+            number: PrNumber::new(mr.iid),
             head_ref: mr.source_branch,
             base_ref: mr.target_branch,
             draft: mr.draft || mr.work_in_progress,
             fork: mr.source_project_id != Some(mr.target_project_id),
-            author: mr.author.username,
+            author: Some(mr.author.username),
             open: mr.state == "opened",
-            mergeable: status::mergeable(&detailed, others),
-            head_sha,
-            base_sha,
+            mergeable: Some(status::mergeable(&detailed, others)),
+            head_sha: answered_sha("head", &head_sha)?,
+            base_sha: Some(answered_sha("base", &base_sha)?),
             web_url: facts.web_url.clone(),
+            pusher: None,
         })
     }
 
@@ -570,7 +575,7 @@ impl Project {
         &self,
         repo: &str,
         number: u64,
-        cr: &ChangeRequest,
+        cr: &PullRequest,
     ) -> anyhow::Result<Vec<Approver>> {
         Ok(self.approvals(repo, number, cr).await?.approvers)
     }
@@ -581,7 +586,7 @@ impl Project {
         &self,
         repo: &str,
         number: u64,
-        cr: &ChangeRequest,
+        cr: &PullRequest,
     ) -> anyhow::Result<Approvals> {
         let endpoint = MergeRequestApprovals::builder()
             .project(self.id)
@@ -613,7 +618,7 @@ impl Project {
                     login: a.user.username,
                 },
                 name: a.user.name,
-                commit: resets.then(|| cr.head_sha.clone()),
+                commit: resets.then(|| cr.head_sha.to_string()),
             })
             .collect();
         Ok(Approvals {
