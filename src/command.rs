@@ -17,6 +17,8 @@
 
 mod markdown;
 #[cfg(test)]
+mod reading_tests;
+#[cfg(test)]
 mod spelling_tests;
 #[cfg(test)]
 mod tests;
