@@ -357,8 +357,14 @@ impl Refusal {
                         format!("{} ({}{pr})", code(unit.as_str()), spelling.ref_sigil)
                     })
                     .collect();
+                let holders: std::collections::BTreeSet<u64> =
+                    locks.iter().map(|(_, pr)| *pr).collect();
+                let (by, until) = match holders.len() {
+                    1 => (format!("an open {cr}"), "it is"),
+                    _ => (format!("open {cr}s"), "they are"),
+                };
                 format!(
-                    "Not applied: {} {} locked by an open {cr}; apply once it is merged or closed, or \
+                    "Not applied: {} {} locked by {by}; apply once {until} merged or closed, or \
                      ask for `{}` there.",
                     list.join(", "),
                     if locks.len() == 1 { "is" } else { "are" },

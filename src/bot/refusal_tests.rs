@@ -208,3 +208,24 @@ fn unit_paths_the_engine_names_are_inert_in_a_reply() {
         assert!(said.contains("did not plan"), "{said}");
     }
 }
+
+#[test]
+fn units_locked_by_several_pull_requests_are_said_to_be() {
+    let locks = |prs: &[u64]| Refusal::DriftUnitsLocked {
+        locks: prs
+            .iter()
+            .enumerate()
+            .map(|(i, pr)| (UnitPath::new(format!("live/u{i}")), *pr))
+            .collect(),
+    };
+    let one = locks(&[2, 2]).message(&Spelling::GITHUB);
+    assert!(
+        one.contains("are locked by an open pull request; apply once it is merged"),
+        "{one}"
+    );
+    let two = locks(&[2, 3]).message(&Spelling::GITLAB);
+    assert!(
+        two.contains("are locked by open merge requests; apply once they are merged"),
+        "{two}"
+    );
+}
