@@ -45,7 +45,27 @@ struct Chromedriver {
 }
 
 impl Chromedriver {
-    fn start(log: &Path) -> Chromedriver {
+    /// chromedriver on a free port, ready for sessions. The port is picked by binding
+    /// port 0 and letting it go, so another test of this binary (hundreds of client
+    /// sockets at once) can take it first: a chromedriver that exits or never answers
+    /// is started again on another port, and the last failure says what its log said.
+    async fn start_ready(dir: &Path) -> Chromedriver {
+        let mut failures = Vec::new();
+        for attempt in 1..=3 {
+            let log = dir.join(format!("chromedriver-{attempt}.log"));
+            let mut driver = Chromedriver::spawn(&log);
+            match driver.wait_ready(Duration::from_secs(40)).await {
+                Ok(()) => return driver,
+                Err(why) => failures.push(format!(
+                    "attempt {attempt}: {why}; its log ends:\n{}",
+                    log_tail(&log)
+                )),
+            }
+        }
+        panic!("chromedriver never became ready:\n{}", failures.join("\n"));
+    }
+
+    fn spawn(log: &Path) -> Chromedriver {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
@@ -66,23 +86,33 @@ impl Chromedriver {
         }
     }
 
-    async fn wait_ready(&self) {
+    /// Ready, or why not: it exited, or it did not say ready within `patience`.
+    async fn wait_ready(&mut self, patience: Duration) -> Result<(), String> {
         let status = format!("{}/status", self.url);
-        let deadline = tokio::time::Instant::now() + PATIENCE;
+        let deadline = tokio::time::Instant::now() + patience;
         loop {
             if let Ok(r) = reqwest::get(&status).await
                 && let Ok(body) = r.json::<serde_json::Value>().await
                 && body["value"]["ready"] == true
             {
-                return;
+                return Ok(());
             }
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "chromedriver did not become ready"
-            );
+            if let Ok(Some(exit)) = self.child.try_wait() {
+                return Err(format!("chromedriver exited ({exit})"));
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return Err(format!("not ready after {patience:?}"));
+            }
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
     }
+}
+
+/// The last lines of a log, for a failure message.
+fn log_tail(log: &Path) -> String {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(20)..].join("\n")
 }
 
 impl Drop for Chromedriver {
@@ -104,8 +134,7 @@ async fn a_new_owner_sets_up_the_app_in_a_browser_and_it_takes_webhooks() {
     let hook = format!("{url}/webhooks/github");
     assert_eq!(fake.ping_event().post(&hook).await.status(), 503);
 
-    let driver = Chromedriver::start(&data.path().join("chromedriver.log"));
-    driver.wait_ready().await;
+    let driver = Chromedriver::start_ready(data.path()).await;
     let profile = data.path().join("chromium-profile");
     let mut capabilities = serde_json::Map::new();
     capabilities.insert(
@@ -122,15 +151,7 @@ async fn a_new_owner_sets_up_the_app_in_a_browser_and_it_takes_webhooks() {
             ],
         }),
     );
-    let browser = tokio::time::timeout(
-        PATIENCE,
-        ClientBuilder::new(HttpConnector::new())
-            .capabilities(capabilities)
-            .connect(&driver.url),
-    )
-    .await
-    .expect("chromium starts in time")
-    .expect("a WebDriver session with chromium");
+    let browser = session(&driver, capabilities).await;
 
     browser.goto(&format!("{url}/setup")).await.unwrap();
     let public_url = browser.find(Locator::Id("public_url")).await.unwrap();
@@ -205,4 +226,27 @@ async fn a_new_owner_sets_up_the_app_in_a_browser_and_it_takes_webhooks() {
     );
     assert!(std::fs::metadata(&shot_file).unwrap().len() > 1000);
     server.shutdown().await.unwrap();
+}
+
+/// A WebDriver session with chromium. A browser that fails to start under load
+/// (every other test of this binary runs beside this one) is started again, twice;
+/// the failure names every try's error and chromedriver's log.
+async fn session(
+    driver: &Chromedriver,
+    capabilities: serde_json::Map<String, serde_json::Value>,
+) -> fantoccini::Client {
+    let mut failures = Vec::new();
+    for attempt in 1..=3 {
+        let mut builder = ClientBuilder::new(HttpConnector::new());
+        builder.capabilities(capabilities.clone());
+        match tokio::time::timeout(PATIENCE, builder.connect(&driver.url)).await {
+            Ok(Ok(client)) => return client,
+            Ok(Err(e)) => failures.push(format!("attempt {attempt}: {e}")),
+            Err(_) => failures.push(format!("attempt {attempt}: no session after {PATIENCE:?}")),
+        }
+    }
+    panic!(
+        "chromium never started a WebDriver session:\n{}",
+        failures.join("\n")
+    );
 }
