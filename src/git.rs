@@ -79,19 +79,25 @@ impl ChangeSet {
     /// top-level). Paths outside `prefix` get `..` components, because a unit
     /// may read files above the discovery directory.
     pub fn paths_relative_to(&self, prefix: &str) -> Vec<String> {
-        let prefix: Vec<&str> = prefix
-            .split('/')
-            .filter(|c| !c.is_empty() && *c != ".")
-            .collect();
         let mut paths: Vec<String> = self
             .paths()
             .iter()
-            .map(|p| relative_to(p, &prefix))
+            .map(|p| relative_to_prefix(p, prefix))
             .collect();
         paths.sort();
         paths.dedup();
         paths
     }
+}
+
+/// `path` (a file, relative to the git top-level) relative to `prefix` (a directory
+/// relative to the top-level), with `..` components when it lies outside `prefix`.
+pub fn relative_to_prefix(path: &str, prefix: &str) -> String {
+    let prefix: Vec<&str> = prefix
+        .split('/')
+        .filter(|c| !c.is_empty() && *c != ".")
+        .collect();
+    relative_to(path, &prefix)
 }
 
 fn relative_to(path: &str, prefix: &[&str]) -> String {

@@ -1,8 +1,10 @@
 //! `cascade affected`: which units a change re-plans, and why.
 
-use super::repo::{locate, scan};
+use super::graph_cmd::{count, shown};
+use super::repo::{changed_paths, locate, scan};
 use super::{AffectedArgs, TextOrJson};
 use crate::affected::Affected;
+use crate::inert::visible_line;
 use crate::problem::Problem;
 use crate::scan::affected_by;
 use crate::terragrunt::paths;
@@ -33,14 +35,7 @@ pub fn run(args: &AffectedArgs) -> anyhow::Result<ExitCode> {
     let prefix = paths::relative(&root.to_string_lossy(), &dir.to_string_lossy());
     let prefix = if prefix == "." { String::new() } else { prefix };
     let (changed, head_dir, base_rev) = match &args.base {
-        None => (
-            args.changed
-                .iter()
-                .map(|c| normalise(&dir, c))
-                .collect::<Vec<_>>(),
-            None,
-            None,
-        ),
+        None => (changed_paths(&dir, &root, &args.changed)?, None, None),
         Some(base) => {
             let changes = crate::git::changed_files(&dir, base, &args.head)?;
             let head_sha = crate::git::resolve(&dir, &args.head)?;
@@ -97,20 +92,6 @@ fn scan_revision(
 }
 
 /// A `--changed` path made relative to the discovery directory.
-fn normalise(dir: &Path, path: &str) -> String {
-    let p = Path::new(path);
-    let rel = if p.is_absolute() {
-        p.strip_prefix(dir)
-            .map(|r| r.to_path_buf())
-            .unwrap_or_else(|_| p.to_path_buf())
-    } else {
-        p.to_path_buf()
-    };
-    // As git names files: a backslash is part of a name, not a separator.
-    let text = rel.to_string_lossy().into_owned();
-    paths::clean(&text).unwrap_or(text)
-}
-
 fn affected_json<'a>(result: &'a Affected, problems: &'a [Problem]) -> AffectedJson<'a> {
     AffectedJson {
         changed: &result.changed,
@@ -139,20 +120,20 @@ fn affected_text(result: &Affected, problems: &[Problem]) -> String {
         if result.units.len() == 1 { "" } else { "s" }
     );
     for (i, wave) in result.waves.iter().enumerate() {
-        let _ = writeln!(out, "\nwave {} ({} units)", i + 1, wave.len());
+        let _ = writeln!(out, "\nwave {} ({})", i + 1, count(wave.len(), "unit"));
         for unit in wave {
             let reason = result
                 .reason(unit)
                 .map(|r| r.to_string())
                 .unwrap_or_default();
-            let _ = writeln!(out, "  {unit}  ({reason})");
+            let _ = writeln!(out, "  {}  ({})", shown(unit), visible_line(&reason));
         }
     }
     if !result.destroy_waves.is_empty() {
         let _ = writeln!(out, "\ndestroyed (deleted by the change), in order:");
         for wave in &result.destroy_waves {
             for unit in wave {
-                let _ = writeln!(out, "  {unit}");
+                let _ = writeln!(out, "  {}", shown(unit));
             }
         }
     }

@@ -3,6 +3,7 @@
 use super::repo::{Scan, locate, scan};
 use super::{GraphArgs, GraphFormat};
 use crate::discovery::{Discovery, Unit, UnitKind};
+use crate::inert::visible_line;
 use crate::problem::Problem;
 use crate::unit::UnitPath;
 use rayon::prelude::*;
@@ -173,24 +174,24 @@ fn graph_text(scan: &Scan) -> String {
     }
     out.push('\n');
     for (i, wave) in waves.iter().enumerate() {
-        let _ = writeln!(out, "\nwave {} ({} units)", i + 1, wave.len());
+        let _ = writeln!(out, "\nwave {} ({})", i + 1, count(wave.len(), "unit"));
         for unit in wave {
             let deps = scan.graph.dependencies(unit);
             if deps.is_empty() {
-                let _ = writeln!(out, "  {unit}");
+                let _ = writeln!(out, "  {}", shown(unit));
             } else {
-                let list: Vec<&str> = deps.iter().map(|d| d.as_str()).collect();
-                let _ = writeln!(out, "  {unit}  <- {}", list.join(", "));
+                let list: Vec<_> = deps.iter().map(|d| shown(d)).collect();
+                let _ = writeln!(out, "  {}  <- {}", shown(unit), list.join(", "));
             }
         }
     }
     let critical = scan.graph.critical_path();
     if critical.len() > 1 {
-        let chain: Vec<&str> = critical.iter().map(UnitPath::as_str).collect();
+        let chain: Vec<_> = critical.iter().map(shown).collect();
         let _ = writeln!(
             out,
-            "\ncritical path ({} units): {}",
-            critical.len(),
+            "\ncritical path ({}): {}",
+            count(critical.len(), "unit"),
             chain.join(" -> ")
         );
     }
@@ -200,8 +201,8 @@ fn graph_text(scan: &Scan) -> String {
             let _ = writeln!(
                 out,
                 "  {}: {}",
-                u.path,
-                u.excluded.as_deref().unwrap_or_default()
+                shown(&u.path),
+                visible_line(u.excluded.as_deref().unwrap_or_default())
             );
         }
     }
@@ -220,7 +221,23 @@ pub fn write_problems(out: &mut String, problems: &[Problem]) {
         if problems.len() == 1 { "" } else { "s" }
     );
     for problem in problems {
-        let _ = writeln!(out, "  {problem}");
+        let _ = writeln!(out, "  {}", visible_line(&problem.to_string()));
+    }
+}
+
+/// A unit's path for a terminal, on one line: a directory named with a newline or an
+/// escape sequence (a pull request's branch can hold one) shows its control characters
+/// as pictures rather than acting on the terminal.
+pub fn shown(unit: &UnitPath) -> std::borrow::Cow<'_, str> {
+    visible_line(unit.as_str())
+}
+
+/// `n` things, in the singular for one: "1 unit", "3 units".
+pub fn count(n: usize, thing: &str) -> String {
+    if n == 1 {
+        format!("1 {thing}")
+    } else {
+        format!("{n} {thing}s")
     }
 }
 

@@ -35,3 +35,39 @@ pub fn scan_to_run(dir: &Path, root: &Path, command: &str) -> anyhow::Result<Sca
     })?;
     Ok(crate::scan::scan_with(dir, root, config, &[]))
 }
+
+/// `--changed` files as discovery names them: relative to `dir` (the discovery
+/// directory, inside the repository `root`), cleaned, with `..` parts for files above
+/// `dir`. A file outside the repository is refused: nothing there can affect a unit,
+/// and "0 units" would read as "nothing to plan".
+pub fn changed_paths(dir: &Path, root: &Path, changed: &[String]) -> anyhow::Result<Vec<String>> {
+    let prefix = dir.strip_prefix(root).unwrap_or(Path::new(""));
+    let prefix = prefix.to_string_lossy();
+    changed
+        .iter()
+        .map(|file| {
+            let given = Path::new(file);
+            // As git names files: a backslash is part of a name, not a separator.
+            let in_root = if given.is_absolute() {
+                given
+                    .strip_prefix(root)
+                    .ok()
+                    .map(|rel| rel.to_string_lossy().into_owned())
+                    .and_then(|rel| crate::terragrunt::paths::clean(&rel))
+            } else {
+                crate::terragrunt::paths::clean(&format!("{prefix}/{file}"))
+            };
+            match in_root {
+                Some(rel) if !rel.is_empty() => {
+                    Ok(crate::git::relative_to_prefix(&rel, &prefix))
+                }
+                _ => bail!(
+                    "--changed {} is not a file inside the repository {}: give the changed files relative to --repo ({})",
+                    crate::inert::visible_line(file),
+                    root.display(),
+                    dir.display()
+                ),
+            }
+        })
+        .collect()
+}

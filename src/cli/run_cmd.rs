@@ -3,7 +3,7 @@
 //! `--repo` and `--data-dir` are absolute by the time they get here (see
 //! `Command::make_paths_absolute`).
 
-use super::repo::{locate, scan, scan_to_run};
+use super::repo::{changed_paths, locate, scan, scan_to_run};
 use super::{ApplyArgs, PlanArgs, RunFormat, RunOptions};
 use crate::clock::SystemClock;
 use crate::engine::{Engine, UnitDir};
@@ -162,7 +162,11 @@ async fn plan_async(args: &PlanArgs) -> anyhow::Result<ExitCode> {
                 deletes,
             )
         }
-        None => (args.changed.clone(), head_commit.clone(), false),
+        None => (
+            changed_paths(&dir, &root, &args.changed)?,
+            head_commit.clone(),
+            false,
+        ),
     };
     let head_scan = scan_to_run(&dir, &root, "cascade plan")?;
     refuse_cycles(&head_scan, "planning")?;

@@ -129,3 +129,65 @@ fn directories_climbing_out_with_backslashes_are_refused_and_nothing_runs() {
         assert!(!ran.exists(), "{}", ran.display());
     }
 }
+
+#[test]
+fn a_changed_file_outside_the_repository_is_refused_and_one_inside_is_named_as_git_would() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = repo(
+        tmp.path(),
+        &[
+            ("live/app/terragrunt.hcl", ""),
+            ("live/app/main.tf", &resource("app")),
+        ],
+    );
+    for command in ["affected", "plan"] {
+        for outside in ["../outside/main.tf", "live/../../x.tf", "/etc/passwd"] {
+            let (code, stdout, stderr) = cascade(&dir, &[command, "--changed", outside]);
+            assert_eq!(code, 2, "{command} {outside}: {stdout}{stderr}");
+            assert!(
+                stderr.contains(&format!(
+                    "--changed {outside} is not a file inside the repository"
+                )) && stderr.contains("relative to --repo"),
+                "{command} {outside}: {stderr}"
+            );
+        }
+    }
+    // Inside, however it is spelled: relative and unclean, or absolute.
+    let absolute = std::fs::canonicalize(&dir)
+        .unwrap()
+        .join("live/app/main.tf");
+    for inside in ["./live/./app/main.tf", absolute.to_str().unwrap()] {
+        let (code, stdout, stderr) = cascade(&dir, &["affected", "--changed", inside]);
+        assert_eq!(code, 0, "{inside}: {stderr}");
+        assert!(
+            stdout.starts_with("1 changed file affect 1 unit\n\nwave 1 (1 unit)\n  live/app  (changed live/app/main.tf)\n"),
+            "{inside}: {stdout}"
+        );
+    }
+}
+
+#[test]
+fn a_unit_named_with_control_characters_cannot_write_to_the_terminal() {
+    let tmp = tempfile::tempdir().unwrap();
+    let evil = "live/a\u{1b}[2J\nfake line";
+    let dir = repo(
+        tmp.path(),
+        &[
+            (&format!("{evil}/terragrunt.hcl"), ""),
+            (&format!("{evil}/main.tf"), &resource("evil")),
+        ],
+    );
+    let changed = format!("{evil}/main.tf");
+    for args in [vec!["graph"], vec!["affected", "--changed", &changed]] {
+        let (code, stdout, stderr) = cascade(&dir, &args);
+        assert_eq!(code, 0, "{args:?}: {stderr}");
+        assert!(
+            !stdout.contains('\u{1b}') && !stdout.contains("\nfake line"),
+            "{args:?}: {stdout:?}"
+        );
+        assert!(
+            stdout.contains("live/a␛[2J␊fake line"),
+            "{args:?}: {stdout}"
+        );
+    }
+}
