@@ -54,6 +54,7 @@ pub mod limits;
 pub mod parse;
 pub mod paths;
 mod reads;
+pub mod remote_source;
 #[cfg(test)]
 mod stack_tests;
 mod unit_config;

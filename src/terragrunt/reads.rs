@@ -207,12 +207,7 @@ pub fn is_local_source(source: &str) -> bool {
 /// Splits a Terragrunt source into (module root, subdirectory) on the `//`
 /// that is not part of `://`, and drops any `?ref=` query.
 pub fn split_source(source: &str) -> (&str, &str) {
-    let source = source.split('?').next().unwrap_or(source);
-    let search_from = source.find("://").map(|i| i + 3).unwrap_or(0);
-    match source[search_from..].find("//") {
-        Some(i) => (&source[..search_from + i], &source[search_from + i + 2..]),
-        None => (source, ""),
-    }
+    super::remote_source::split_subdir(source.split('?').next().unwrap_or(source))
 }
 
 /// The repo-relative module directory of a local `terraform.source`, and the
