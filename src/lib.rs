@@ -24,6 +24,7 @@ pub mod event;
 pub mod exec;
 pub mod forge;
 pub mod git;
+pub mod git_process;
 pub mod graph;
 pub mod inert;
 pub mod plan;

@@ -40,11 +40,11 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::process::Command;
 
 // The repo configuration file, read from the base commit.
 use crate::config::FILE_NAME as CONFIG_FILE;
 use crate::forge::{CloneUrl, GitCredential};
+use crate::git_process::{Git, GitFailure, Isolation};
 use repo_name::RepoName;
 
 /// A `.cascade.yaml` larger than this is refused rather than parsed.
@@ -58,10 +58,6 @@ pub const KEEP_ON_RESET: &[&str] = &[".terraform", "*.tfstate", "*.tfstate.backu
 const DEFAULT_FETCH_TIMEOUT: Duration = Duration::from_secs(600);
 const DEFAULT_LOCAL_TIMEOUT: Duration = Duration::from_secs(300);
 
-/// Environment variables passed through to git although they start with `GIT_`:
-/// a private CA for GitHub Enterprise.
-const PASS_GIT_ENV: &[&str] = &["GIT_SSL_CAINFO", "GIT_SSL_CAPATH"];
-
 /// The local copies of every repository the bot works on, under one root
 /// (`<data-dir>/workspaces`). Cheap to clone: clones share the per-repository
 /// locks.
@@ -71,61 +67,6 @@ pub struct Workspaces {
     fetch_timeout: Duration,
     local_timeout: Duration,
     locks: Arc<Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>>,
-}
-
-/// How a git invocation went wrong, before the caller says what it was doing.
-enum GitFailure {
-    /// git could not be started at all.
-    Spawn(std::io::Error),
-    /// Killed after the timeout.
-    TimedOut(Duration),
-    /// Non-zero exit; git's message, redacted.
-    Exit(String),
-}
-
-impl GitFailure {
-    /// `"<doing>: <what happened>"`, for an error message.
-    fn describe(&self, doing: &str) -> String {
-        match self {
-            GitFailure::Spawn(e) => format!(
-                "{doing}: cannot run git ({e}); install git 2.32 or newer on the server's PATH"
-            ),
-            GitFailure::TimedOut(d) => {
-                format!("{doing}: git did not finish within {} s", d.as_secs())
-            }
-            GitFailure::Exit(message) => format!("{doing}: {message}"),
-        }
-    }
-}
-
-/// One git invocation: arguments, configuration (set through the
-/// environment, never the command line), and the strings to redact.
-struct Git {
-    args: Vec<OsString>,
-    config: Vec<(String, String)>,
-    secrets: Vec<String>,
-    timeout: Duration,
-    /// Where git runs; the root when unset.
-    cwd: Option<PathBuf>,
-}
-
-impl Git {
-    fn arg(mut self, arg: impl Into<OsString>) -> Git {
-        self.args.push(arg.into());
-        self
-    }
-
-    fn args<I: IntoIterator<Item = S>, S: Into<OsString>>(mut self, args: I) -> Git {
-        self.args.extend(args.into_iter().map(Into::into));
-        self
-    }
-
-    /// `--git-dir=<dir>`: never let git discover a repository on its own.
-    fn git_dir(self, dir: &Path) -> Git {
-        let mut flag = OsString::from("--git-dir=");
-        flag.push(dir);
-        self.arg(flag)
-    }
 }
 
 impl Workspaces {
@@ -223,18 +164,15 @@ impl Workspaces {
             ])
             .args(&specs);
         // A redirect would carry the header to wherever it points.
-        git.config
-            .push(("http.followRedirects".into(), "false".into()));
+        git = git.config("http.followRedirects", "false");
         if let Some(credential) = credential {
             let token = credential.token();
             let basic =
                 base64::engine::general_purpose::STANDARD.encode(format!("x-access-token:{token}"));
-            git.config.push((
-                "http.extraHeader".into(),
-                format!("Authorization: Basic {basic}"),
-            ));
-            git.secrets.push(token.to_string());
-            git.secrets.push(basic);
+            git = git
+                .config("http.extraHeader", &format!("Authorization: Basic {basic}"))
+                .secret(token)
+                .secret(&basic);
         }
         tracing::debug!(repo = %repo, url = %shown_url, refspecs = ?specs, "fetching");
         match self.run(git).await {
@@ -534,7 +472,7 @@ impl Workspaces {
             clean = clean.args(["-e", keep]);
         }
         // `git clean` works on the current directory: run it at the top.
-        clean.cwd = Some(dir.to_path_buf());
+        let clean = clean.cwd(dir);
         self.run(clean)
             .await
             .map_err(|f| anyhow!(f.describe("git clean")))?;
@@ -547,104 +485,11 @@ impl Workspaces {
     }
 
     fn git(&self, timeout: Duration) -> Git {
-        Git {
-            args: Vec::new(),
-            config: Vec::new(),
-            secrets: Vec::new(),
-            timeout,
-            cwd: None,
-        }
+        Git::new(timeout)
     }
 
-    /// Runs git isolated from the environment's configuration: no system or
-    /// global config, `HOME` under the root, no prompts, no credential
-    /// helpers, no hooks, only the file and http(s) transports, and a timeout
-    /// after which the whole process group is killed. Returns stdout.
     async fn run(&self, git: Git) -> Result<String, GitFailure> {
-        let home = self.root.join("home");
-        tokio::fs::create_dir_all(&home)
-            .await
-            .map_err(GitFailure::Spawn)?;
-        let mut config: Vec<(String, String)> = [
-            ("protocol.allow", "never"),
-            ("protocol.file.allow", "always"),
-            ("protocol.http.allow", "always"),
-            ("protocol.https.allow", "always"),
-            ("core.hooksPath", "/dev/null"),
-            ("core.fsmonitor", "false"),
-            ("credential.helper", ""),
-            ("gc.autoDetach", "false"),
-            ("maintenance.autoDetach", "false"),
-            ("advice.detachedHead", "false"),
-            ("init.defaultBranch", "main"),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-        config.extend(git.config);
-
-        let mut cmd = Command::new("git");
-        cmd.args(&git.args)
-            .current_dir(git.cwd.as_deref().unwrap_or(&self.root))
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .kill_on_drop(true)
-            .process_group(0);
-        for (key, _) in std::env::vars_os() {
-            let key_str = key.to_string_lossy();
-            if (key_str.starts_with("GIT_") && !PASS_GIT_ENV.contains(&key_str.as_ref()))
-                || key_str == "SSH_ASKPASS"
-            {
-                cmd.env_remove(&key);
-            }
-        }
-        cmd.env("HOME", &home)
-            .env("XDG_CONFIG_HOME", home.join(".config"))
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_TERMINAL_PROMPT", "0")
-            .env("GIT_ASKPASS", "")
-            .env("GIT_CEILING_DIRECTORIES", &self.root)
-            .env("LC_ALL", "C")
-            .env("GIT_CONFIG_COUNT", config.len().to_string());
-        for (i, (key, value)) in config.iter().enumerate() {
-            cmd.env(format!("GIT_CONFIG_KEY_{i}"), key)
-                .env(format!("GIT_CONFIG_VALUE_{i}"), value);
-        }
-
-        let child = cmd.spawn().map_err(GitFailure::Spawn)?;
-        let pid = child.id();
-        let output = match tokio::time::timeout(git.timeout, child.wait_with_output()).await {
-            Ok(Ok(output)) => output,
-            Ok(Err(e)) => return Err(GitFailure::Spawn(e)),
-            Err(_) => {
-                // git's helpers (remote-https, index-pack) share its group.
-                if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) {
-                    let _ = nix::sys::signal::killpg(
-                        nix::unistd::Pid::from_raw(pid),
-                        nix::sys::signal::Signal::SIGKILL,
-                    );
-                }
-                return Err(GitFailure::TimedOut(git.timeout));
-            }
-        };
-        if output.status.success() {
-            return Ok(String::from_utf8_lossy(&output.stdout).into_owned());
-        }
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        let message = stderr
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty())
-            .collect::<Vec<_>>()
-            .join(" ");
-        let message = if message.is_empty() {
-            format!("git exited with {}", output.status)
-        } else {
-            message
-        };
-        Err(GitFailure::Exit(redact(&message, &git.secrets)))
+        Isolation::new(&self.root).run(git).await
     }
 }
 
@@ -677,65 +522,6 @@ fn normalize_refspec(spec: &str) -> Result<String, String> {
     } else {
         format!("+refs/heads/{body}:refs/heads/{body}")
     })
-}
-
-/// `text` with every secret and every URL's user-info replaced by `***`.
-fn redact(text: &str, secrets: &[String]) -> String {
-    let mut out = text.to_string();
-    for secret in secrets.iter().filter(|s| !s.is_empty()) {
-        out = out.replace(secret.as_str(), "***");
-    }
-    let mut result = String::with_capacity(out.len());
-    let mut rest = out.as_str();
-    while let Some(at) = rest.find("://") {
-        let (head, tail) = rest.split_at(at + 3);
-        result.push_str(head);
-        let end = tail
-            .find(|c: char| c == '/' || c.is_whitespace() || c == '\'' || c == '"')
-            .unwrap_or(tail.len());
-        match tail[..end].rfind('@') {
-            Some(userinfo) => {
-                result.push_str("***");
-                result.push_str(&tail[userinfo..end]);
-            }
-            None => result.push_str(&tail[..end]),
-        }
-        rest = &tail[end..];
-    }
-    result.push_str(rest);
-    // Authorization headers echoed by a verbose git, whatever the token.
-    redact_auth_headers(&result)
-}
-
-/// Replaces the credentials after `Authorization: Basic|Bearer|token`.
-fn redact_auth_headers(text: &str) -> String {
-    let lower = text.to_ascii_lowercase();
-    let marker = "authorization:";
-    let mut out = String::with_capacity(text.len());
-    let mut last = 0;
-    let mut search = 0;
-    while let Some(pos) = lower[search..].find(marker) {
-        let start = search + pos + marker.len();
-        // Skip the scheme word, then blank the credential up to whitespace or `;`.
-        let after = &text[start..];
-        let trimmed = after.trim_start();
-        let scheme_end = trimmed.find(char::is_whitespace).unwrap_or(trimmed.len());
-        let cred_start = start + (after.len() - trimmed.len()) + scheme_end;
-        let cred = &text[cred_start..];
-        let cred_trim = cred.trim_start();
-        let cred_begin = cred_start + (cred.len() - cred_trim.len());
-        let cred_len = cred_trim
-            .find(|c: char| c.is_whitespace() || c == ';')
-            .unwrap_or(cred_trim.len());
-        out.push_str(&text[last..cred_begin]);
-        if cred_len > 0 {
-            out.push_str("***");
-        }
-        last = cred_begin + cred_len;
-        search = last.max(start);
-    }
-    out.push_str(&text[last..]);
-    out
 }
 
 async fn remove_dir(dir: &Path) -> anyhow::Result<()> {

@@ -17,6 +17,7 @@ const LAYERS: &[&[&str]] = &[
         "clock",
         "event",
         "git",
+        "git_process",
         "private_dir",
         "walk",
         "inert",
