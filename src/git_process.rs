@@ -49,8 +49,11 @@ pub struct Git {
     config: Vec<(String, String)>,
     secrets: Vec<String>,
     timeout: Duration,
-    /// Where git runs; the root when unset.
+    /// Where git runs; the isolation root when unset.
     cwd: Option<PathBuf>,
+    /// The largest file git may write (`RLIMIT_FSIZE`): a fetch's pack is one file, so
+    /// this bounds what a remote can make cascade store.
+    max_file_bytes: Option<u64>,
 }
 
 impl Git {
@@ -81,7 +84,14 @@ impl Git {
             secrets: Vec::new(),
             timeout,
             cwd: None,
+            max_file_bytes: None,
         }
+    }
+
+    /// No file git writes may grow past `bytes`: git is killed (`SIGXFSZ`) at the limit.
+    pub fn max_file_bytes(mut self, bytes: u64) -> Git {
+        self.max_file_bytes = Some(bytes);
+        self
     }
 
     /// `key=value` set through git's environment (`GIT_CONFIG_KEY_n`), after the
@@ -108,13 +118,37 @@ impl Git {
 #[derive(Clone, Debug)]
 pub struct Isolation {
     root: PathBuf,
+    /// The operator's own git configuration (`--git-config`), read as git's global
+    /// file: `url.<base>.insteadOf` rewrites, credentials for private mirrors.
+    global_config: Option<PathBuf>,
+    /// The CLI's mode: git as the user runs it (their configuration, credential
+    /// helpers, ssh agent), only the timeout, the size cap and prompts off.
+    users_own: bool,
 }
 
 impl Isolation {
     pub fn new(root: &Path) -> Isolation {
         Isolation {
             root: root.to_path_buf(),
+            global_config: None,
+            users_own: false,
         }
+    }
+
+    /// git as the user at the terminal runs it, in `root`: what `cascade` on a laptop
+    /// fetches, the user's own git would. Prompts stay off (discovery cannot answer one).
+    pub fn users_own(root: &Path) -> Isolation {
+        Isolation {
+            root: root.to_path_buf(),
+            global_config: None,
+            users_own: true,
+        }
+    }
+
+    /// git reads `file` as its global configuration (the operator's, never a pull request's).
+    pub fn with_global_config(mut self, file: Option<PathBuf>) -> Isolation {
+        self.global_config = file;
+        self
     }
 
     /// Runs git isolated from the environment's configuration: no system or
@@ -122,6 +156,36 @@ impl Isolation {
     /// helpers, no hooks, only the file and http(s) transports, and a timeout
     /// after which the whole process group is killed. Returns stdout.
     pub async fn run(&self, git: Git) -> Result<String, GitFailure> {
+        let mut cmd = Command::new("git");
+        cmd.args(&git.args)
+            .current_dir(git.cwd.as_deref().unwrap_or(&self.root))
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .process_group(0);
+        if self.users_own {
+            tokio::fs::create_dir_all(&self.root)
+                .await
+                .map_err(GitFailure::Spawn)?;
+            cmd.env("GIT_TERMINAL_PROMPT", "0")
+                .env("GIT_CONFIG_COUNT", git.config.len().to_string());
+            for (i, (key, value)) in git.config.iter().enumerate() {
+                cmd.env(format!("GIT_CONFIG_KEY_{i}"), key)
+                    .env(format!("GIT_CONFIG_VALUE_{i}"), value);
+            }
+        } else {
+            self.isolate(&mut cmd, &git.config).await?;
+        }
+        self.wait(cmd, &git).await
+    }
+
+    /// The environment of an isolated git: see [`Isolation::run`].
+    async fn isolate(
+        &self,
+        cmd: &mut Command,
+        extra: &[(String, String)],
+    ) -> Result<(), GitFailure> {
         let home = self.root.join("home");
         tokio::fs::create_dir_all(&home)
             .await
@@ -133,7 +197,6 @@ impl Isolation {
             ("protocol.https.allow", "always"),
             ("core.hooksPath", "/dev/null"),
             ("core.fsmonitor", "false"),
-            ("credential.helper", ""),
             ("gc.autoDetach", "false"),
             ("maintenance.autoDetach", "false"),
             ("advice.detachedHead", "false"),
@@ -142,16 +205,12 @@ impl Isolation {
         .into_iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
-        config.extend(git.config);
-
-        let mut cmd = Command::new("git");
-        cmd.args(&git.args)
-            .current_dir(git.cwd.as_deref().unwrap_or(&self.root))
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .kill_on_drop(true)
-            .process_group(0);
+        // The operator's file may name credential helpers for a private mirror; without
+        // one, none runs (an empty value clears the list).
+        if self.global_config.is_none() {
+            config.push(("credential.helper".into(), String::new()));
+        }
+        config.extend(extra.iter().cloned());
         for (key, _) in std::env::vars_os() {
             let key_str = key.to_string_lossy();
             if (key_str.starts_with("GIT_") && !PASS_GIT_ENV.contains(&key_str.as_ref()))
@@ -163,7 +222,12 @@ impl Isolation {
         cmd.env("HOME", &home)
             .env("XDG_CONFIG_HOME", home.join(".config"))
             .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env(
+                "GIT_CONFIG_GLOBAL",
+                self.global_config
+                    .as_deref()
+                    .unwrap_or(Path::new("/dev/null")),
+            )
             .env("GIT_TERMINAL_PROMPT", "0")
             .env("GIT_ASKPASS", "")
             .env("GIT_CEILING_DIRECTORIES", &self.root)
@@ -173,7 +237,26 @@ impl Isolation {
             cmd.env(format!("GIT_CONFIG_KEY_{i}"), key)
                 .env(format!("GIT_CONFIG_VALUE_{i}"), value);
         }
+        Ok(())
+    }
 
+    /// Starts `cmd` and waits for it within `git`'s timeout; stdout, or why not.
+    async fn wait(&self, mut cmd: Command, git: &Git) -> Result<String, GitFailure> {
+        if let Some(bytes) = git.max_file_bytes {
+            // SAFETY: between fork and exec only setrlimit runs, which is async-signal-safe.
+            unsafe {
+                cmd.pre_exec(move || {
+                    let limit = libc::rlimit {
+                        rlim_cur: bytes,
+                        rlim_max: bytes,
+                    };
+                    if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    Ok(())
+                });
+            }
+        }
         let child = cmd.spawn().map_err(GitFailure::Spawn)?;
         let pid = child.id();
         let output = match tokio::time::timeout(git.timeout, child.wait_with_output()).await {

@@ -12,6 +12,7 @@
 pub mod affected;
 pub mod backoff;
 pub mod bot;
+pub mod catalog;
 pub mod cli;
 pub mod clock;
 pub mod command;

@@ -46,6 +46,11 @@ impl GitOrigin {
         Url::parse(url).is_ok_and(|u| u.origin() == self.0)
     }
 
+    /// This origin as text: `https://github.com`, `http://127.0.0.1:8080`.
+    pub fn serialized(&self) -> String {
+        self.0.ascii_serialization()
+    }
+
     /// The origin of `url` as text (`https://host:port`), for a message; `None` when it
     /// is not a URL with a host.
     pub fn of(url: &str) -> Option<String> {

@@ -59,6 +59,19 @@ pub const MAX_READ_DEPTH: usize = 16;
 /// whose source holds a `stack` block…): a stack that generates itself stops here.
 pub const MAX_STACK_DEPTH: usize = 16;
 
+/// The most one remote source's fetch may download (git's pack, one file): a
+/// catalog of units is kilobytes; a pull request naming a huge repository stops here.
+pub const MAX_SOURCE_FETCH_BYTES: u64 = 256 << 20;
+
+/// The most files and directories one fetched source's tree may hold.
+pub const MAX_SOURCE_FILES: usize = 20_000;
+
+/// The most bytes one fetched source's tree may hold, its files together.
+pub const MAX_SOURCE_TREE_BYTES: u64 = 512 << 20;
+
+/// How long resolving a ref or fetching one remote source may take.
+pub const SOURCE_FETCH_SECONDS: u64 = 120;
+
 /// The widest field `format` pads to (`%10s`).
 pub const MAX_FORMAT_WIDTH: usize = MAX_STRING_BYTES;
 

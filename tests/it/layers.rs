@@ -25,7 +25,7 @@ const LAYERS: &[&[&str]] = &[
     &["graph", "config"],
     &["discovery", "terragrunt"],
     &["affected", "scan", "plan"],
-    &["forge", "store"],
+    &["forge", "store", "catalog"],
     &["exec", "command"],
     &["engine"],
     &["comment", "drift", "workspace"],
