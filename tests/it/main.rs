@@ -73,6 +73,7 @@ mod store_contract;
 mod tg_fixtures;
 mod unit_file_names;
 mod walk_rules;
+mod walk_unresolved;
 mod webhook_events;
 mod workspace;
 mod worlds;
