@@ -34,6 +34,7 @@ mod check_text;
 mod cli;
 mod cli_paths;
 mod cli_sandbox;
+mod cli_unresolved;
 mod comment_diffs;
 mod comment_inert;
 mod comment_render;
