@@ -80,6 +80,12 @@ pub fn plan_view(plan: &PlanRecord, unresolved: &[(UnitPath, String)]) -> PlanVi
                 retried: 0,
             })
             .collect(),
+        // `scan::targets` orders every unresolved unit a plan walks after the others.
+        ordered_last: unresolved
+            .iter()
+            .filter(|(u, _)| by_path.get(u).is_some_and(|p| !p.destroy))
+            .map(|(u, _)| u.to_string())
+            .collect(),
         locked: Vec::new(),
     }
 }

@@ -41,6 +41,9 @@ pub struct PlanView {
     pub skipped: Vec<Problem>,
     /// Units whose dependencies could not be worked out without executing code.
     pub unresolved: Vec<Problem>,
+    /// The units of `unresolved` this plan walks: each is ordered after the others, since its
+    /// dependencies are unknown (`scan::targets`); the list item says so.
+    pub ordered_last: Vec<String>,
     /// Units another pull request holds the lock for.
     pub locked: Vec<Problem>,
 }
@@ -231,6 +234,8 @@ struct ProblemContext {
     retried: String,
     /// True when its log is in the `cascade` check: `detail` is then empty.
     see_check: bool,
+    /// True for an unresolved unit this plan orders after the others.
+    ordered_last: bool,
 }
 
 /// What `apply.md.hbs` sees.
@@ -319,7 +324,14 @@ impl PlanContext {
                 })
                 .collect(),
             skipped: view.skipped.iter().map(ProblemContext::new).collect(),
-            unresolved: view.unresolved.iter().map(ProblemContext::new).collect(),
+            unresolved: view
+                .unresolved
+                .iter()
+                .map(|p| ProblemContext {
+                    ordered_last: view.ordered_last.contains(&p.unit),
+                    ..ProblemContext::new(p)
+                })
+                .collect(),
             locked: view.locked.iter().map(ProblemContext::new).collect(),
         }
     }
@@ -401,6 +413,7 @@ impl ProblemContext {
             fence,
             retried: String::new(),
             see_check: false,
+            ordered_last: false,
         }
     }
 

@@ -80,6 +80,12 @@ impl PlanTarget {
 /// `head_dir` / `base_dir` are the discovery directories of the two trees.
 /// Stacks themselves are left out; the units they generate are planned, each
 /// naming the stack to generate first.
+///
+/// An unresolved unit's edges are unknown, so it runs after every other
+/// planned unit that is not one of its known dependents, never beside one
+/// (the rule, for several of them too: [`super::order::unresolved_last`]).
+/// Destroys keep their own rule and also wait for the unresolved units: one
+/// may have depended on a deleted unit at the base without cascade knowing.
 pub fn targets(
     head: &Discovery,
     head_graph: &Graph,
@@ -98,6 +104,8 @@ pub fn targets(
         .map(|u| u.path.clone())
         .collect();
     let mut out = head_targets(head, head_graph, head_dir, &planned);
+    let unresolved = |p: &UnitPath| head.unit(p).is_some_and(|u| u.unresolved);
+    let last_unresolved = super::order::unresolved_last(&mut out, unresolved, head_graph);
     let deleted: BTreeSet<UnitPath> = affected
         .units
         .iter()
@@ -113,13 +121,18 @@ pub fn targets(
             let Some(unit) = base_disc.unit(path) else {
                 continue;
             };
-            // A deleted unit waits for everything in this plan that depended on it at the base.
-            let deps = base_graph
+            // A deleted unit waits for everything in this plan that depended on it at the
+            // base, and for the last unresolved unit (so for every one of them).
+            let mut deps: Vec<UnitPath> = base_graph
                 .dependents(path)
                 .into_iter()
                 .filter(|d| deleted.contains(*d) || planned.contains(*d))
                 .cloned()
                 .collect();
+            if let Some(last) = last_unresolved.as_ref().filter(|l| !deps.contains(*l)) {
+                deps.push(last.clone());
+                deps.sort();
+            }
             let state = unit_dir(head_dir, path).join("terraform.tfstate");
             // Local state left next to a deleted unit is the state to destroy,
             // when it is inside the head's tree (not through a link the change made).
@@ -153,7 +166,10 @@ pub fn targets(
 
 /// The units of `planned` (paths of `head`, stacks left out by the caller) in
 /// head-graph waves, each with its dependencies inside `planned`: what a plan of
-/// the head tree walks. `cascade drift` plans a whole tree this way.
+/// the head tree walks. `cascade drift` plans a whole tree this way. Unresolved
+/// units keep the known waves here: a drift run is never applied, and plans
+/// side by side cannot race (nothing they read changes while they plan);
+/// [`targets`] orders them for a change, whose plan is applied in its order.
 pub fn head_targets(
     head: &Discovery,
     head_graph: &Graph,

@@ -7,7 +7,8 @@
 use crate::support;
 
 use std::path::Path;
-use support::{git, run_in};
+use support::hostile::resource;
+use support::{git, run_in, write_file};
 
 const CONFIG: &str = "environments:\n  live:\n    path: live\n    executor: terraform\n";
 
@@ -20,22 +21,12 @@ fn cascade(dir: &Path, args: &[&str]) -> (i32, String, String) {
     )
 }
 
-fn write(root: &Path, rel: &str, text: &str) {
-    let path = root.join(rel);
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
-}
-
-fn resource(name: &str) -> String {
-    format!("resource \"terraform_data\" \"{name}\" {{\n  input = \"{name}\"\n}}\n")
-}
-
 /// `<tmp>/repo`, a git repository holding `files` and the configuration, one commit.
 fn repo(tmp: &Path, files: &[(&str, &str)]) -> std::path::PathBuf {
     let dir = tmp.join("repo");
-    write(&dir, ".cascade.yaml", CONFIG);
+    write_file(&dir, ".cascade.yaml", CONFIG);
     for (rel, text) in files {
-        write(&dir, rel, text);
+        write_file(&dir, rel, text);
     }
     git(&dir, &["init", "-q"]);
     git(&dir, &["add", "-A"]);
@@ -58,7 +49,7 @@ fn a_backslash_twin_with_an_exclude_block_does_not_hide_the_real_change() {
             ("live\\base/main.tf", &resource("twin_marker")),
         ],
     );
-    write(
+    write_file(
         &dir,
         "live/base/main.tf",
         &(resource("real_marker") + &resource("real_change")),
@@ -76,7 +67,7 @@ fn a_backslash_twin_with_an_exclude_block_does_not_hide_the_real_change() {
 fn directories_climbing_out_with_backslashes_are_refused_and_nothing_runs() {
     let tmp = tempfile::tempdir().unwrap();
     // Beside the repository: what `live/x/../../../victim` would be.
-    write(tmp.path(), "victim/main.tf", &resource("victim_marker"));
+    write_file(tmp.path(), "victim/main.tf", &resource("victim_marker"));
     let escape = "live/x\\..\\..\\..\\victim";
     let sideways = "live/x\\..\\base";
     let up = "live/..\\..\\victim";

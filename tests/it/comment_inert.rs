@@ -92,6 +92,7 @@ fn hostile_plan() -> PlanView {
             "terragrunt.hcl:3:1: `#12` reads ${run_cmd(\"@acme/z\")}",
         )],
         locked: vec![problem(MENTION_UNIT, "locked by #482: merge or close it")],
+        ordered_last: Vec::new(),
     }
 }
 

@@ -100,6 +100,7 @@ fn plan_view(plan_id: &str, waves: Vec<WaveView>, destroys: Vec<UnitView>) -> Pl
         skipped: Vec::new(),
         unresolved: Vec::new(),
         locked: Vec::new(),
+        ordered_last: Vec::new(),
     }
 }
 

@@ -12,20 +12,14 @@ use cascade::scan::{Scan, scan};
 use cascade::unit::UnitPath;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
-use support::git;
+use support::{git, write_file};
 
 const EXCLUDED: &str = "exclude {\n  if      = true\n  actions = [\"all\"]\n}\n";
-
-fn write(root: &Path, rel: &str, text: &str) {
-    let path = root.join(rel);
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
-}
 
 fn repo(files: &[(&str, &str)]) -> tempfile::TempDir {
     let tmp = tempfile::tempdir().unwrap();
     for (rel, text) in files {
-        write(tmp.path(), rel, text);
+        write_file(tmp.path(), rel, text);
     }
     git(tmp.path(), &["init", "-q"]);
     git(tmp.path(), &["add", "-A"]);
@@ -70,7 +64,7 @@ fn a_backslash_twin_with_an_exclude_block_hides_nothing() {
         ("live\\base/terragrunt.hcl", EXCLUDED),
         ("live\\base/main.tf", "# twin\n"),
     ]);
-    write(tmp.path(), "live/base/main.tf", "# real, changed\n");
+    write_file(tmp.path(), "live/base/main.tf", "# real, changed\n");
     git(tmp.path(), &["commit", "-qam", "change the real unit"]);
     let scan = scanned(tmp.path());
     assert_eq!(paths(&scan), ["live/base", "live\\base"]);
@@ -96,8 +90,8 @@ fn a_change_under_a_backslash_directory_is_that_units() {
         ("live/x\\..\\..\\..\\pr-2\\live\\victim/terragrunt.hcl", ""),
         ("live/x\\..\\..\\..\\pr-2\\live\\victim/main.tf", "# own\n"),
     ]);
-    write(tmp.path(), "live\\base/main.tf", "# twin, changed\n");
-    write(
+    write_file(tmp.path(), "live\\base/main.tf", "# twin, changed\n");
+    write_file(
         tmp.path(),
         "live/x\\..\\..\\..\\pr-2\\live\\victim/main.tf",
         "# own, changed\n",
@@ -175,7 +169,7 @@ fn a_module_and_a_terragrunt_unit_at_one_path_are_both_reported_and_refused() {
 fn directory_names_that_are_not_utf8_are_refused_not_merged() {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path();
-    write(root, "live/terragrunt.hcl", "");
+    write_file(root, "live/terragrunt.hcl", "");
     for byte in [0xff_u8, 0xfe] {
         let name = [b'u', byte];
         let dir = root.join("live").join(std::ffi::OsStr::from_bytes(&name));

@@ -186,12 +186,14 @@ fn plan_targets_name_the_stack_to_generate() {
         .iter()
         .map(|t| (t.path.as_str(), t.stack.clone()))
         .collect();
+    // In wave order: the queue (unresolved) after the units it might depend on, before
+    // `other`, which is known to depend on it.
     assert_eq!(
         got,
         [
             (DB, Some(repo.root().join("live"))),
-            (QUEUE, Some(repo.root().join("live"))),
             (APP, Some(repo.root().join("live"))),
+            (QUEUE, Some(repo.root().join("live"))),
             ("other", None),
         ]
     );

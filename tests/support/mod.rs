@@ -220,6 +220,13 @@ pub fn example_repo() -> tempfile::TempDir {
     tmp
 }
 
+/// Writes `text` to `rel` under `root`, making the directories it needs.
+pub fn write_file(root: &Path, rel: &str, text: &str) {
+    let path = root.join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
 /// Runs `program ARGS…` in `dir` with terraform's automation settings, to the end.
 pub fn run_in(program: &str, dir: &Path, args: &[&str]) -> std::process::Output {
     Command::new(program)
