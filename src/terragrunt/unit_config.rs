@@ -8,7 +8,7 @@ mod blocks;
 use super::budget::Budget;
 use super::context::{Acc, EvalError, IncludeRef, Instance, Role, Session};
 use super::fs::Probe;
-use super::limits::Limit;
+use super::limits::{Limit, PLANNED_ON_EVERY_CHANGE};
 use super::value::Value;
 use super::{ReadSet, paths};
 use crate::problem::{Problem, ProblemKind};
@@ -475,7 +475,10 @@ fn open_include_block<'a>(
             let (f, l) = at(path_attr.span());
             return Err(Problem::new(
                 ProblemKind::Parse,
-                format!("included file {} does not exist", unit.shown_path(&target)),
+                format!(
+                    "included file {} does not exist; fix the include path {PLANNED_ON_EVERY_CHANGE}",
+                    unit.shown_path(&target)
+                ),
             )
             .at(f, l, None));
         }
