@@ -288,6 +288,9 @@ pub struct Instance<'a> {
     /// to `{ path = <where it is generated> }`.
     pub components: Arc<BTreeMap<String, Value>>,
     locals: RefCell<HashMap<String, Result<Value, EvalError>>>,
+    /// Set while evaluating what Terragrunt evaluates before it reads
+    /// dependency outputs (see [`Instance::before_dependencies`]).
+    no_dependency: Cell<bool>,
     in_progress: RefCell<HashSet<String>>,
     /// Where each local is: (position of its `locals` block in the body,
     /// position of the attribute in that block), for constant-time lookup.
@@ -315,6 +318,7 @@ impl<'a> Instance<'a> {
             values: Arc::default(),
             components: Arc::default(),
             locals: RefCell::new(HashMap::new()),
+            no_dependency: Cell::new(false),
             in_progress: RefCell::new(HashSet::new()),
             local_exprs: OnceCell::new(),
         }
@@ -354,6 +358,23 @@ impl<'a> Instance<'a> {
             line,
             limit: Some(limit),
         }
+    }
+
+    /// Runs `f` where Terragrunt has no `dependency` variable yet: include
+    /// blocks, feature defaults, a dependency block's own attributes. There
+    /// `dependency.*` is an error, which `try()` takes the next argument
+    /// over and `can()` answers false to, as Terragrunt's evaluation does;
+    /// elsewhere it is an output not known until the dependency is applied.
+    pub fn before_dependencies<T>(&self, f: impl FnOnce() -> T) -> T {
+        let was = self.no_dependency.replace(true);
+        let result = f();
+        self.no_dependency.set(was);
+        result
+    }
+
+    /// True inside [`Instance::before_dependencies`].
+    pub fn without_dependency(&self) -> bool {
+        self.no_dependency.get()
     }
 
     /// The unit's budget.
@@ -453,12 +474,16 @@ impl<'a> Instance<'a> {
         let attr = self
             .local_at(index)
             .expect("index built from the same body");
+        // A local is remembered once for every use, so it never sees the stage
+        // it was first asked for in (a local naming `dependency` is refused).
+        let stage = self.no_dependency.replace(false);
         let result = self.eval(&attr.value, None).and_then(|v| {
             self.budget()
                 .value_depth(&v)
                 .map_err(|l| self.limit_error(attr.value.span(), l))?;
             Ok(v)
         });
+        self.no_dependency.set(stage);
         self.in_progress.borrow_mut().remove(name);
         let copy = match &result {
             Ok(v) => self.budget().copy(v).map_err(|l| self.limit_error(span, l)),

@@ -17,7 +17,7 @@ mod twins;
 use super::context::{NOT_SHOWN, Session};
 use super::fs::{FsIndex, Probe, Truncation, UNIT_CONFIG_NAMES};
 use super::limits::{
-    DISCOVERY_STACK_BYTES, Limit, MAX_MESSAGE_CHARS, MAX_PROBLEMS_PER_UNIT, PLANNED_ON_EVERY_CHANGE,
+    DISCOVERY_STACK_BYTES, Limit, MAX_MESSAGE_CHARS, MAX_PROBLEMS_PER_UNIT, PLANNED,
 };
 use super::stack::{self, Expansion, GeneratedUnit};
 use super::unit_config::{self, DeclaredDependency, Outcome, UnitSpec};
@@ -202,8 +202,9 @@ pub(super) fn discover_here(opts: &DiscoverOptions) -> Discovery {
                 let mut p = p.unit(&path);
                 p.file = p.file.map(|f| rel_to_base(&f));
                 p.message.push_str(match p.kind {
-                    // Limits and unreadable files say what to do already.
-                    _ if p.message.ends_with(PLANNED_ON_EVERY_CHANGE) => "",
+                    // A message that says what is planned already (limits,
+                    // unreadable files, remote sources) gave its own advice.
+                    _ if p.message.contains(PLANNED) => "",
                     ProblemKind::Parse => "; fix the syntax (until then the unit is planned on every change)",
                     ProblemKind::Unresolved => {
                         "; cascade plans this unit on every change until it can tell (write the value statically, or declare the edge with implicit_deps in .cascade.yaml)"

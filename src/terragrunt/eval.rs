@@ -210,6 +210,10 @@ impl Instance<'_> {
                 None => Err(self.error(span, "use `local.<name>` to refer to a local")),
             },
             "include" => self.include_variable(attr(0), attr(1), attr(2), span),
+            "dependency" if self.without_dependency() => Err(self.error(
+                span,
+                "there is no `dependency` variable here (Terragrunt evaluates this before it reads dependency outputs)",
+            )),
             "dependency" => Ok((
                 Value::unknown("dependency outputs are only known after the dependency is applied"),
                 ops.len(),

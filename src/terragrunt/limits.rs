@@ -119,6 +119,11 @@ pub const DEADLINE_CHECK_STEPS: u64 = 1024;
 /// How a message that already says what to do ends: discovery adds no advice of its own after it.
 pub const PLANNED_ON_EVERY_CHANGE: &str = "(until then the unit is planned on every change)";
 
+/// What a problem says about what is planned: a message holding it says
+/// what happens and gave its own advice, so discovery adds none (the text
+/// says it once).
+pub const PLANNED: &str = " planned";
+
 /// A limit a unit's configuration ran into.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Limit {

@@ -30,8 +30,8 @@ pub struct HclFile {
     /// Names of the functions called and the variables referred to anywhere
     /// in the file, computed on first use.
     called: std::sync::OnceLock<Names>,
-    /// Expressions evaluated before dependencies that refer to `dependency`
-    /// (what, span), computed on first use.
+    /// Expressions evaluated before dependencies that refer to `dependency`,
+    /// computed on first use.
     early_refs: std::sync::OnceLock<EarlyRefs>,
     /// What to evaluate to find the file's reads (`reads::read_plan`), computed on first use.
     read_plan: std::sync::OnceLock<super::reads::ReadPlan>,
@@ -191,9 +191,20 @@ impl HclFile {
     }
 }
 
-/// What an expression in a file evaluated before dependencies refers to
-/// `dependency` (`local.x`, `terraform.source`…), and where.
-pub type EarlyRefs = Vec<(String, Option<Range<usize>>)>;
+/// The expressions of a file evaluated before dependencies that refer to `dependency`.
+pub type EarlyRefs = Vec<EarlyRef>;
+
+/// One expression evaluated before dependencies that refers to `dependency`.
+#[derive(Clone, Debug)]
+pub struct EarlyRef {
+    /// What it is: `local.x`, `terraform.source`, `include.path`…
+    pub what: String,
+    pub span: Option<Range<usize>>,
+    /// True when every reference sits inside an argument of `try()` or
+    /// `can()`, which catch the missing variable where Terragrunt evaluates
+    /// the expression (not where it checks references before evaluating).
+    pub only_in_try: bool,
+}
 
 /// Collects the names of called functions and of root variables.
 #[derive(Debug, Default)]

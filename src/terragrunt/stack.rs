@@ -185,7 +185,7 @@ fn expand_file(
                     Problem::new(
                         ProblemKind::Unresolved,
                         format!(
-                            "this {kind} block iterates with an `expansion` block (Terragrunt's block-iteration experiment), which cascade does not expand; every unit of this stack is planned on every change"
+                            "this {kind} block iterates with an `expansion` block (Terragrunt's block-iteration experiment), which cascade does not expand, so it cannot tell which units this block generates and none of them is planned; to have them planned, write one {kind} block for each"
                         ),
                     )
                     .at(f.path.clone(), f.line_of(expansion.span()), None),
@@ -479,7 +479,7 @@ fn generate_unit(
                 Problem::new(
                     ProblemKind::Unresolved,
                     format!(
-                        "unit \"{}\" has a remote source; cascade expands stacks from local sources only, so it cannot tell what this unit depends on or reads (it is planned on every change)",
+                        "unit \"{}\" has a remote source; cascade expands stacks from sources in the repository only and fetches nothing, so it cannot tell what this unit depends on or reads; to have it read, give the unit a source in the repository {PLANNED_ON_EVERY_CHANGE}",
                         c.name
                     ),
                 )
@@ -689,7 +689,7 @@ fn generate_stack(
         return Err(Problem::new(
             ProblemKind::Unresolved,
             format!(
-                "stack \"{}\" has a remote source; cascade expands stacks from local sources only, so the units it generates are not known",
+                "stack \"{}\" has a remote source; cascade expands stacks from sources in the repository only and fetches nothing, so it cannot tell which units this stack generates and none of them is planned; to have them planned, give the stack a source in the repository",
                 c.name
             ),
         )

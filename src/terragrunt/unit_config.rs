@@ -8,7 +8,7 @@ mod blocks;
 use super::budget::Budget;
 use super::context::{Acc, EvalError, IncludeRef, Instance, Role, Session};
 use super::fs::Probe;
-use super::limits::Limit;
+use super::limits::{Limit, PLANNED_ON_EVERY_CHANGE};
 use super::value::Value;
 use super::{ReadSet, paths};
 use crate::problem::{Problem, ProblemKind};
@@ -220,7 +220,8 @@ fn evaluate_within(s: &Session, spec: &UnitSpec, budget: &Budget) -> Outcome {
     }
 
     for (inst, block) in &merged.dependency {
-        if let Some(dep) = eval_dependency(inst, block, &mut out) {
+        // A dependency block's own attributes come before any dependency's outputs.
+        if let Some(dep) = inst.before_dependencies(|| eval_dependency(inst, block, &mut out)) {
             out.dependencies.push(dep);
         }
     }
@@ -397,7 +398,18 @@ pub const VALUES_FILE: &str = "terragrunt.values.hcl";
 /// with `read_terragrunt_config`, whose includes Terragrunt merges too): its
 /// path, the file it names, `expose` and `merge_strategy`. An include that
 /// cannot be opened is a problem, and the caller's edges are then unknown.
+/// Terragrunt reads include blocks before dependency outputs.
 pub fn open_include<'a>(
+    s: &'a Session,
+    acc: &'a Acc<'a>,
+    unit: &Instance<'a>,
+    block: &Block,
+    label: &str,
+) -> Result<Option<(IncludeRef<'a>, Merge)>, Problem> {
+    unit.before_dependencies(|| open_include_block(s, acc, unit, block, label))
+}
+
+fn open_include_block<'a>(
     s: &'a Session,
     acc: &'a Acc<'a>,
     unit: &Instance<'a>,
@@ -463,7 +475,10 @@ pub fn open_include<'a>(
             let (f, l) = at(path_attr.span());
             return Err(Problem::new(
                 ProblemKind::Parse,
-                format!("included file {} does not exist", unit.shown_path(&target)),
+                format!(
+                    "included file {} does not exist; fix the include path {PLANNED_ON_EVERY_CHANGE}",
+                    unit.shown_path(&target)
+                ),
             )
             .at(f, l, None));
         }
@@ -563,10 +578,13 @@ fn collect_features<'a>(
                 continue;
             };
             let value = match block.body.get_attribute("default") {
-                Some(attr) => inst.eval(&attr.value, None).unwrap_or_else(|e| {
-                    eval_error(out, &format!("feature {}", name.as_str()), e);
-                    Value::unknown("feature default could not be evaluated")
-                }),
+                // Terragrunt reads feature blocks before dependency outputs.
+                Some(attr) => inst
+                    .before_dependencies(|| inst.eval(&attr.value, None))
+                    .unwrap_or_else(|e| {
+                        eval_error(out, &format!("feature {}", name.as_str()), e);
+                        Value::unknown("feature default could not be evaluated")
+                    }),
                 None => Value::Null,
             };
             features.insert(name.as_str().to_string(), value);

@@ -349,3 +349,37 @@ fn configuration_file_too_large() {
         ""
     ));
 }
+
+#[test]
+fn stack_components_cascade_cannot_expand() {
+    insta::assert_snapshot!(problems(
+        &[
+            ("catalog/app/terragrunt.hcl", ""),
+            (
+                "live/terragrunt.stack.hcl",
+                "unit \"app\" {\n  source = \"../catalog/app\"\n  path   = \"app\"\n}\n\nunit \"queue\" {\n  source = \"git::https://example.com/units.git//queue\"\n  path   = \"queue\"\n}\n\nunit \"each\" {\n  source = \"../catalog/app\"\n  path   = \"each\"\n  expansion {\n    for_each = [\"a\"]\n  }\n}\n\nstack \"remote\" {\n  source = \"git::https://example.com/stacks.git//net\"\n  path   = \"net\"\n}\n"
+            ),
+        ],
+        ""
+    ));
+}
+
+/// Issue 23: the refusals of `dependency.*` before Terragrunt reads outputs,
+/// inside `try()` and outside it.
+#[test]
+fn dependency_outputs_before_dependencies() {
+    insta::assert_snapshot!(problems(
+        &[
+            ("vpc/terragrunt.hcl", ""),
+            (
+                "app/terragrunt.hcl",
+                "locals {\n  name = try(dependency.vpc.outputs.name, \"fn-dev-01\")\n  id   = dependency.vpc.outputs.id\n}\n\ndependency \"vpc\" {\n  config_path = \"../vpc\"\n}\n\nterraform {\n  source = try(dependency.vpc.outputs.source, \"../m\")\n}\n"
+            ),
+            (
+                "net/terragrunt.hcl",
+                "dependency \"vpc\" {\n  config_path = try(dependency.a.outputs.path, dependency.b.outputs.path)\n}\n\ndependencies {\n  paths = try(dependency.vpc.outputs.paths, [\"../vpc\"])\n}\n"
+            ),
+        ],
+        ""
+    ));
+}

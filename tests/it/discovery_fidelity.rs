@@ -204,6 +204,86 @@ fn a_source_or_local_using_dependency_outputs_is_terragrunts_error() {
     assert_eq!(deps(&d, "fine"), ["vpc"]);
 }
 
+/// Issue 23: `try()` and `can()` over `dependency.*` where Terragrunt has no
+/// `dependency` variable yet take the fallback; where Terragrunt checks the
+/// references before evaluating (locals, `terraform.source`), they do not help.
+#[test]
+fn try_and_can_over_dependency_outputs_follow_terragrunts_order() {
+    let f = fixture("try-before-dependencies");
+    let d = f.discover("");
+    // The issue's shape: a local with try() (and one with can()) is still
+    // Terragrunt's error, and says that try() and can() do not change that.
+    for path in ["fn-a", "fn-b", "fn-c"] {
+        let problems = problems_of(&d, path);
+        assert_eq!(problems.len(), 1, "{path}: {problems:#?}");
+        let p = problems[0];
+        assert_eq!(p.kind, ProblemKind::Parse, "{p}");
+        assert_eq!(p.line, Some(2), "{p}");
+        assert!(p.message.contains("even inside try() or can()"), "{p}");
+        assert!(unit(&d, path).unresolved, "{path}");
+        assert_eq!(deps(&d, path), ["project"], "{path}");
+    }
+    // A dependency's config_path and enabled, an include path and a feature
+    // default take the fallback (try() nested in another call included, and an
+    // include not parsed yet passed over): no problem, and the fallback's edge.
+    for (path, expected) in [
+        ("path", &["vpc"][..]),
+        ("enabled", &["vpc"][..]),
+        ("nested", &["vpc"][..]),
+        ("inputs", &["vpc"][..]),
+    ] {
+        assert!(
+            problems_of(&d, path).is_empty(),
+            "{path}: {:#?}",
+            d.problems
+        );
+        assert!(!unit(&d, path).unresolved, "{path}");
+        assert_eq!(deps(&d, path), expected, "{path}");
+    }
+    assert!(reads(&d, "nested").contains(&"root.hcl".to_string()));
+    // A try() whose every argument fails is an error: the unit is unresolved.
+    let all_fail = problems_of(&d, "all-fail");
+    assert_eq!(all_fail.len(), 1, "{all_fail:#?}");
+    assert_eq!(all_fail[0].kind, ProblemKind::Unresolved);
+    assert_eq!(all_fail[0].line, Some(2));
+    assert!(
+        all_fail[0]
+            .message
+            .contains("there is no `dependency` variable here"),
+        "{}",
+        all_fail[0]
+    );
+    assert!(unit(&d, "all-fail").unresolved);
+    // terraform.source refuses a reference anywhere, try() or not.
+    let source = problems_of(&d, "source-try");
+    assert_eq!(source.len(), 1, "{source:#?}");
+    assert_eq!(
+        (source[0].kind, source[0].line),
+        (ProblemKind::Parse, Some(6))
+    );
+    assert!(
+        source[0].message.contains("even inside try() or can()"),
+        "{}",
+        source[0]
+    );
+    // Outside try() the refusal stays, without the try() clause.
+    let plain = problems_of(&d, "plain");
+    assert_eq!(plain.len(), 1, "{plain:#?}");
+    assert_eq!(
+        (plain[0].kind, plain[0].line),
+        (ProblemKind::Parse, Some(6))
+    );
+    assert!(
+        plain[0]
+            .message
+            .contains("dependency.config_path refers to dependency outputs")
+            && !plain[0].message.contains("try()"),
+        "{}",
+        plain[0]
+    );
+    assert!(unit(&d, "plain").unresolved);
+}
+
 // 6. read_terragrunt_config of a file with includes.
 
 #[test]

@@ -9,6 +9,7 @@ use crate::problem::{Problem, ProblemKind};
 use crate::terragrunt::context::{Acc, Instance, Session};
 use crate::terragrunt::fs::Probe;
 use crate::terragrunt::limits::PLANNED_ON_EVERY_CHANGE;
+use crate::terragrunt::parse::EarlyRef;
 use crate::terragrunt::reads;
 use crate::terragrunt::value::Value;
 use hcl_edit::Span;
@@ -400,10 +401,16 @@ pub(super) fn force_reads(inst: &Instance<'_>, out: &mut Outcome) {
 }
 
 /// The expressions Terragrunt evaluates before `dependency` blocks, checked
-/// for a reference to `dependency.*`: Terragrunt rejects such a configuration
-/// up front (`terraform.source`: TerraformSourceReferencesDependencyError;
-/// locals, include paths, feature defaults and the edges themselves: there is
-/// no `dependency` variable yet). Each is an error for the unit, located.
+/// for a reference to `dependency.*`. Terragrunt checks some of them for
+/// references before evaluating anything, so it refuses a reference anywhere
+/// in them, even inside `try()` or `can()`: `terraform.source`
+/// (TerraformSourceReferencesDependencyError), locals (only `local`,
+/// `include`, `feature` and `values` may be named there) and, as cascade
+/// reads them, `dependencies.paths`. The others (include paths, feature
+/// defaults, a dependency's `config_path` and `enabled`) it evaluates where
+/// there is no `dependency` variable: outside `try()`/`can()` that fails,
+/// inside them the fallback is taken (`Instance::before_dependencies`). Each
+/// refusal is an error for the unit, located.
 pub(super) fn refuse_early_dependency_refs(inst: &Instance<'_>, out: &mut Outcome) {
     if !inst.file.refers_to("dependency") {
         return;
@@ -411,8 +418,13 @@ pub(super) fn refuse_early_dependency_refs(inst: &Instance<'_>, out: &mut Outcom
     let found = inst.file.early_dependency_refs(|body| {
         let mut found = Vec::new();
         let mut check = |what: String, expr: &Expression| {
-            if refers_to_dependency(expr) {
-                found.push((what, expr.span()));
+            let refs = dependency_refs(expr);
+            if refs.anywhere {
+                found.push(EarlyRef {
+                    what,
+                    span: expr.span(),
+                    only_in_try: !refs.outside_try,
+                });
             }
         };
         for block in body.get_blocks("locals") {
@@ -441,12 +453,31 @@ pub(super) fn refuse_early_dependency_refs(inst: &Instance<'_>, out: &mut Outcom
         }
         found
     });
-    for (what, span) in found {
+    for early in found {
+        let what = early.what.as_str();
+        let checked_first = what == "terraform.source"
+            || what == "dependencies.paths"
+            || what.starts_with("local.");
+        if early.only_in_try && !checked_first {
+            // Evaluated with no `dependency` variable: try() and can() catch that.
+            continue;
+        }
+        let even_in_try = match (early.only_in_try, what) {
+            (false, _) => "",
+            (true, "dependencies.paths") => {
+                ", even inside try() or can(), which pass the unknown outputs on"
+            }
+            (true, _) => {
+                ", even inside try() or can(), since it checks what the expression refers to before evaluating it"
+            }
+        };
         let why = if what == "terraform.source" {
-            "terraform.source cannot reference dependency outputs; the module source must be resolvable before dependencies are evaluated (Terragrunt refuses this configuration)".to_string()
+            format!(
+                "terraform.source cannot reference dependency outputs; the module source must be resolvable before dependencies are evaluated (Terragrunt refuses this configuration{even_in_try})"
+            )
         } else {
             format!(
-                "{what} refers to dependency outputs, which Terragrunt has not read yet when it evaluates {what} (there is no `dependency` variable there, and Terragrunt refuses this configuration)"
+                "{what} refers to dependency outputs, which Terragrunt has not read yet when it evaluates {what} (there is no `dependency` variable there, and Terragrunt refuses this configuration{even_in_try})"
             )
         };
         out.unresolved = true;
@@ -457,25 +488,52 @@ pub(super) fn refuse_early_dependency_refs(inst: &Instance<'_>, out: &mut Outcom
             )
             .at(
                 inst.file.path.clone(),
-                inst.file.line_of(span.clone()),
+                inst.file.line_of(early.span.clone()),
                 None,
             ),
         );
     }
 }
 
-/// True when `expr` refers to the `dependency` namespace.
-fn refers_to_dependency(expr: &Expression) -> bool {
-    struct Finder(bool);
+/// Where an expression refers to the `dependency` namespace.
+struct DependencyRefs {
+    anywhere: bool,
+    /// Somewhere other than inside an argument of `try()` or `can()`.
+    outside_try: bool,
+}
+
+fn dependency_refs(expr: &Expression) -> DependencyRefs {
+    struct Finder {
+        refs: DependencyRefs,
+        /// How many `try()`/`can()` calls the walk is inside.
+        in_try: usize,
+    }
     impl hcl_edit::visit::Visit for Finder {
         fn visit_expr(&mut self, expr: &Expression) {
             match expr {
-                Expression::Variable(v) if v.as_str() == "dependency" => self.0 = true,
+                Expression::Variable(v) if v.as_str() == "dependency" => {
+                    self.refs.anywhere = true;
+                    self.refs.outside_try |= self.in_try == 0;
+                }
+                Expression::FuncCall(call)
+                    if !call.name.is_namespaced()
+                        && matches!(call.name.name.as_str(), "try" | "can") =>
+                {
+                    self.in_try += 1;
+                    hcl_edit::visit::visit_expr(self, expr);
+                    self.in_try -= 1;
+                }
                 _ => hcl_edit::visit::visit_expr(self, expr),
             }
         }
     }
-    let mut finder = Finder(false);
+    let mut finder = Finder {
+        refs: DependencyRefs {
+            anywhere: false,
+            outside_try: false,
+        },
+        in_try: 0,
+    };
     hcl_edit::visit::Visit::visit_expr(&mut finder, expr);
-    finder.0
+    finder.refs
 }
