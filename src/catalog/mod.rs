@@ -192,7 +192,7 @@ impl Catalog {
             let at_forge = match url.scheme() {
                 // `git@github.com:acme/catalog.git` on the forge cascade serves: over
                 // https, with the forge's credential (the server holds no ssh key).
-                "ssh" => Url::parse(&origin)
+                "ssh" if url.port().is_none_or(|p| p == 22) => Url::parse(&origin)
                     .ok()
                     .filter(|o| o.host_str() == url.host_str())
                     .and_then(|o| o.join(url.path()).ok()),

@@ -30,6 +30,7 @@ mod bot_review;
 mod bot_sandbox;
 mod bot_scenarios;
 mod bot_spelling;
+mod catalog_server;
 mod check_text;
 mod cli;
 mod cli_paths;
