@@ -82,6 +82,8 @@ pub struct BotConfig {
     pub drift_tick: Duration,
     /// Whose repositories are served (`--allow-owner`); every owner's by default.
     pub owners: AllowedOwners,
+    /// Where stacks' remote sources may be fetched from, besides the served forge.
+    pub sources: crate::catalog::ServerSources,
     /// Whether metrics may name repositories (`--metrics-repo-labels`).
     pub metrics_repo_labels: bool,
     /// Where the bot and its engine read the time (`SystemClock` but in tests).

@@ -47,6 +47,25 @@ pub enum Access {
     User,
 }
 
+/// What the server's operator says about remote sources: the hosts besides the served
+/// forge (`--source-host`) and a git configuration of their own (`--git-config`).
+#[derive(Clone, Debug, Default)]
+pub struct ServerSources {
+    pub hosts: SourceHosts,
+    pub git_config: Option<PathBuf>,
+}
+
+impl ServerSources {
+    /// The server's access for one repository's job: its forge's credential, if any.
+    pub fn access(&self, forge: Option<GitCredential>) -> Access {
+        Access::Server {
+            hosts: self.hosts.clone(),
+            forge,
+            git_config: self.git_config.clone(),
+        }
+    }
+}
+
 /// A fetched source: the whole repository's tree at `commit`, read-only.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FetchedTree {

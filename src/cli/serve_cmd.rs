@@ -168,6 +168,21 @@ pub struct ServeArgs {
     #[arg(long, env = "CASCADE_MAX_REQUESTS", default_value_t = HttpLimits::default().max_requests,
           value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
     max_requests: usize,
+    /// A host the server may fetch stacks' remote sources from, besides the forge it
+    /// serves (repeatable; comma-separated in the variable): `github.com`,
+    /// `git.example.com:8443`, `http://10.0.0.5:3000` (plain http only when written so).
+    /// A source anywhere else is not fetched, and its units stay unresolved.
+    #[arg(
+        long = "source-host",
+        env = "CASCADE_SOURCE_HOSTS",
+        value_delimiter = ','
+    )]
+    source_hosts: Vec<String>,
+    /// A git configuration file of the operator's, the only one the server's git reads
+    /// when it fetches remote sources: `url.<base>.insteadOf` rewrites to a mirror,
+    /// credentials for a private catalog.
+    #[arg(long, env = "CASCADE_GIT_CONFIG")]
+    git_config: Option<PathBuf>,
     #[command(flatten)]
     pass: super::PassEnv,
     #[command(flatten)]
@@ -180,6 +195,9 @@ impl ServeArgs {
     /// `--data-dir` made absolute: terraform runs elsewhere and must find the plugin cache and runs.
     pub fn make_paths_absolute(&mut self) -> std::io::Result<()> {
         self.data_dir = std::path::absolute(&self.data_dir)?;
+        if let Some(file) = &self.git_config {
+            self.git_config = Some(std::path::absolute(file)?);
+        }
         Ok(())
     }
 
@@ -415,6 +433,16 @@ impl ServeArgs {
             replica_lease: Duration::from_secs(self.replica_lease),
             drift_tick: Duration::from_secs(self.drift_tick),
             allowed_owners: AllowedOwners::parse(&self.allow_owners)?,
+            sources: crate::catalog::ServerSources {
+                hosts: crate::catalog::SourceHosts::parse(&self.source_hosts)?,
+                git_config: match self.git_config {
+                    Some(file) if !file.is_file() => bail!(
+                        "--git-config {}: no such file; give the git configuration file the server's git should read",
+                        file.display()
+                    ),
+                    other => other,
+                },
+            },
             metrics_repo_labels: self.metrics_repo_labels,
             http: HttpLimits {
                 max_connections: self.max_connections,

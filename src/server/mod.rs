@@ -83,6 +83,8 @@ pub struct ServeConfig {
     pub drift_tick: Duration,
     /// Whose repositories are served (`--allow-owner`); every owner's by default.
     pub allowed_owners: AllowedOwners,
+    /// Where stacks' remote sources may be fetched from (`--source-host`, `--git-config`).
+    pub sources: crate::catalog::ServerSources,
     /// Whether `/metrics` may name repositories (`--metrics-repo-labels`); off by default.
     pub metrics_repo_labels: bool,
     pub http: HttpLimits,
@@ -304,6 +306,7 @@ pub async fn start(mut config: ServeConfig) -> anyhow::Result<RunningServer> {
         replica_lease: config.replica_lease,
         drift_tick: config.drift_tick,
         owners: config.allowed_owners.clone(),
+        sources: config.sources.clone(),
         metrics_repo_labels: config.metrics_repo_labels,
         clock: Arc::new(SystemClock),
         shutdown: shutdown.clone(),

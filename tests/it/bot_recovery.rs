@@ -82,6 +82,7 @@ async fn a_pull_request_left_applying_by_a_dead_process_is_put_back_and_a_live_o
         drift_tick: Duration::from_secs(60),
         owners: Default::default(),
         metrics_repo_labels: false,
+        sources: Default::default(),
         clock: Arc::new(SystemClock),
         shutdown: CancellationToken::new(),
     })

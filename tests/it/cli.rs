@@ -357,6 +357,53 @@ fn serve_takes_allowed_owners_and_repository_labels() {
 }
 
 #[test]
+fn serve_takes_source_hosts_and_a_git_config_of_the_operators() {
+    let s = Secrets::new();
+    let config = cascade::cli::serve_config(github_flags(&s)).unwrap();
+    assert!(config.sources.hosts.is_empty() && config.sources.git_config.is_none());
+    let mut flags = github_flags(&s);
+    flags.extend(
+        [
+            "--source-host",
+            "github.com",
+            "--source-host",
+            "http://10.0.0.5:3000,git.example.com:8443",
+            "--git-config",
+            &s.path("token"),
+        ]
+        .map(str::to_owned),
+    );
+    let config = cascade::cli::serve_config(flags).unwrap();
+    let hosts = &config.sources.hosts;
+    for allowed in [
+        "https://github.com/acme/catalog.git",
+        "http://10.0.0.5:3000/x.git",
+        "https://git.example.com:8443/x.git",
+    ] {
+        assert!(
+            hosts.allows(&url::Url::parse(allowed).unwrap()),
+            "{allowed}"
+        );
+    }
+    assert!(!hosts.allows(&url::Url::parse("http://169.254.169.254/x").unwrap()));
+    assert_eq!(
+        config.sources.git_config.as_deref(),
+        Some(std::path::Path::new(&s.path("token")))
+    );
+    let github: Vec<String> = github_flags(&s);
+    let github: Vec<&str> = github.iter().map(String::as_str).collect();
+    let err = serve_refused(&github, &[("CASCADE_SOURCE_HOSTS", "github.com/acme")]);
+    assert!(err.contains("--source-host \"github.com/acme\""), "{err}");
+    let mut missing = github.clone();
+    missing.extend(["--git-config", "/nonexistent/gitconfig"]);
+    let err = serve_refused(&missing, &[]);
+    assert!(
+        err.contains("--git-config /nonexistent/gitconfig: no such file"),
+        "{err}"
+    );
+}
+
+#[test]
 fn serve_takes_github_only_gitlab_only_or_both() {
     let s = Secrets::new();
     let github = cascade::cli::serve_config(github_flags(&s)).unwrap();

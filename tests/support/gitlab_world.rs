@@ -111,6 +111,7 @@ pub fn config(w: &World) -> ServeConfig {
         replica_lease: Duration::from_secs(15),
         drift_tick: Duration::from_secs(60),
         allowed_owners: Default::default(),
+        sources: Default::default(),
         metrics_repo_labels: false,
         http: HttpLimits::default(),
     }
