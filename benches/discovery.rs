@@ -88,6 +88,7 @@ fn main() {
         env: BTreeMap::new(),
         features: BTreeMap::new(),
         deadline: None,
+        sources: Default::default(),
     };
     let (discovery_ms, discovery) = median_ms(|| discover(&opts));
 

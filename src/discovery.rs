@@ -67,6 +67,22 @@ pub struct Unit {
     /// came to share its path (see `discover/twins.rs`). Unlike `excluded`, a
     /// refused unit that a change affects is a failed unit, never left out.
     pub refused: Option<String>,
+    /// The remote sources its configuration came from (a stack's `unit` or `stack`
+    /// `source`, outermost first), each at the commit its ref resolved to; empty for a
+    /// unit whose files are all in the repository.
+    pub sources: Vec<SourceCommit>,
+}
+
+/// A remote source a unit was generated from, as `cascade graph --format json` shows it.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct SourceCommit {
+    /// The repository, without credentials.
+    pub url: String,
+    /// The ref the source names (`?ref=`); `None` for the repository's default branch.
+    #[serde(rename = "ref")]
+    pub reference: Option<String>,
+    /// The commit the ref resolved to for this discovery.
+    pub commit: String,
 }
 
 /// Everything discovery found: units sorted by path, and the problems met on the way.

@@ -102,6 +102,7 @@ pub fn hcl_discover(data: &[u8]) {
         features: BTreeMap::new(),
         // No deadline: the evaluator's own bounds must stop every input.
         deadline: None,
+        sources: Default::default(),
     });
     for unit in &discovery.units {
         assert_inside_repository(&unit.path);

@@ -12,6 +12,7 @@
 //! reach a host nobody listed, or shows a credential in an error.
 
 mod hosts;
+mod sourced;
 mod tree;
 
 pub use hosts::SourceHosts;

@@ -227,3 +227,40 @@ fn a_source_over_a_limit_is_refused_and_leaves_nothing_in_the_cache() {
         .collect();
     assert!(trees.is_empty(), "{trees:?}");
 }
+
+/// The loop fetches each (repository, ref) once, however often discovery names it, keeps
+/// a failure as its reason, and stops once nothing new is asked for.
+#[test]
+fn each_source_is_resolved_once_per_discovery() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, one, _) = catalog_repo(tmp.path());
+    let catalog = Catalog::new(tmp.path().join("sources"), Access::User);
+    let url = format!("git::file://{}", repo.display());
+    let db = source(&format!("{url}//units/db?ref=main"));
+    let role = source(&format!("{url}//units/role?ref=main"));
+    let tag = source(&format!("{url}//units/db?ref=v1"));
+    let missing = source(&format!("{url}//units/db?ref=nope"));
+    let mut sources = crate::terragrunt::remote_source::Sources::new();
+    let mut rounds = 0;
+    runtime().block_on(catalog.discover_with_sources(&mut sources, |known| {
+        rounds += 1;
+        // Every round names them all, as a discovery would while they are missing.
+        let wanted = [&db, &role, &tag, &missing]
+            .into_iter()
+            .filter(|s| !known.contains_key(&s.key()))
+            .cloned()
+            .collect();
+        ((), wanted)
+    }));
+    assert_eq!(rounds, 2);
+    // `main` once for db and role (one key), `v1` once; the missing ref fetched nothing.
+    assert_eq!(catalog.fetch_count(), 2);
+    assert_eq!(sources.len(), 3);
+    assert_eq!(sources[&tag.key()].as_ref().unwrap().commit, one);
+    assert!(
+        sources[&missing.key()]
+            .as_ref()
+            .unwrap_err()
+            .contains("ref not found")
+    );
+}

@@ -8,6 +8,7 @@ use crate::inert::visible_line;
 use crate::problem::Problem;
 use crate::scan::affected_by;
 use crate::terragrunt::paths;
+use crate::terragrunt::remote_source::Sources;
 use crate::unit::UnitPath;
 use anyhow::Context;
 use serde::Serialize;
@@ -50,12 +51,20 @@ pub fn run(args: &AffectedArgs) -> anyhow::Result<ExitCode> {
             (changes.paths_relative_to(&prefix), head_dir, base_rev)
         }
     };
+    // One map for both revisions: a ref resolves to one commit for the command.
+    let mut sources = Sources::new();
     let head = match &head_dir {
-        None => scan(&dir, &root, &args.features),
-        Some(rev) => scan_revision(&root, &prefix, rev, &args.features)?,
+        None => scan(&dir, &root, &args.features, &mut sources)?,
+        Some(rev) => scan_revision(&root, &prefix, rev, &args.features, &mut sources)?,
     };
     let base = match &base_rev {
-        Some(rev) => Some(scan_revision(&root, &prefix, rev, &args.features)?),
+        Some(rev) => Some(scan_revision(
+            &root,
+            &prefix,
+            rev,
+            &args.features,
+            &mut sources,
+        )?),
         None => None,
     };
     let result = affected_by(&head, &changed, base.as_ref());
@@ -79,6 +88,7 @@ fn scan_revision(
     prefix: &str,
     rev: &str,
     features: &[(String, String)],
+    sources: &mut Sources,
 ) -> anyhow::Result<super::repo::Scan> {
     let tmp = tempfile::tempdir().context("cannot create a temporary directory")?;
     crate::git::materialize(root, rev, tmp.path())?;
@@ -88,7 +98,7 @@ fn scan_revision(
     } else {
         tmp.path().to_path_buf()
     };
-    Ok(super::repo::scan(&dir, tmp.path(), features))
+    super::repo::scan(&dir, tmp.path(), features, sources)
 }
 
 /// A `--changed` path made relative to the discovery directory.

@@ -81,7 +81,8 @@ async fn run_async(args: &DriftArgs) -> anyhow::Result<ExitCode> {
     let data = data_dir(&dir, &args.run.data_dir);
     // Outside git the plan is bound to nothing; it is never applied anyway.
     let head = crate::git::worktree_identity(&dir).unwrap_or_else(|_| "0".repeat(40));
-    let scan = scan_to_run(&dir, &root, "cascade drift")?;
+    let mut sources = crate::terragrunt::remote_source::Sources::new();
+    let scan = scan_to_run(&dir, &root, "cascade drift", &mut sources).await?;
     refuse_cycles(&scan, "checking for drift")?;
     let picked = units_to_check(&scan, |u| args.units.is_empty() || picked(&globs, u));
     if picked.is_empty() {

@@ -2,7 +2,7 @@
 
 use super::repo::{Scan, locate, scan};
 use super::{GraphArgs, GraphFormat};
-use crate::discovery::{Discovery, Unit, UnitKind};
+use crate::discovery::{Discovery, SourceCommit, Unit, UnitKind};
 use crate::inert::visible_line;
 use crate::problem::Problem;
 use crate::unit::UnitPath;
@@ -42,6 +42,9 @@ struct UnitJson<'a> {
     excluded: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     refused: Option<&'a str>,
+    /// The remote sources a generated unit came from, each at its resolved commit.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    sources: &'a [SourceCommit],
 }
 
 fn unit_json<'a>(d: &'a Discovery, u: &'a Unit) -> UnitJson<'a> {
@@ -53,6 +56,7 @@ fn unit_json<'a>(d: &'a Discovery, u: &'a Unit) -> UnitJson<'a> {
         unresolved: u.unresolved,
         excluded: u.excluded.as_deref(),
         refused: u.refused.as_deref(),
+        sources: &u.sources,
     }
 }
 
@@ -125,7 +129,7 @@ fn indented(json: &[u8]) -> Vec<u8> {
 
 pub fn run(args: &GraphArgs) -> anyhow::Result<ExitCode> {
     let (dir, root) = locate(&args.repo)?;
-    let scan = scan(&dir, &root, &args.features);
+    let scan = scan(&dir, &root, &args.features, &mut Default::default())?;
     let out = match args.format {
         GraphFormat::Json => {
             let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());

@@ -1,10 +1,64 @@
 //! Finding the repository around `--repo` and discovering its graph, shared by
-//! the commands.
+//! the commands: remote stack sources fetched with the user's own git into the
+//! user's cache ([`source_cache`]), each ref resolved once per command.
 
+use crate::catalog::{Access, Catalog};
 use crate::config::RepoConfig;
-pub use crate::scan::{Scan, scan};
+pub use crate::scan::Scan;
+use crate::terragrunt::remote_source::Sources;
 use anyhow::{Context, bail};
 use std::path::{Path, PathBuf};
+
+/// Where the CLI keeps fetched remote sources: `$XDG_CACHE_HOME/cascade/sources`
+/// (`~/.cache/cascade/sources`). Not under the repository: discovery walks hidden
+/// directories, and a cached catalog's units would be discovered as the repository's.
+/// Trees are cached per commit and never change, so repositories share them.
+pub fn source_cache() -> PathBuf {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache")))
+        .unwrap_or_else(std::env::temp_dir);
+    base.join("cascade").join("sources")
+}
+
+/// The catalog the CLI fetches remote sources through: the user's own git.
+pub fn catalog() -> Catalog {
+    let root = source_cache();
+    Catalog::new(root, Access::User)
+}
+
+/// Loads `.cascade.yaml` from `dir` and discovers the graph under it, remote sources
+/// fetched (recorded in `sources`, which a second scan of the same command shares). A
+/// broken configuration is reported as a problem and discovery goes on without it.
+pub async fn scan_async(
+    dir: &Path,
+    root: &Path,
+    features: &[(String, String)],
+    sources: &mut Sources,
+) -> Scan {
+    let (config, problem) = crate::scan::config_or_default(dir);
+    let mut scan = catalog()
+        .scan(dir, root, config, features, None, sources)
+        .await;
+    scan.problems.extend(problem);
+    scan.problems.sort();
+    scan
+}
+
+/// [`scan_async`] for a command without a runtime of its own (`graph`, `affected`).
+pub fn scan(
+    dir: &Path,
+    root: &Path,
+    features: &[(String, String)],
+    sources: &mut Sources,
+) -> anyhow::Result<Scan> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the runtime that fetches remote sources")?;
+    Ok(runtime.block_on(scan_async(dir, root, features, sources)))
+}
 
 /// The directory to discover and the repository root around it (the git
 /// top-level, or the directory itself outside git).
@@ -26,14 +80,19 @@ pub fn locate(repo: &Path) -> anyhow::Result<(PathBuf, PathBuf)> {
 /// Discovers `dir` for a command that runs terraform (`plan`, `drift`): unlike `graph`,
 /// which reports a broken `.cascade.yaml` and goes on, these refuse to run with the
 /// defaults in its place (another executor, no `ignore`), as the bot refuses to plan.
-pub fn scan_to_run(dir: &Path, root: &Path, command: &str) -> anyhow::Result<Scan> {
+pub async fn scan_to_run(
+    dir: &Path,
+    root: &Path,
+    command: &str,
+    sources: &mut Sources,
+) -> anyhow::Result<Scan> {
     let config = RepoConfig::load(dir).map_err(|problem| {
         anyhow::anyhow!(
             "{problem}\n`{command}` does not run with a `.cascade.yaml` it cannot read: fix it \
              (`cascade graph` lists every problem), then run `{command}` again"
         )
     })?;
-    Ok(crate::scan::scan_with(dir, root, config, &[]))
+    Ok(catalog().scan(dir, root, config, &[], None, sources).await)
 }
 
 /// `--changed` files as discovery names them: relative to `dir` (the discovery

@@ -3,7 +3,7 @@
 //! `--repo` and `--data-dir` are absolute by the time they get here (see
 //! `Command::make_paths_absolute`).
 
-use super::repo::{changed_paths, locate, scan, scan_to_run};
+use super::repo::{changed_paths, locate, scan_async, scan_to_run};
 use super::{ApplyArgs, PlanArgs, RunFormat, RunOptions};
 use crate::clock::SystemClock;
 use crate::engine::{Engine, UnitDir};
@@ -168,7 +168,9 @@ async fn plan_async(args: &PlanArgs) -> anyhow::Result<ExitCode> {
             false,
         ),
     };
-    let head_scan = scan_to_run(&dir, &root, "cascade plan")?;
+    // One map for the plan: the base revision's stacks get the commits the head's got.
+    let mut sources = crate::terragrunt::remote_source::Sources::new();
+    let head_scan = scan_to_run(&dir, &root, "cascade plan", &mut sources).await?;
     refuse_cycles(&head_scan, "planning")?;
     // Created (or made private again) once the input is checked: a refused plan
     // leaves nothing behind.
@@ -178,10 +180,16 @@ async fn plan_async(args: &PlanArgs) -> anyhow::Result<ExitCode> {
     } else {
         None
     };
-    let base_scan = base_tree.as_ref().map(|tree| {
-        let base_dir = tree.join(&prefix);
-        (scan(&base_dir, tree, &[]), base_dir)
-    });
+    let base_scan = match base_tree.as_ref() {
+        Some(tree) => {
+            let base_dir = tree.join(&prefix);
+            Some((
+                scan_async(&base_dir, tree, &[], &mut sources).await,
+                base_dir,
+            ))
+        }
+        None => None,
+    };
     let mut to_plan = plan_targets(
         &head_scan,
         &dir,

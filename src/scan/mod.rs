@@ -8,6 +8,7 @@ use crate::config::RepoConfig;
 use crate::discovery::Discovery;
 use crate::graph::Graph;
 use crate::problem::Problem;
+use crate::terragrunt::remote_source::{GitSource, Sources};
 use crate::terragrunt::{self, DiscoverOptions};
 use crate::unit::UnitPath;
 use std::collections::BTreeSet;
@@ -30,15 +31,19 @@ pub struct Scan {
 /// Loads `.cascade.yaml` from `dir` and discovers the graph under it. A broken
 /// configuration is reported as a problem and discovery goes on without it.
 pub fn scan(dir: &Path, root: &Path, features: &[(String, String)]) -> Scan {
-    let mut problems = Vec::new();
-    let config = RepoConfig::load(dir).unwrap_or_else(|problem| {
-        problems.push(problem);
-        RepoConfig::default()
-    });
+    let (config, problem) = config_or_default(dir);
     let mut scan = scan_with(dir, root, config, features);
-    scan.problems.extend(problems);
+    scan.problems.extend(problem);
     scan.problems.sort();
     scan
+}
+
+/// `.cascade.yaml` in `dir`, or the defaults and the problem that made it unreadable.
+pub fn config_or_default(dir: &Path) -> (RepoConfig, Option<Problem>) {
+    match RepoConfig::load(dir) {
+        Ok(config) => (config, None),
+        Err(problem) => (RepoConfig::default(), Some(problem)),
+    }
 }
 
 /// Discovers `dir` with a configuration read elsewhere (the bot reads it from
@@ -72,6 +77,21 @@ fn scan_until(
     features: &[(String, String)],
     deadline: Option<Instant>,
 ) -> Scan {
+    let sources = Sources::new();
+    scan_sourced(dir, root, config, features, deadline, &sources).0
+}
+
+/// [`scan_with`] (stopping at `deadline`, if any) whose stacks read the remote
+/// sources fetched in `sources`, and the git sources they name that `sources`
+/// lacks: `catalog::Catalog::scan` fetches those and scans again.
+pub fn scan_sourced(
+    dir: &Path,
+    root: &Path,
+    config: RepoConfig,
+    features: &[(String, String)],
+    deadline: Option<Instant>,
+    sources: &Sources,
+) -> (Scan, Vec<GitSource>) {
     let opts = DiscoverOptions {
         dir: dir.to_path_buf(),
         repo_root: root.to_path_buf(),
@@ -79,18 +99,20 @@ fn scan_until(
         env: Default::default(),
         features: features.iter().cloned().collect(),
         deadline,
+        sources: sources.clone(),
     };
-    let discovery = terragrunt::discover(&opts);
+    let (discovery, wanted) = terragrunt::discover_wanting(&opts);
     let (graph, cycle_problems) = discovery.graph();
     let mut problems: Vec<Problem> = discovery.problems.clone();
     problems.extend(cycle_problems);
     problems.sort();
-    Scan {
+    let scan = Scan {
         config,
         discovery,
         graph,
         problems,
-    }
+    };
+    (scan, wanted)
 }
 
 impl Scan {

@@ -92,6 +92,11 @@ pub struct Session {
     pub modules: Memo<String, Arc<super::reads::ModuleDirs>>,
     /// Module directory → the local module directories its own files call.
     pub module_calls: Memo<String, Arc<super::reads::ModuleCalls>>,
+    /// Remote sources fetched for this discovery (`DiscoverOptions::sources`).
+    pub sources: super::remote_source::Sources,
+    /// Git sources stacks named that `sources` lacks: the caller fetches them
+    /// and discovers again.
+    pub wanted: Mutex<BTreeMap<super::remote_source::SourceKey, super::remote_source::GitSource>>,
 }
 
 /// The memoised result of `read_terragrunt_config` on one file.
@@ -128,6 +133,8 @@ impl Session {
             read_configs: Memo::new(),
             modules: Memo::new(),
             module_calls: Memo::new(),
+            sources: Default::default(),
+            wanted: Mutex::default(),
         }
     }
 

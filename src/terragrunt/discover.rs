@@ -19,9 +19,11 @@ use super::fs::{FsIndex, Probe, Truncation, UNIT_CONFIG_NAMES};
 use super::limits::{
     DISCOVERY_STACK_BYTES, Limit, MAX_MESSAGE_CHARS, MAX_PROBLEMS_PER_UNIT, PLANNED,
 };
+use super::remote_source::GitSource;
 use super::stack::{self, Expansion, GeneratedUnit};
 use super::unit_config::{self, DeclaredDependency, Outcome, UnitSpec};
 use super::{DiscoverOptions, Discovery, ReadSet, Unit, UnitKind, paths};
+use crate::discovery::SourceCommit;
 use crate::problem::{Problem, ProblemKind};
 use crate::unit::UnitPath;
 use rayon::prelude::*;
@@ -49,11 +51,18 @@ fn pool() -> &'static rayon::ThreadPool {
 /// Past `opts.deadline`, units not yet evaluated are unresolved and
 /// [`Discovery::timed_out`] is set.
 pub fn discover(opts: &DiscoverOptions) -> Discovery {
+    discover_wanting(opts).0
+}
+
+/// [`discover`], and the git sources stacks name that `opts.sources` lacks (each
+/// once, by key): fetch them, add them to `opts.sources` and discover again
+/// (`catalog::Catalog::discover` does).
+pub fn discover_wanting(opts: &DiscoverOptions) -> (Discovery, Vec<GitSource>) {
     pool().install(|| discover_here(opts))
 }
 
-/// [`discover`] on the current thread, whose stack must be large enough.
-pub(super) fn discover_here(opts: &DiscoverOptions) -> Discovery {
+/// [`discover_wanting`] on the current thread, whose stack must be large enough.
+pub(super) fn discover_here(opts: &DiscoverOptions) -> (Discovery, Vec<GitSource>) {
     let root = std::fs::canonicalize(&opts.repo_root).unwrap_or_else(|_| opts.repo_root.clone());
     let dir = std::fs::canonicalize(&opts.dir).unwrap_or_else(|_| opts.dir.clone());
     let root_abs = root.to_string_lossy().trim_end_matches('/').to_string();
@@ -65,20 +74,23 @@ pub(super) fn discover_here(opts: &DiscoverOptions) -> Discovery {
                 ProblemKind::Config,
                 "the directory to discover is not inside the repository root; pass a directory inside the repository",
             );
-            return Discovery {
+            let discovery = Discovery {
                 problems: vec![problem],
                 ..Discovery::default()
             };
+            return (discovery, Vec::new());
         }
     };
     let (fs, candidates) = FsIndex::walk(&root, &base, opts.deadline);
-    let session = Session::new(
+    let mut session = Session::new(
         root_abs.clone(),
         fs,
         opts.env.clone(),
         &opts.features,
         opts.deadline,
     );
+    session.sources = opts.sources.clone();
+    let session = session;
     let config = &opts.config;
     // Config paths (environments, ignore) are relative to the discovery directory.
     let rel_to_base = |p: &str| rebase(&base, p);
@@ -154,10 +166,9 @@ pub(super) fn discover_here(opts: &DiscoverOptions) -> Discovery {
             outcome.reads.globs.extend(unit.reads.globs.iter().cloned());
             // Terragrunt reads what the stack generated, not what a dependency names.
             outcome.has_source = true;
-            (
-                unit.spec.dir.clone(),
-                Found::unit(outcome, Some(stack_dir.clone())),
-            )
+            let mut found = Found::unit(outcome, Some(stack_dir.clone()));
+            found.sources = unit.sources.clone();
+            (unit.spec.dir.clone(), found)
         }))
         .collect();
     // Built in bulk from sorted input; a unit replaces what a stack put at its directory.
@@ -200,7 +211,7 @@ pub(super) fn discover_here(opts: &DiscoverOptions) -> Discovery {
             }
             for p in outcome.problems {
                 let mut p = p.unit(&path);
-                p.file = p.file.map(|f| rel_to_base(&f));
+                p.file = p.file.map(|f| shown_file(&session, &f, &rel_to_base));
                 p.message.push_str(match p.kind {
                     // A message that says what is planned already (limits,
                     // unreadable files, remote sources) gave its own advice.
@@ -228,6 +239,7 @@ pub(super) fn discover_here(opts: &DiscoverOptions) -> Discovery {
                 excluded: outcome.excluded,
                 stack: f.stack.as_ref().map(|s| UnitPath::new(rel_to_base(s))),
                 refused: None,
+                sources: f.sources,
             };
             Built {
                 unit,
@@ -266,7 +278,9 @@ pub(super) fn discover_here(opts: &DiscoverOptions) -> Discovery {
     files::walk_problems(&session, &base, &mut units, &mut problems);
     for p in &mut problems {
         let given = [opts.repo_root.to_string_lossy(), opts.dir.to_string_lossy()];
-        p.message = scrubbed(&p.message, &[&root_abs, &given[0], &given[1]]);
+        // A fetched tree's name and place on this machine become its source's text.
+        let message = session.fs.unmounted_text(&p.message);
+        p.message = scrubbed(&message, &[&root_abs, &given[0], &given[1]]);
     }
     problems.sort();
     problems.dedup();
@@ -276,12 +290,19 @@ pub(super) fn discover_here(opts: &DiscoverOptions) -> Discovery {
             *f = rebase(&base, f);
         }
     }
-    Discovery {
+    let wanted_sources = session
+        .wanted
+        .into_inner()
+        .unwrap_or_else(|p| p.into_inner())
+        .into_values()
+        .collect();
+    let discovery = Discovery {
         units,
         problems,
         files,
         timed_out,
-    }
+    };
+    (discovery, wanted_sources)
 }
 
 /// One directory made a [`Unit`], with what the whole discovery needs from it.
@@ -299,6 +320,8 @@ struct Found {
     outcome: Outcome,
     /// For a generated unit or stack: the stack on disk that generates it.
     stack: Option<String>,
+    /// The remote sources a generated unit came from.
+    sources: Vec<SourceCommit>,
 }
 
 impl Found {
@@ -307,6 +330,7 @@ impl Found {
             kind: UnitKind::Terragrunt,
             outcome,
             stack,
+            sources: Vec::new(),
         }
     }
 
@@ -315,6 +339,7 @@ impl Found {
             kind: UnitKind::Stack,
             outcome: Outcome::default(),
             stack: generated_by,
+            sources: Vec::new(),
         }
     }
 }
@@ -393,7 +418,16 @@ fn missing_dependency(
         format!("{path} depends on {target} ({declared}), {why}; fix the path or create the unit");
     Problem::new(ProblemKind::MissingDependency, message)
         .unit(path)
-        .at(rel_to_base(&dep.file), dep.line, None)
+        .at(shown_file(session, &dep.file, rel_to_base), dep.line, None)
+}
+
+/// The file a problem names: repo-relative made relative to the discovery
+/// directory, or a fetched tree's file as its source (`git::…?ref=v1//units/db/terragrunt.hcl`).
+fn shown_file(session: &Session, file: &str, rel_to_base: &dyn Fn(&str) -> String) -> String {
+    session
+        .fs
+        .shown_mounted(file)
+        .unwrap_or_else(|| rel_to_base(file))
 }
 
 /// A `terragrunt.hcl` that other units include and that sets no

@@ -9,6 +9,13 @@
 //! under a generated directory are translated to the source here, at the one
 //! place every read passes.
 //!
+//! *Mounts*: a remote source fetched for a stack is a tree outside the
+//! repository. It is mounted at a name no repository path can have
+//! (`../.cascade-sources/<n>`: every path the evaluator makes is cleaned, and
+//! a cleaned path never starts with `..`), and only generated directories lead
+//! there. The same wall stands at the tree's root: every path under a mount is
+//! resolved (links included) and refused when it leaves the tree.
+//!
 //! The walk enters hidden directories, as Terragrunt 1.x does, and skips only
 //! `.git`, `.terraform`, `.terragrunt-cache` (Terragrunt's
 //! `SkipDirIfIgnorable`) and `.terragrunt-stack`: what stacks generate there
@@ -151,6 +158,23 @@ pub struct FsIndex {
     /// repository without stacks, which then pays one relaxed load per read.
     generated: RwLock<HashMap<String, GeneratedDir>>,
     has_generated: AtomicBool,
+    /// Fetched trees (see [`FsIndex::mount`]), by mount name.
+    mounts: RwLock<Vec<Mount>>,
+    has_mounts: AtomicBool,
+}
+
+/// Where every mount's name starts: `..` is no part of a cleaned path.
+const MOUNTS: &str = "../.cascade-sources";
+
+/// A fetched tree, read under the name [`FsIndex::mount`] gave it.
+#[derive(Clone, Debug)]
+struct Mount {
+    /// `../.cascade-sources/<n>`.
+    name: String,
+    /// The tree's canonical root: the wall inside it.
+    tree: PathBuf,
+    /// How a problem names the tree (the source without credentials).
+    label: String,
 }
 
 /// Where the files of a generated directory really are.
@@ -222,6 +246,8 @@ impl FsIndex {
                 found,
                 generated: RwLock::new(HashMap::new()),
                 has_generated: AtomicBool::new(false),
+                mounts: RwLock::new(Vec::new()),
+                has_mounts: AtomicBool::new(false),
             },
             candidates,
         )
@@ -240,6 +266,86 @@ impl FsIndex {
             },
         );
         self.has_generated.store(true, Ordering::Release);
+    }
+
+    /// Mounts the fetched tree `tree` (an absolute directory outside the
+    /// repository) and returns the name its files are read under, or `None`
+    /// when the tree is not there. `label` is what problems call the tree
+    /// instead of the name. One tree with one label is mounted once.
+    pub fn mount(&self, tree: &Path, label: &str) -> Option<String> {
+        let tree = std::fs::canonicalize(tree).ok().filter(|t| t.is_dir())?;
+        let mut mounts = self.mounts.write().unwrap_or_else(|p| p.into_inner());
+        if let Some(m) = mounts.iter().find(|m| m.tree == tree && m.label == label) {
+            return Some(m.name.clone());
+        }
+        let name = format!("{MOUNTS}/{}", mounts.len());
+        mounts.push(Mount {
+            name: name.clone(),
+            tree,
+            label: label.to_string(),
+        });
+        self.has_mounts.store(true, Ordering::Release);
+        Some(name)
+    }
+
+    /// The tree and the path inside it, for a path under a mount.
+    fn mounted(&self, rel: &str) -> Option<(PathBuf, String)> {
+        if !self.has_mounts.load(Ordering::Acquire) || !rel.starts_with(MOUNTS) {
+            return None;
+        }
+        let mounts = self.mounts.read().unwrap_or_else(|p| p.into_inner());
+        let m = mounts.iter().find(|m| paths::is_within(rel, &m.name))?;
+        let inside = rel[m.name.len()..].trim_start_matches('/').to_string();
+        Some((m.tree.clone(), inside))
+    }
+
+    /// True when `rel` is under a mount: a fetched tree's file, no file of the repository.
+    pub fn is_mounted(&self, rel: &str) -> bool {
+        self.mounted(rel).is_some()
+    }
+
+    /// How a problem names `rel` when it is under a mount: the source, then the
+    /// path inside the tree (`git::https://host/org/repo?ref=v1//units/db/terragrunt.hcl`).
+    pub fn shown_mounted(&self, rel: &str) -> Option<String> {
+        if !self.has_mounts.load(Ordering::Acquire) || !rel.starts_with(MOUNTS) {
+            return None;
+        }
+        let mounts = self.mounts.read().unwrap_or_else(|p| p.into_inner());
+        let m = mounts.iter().find(|m| paths::is_within(rel, &m.name))?;
+        Some(format!("{}/{}", m.label, &rel[m.name.len()..]))
+    }
+
+    /// `text` with every mount's name replaced by its label, and the trees'
+    /// absolute paths, for a message.
+    pub fn unmounted_text(&self, text: &str) -> String {
+        if !self.has_mounts.load(Ordering::Acquire) {
+            return text.to_string();
+        }
+        let mounts = self.mounts.read().unwrap_or_else(|p| p.into_inner());
+        let mut out = text.to_string();
+        // The longest names first: `…/1` must not eat the start of `…/10`.
+        let mut sorted: Vec<&Mount> = mounts.iter().collect();
+        sorted.sort_by_key(|m| std::cmp::Reverse(m.name.len()));
+        for m in sorted {
+            if out.contains(&m.name) {
+                out = out.replace(&format!("{}/", m.name), &format!("{}//", m.label));
+                out = out.replace(&m.name, &m.label);
+            }
+            let tree = m.tree.to_string_lossy();
+            if out.contains(tree.as_ref()) {
+                out = out.replace(tree.as_ref(), &m.label);
+            }
+        }
+        out
+    }
+
+    /// The canonical path of `inside` in `tree`, if it exists and stays in the tree.
+    fn real_in(tree: &Path, inside: &str) -> Result<PathBuf, Probe> {
+        match std::fs::canonicalize(tree.join(inside)) {
+            Ok(real) if real.starts_with(tree) => Ok(real),
+            Ok(_) => Err(Probe::Escapes),
+            Err(_) => Err(Probe::Missing),
+        }
     }
 
     /// The path `rel` is really read from: itself, or its place in the
@@ -318,6 +424,12 @@ impl FsIndex {
     }
 
     fn probe_physical(&self, rel: &str) -> Probe {
+        if let Some((tree, inside)) = self.mounted(rel) {
+            return match FsIndex::real_in(&tree, &inside) {
+                Err(probe) => probe,
+                Ok(real) => metadata_probe(&real),
+            };
+        }
         if rel.is_empty() || rel == self.walked {
             return Probe::Dir;
         }
@@ -342,12 +454,7 @@ impl FsIndex {
     fn probe_os(&self, rel: &str) -> Probe {
         match self.real(rel) {
             Err(probe) => probe,
-            Ok(real) => match std::fs::metadata(&real) {
-                Ok(m) if m.is_file() => Probe::File,
-                Ok(m) if m.is_dir() => Probe::Dir,
-                Ok(_) => Probe::Special,
-                Err(_) => Probe::Missing,
-            },
+            Ok(real) => metadata_probe(&real),
         }
     }
 
@@ -376,6 +483,14 @@ impl FsIndex {
     /// links that leave the root, special files, and files over `limit` bytes.
     pub fn read_text(&self, rel: &str, limit: u64) -> Result<String, ReadError> {
         let rel = &*self.physical(rel);
+        if let Some((tree, inside)) = self.mounted(rel) {
+            let real = match FsIndex::real_in(&tree, &inside) {
+                Ok(real) => real,
+                Err(Probe::Escapes) => return Err(ReadError::Escapes),
+                Err(_) => return Err(ReadError::Missing),
+            };
+            return open_regular(&real, limit);
+        }
         let direct = self.covers(rel)
             && self.refused_prefix(rel).is_none()
             && (self.found.links.is_empty()
@@ -392,15 +507,7 @@ impl FsIndex {
                 Err(_) => return Err(ReadError::Missing),
             }
         };
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-            .open(&path)
-            .map_err(|e| match e.kind() {
-                std::io::ErrorKind::NotFound => ReadError::Missing,
-                kind => ReadError::Failed(kind.to_string()),
-            })?;
-        read_regular(file, limit)
+        open_regular(&path, limit)
     }
 
     /// Every file under directory `dir`, recursively, sorted (cache and
@@ -432,6 +539,13 @@ impl FsIndex {
 
     /// [`FsIndex::files_under`] of the files really there, generated directories not translated.
     pub fn files_under_walked(&self, dir: &str) -> Vec<String> {
+        if let Some((tree, inside)) = self.mounted(dir) {
+            // The tree walked as the repository is: links leaving it refused.
+            let mut files = walk_listing(&tree, &inside, None, false).files;
+            files.sort_unstable();
+            let name = &dir[..dir.len() - inside.len()].trim_end_matches('/');
+            return files.iter().map(|f| paths::join(name, f)).collect();
+        }
         if self.covers(dir) || (dir.is_empty() && self.walked.is_empty()) {
             if self.refused_prefix(dir) == Some(Refusal::Escapes) {
                 return Vec::new();
@@ -491,6 +605,29 @@ impl FsIndex {
         }
         (!crossed.is_empty()).then_some((real, crossed))
     }
+}
+
+/// What the real path `real` is.
+fn metadata_probe(real: &Path) -> Probe {
+    match std::fs::metadata(real) {
+        Ok(m) if m.is_file() => Probe::File,
+        Ok(m) if m.is_dir() => Probe::Dir,
+        Ok(_) => Probe::Special,
+        Err(_) => Probe::Missing,
+    }
+}
+
+/// Opens `path` without following a link and reads it as [`read_regular`] does.
+fn open_regular(path: &Path, limit: u64) -> Result<String, ReadError> {
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => ReadError::Missing,
+            kind => ReadError::Failed(kind.to_string()),
+        })?;
+    read_regular(file, limit)
 }
 
 /// Reads an opened file that must be regular and at most `limit` bytes.

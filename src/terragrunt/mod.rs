@@ -42,6 +42,11 @@ pub struct DiscoverOptions {
     /// [`Discovery::timed_out`] is set. `None` runs to the end (every unit is
     /// still bounded by [`limits::MAX_STEPS_PER_UNIT`]).
     pub deadline: Option<Instant>,
+    /// Remote stack sources fetched for this discovery (by `catalog`): a stack's
+    /// `unit` or `stack` block whose git source is here is generated from the fetched
+    /// tree; one that is not is unresolved and named in what [`discover_wanting`]
+    /// returns. Empty: nothing remote is read.
+    pub sources: remote_source::Sources,
 }
 
 mod budget;
@@ -62,7 +67,7 @@ pub mod value;
 
 mod discover;
 mod stack;
-pub use discover::discover;
+pub use discover::{discover, discover_wanting};
 
 /// Discovers a repository made of `files` (repo-relative path, contents),
 /// written to a temporary directory: the entry point for fuzzing and for
@@ -116,6 +121,7 @@ fn scratch_repository(
         env: BTreeMap::new(),
         features: BTreeMap::new(),
         deadline: None,
+        sources: Default::default(),
     };
     Ok((tmp, opts, config_problem))
 }

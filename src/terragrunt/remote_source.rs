@@ -98,6 +98,37 @@ impl GitSource {
     }
 }
 
+/// Which fetch a source needs: the repository and the ref, nothing else (two units from
+/// one catalog at one ref share a fetch whatever their subdirectories). A plan resolves
+/// each key once, so a branch that moves mid-plan gives every unit the same commit.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SourceKey {
+    /// [`GitSource::repository_key`]: no credentials.
+    pub repository: String,
+    pub reference: Option<String>,
+}
+
+impl GitSource {
+    pub fn key(&self) -> SourceKey {
+        SourceKey {
+            repository: self.repository_key(),
+            reference: self.reference.clone(),
+        }
+    }
+}
+
+/// A fetched repository, as discovery reads it: the tree's directory on this machine (read
+/// only through the file index's wall, never shown) and the commit its ref resolved to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FetchedSource {
+    pub dir: std::path::PathBuf,
+    pub commit: String,
+}
+
+/// Every source a discovery may serve from fetched trees: the tree, or why it was not
+/// fetched (a reason a problem shows, without credentials). A key absent here is wanted.
+pub type Sources = std::collections::BTreeMap<SourceKey, Result<FetchedSource, String>>;
+
 impl fmt::Display for GitSource {
     /// The source as Terragrunt would write it, without credentials.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -10,18 +10,25 @@
 //! evaluated there with the block's `values` and `autoinclude`; `stack`
 //! blocks recurse. The generated directories are declared to the file index,
 //! which serves their reads from the sources.
-//! Must never: fetch a remote source (its units are unresolved), write a
-//! file, or let a stack that generates itself run away (bounded by
-//! [`MAX_STACK_DEPTH`] and one evaluation budget per stack file on disk).
+//! A remote git `source` is served from the tree `DiscoverOptions::sources`
+//! holds for it (mounted in the file index, walled at the tree's root); one
+//! that is not there is unresolved and asked for (`Session::wanted`), one
+//! that failed to fetch is unresolved with the reason, and other remote forms
+//! are unresolved naming the form.
+//! Must never: fetch a remote source itself, write a file, or let a stack
+//! that generates itself run away (bounded by [`MAX_STACK_DEPTH`] and one
+//! evaluation budget per stack file on disk).
 
 use super::budget::Budget;
 use super::context::{Acc, Instance, Role, Session};
 use super::fs::{Probe, STACK_CONFIG_NAME, STACK_DIR, UNIT_CONFIG_NAMES};
 use super::limits::{MAX_STACK_DEPTH, PLANNED_ON_EVERY_CHANGE};
 use super::parse::HclFile;
+use super::remote_source::{self, GitSource, RemoteSource};
 use super::unit_config::{AutoInclude, DeclaredDependency, UnitSpec, load_values};
 use super::value::Value;
 use super::{ReadSet, paths};
+use crate::discovery::SourceCommit;
 use crate::problem::{Problem, ProblemKind};
 use hcl_edit::Span;
 use hcl_edit::expr::Expression;
@@ -54,6 +61,8 @@ pub struct GeneratedUnit {
     pub problems: Vec<Problem>,
     /// True when it cannot be evaluated (a remote or unknown source).
     pub unresolved: bool,
+    /// The fetched remote sources it comes from (its stacks' first).
+    pub sources: Vec<SourceCommit>,
 }
 
 /// Expands the stack whose `terragrunt.stack.hcl` is in `dir` (repo-relative).
@@ -66,6 +75,7 @@ pub fn expand(s: &Session, dir: &str) -> Expansion {
         reads: ReadSet::default(),
         stacks: Vec::new(),
         depth: 0,
+        sources: Vec::new(),
     };
     expand_level(s, &budget, level, &mut out);
     if let Some(tripped) = budget.tripped() {
@@ -91,6 +101,8 @@ struct Level {
     /// The stack directories above it, outermost first.
     stacks: Vec<String>,
     depth: usize,
+    /// The fetched sources of the stacks above it and of itself.
+    sources: Vec<SourceCommit>,
 }
 
 /// A `unit` or `stack` block, with the file it is written in.
@@ -253,7 +265,10 @@ fn expand_file(
     stacks_here.push(here.clone());
     let mut generated = Vec::new();
     for c in units.iter().filter(|c| c.dir.is_some()) {
-        if let Some(unit) = generate_unit(&inst, c, &stacks_here) {
+        if let Some(mut unit) = generate_unit(&inst, c, &stacks_here) {
+            let mine = std::mem::take(&mut unit.sources);
+            unit.sources = level.sources.clone();
+            unit.sources.extend(mine);
             generated.push(unit);
         }
     }
@@ -280,14 +295,17 @@ fn expand_file(
         unit.reads.globs.extend(reads.globs.iter().cloned());
         out.units.push(unit);
     }
-    for (dir, values) in nested {
+    for (dir, values, used) in nested {
         out.nested.push(dir.clone());
+        let mut sources = level.sources.clone();
+        sources.extend(used);
         let next = Level {
             dir,
             values,
             reads: reads.clone(),
             stacks: stacks_here.clone(),
             depth: level.depth + 1,
+            sources,
         };
         expand_level(s, budget, next, out);
     }
@@ -402,8 +420,17 @@ fn place(
     }
 }
 
-/// A component's local source directory: `Ok(None)` for a remote source.
-fn source_dir(inst: &Instance<'_>, c: &Component<'_>) -> Result<Option<String>, Problem> {
+/// Where a component's files come from.
+enum SourceDir {
+    /// A directory of the repository.
+    Local(String),
+    /// A directory of a fetched tree, under its mount, and the source it was fetched as.
+    Fetched { dir: String, used: SourceCommit },
+}
+
+/// A component's source directory, or the problem that makes it unknown
+/// (a remote source not fetched, not fetchable, or of a form cascade does not fetch).
+fn source_dir(inst: &Instance<'_>, c: &Component<'_>) -> Result<SourceDir, Problem> {
     let located = |span, kind, message: String| {
         Problem::new(kind, message).at(c.file.path.clone(), c.file.line_of(span), None)
     };
@@ -423,6 +450,9 @@ fn source_dir(inst: &Instance<'_>, c: &Component<'_>) -> Result<Option<String>, 
     let (root, sub) = super::reads::split_source(&source);
     let local = super::reads::is_local_source(&source)
         || (!root.contains("::") && !root.contains("://") && !root.starts_with("git@"));
+    if !local {
+        return remote_dir(inst, c, &source).map_err(|(kind, m)| located(attr.span(), kind, m));
+    }
     let dir = local
         .then(|| inst.s.resolve(&inst.tg_dir, root).ok())
         .flatten()
@@ -438,8 +468,8 @@ fn source_dir(inst: &Instance<'_>, c: &Component<'_>) -> Result<Option<String>, 
             ),
         )),
         // Not read by the stack: only the units generated from it read it.
-        Some(dir) => Ok(Some(dir)),
-        None if local && super::reads::is_local_source(&source) => Err(located(
+        Some(dir) => Ok(SourceDir::Local(dir)),
+        None if super::reads::is_local_source(&source) => Err(located(
             attr.span(),
             ProblemKind::Parse,
             format!(
@@ -447,7 +477,100 @@ fn source_dir(inst: &Instance<'_>, c: &Component<'_>) -> Result<Option<String>, 
                 c.name
             ),
         )),
-        None => Ok(None),
+        None => remote_dir(inst, c, &source).map_err(|(kind, m)| located(attr.span(), kind, m)),
+    }
+}
+
+/// A remote source's directory in its fetched tree, or why there is none.
+fn remote_dir(
+    inst: &Instance<'_>,
+    c: &Component<'_>,
+    source: &str,
+) -> Result<SourceDir, (ProblemKind, String)> {
+    let kind = c.block.ident.as_str();
+    let name = &c.name;
+    let (cannot, advice) = if kind == "unit" {
+        (
+            "what this unit depends on or reads",
+            format!(
+                "to have it read, give the unit a source in the repository {PLANNED_ON_EVERY_CHANGE}"
+            ),
+        )
+    } else {
+        (
+            "which units this stack generates and none of them is planned",
+            "to have them planned, give the stack a source in the repository".to_string(),
+        )
+    };
+    let unresolved = |m: String| Err((ProblemKind::Unresolved, m));
+    let git = match remote_source::parse(source) {
+        RemoteSource::Git(git) => git,
+        RemoteSource::Unsupported { form } => {
+            return unresolved(format!(
+                "{kind} \"{name}\" has a source of a form cascade does not fetch ({form}; it fetches git repositories only), so it cannot tell {cannot}; {advice}"
+            ));
+        }
+        RemoteSource::Invalid { why } => {
+            return unresolved(format!(
+                "the source of {kind} \"{name}\" is refused: {why}; so cascade cannot tell {cannot}; {advice}"
+            ));
+        }
+    };
+    let s = inst.s;
+    let fetched = match s.sources.get(&git.key()) {
+        Some(Ok(fetched)) => fetched,
+        Some(Err(reason)) => {
+            let planned = if kind == "unit" {
+                PLANNED_ON_EVERY_CHANGE
+            } else {
+                ""
+            };
+            return unresolved(format!(
+                "could not fetch {git} ({kind} \"{name}\"): {reason}; so cascade cannot tell {cannot}; fix the source or cascade's access to it {planned}"
+            ).trim_end().to_string());
+        }
+        None => {
+            let mut wanted = s.wanted.lock().unwrap_or_else(|p| p.into_inner());
+            wanted.entry(git.key()).or_insert_with(|| git.clone());
+            return unresolved(format!(
+                "{kind} \"{name}\" has a remote source, {git}, that this discovery did not fetch, so cascade cannot tell {cannot}; {advice}"
+            ));
+        }
+    };
+    let Some(mount) = s.fs.mount(&fetched.dir, &tree_label(&git)) else {
+        return unresolved(format!(
+            "the fetched tree of {git} ({kind} \"{name}\") is gone from the cache; so cascade cannot tell {cannot}; plan again"
+        ));
+    };
+    let dir = paths::join(&mount, git.subdir());
+    match s.fs.probe(&dir) {
+        Probe::Dir => Ok(SourceDir::Fetched {
+            dir,
+            used: SourceCommit {
+                url: git.shown_url(),
+                reference: git.reference().map(str::to_string),
+                commit: fetched.commit.clone(),
+            },
+        }),
+        Probe::Escapes => unresolved(format!(
+            "the source of {kind} \"{name}\", {git}, leads through a symbolic link outside the fetched repository; cascade reads nothing outside it, so it cannot tell {cannot}; {advice}"
+        )),
+        _ => Err((
+            ProblemKind::Parse,
+            format!(
+                "the source of {kind} \"{name}\", {git}, is not a directory of that repository at commit {}; fix the path {PLANNED_ON_EVERY_CHANGE}",
+                fetched.commit
+            ),
+        )),
+    }
+}
+
+/// What problems call a fetched tree: the repository and ref, without credentials
+/// (`git::https://github.com/acme/catalog?ref=v1`); a path inside follows after `//`.
+fn tree_label(git: &GitSource) -> String {
+    match git.reference() {
+        Some(reference) => format!("git::{}?ref={reference}", git.shown_url()),
+        None => format!("git::{}", git.shown_url()),
     }
 }
 
@@ -469,24 +592,11 @@ fn generate_unit(
         stacks: stacks.to_vec(),
         problems: Vec::new(),
         unresolved: false,
+        sources: Vec::new(),
     };
-    let source = match source_dir(inst, c) {
-        Ok(Some(source)) => source,
-        Ok(None) => {
-            let span = c.block.body.get_attribute("source").and_then(|a| a.span());
-            unit.unresolved = true;
-            unit.problems.push(
-                Problem::new(
-                    ProblemKind::Unresolved,
-                    format!(
-                        "unit \"{}\" has a remote source; cascade expands stacks from sources in the repository only and fetches nothing, so it cannot tell what this unit depends on or reads; to have it read, give the unit a source in the repository {PLANNED_ON_EVERY_CHANGE}",
-                        c.name
-                    ),
-                )
-                .at(c.file.path.clone(), c.file.line_of(span), None),
-            );
-            return Some(unit);
-        }
+    let (source, fetched) = match source_dir(inst, c) {
+        Ok(SourceDir::Local(source)) => (source, None),
+        Ok(SourceDir::Fetched { dir, used }) => (dir, Some(used)),
         Err(p) => {
             unit.unresolved = true;
             unit.problems.push(p);
@@ -512,7 +622,13 @@ fn generate_unit(
     };
     s.fs.generate(&dir, &source, c.no_dot);
     unit.spec.config = paths::join(&dir, config);
-    unit.reads.dirs.insert(source);
+    match fetched {
+        // A fetched tree is no part of the repository: the stack file naming it is read.
+        Some(used) => unit.sources.push(used),
+        None => {
+            unit.reads.dirs.insert(source);
+        }
+    }
     if let Some(attr) = c.block.body.get_attribute("values") {
         match inst.eval(&attr.value, None) {
             Ok(Value::Map(values)) => unit.spec.values = Some(Arc::new(values)),
@@ -676,24 +792,18 @@ fn autoinclude(
     out
 }
 
-/// A nested stack: where it is generated and the values it is given.
-fn generate_stack(
-    inst: &Instance<'_>,
-    c: &Component<'_>,
-) -> Result<Option<(String, Option<Value>)>, Problem> {
+/// A nested stack generated here and read next: where, with which values, from which fetched source.
+type NestedStack = (String, Option<Value>, Option<SourceCommit>);
+
+/// A nested stack: where it is generated, the values it is given and the
+/// fetched source it comes from.
+fn generate_stack(inst: &Instance<'_>, c: &Component<'_>) -> Result<Option<NestedStack>, Problem> {
     let Some(dir) = c.dir.clone() else {
         return Ok(None);
     };
-    let Some(source) = source_dir(inst, c)? else {
-        let span = c.block.body.get_attribute("source").and_then(|a| a.span());
-        return Err(Problem::new(
-            ProblemKind::Unresolved,
-            format!(
-                "stack \"{}\" has a remote source; cascade expands stacks from sources in the repository only and fetches nothing, so it cannot tell which units this stack generates and none of them is planned; to have them planned, give the stack a source in the repository",
-                c.name
-            ),
-        )
-        .at(c.file.path.clone(), c.file.line_of(span), None));
+    let (source, used) = match source_dir(inst, c)? {
+        SourceDir::Local(source) => (source, None),
+        SourceDir::Fetched { dir, used } => (dir, Some(used)),
     };
     if !inst.s.fs.is_file(&paths::join(&source, STACK_CONFIG_NAME)) {
         return Err(Problem::new(
@@ -722,7 +832,7 @@ fn generate_stack(
             }
         },
     };
-    Ok(Some((dir, values)))
+    Ok(Some((dir, values, used)))
 }
 
 /// A string-valued attribute, or why not.

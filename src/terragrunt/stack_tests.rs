@@ -22,7 +22,7 @@ fn on_a_quarter_stack(files: &[(String, String)]) -> Discovery {
         .stack_size(DISCOVERY_STACK_BYTES / 4)
         .build()
         .unwrap();
-    pool.install(|| discover_here(&opts))
+    pool.install(|| discover_here(&opts).0)
 }
 
 fn unit(text: String) -> Vec<(String, String)> {

@@ -26,6 +26,7 @@ fn unit(path: &str) -> Unit {
         executor: None,
         stack: None,
         refused: None,
+        sources: Vec::new(),
     }
 }
 

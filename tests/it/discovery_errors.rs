@@ -40,6 +40,7 @@ fn problems_with(
         env: BTreeMap::new(),
         features: BTreeMap::new(),
         deadline,
+        sources: Default::default(),
     };
     let discovery = discover(&opts);
     let (_, cycles) = discovery.graph();

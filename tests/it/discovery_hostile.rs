@@ -70,6 +70,7 @@ impl Sandbox {
             env: BTreeMap::new(),
             features: BTreeMap::new(),
             deadline,
+            sources: Default::default(),
         })
     }
 }
@@ -744,6 +745,7 @@ fn past_the_deadline_plain_modules_are_unresolved_too() {
         env: BTreeMap::new(),
         features: BTreeMap::new(),
         deadline: Some(Instant::now()),
+        sources: Default::default(),
     });
     assert!(d.timed_out);
     assert!(d.unit(&UnitPath::new("global/dns")).unwrap().unresolved);

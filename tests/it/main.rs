@@ -44,6 +44,7 @@ mod discovery_errors;
 mod discovery_fidelity;
 mod discovery_hostile;
 mod discovery_paths;
+mod discovery_remote;
 mod discovery_stacks;
 mod discovery_unknowns;
 mod drift;

@@ -48,6 +48,7 @@ fn run_in(root: &Path, working_dir: &str, features: &[(&str, &str)]) -> Found {
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect(),
         deadline: None,
+        sources: Default::default(),
     };
     let discovery = discover(&opts);
     let (graph, cycles) = discovery.graph();

@@ -129,6 +129,7 @@ fn unit(path: &str, dependencies: &[&str], unresolved: bool) -> Unit {
         executor: None,
         stack: None,
         refused: None,
+        sources: Vec::new(),
     }
 }
 

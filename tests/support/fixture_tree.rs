@@ -60,6 +60,7 @@ impl FixtureTree {
             env: BTreeMap::new(),
             features: BTreeMap::new(),
             deadline: None,
+            sources: Default::default(),
         })
     }
 }

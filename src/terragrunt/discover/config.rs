@@ -75,6 +75,7 @@ pub(super) fn add_config_units(
             executor: Some(module.executor),
             stack: None,
             refused: None,
+            sources: Vec::new(),
         });
     }
     let known: HashSet<UnitPath> = units.iter().map(|u| u.path.clone()).collect();

@@ -106,16 +106,20 @@ pub(super) fn with_link_targets(session: &Session, reads: ReadSet) -> ReadSet {
         // Nothing to resolve (most repositories): the set as it is.
         return reads;
     }
+    // A fetched tree's files are no repository files: a change cannot touch
+    // them (the stack file naming the source is read, and a new ref changes it).
     let mut out = ReadSet {
         files: reads
             .files
             .iter()
             .map(|f| session.fs.physical(f).into_owned())
+            .filter(|f| !session.fs.is_mounted(f))
             .collect(),
         dirs: reads
             .dirs
             .iter()
             .map(|d| session.fs.physical(d).into_owned())
+            .filter(|d| !session.fs.is_mounted(d))
             .collect(),
         globs: reads.globs,
     };
