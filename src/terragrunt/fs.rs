@@ -18,9 +18,9 @@
 //!
 //! The walk enters hidden directories, as Terragrunt 1.x does, and skips only
 //! `.git`, `.terraform`, `.terragrunt-cache` (Terragrunt's
-//! `SkipDirIfIgnorable`) and `.terragrunt-stack`: what stacks generate there
+//! `SkipDirIfIgnorable`), `.terragrunt-stack` (what stacks generate there
 //! is expanded from the stack files instead, so a stale copy on disk never
-//! counts.
+//! counts) and `.cascade` (cascade's own data: runs, base trees).
 //!
 //! Symbolic links: the walk never lets the operating system follow a link
 //! blindly. A link that resolves inside the repository behaves as Terragrunt
@@ -50,8 +50,16 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::Instant;
 
 /// Directory names the walk never enters: Terragrunt's `SkipDirIfIgnorable`,
-/// and the directory stacks generate into (expanded from the stack files).
-const SKIPPED_DIRS: &[&str] = &[".git", ".terraform", ".terragrunt-cache", STACK_DIR];
+/// the directory stacks generate into (expanded from the stack files), and
+/// cascade's own data directory (`cascade plan`'s default `<repo>/.cascade`
+/// holds whole trees of other revisions, which are not this tree's units).
+const SKIPPED_DIRS: &[&str] = &[
+    ".git",
+    ".terraform",
+    ".terragrunt-cache",
+    STACK_DIR,
+    ".cascade",
+];
 
 /// Where `terragrunt stack generate` writes a stack's units.
 pub const STACK_DIR: &str = ".terragrunt-stack";

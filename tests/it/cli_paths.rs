@@ -182,3 +182,28 @@ fn a_unit_named_with_control_characters_cannot_write_to_the_terminal() {
         );
     }
 }
+
+#[test]
+fn cascades_own_data_directory_is_not_discovered() {
+    let tmp = tempfile::tempdir().unwrap();
+    // What `cascade plan --base` leaves in its default data directory: a whole tree of
+    // the base revision.
+    let dir = repo(
+        tmp.path(),
+        &[
+            ("live/app/terragrunt.hcl", ""),
+            (".cascade/trees/0123abc/live/app/terragrunt.hcl", ""),
+            ("live/.cascade/trees/0123abc/app/terragrunt.hcl", ""),
+        ],
+    );
+    let (code, stdout, stderr) = cascade(&dir, &["graph", "--format", "json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let graph: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let units: Vec<&str> = graph["units"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(units, ["live/app"]);
+}
