@@ -1,8 +1,8 @@
 //! From typed events to the work each pull request's actor does.
 
 use crate::event::Event;
-use crate::forge::{ForgeRef, PullRequest};
-use crate::store::{AnyStore, BotStore};
+use crate::forge::{ForgeRef, PrNumber, PullRequest, RepoKey};
+use crate::store::{AnyStore, BotStore, PlanKey};
 use std::fmt;
 
 /// A pull request: `owner/name#number`.
@@ -26,8 +26,13 @@ impl PrKey {
     }
 
     /// The key plans are stored under: one current plan per pull request.
-    pub fn plan_key(&self) -> String {
-        self.to_string()
+    pub fn plan_key(&self) -> PlanKey {
+        let repo = RepoKey::from_stored(&self.repo);
+        if self.number == PrKey::DRIFT {
+            PlanKey::drift(&repo)
+        } else {
+            PlanKey::pull_request(&repo, PrNumber::new(self.number))
+        }
     }
 }
 

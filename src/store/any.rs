@@ -4,6 +4,7 @@
 //! records and no SQL, and never puts the URL (it may hold a password) in a
 //! message.
 
+use super::PlanKey;
 use super::{
     ApplyClaim, BotStore, DeliveryRecord, DeliveryStatus, DriftRecord, Lock, PlanRecord,
     PlanStatus, PostgresStore, PullRequestRecord, Pusher, RunKind, RunRecord, RunStore,
@@ -65,7 +66,7 @@ impl RunStore for AnyStore {
 
     async fn unfinished_run(
         &self,
-        repo: &str,
+        repo: &PlanKey,
         kind: RunKind,
         key: &str,
     ) -> anyhow::Result<Option<RunRecord>> {
@@ -74,7 +75,7 @@ impl RunStore for AnyStore {
 
     async fn latest_run(
         &self,
-        repo: &str,
+        repo: &PlanKey,
         kind: RunKind,
         key: &str,
     ) -> anyhow::Result<Option<RunRecord>> {
@@ -97,17 +98,17 @@ impl RunStore for AnyStore {
         on_backend!(self, s => s.save_plan(plan))
     }
 
-    async fn plan(&self, repo: &str, id: &PlanId) -> anyhow::Result<Option<PlanRecord>> {
+    async fn plan(&self, repo: &PlanKey, id: &PlanId) -> anyhow::Result<Option<PlanRecord>> {
         on_backend!(self, s => s.plan(repo, id))
     }
 
-    async fn current_plan(&self, repo: &str) -> anyhow::Result<Option<PlanRecord>> {
+    async fn current_plan(&self, repo: &PlanKey) -> anyhow::Result<Option<PlanRecord>> {
         on_backend!(self, s => s.current_plan(repo))
     }
 
     async fn set_plan_status(
         &self,
-        repo: &str,
+        repo: &PlanKey,
         id: &PlanId,
         status: PlanStatus,
     ) -> anyhow::Result<()> {
@@ -128,7 +129,7 @@ impl RunStore for AnyStore {
 
     async fn heartbeat_apply_claim(
         &self,
-        repo: &str,
+        repo: &PlanKey,
         plan_id: &PlanId,
         owner: &str,
         now: i64,
@@ -138,7 +139,7 @@ impl RunStore for AnyStore {
 
     async fn release_apply_claim(
         &self,
-        repo: &str,
+        repo: &PlanKey,
         plan_id: &PlanId,
         owner: &str,
     ) -> anyhow::Result<()> {
@@ -147,7 +148,7 @@ impl RunStore for AnyStore {
 
     async fn apply_claim(
         &self,
-        repo: &str,
+        repo: &PlanKey,
         plan_id: &PlanId,
     ) -> anyhow::Result<Option<ApplyClaim>> {
         on_backend!(self, s => s.apply_claim(repo, plan_id))

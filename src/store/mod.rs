@@ -22,6 +22,7 @@ mod comment_parts;
 mod drift;
 mod leases;
 mod migrations;
+mod plan_key;
 mod postgres;
 mod pushers;
 mod rows;
@@ -34,6 +35,7 @@ pub use bot::{DeliveryRecord, DeliveryStatus, Lock, PrState, PullRequestRecord};
 pub use bot_store::BotStore;
 pub use claims::ApplyClaim;
 pub use drift::DriftRecord;
+pub use plan_key::{DRIFT_NUMBER, PlanKey};
 pub use postgres::PostgresStore;
 pub use pushers::Pusher;
 pub use run_store::RunStore;
@@ -64,7 +66,7 @@ impl RunKind {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RunRecord {
     pub id: String,
-    pub repo: String,
+    pub repo: PlanKey,
     pub kind: RunKind,
     /// What a later run must match to resume this one.
     pub key: String,
@@ -208,7 +210,7 @@ impl PlanStatus {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PlanRecord {
     pub id: PlanId,
-    pub repo: String,
+    pub repo: PlanKey,
     pub head: String,
     pub base: String,
     pub status: PlanStatus,

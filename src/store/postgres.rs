@@ -21,6 +21,7 @@
 //! each NUL replaced by U+FFFD rather than failing the write. This module never
 //! puts the database URL, which may hold a password, in a message.
 
+use super::PlanKey;
 use super::rows;
 use super::{
     ApplyClaim, BotStore, DeliveryRecord, DeliveryStatus, Lock, PlanRecord, PlanStatus,
@@ -82,7 +83,7 @@ impl PostgresStore {
 
     async fn find_run(
         &self,
-        repo: &str,
+        repo: &PlanKey,
         kind: RunKind,
         key: &str,
         filter: &'static str,
@@ -91,7 +92,7 @@ impl PostgresStore {
             "SELECT id, repo, key, dir, status, created_at FROM runs WHERE repo = $1 AND kind = $2 AND key = $3 {filter} ORDER BY created_at DESC, seq DESC LIMIT 1"
         );
         let row = sqlx::query(sqlx::AssertSqlSafe(sql))
-            .bind(repo)
+            .bind(repo.as_str())
             .bind(kind.as_str())
             .bind(key)
             .fetch_optional(&self.pool)
@@ -141,7 +142,7 @@ impl RunStore for PostgresStore {
     async fn insert_run(&self, run: &RunRecord) -> anyhow::Result<()> {
         sqlx::query("INSERT INTO runs (id, repo, kind, key, dir, status, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)")
             .bind(&run.id)
-            .bind(&run.repo)
+            .bind(run.repo.as_str())
             .bind(run.kind.as_str())
             .bind(&run.key)
             .bind(&run.dir)
@@ -158,7 +159,7 @@ impl RunStore for PostgresStore {
 
     async fn unfinished_run(
         &self,
-        repo: &str,
+        repo: &PlanKey,
         kind: RunKind,
         key: &str,
     ) -> anyhow::Result<Option<RunRecord>> {
@@ -168,7 +169,7 @@ impl RunStore for PostgresStore {
 
     async fn latest_run(
         &self,
-        repo: &str,
+        repo: &PlanKey,
         kind: RunKind,
         key: &str,
     ) -> anyhow::Result<Option<RunRecord>> {
@@ -215,9 +216,9 @@ impl RunStore for PostgresStore {
         // Two replicas saving plans for one repository at once: the second
         // supersedes the first's, as it would on SQLite, instead of both
         // staying current.
-        lock_repository(&mut tx, "cascade.plans", &plan.repo).await?;
+        lock_repository(&mut tx, "cascade.plans", plan.repo.as_str()).await?;
         sqlx::query("UPDATE plans SET status = 'superseded' WHERE repo = $1 AND status = 'current' AND id <> $2")
-            .bind(&plan.repo)
+            .bind(plan.repo.as_str())
             .bind(plan.id.as_str())
             .execute(&mut *tx)
             .await?;
@@ -227,7 +228,7 @@ impl RunStore for PostgresStore {
                run_id = excluded.run_id, units = excluded.units, created_at = excluded.created_at",
         )
         .bind(plan.id.as_str())
-        .bind(&plan.repo)
+        .bind(plan.repo.as_str())
         .bind(&plan.head)
         .bind(&plan.base)
         .bind(plan.status.as_str())
@@ -240,18 +241,18 @@ impl RunStore for PostgresStore {
         Ok(())
     }
 
-    async fn plan(&self, repo: &str, id: &PlanId) -> anyhow::Result<Option<PlanRecord>> {
+    async fn plan(&self, repo: &PlanKey, id: &PlanId) -> anyhow::Result<Option<PlanRecord>> {
         let row = sqlx::query("SELECT * FROM plans WHERE repo = $1 AND id = $2")
-            .bind(repo)
+            .bind(repo.as_str())
             .bind(id.as_str())
             .fetch_optional(&self.pool)
             .await?;
         row.as_ref().map(rows::plan).transpose()
     }
 
-    async fn current_plan(&self, repo: &str) -> anyhow::Result<Option<PlanRecord>> {
+    async fn current_plan(&self, repo: &PlanKey) -> anyhow::Result<Option<PlanRecord>> {
         let row = sqlx::query("SELECT * FROM plans WHERE repo = $1 AND status = 'current' ORDER BY created_at DESC LIMIT 1")
-            .bind(repo)
+            .bind(repo.as_str())
             .fetch_optional(&self.pool)
             .await?;
         row.as_ref().map(rows::plan).transpose()
@@ -259,13 +260,13 @@ impl RunStore for PostgresStore {
 
     async fn set_plan_status(
         &self,
-        repo: &str,
+        repo: &PlanKey,
         id: &PlanId,
         status: PlanStatus,
     ) -> anyhow::Result<()> {
         sqlx::query("UPDATE plans SET status = $1 WHERE repo = $2 AND id = $3")
             .bind(status.as_str())
-            .bind(repo)
+            .bind(repo.as_str())
             .bind(id.as_str())
             .execute(&self.pool)
             .await?;
@@ -286,7 +287,7 @@ impl RunStore for PostgresStore {
 
     async fn heartbeat_apply_claim(
         &self,
-        repo: &str,
+        repo: &PlanKey,
         plan_id: &PlanId,
         owner: &str,
         now: i64,
@@ -296,7 +297,7 @@ impl RunStore for PostgresStore {
 
     async fn release_apply_claim(
         &self,
-        repo: &str,
+        repo: &PlanKey,
         plan_id: &PlanId,
         owner: &str,
     ) -> anyhow::Result<()> {
@@ -305,7 +306,7 @@ impl RunStore for PostgresStore {
 
     async fn apply_claim(
         &self,
-        repo: &str,
+        repo: &PlanKey,
         plan_id: &PlanId,
     ) -> anyhow::Result<Option<ApplyClaim>> {
         super::claims::postgres::get(&self.pool, repo, plan_id).await

@@ -2,6 +2,7 @@
 //! kept in text columns are the same in SQLite and PostgreSQL, so each record
 //! is decoded by one function whatever row it comes from.
 
+use super::PlanKey;
 use super::{
     ApplyClaim, DeliveryRecord, DeliveryStatus, Lock, PlanRecord, PlanStatus, PrState,
     PullRequestRecord, RunKind, RunRecord, UnitRecord, UnitStatus,
@@ -52,7 +53,7 @@ pub(super) fn json<T: serde::Serialize>(value: Option<&T>) -> anyhow::Result<Opt
 pub(super) fn run(row: &impl StoredRow, kind: RunKind) -> anyhow::Result<RunRecord> {
     Ok(RunRecord {
         id: row.text("id")?,
-        repo: row.text("repo")?,
+        repo: PlanKey::from_stored(row.text("repo")?),
         kind,
         key: row.text("key")?,
         dir: row.text("dir")?,
@@ -84,7 +85,7 @@ pub(super) fn unit_record(row: &impl StoredRow) -> anyhow::Result<UnitRecord> {
 pub(super) fn plan(row: &impl StoredRow) -> anyhow::Result<PlanRecord> {
     Ok(PlanRecord {
         id: PlanId::from_stored(row.text("id")?),
-        repo: row.text("repo")?,
+        repo: PlanKey::from_stored(row.text("repo")?),
         head: row.text("head")?,
         base: row.text("base")?,
         status: PlanStatus::parse(&row.text("status")?),
@@ -133,7 +134,7 @@ pub(super) fn lock(row: &impl StoredRow) -> anyhow::Result<Lock> {
 
 pub(super) fn apply_claim(row: &impl StoredRow) -> anyhow::Result<ApplyClaim> {
     Ok(ApplyClaim {
-        repo: row.text("repo")?,
+        repo: PlanKey::from_stored(row.text("repo")?),
         plan_id: PlanId::from_stored(row.text("plan_id")?),
         owner: row.text("owner")?,
         pid: row.int("pid")? as u32,

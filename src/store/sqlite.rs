@@ -1,5 +1,6 @@
 //! The SQLite store: one file, WAL mode, migrations embedded in the binary.
 
+use super::PlanKey;
 use super::rows;
 use super::{
     ApplyClaim, BotStore, DeliveryRecord, DeliveryStatus, Lock, PlanRecord, PlanStatus,
@@ -44,7 +45,7 @@ impl SqliteStore {
 impl SqliteStore {
     async fn find_run(
         &self,
-        repo: &str,
+        repo: &PlanKey,
         kind: RunKind,
         key: &str,
         filter: &'static str,
@@ -53,7 +54,7 @@ impl SqliteStore {
             "SELECT id, repo, key, dir, status, created_at FROM runs WHERE repo = ? AND kind = ? AND key = ? {filter} ORDER BY created_at DESC, rowid DESC LIMIT 1"
         );
         let row = sqlx::query(sqlx::AssertSqlSafe(sql))
-            .bind(repo)
+            .bind(repo.as_str())
             .bind(kind.as_str())
             .bind(key)
             .fetch_optional(&self.pool)
@@ -66,7 +67,7 @@ impl RunStore for SqliteStore {
     async fn insert_run(&self, run: &RunRecord) -> anyhow::Result<()> {
         sqlx::query("INSERT INTO runs (id, repo, kind, key, dir, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)")
             .bind(&run.id)
-            .bind(&run.repo)
+            .bind(run.repo.as_str())
             .bind(run.kind.as_str())
             .bind(&run.key)
             .bind(&run.dir)
@@ -87,7 +88,7 @@ impl RunStore for SqliteStore {
 
     async fn unfinished_run(
         &self,
-        repo: &str,
+        repo: &PlanKey,
         kind: RunKind,
         key: &str,
     ) -> anyhow::Result<Option<RunRecord>> {
@@ -97,7 +98,7 @@ impl RunStore for SqliteStore {
 
     async fn latest_run(
         &self,
-        repo: &str,
+        repo: &PlanKey,
         kind: RunKind,
         key: &str,
     ) -> anyhow::Result<Option<RunRecord>> {
@@ -146,7 +147,7 @@ impl RunStore for SqliteStore {
     async fn save_plan(&self, plan: &PlanRecord) -> anyhow::Result<()> {
         let mut tx = self.pool.begin().await?;
         sqlx::query("UPDATE plans SET status = 'superseded' WHERE repo = ? AND status = 'current' AND id <> ?")
-            .bind(&plan.repo)
+            .bind(plan.repo.as_str())
             .bind(plan.id.as_str())
             .execute(&mut *tx)
             .await?;
@@ -156,7 +157,7 @@ impl RunStore for SqliteStore {
                run_id = excluded.run_id, units = excluded.units, created_at = excluded.created_at",
         )
         .bind(plan.id.as_str())
-        .bind(&plan.repo)
+        .bind(plan.repo.as_str())
         .bind(&plan.head)
         .bind(&plan.base)
         .bind(plan.status.as_str())
@@ -169,18 +170,18 @@ impl RunStore for SqliteStore {
         Ok(())
     }
 
-    async fn plan(&self, repo: &str, id: &PlanId) -> anyhow::Result<Option<PlanRecord>> {
+    async fn plan(&self, repo: &PlanKey, id: &PlanId) -> anyhow::Result<Option<PlanRecord>> {
         let row = sqlx::query("SELECT * FROM plans WHERE repo = ? AND id = ?")
-            .bind(repo)
+            .bind(repo.as_str())
             .bind(id.as_str())
             .fetch_optional(&self.pool)
             .await?;
         row.as_ref().map(rows::plan).transpose()
     }
 
-    async fn current_plan(&self, repo: &str) -> anyhow::Result<Option<PlanRecord>> {
+    async fn current_plan(&self, repo: &PlanKey) -> anyhow::Result<Option<PlanRecord>> {
         let row = sqlx::query("SELECT * FROM plans WHERE repo = ? AND status = 'current' ORDER BY created_at DESC LIMIT 1")
-            .bind(repo)
+            .bind(repo.as_str())
             .fetch_optional(&self.pool)
             .await?;
         row.as_ref().map(rows::plan).transpose()
@@ -188,13 +189,13 @@ impl RunStore for SqliteStore {
 
     async fn set_plan_status(
         &self,
-        repo: &str,
+        repo: &PlanKey,
         id: &PlanId,
         status: PlanStatus,
     ) -> anyhow::Result<()> {
         sqlx::query("UPDATE plans SET status = ? WHERE repo = ? AND id = ?")
             .bind(status.as_str())
-            .bind(repo)
+            .bind(repo.as_str())
             .bind(id.as_str())
             .execute(&self.pool)
             .await?;
@@ -215,7 +216,7 @@ impl RunStore for SqliteStore {
 
     async fn heartbeat_apply_claim(
         &self,
-        repo: &str,
+        repo: &PlanKey,
         plan_id: &PlanId,
         owner: &str,
         now: i64,
@@ -225,7 +226,7 @@ impl RunStore for SqliteStore {
 
     async fn release_apply_claim(
         &self,
-        repo: &str,
+        repo: &PlanKey,
         plan_id: &PlanId,
         owner: &str,
     ) -> anyhow::Result<()> {
@@ -234,7 +235,7 @@ impl RunStore for SqliteStore {
 
     async fn apply_claim(
         &self,
-        repo: &str,
+        repo: &PlanKey,
         plan_id: &PlanId,
     ) -> anyhow::Result<Option<ApplyClaim>> {
         super::claims::sqlite::get(&self.pool, repo, plan_id).await

@@ -21,9 +21,9 @@ use cascade::engine::{LEASE_SECS, owner_alive};
 use cascade::plan::render::{RenderOptions, RenderedPlan};
 use cascade::plan::{Counts, Fingerprint, PlanId, PlanSummary};
 use cascade::store::{
-    AnyStore, ApplyClaim, BotStore, DeliveryRecord, DeliveryStatus, Lock, PlanRecord, PlanStatus,
-    PlannedUnit, PrState, PullRequestRecord, Pusher, RunKind, RunRecord, RunStore, UnitRecord,
-    UnitStatus,
+    AnyStore, ApplyClaim, BotStore, DeliveryRecord, DeliveryStatus, Lock, PlanKey, PlanRecord,
+    PlanStatus, PlannedUnit, PrState, PullRequestRecord, Pusher, RunKind, RunRecord, RunStore,
+    UnitRecord, UnitStatus,
 };
 use cascade::unit::Tool;
 use cascade::unit::UnitPath;
@@ -200,7 +200,7 @@ fn rendered() -> RenderedPlan {
 fn run(id: &str, key: &str, created_at: i64) -> RunRecord {
     RunRecord {
         id: id.into(),
-        repo: "acme/infra".into(),
+        repo: PlanKey::from_stored("acme/infra"),
         kind: RunKind::Apply,
         key: key.into(),
         dir: "/d".into(),
@@ -224,7 +224,7 @@ fn unit_record(unit: &str, status: UnitStatus, detail: &str) -> UnitRecord {
 fn plan(id: &str, repo: &str, created_at: i64) -> PlanRecord {
     PlanRecord {
         id: PlanId::from_stored(id.into()),
-        repo: repo.into(),
+        repo: PlanKey::from_stored(repo),
         head: "h".into(),
         base: "b".into(),
         status: PlanStatus::Current,
@@ -266,7 +266,7 @@ fn units(names: &[&str]) -> Vec<UnitPath> {
 
 fn claim(owner: &str, host: &str, heartbeat_at: i64) -> ApplyClaim {
     ApplyClaim {
-        repo: "acme/infra#7".into(),
+        repo: PlanKey::from_stored("acme/infra#7"),
         plan_id: PlanId::from_stored("abcdefabcdef".into()),
         owner: owner.into(),
         pid: 100,
@@ -327,7 +327,10 @@ async fn plans_and_runs_survive_a_reopen(backend: Backend) {
     }
     let store = backend.open().await;
     let old = store
-        .plan("acme/infra", &PlanId::from_stored("aaaaaaaaaaaa".into()))
+        .plan(
+            &PlanKey::from_stored("acme/infra"),
+            &PlanId::from_stored("aaaaaaaaaaaa".into()),
+        )
         .await
         .unwrap()
         .unwrap();
@@ -336,11 +339,15 @@ async fn plans_and_runs_survive_a_reopen(backend: Backend) {
         PlanStatus::Superseded,
         "a newer plan supersedes the older one"
     );
-    let current = store.current_plan("acme/infra").await.unwrap().unwrap();
+    let current = store
+        .current_plan(&PlanKey::from_stored("acme/infra"))
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(current, plan("bbbbbbbbbbbb", "acme/infra", 1));
     assert_eq!(current.units[0].rendered, Some(rendered()));
     let run = store
-        .latest_run("acme/infra", RunKind::Apply, "k")
+        .latest_run(&PlanKey::from_stored("acme/infra"), RunKind::Apply, "k")
         .await
         .unwrap()
         .unwrap();
@@ -367,7 +374,11 @@ async fn plans_and_results_stored_before_renderings_were_kept_still_load(backend
     backend.execute(format!("INSERT INTO plans (id, repo, head, base, status, run_id, units, created_at) VALUES ('cccccccccccc', 'r', 'h', 'b', 'current', 'r0', '{old_units}', 1)")).await;
     backend.execute("INSERT INTO runs (id, repo, kind, key, dir, status, created_at) VALUES ('r0', 'r', 'plan', 'k', '/d', 'running', 1)".into()).await;
     backend.execute(format!("INSERT INTO unit_results (run_id, unit, status, detail, summary, updated_at) VALUES ('r0', 'a', 'planned', '', '{}', 1)", old_units[0]["summary"])).await;
-    let plan = store.current_plan("r").await.unwrap().unwrap();
+    let plan = store
+        .current_plan(&PlanKey::from_stored("r"))
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(plan.units[0].summary, Some(summary("f1")));
     assert_eq!(plan.units[0].rendered, None);
     assert_eq!(
@@ -388,8 +399,14 @@ async fn runs_resume_the_newest_unfinished_one_and_units_are_replaced(backend: B
     let found = |kind, key: &'static str| {
         let store = &store;
         async move {
-            let unfinished = store.unfinished_run("acme/infra", kind, key).await.unwrap();
-            let latest = store.latest_run("acme/infra", kind, key).await.unwrap();
+            let unfinished = store
+                .unfinished_run(&PlanKey::from_stored("acme/infra"), kind, key)
+                .await
+                .unwrap();
+            let latest = store
+                .latest_run(&PlanKey::from_stored("acme/infra"), kind, key)
+                .await
+                .unwrap();
             (unfinished.map(|r| r.id), latest.map(|r| (r.id, r.finished)))
         }
     };
@@ -414,7 +431,7 @@ async fn runs_resume_the_newest_unfinished_one_and_units_are_replaced(backend: B
     );
     assert!(
         store
-            .latest_run("acme/other", RunKind::Apply, "k")
+            .latest_run(&PlanKey::from_stored("acme/other"), RunKind::Apply, "k")
             .await
             .unwrap()
             .is_none(),
@@ -449,14 +466,29 @@ async fn plans_change_status_and_one_stays_current(backend: Backend) {
         .await
         .unwrap();
     store
-        .set_plan_status("acme/infra", &a, PlanStatus::Consumed)
+        .set_plan_status(
+            &PlanKey::from_stored("acme/infra"),
+            &a,
+            PlanStatus::Consumed,
+        )
         .await
         .unwrap();
     assert_eq!(
-        store.plan("acme/infra", &a).await.unwrap().unwrap().status,
+        store
+            .plan(&PlanKey::from_stored("acme/infra"), &a)
+            .await
+            .unwrap()
+            .unwrap()
+            .status,
         PlanStatus::Consumed
     );
-    assert_eq!(store.current_plan("acme/infra").await.unwrap(), None);
+    assert_eq!(
+        store
+            .current_plan(&PlanKey::from_stored("acme/infra"))
+            .await
+            .unwrap(),
+        None
+    );
     store
         .save_plan(&plan("bbbbbbbbbbbb", "acme/infra", 2))
         .await
@@ -470,11 +502,18 @@ async fn plans_change_status_and_one_stays_current(backend: Backend) {
         .save_plan(&plan(a.as_str(), "acme/infra", 3))
         .await
         .unwrap();
-    let current = store.current_plan("acme/infra").await.unwrap().unwrap();
+    let current = store
+        .current_plan(&PlanKey::from_stored("acme/infra"))
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!((current.id, current.created_at), (a, 3));
     assert_eq!(
         store
-            .plan("acme/infra", &PlanId::from_stored("bbbbbbbbbbbb".into()))
+            .plan(
+                &PlanKey::from_stored("acme/infra"),
+                &PlanId::from_stored("bbbbbbbbbbbb".into())
+            )
             .await
             .unwrap()
             .unwrap()
@@ -482,13 +521,21 @@ async fn plans_change_status_and_one_stays_current(backend: Backend) {
         PlanStatus::Superseded
     );
     assert_eq!(
-        store.current_plan("acme/web").await.unwrap().unwrap().id,
+        store
+            .current_plan(&PlanKey::from_stored("acme/web"))
+            .await
+            .unwrap()
+            .unwrap()
+            .id,
         PlanId::from_stored("cccccccccccc".into()),
         "another repository's plan stays current"
     );
     assert_eq!(
         store
-            .plan("acme/web", &PlanId::from_stored("aaaaaaaaaaaa".into()))
+            .plan(
+                &PlanKey::from_stored("acme/web"),
+                &PlanId::from_stored("aaaaaaaaaaaa".into())
+            )
             .await
             .unwrap(),
         None
@@ -978,13 +1025,13 @@ async fn an_apply_claim_has_one_holder_and_one_taker_over(backend: Backend) {
     // Only the owner heartbeats it.
     assert!(
         store
-            .heartbeat_apply_claim("acme/infra#7", &id, "first", 15)
+            .heartbeat_apply_claim(&PlanKey::from_stored("acme/infra#7"), &id, "first", 15)
             .await
             .unwrap()
     );
     assert!(
         !store
-            .heartbeat_apply_claim("acme/infra#7", &id, "second", 15)
+            .heartbeat_apply_claim(&PlanKey::from_stored("acme/infra#7"), &id, "second", 15)
             .await
             .unwrap()
     );
@@ -1001,26 +1048,35 @@ async fn an_apply_claim_has_one_holder_and_one_taker_over(backend: Backend) {
     let third = claim("third", "host-a", 30);
     assert!(!store.take_over_apply_claim(&beaten, &third).await.unwrap());
     assert_eq!(
-        store.apply_claim("acme/infra#7", &id).await.unwrap(),
+        store
+            .apply_claim(&PlanKey::from_stored("acme/infra#7"), &id)
+            .await
+            .unwrap(),
         Some(second.clone())
     );
     // Releasing someone else's claim does nothing; the owner's release frees it.
     store
-        .release_apply_claim("acme/infra#7", &id, "first")
+        .release_apply_claim(&PlanKey::from_stored("acme/infra#7"), &id, "first")
         .await
         .unwrap();
     assert!(
         store
-            .apply_claim("acme/infra#7", &id)
+            .apply_claim(&PlanKey::from_stored("acme/infra#7"), &id)
             .await
             .unwrap()
             .is_some()
     );
     store
-        .release_apply_claim("acme/infra#7", &id, "second")
+        .release_apply_claim(&PlanKey::from_stored("acme/infra#7"), &id, "second")
         .await
         .unwrap();
-    assert_eq!(store.apply_claim("acme/infra#7", &id).await.unwrap(), None);
+    assert_eq!(
+        store
+            .apply_claim(&PlanKey::from_stored("acme/infra#7"), &id)
+            .await
+            .unwrap(),
+        None
+    );
     assert_eq!(store.insert_apply_claim(&third).await.unwrap(), None);
 }
 
@@ -1039,7 +1095,7 @@ async fn eight_tasks_taking_one_apply_claim_leave_one_holder(backend: Backend) {
         .collect();
     assert_eq!(winners.len(), 1, "one task takes the claim: {answers:?}");
     let stored = stores[0]
-        .apply_claim("acme/infra#7", &id)
+        .apply_claim(&PlanKey::from_stored("acme/infra#7"), &id)
         .await
         .unwrap()
         .unwrap();
@@ -1066,7 +1122,7 @@ async fn eight_tasks_taking_one_apply_claim_leave_one_holder(backend: Backend) {
     assert_eq!(won.len(), 1, "one takes it over: {taken:?}");
     assert_eq!(
         stores[1]
-            .apply_claim("acme/infra#7", &id)
+            .apply_claim(&PlanKey::from_stored("acme/infra#7"), &id)
             .await
             .unwrap()
             .as_ref(),
@@ -1100,7 +1156,12 @@ async fn an_apply_claim_lease_expires_by_the_clock(backend: Backend) {
     clock.advance(LEASE_SECS - 10);
     assert!(
         stores[0]
-            .heartbeat_apply_claim("acme/infra#7", &id, "replica-a", clock.now())
+            .heartbeat_apply_claim(
+                &PlanKey::from_stored("acme/infra#7"),
+                &id,
+                "replica-a",
+                clock.now()
+            )
             .await
             .unwrap()
     );
@@ -1132,12 +1193,12 @@ async fn an_apply_claim_lease_expires_by_the_clock(backend: Backend) {
     // The expired owner learns it lost the claim at its next heartbeat.
     assert!(
         !stores[0]
-            .heartbeat_apply_claim("acme/infra#7", &id, "replica-a", now)
+            .heartbeat_apply_claim(&PlanKey::from_stored("acme/infra#7"), &id, "replica-a", now)
             .await
             .unwrap()
     );
     let new = stores[0]
-        .apply_claim("acme/infra#7", &id)
+        .apply_claim(&PlanKey::from_stored("acme/infra#7"), &id)
         .await
         .unwrap()
         .unwrap();
@@ -1748,15 +1809,18 @@ async fn a_gitlab_repo_key_round_trips_beside_the_same_github_path(backend: Back
     store.set_comment_parts(gitlab, 7, &[11, 12]).await.unwrap();
     assert_eq!(store.comment_parts(gitlab, 7).await.unwrap(), [11, 12]);
     assert_eq!(store.comment_parts(github, 7).await.unwrap(), NONE);
-    let plan_key = format!("{gitlab}#7");
+    let plan_key = PlanKey::from_stored(format!("{gitlab}#7"));
     store
-        .save_plan(&plan("3f9a2c1b7d4e", &plan_key, 1))
+        .save_plan(&plan("3f9a2c1b7d4e", plan_key.as_str(), 1))
         .await
         .unwrap();
     let current = store.current_plan(&plan_key).await.unwrap().unwrap();
     assert_eq!(current.repo, plan_key);
     assert_eq!(
-        store.current_plan(&format!("{github}#7")).await.unwrap(),
+        store
+            .current_plan(&PlanKey::from_stored(format!("{github}#7")))
+            .await
+            .unwrap(),
         None
     );
     assert_eq!(store.release_locks(gitlab, 7).await.unwrap(), 1);
