@@ -9,7 +9,7 @@
 //! only a finished job wakes the watchers (a taken one is counted silently). After
 //! [`super::Bot::abort`] the jobs left in the queues are never counted as finished.
 
-use super::PrKey;
+use super::WorkKey;
 use tokio::sync::watch;
 
 /// What became of a job.
@@ -34,7 +34,7 @@ pub enum JobOutcome {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FinishedJob {
     /// The pull request (or drift work) it was for; `None` for a delivery with none.
-    pub key: Option<PrKey>,
+    pub key: Option<WorkKey>,
     /// The delivery it came from; `None` for work the bot made itself (a resumed plan,
     /// a drift run, a plan again after locks were released).
     pub delivery: Option<String>,
@@ -74,7 +74,7 @@ impl JobWatch {
     }
 
     /// Counts a job finished and wakes the watchers.
-    pub fn finished(&self, key: Option<&PrKey>, delivery: Option<&str>, outcome: JobOutcome) {
+    pub fn finished(&self, key: Option<&WorkKey>, delivery: Option<&str>, outcome: JobOutcome) {
         self.0.send_modify(|counts| {
             counts.finished += 1;
             counts.last = Some(FinishedJob {
@@ -101,9 +101,9 @@ mod tests {
         jobs.taken();
         assert!(!seen.has_changed().unwrap(), "taking wakes nobody");
         assert!(!seen.borrow().idle());
-        let key = PrKey {
-            repo: "acme/infra".into(),
-            number: 7,
+        let key = WorkKey::PullRequest {
+            repo: crate::forge::RepoKey::from_stored("acme/infra"),
+            number: crate::forge::PrNumber::new(7),
         };
         jobs.finished(Some(&key), Some("d-1"), JobOutcome::Processed);
         seen.changed().await.unwrap();

@@ -8,7 +8,7 @@
 //! that died, and are taken and processed here, resuming its runs from the
 //! store. With SQLite there is one replica and the same code runs.
 
-use super::{Bot, PrKey};
+use super::{Bot, WorkKey};
 use crate::engine::ApplyRecovery;
 use crate::store::{BotStore, DeliveryRecord, DeliveryStatus, PrState};
 use std::collections::HashSet;
@@ -26,7 +26,7 @@ pub(crate) struct Replica {
     pub id: String,
     pub lease: Duration,
     /// Pull requests whose job runs here under their lease.
-    held: Mutex<HashSet<PrKey>>,
+    held: Mutex<HashSet<WorkKey>>,
     /// Deliveries queued or processed here, whose claims the heartbeat renews.
     in_hand: Mutex<HashSet<String>>,
     /// Repositories whose drift schedule fired here and whose run is queued or running.
@@ -84,12 +84,12 @@ impl Replica {
         self.lease / 5
     }
 
-    fn held(&self) -> Vec<PrKey> {
+    fn held(&self) -> Vec<WorkKey> {
         let held = self.held.lock().unwrap_or_else(|p| p.into_inner());
         held.iter().cloned().collect()
     }
 
-    fn set_held(&self, key: &PrKey, on: bool) {
+    fn set_held(&self, key: &WorkKey, on: bool) {
         let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
         if on {
             held.insert(key.clone());
@@ -113,15 +113,15 @@ impl Bot {
     /// Waits until this replica holds `key`'s lease. While the database does not
     /// answer, it keeps waiting: no job starts without the lease. `None` when
     /// the process is killed meanwhile.
-    pub(super) async fn take_lease(&self, key: &PrKey) -> Option<()> {
+    pub(super) async fn take_lease(&self, key: &WorkKey) -> Option<()> {
         let mut waited = false;
         loop {
             let now = self.now();
             match self
                 .store
                 .take_pr_lease(
-                    &key.repo,
-                    key.number,
+                    &key.repo().stored(),
+                    key.number(),
                     &self.replica.id,
                     now,
                     self.claim_until(),
@@ -149,11 +149,11 @@ impl Bot {
         }
     }
 
-    pub(super) async fn release_lease(&self, key: &PrKey) {
+    pub(super) async fn release_lease(&self, key: &WorkKey) {
         self.replica.set_held(key, false);
         if let Err(e) = self
             .store
-            .release_pr_lease(&key.repo, key.number, &self.replica.id)
+            .release_pr_lease(&key.repo().stored(), key.number(), &self.replica.id)
             .await
         {
             // It runs out by itself: another replica waits at most the lease.
@@ -162,13 +162,13 @@ impl Bot {
     }
 
     /// Tells a replica running `key`'s job elsewhere that a newer head arrived here.
-    pub(super) fn supersede_elsewhere(self: &Arc<Self>, key: &PrKey) {
+    pub(super) fn supersede_elsewhere(self: &Arc<Self>, key: &WorkKey) {
         let bot = self.clone();
         let key = key.clone();
         tokio::spawn(async move {
             if let Err(e) = bot
                 .store
-                .supersede_pr(&key.repo, key.number, &bot.replica.id)
+                .supersede_pr(&key.repo().stored(), key.number(), &bot.replica.id)
                 .await
             {
                 tracing::warn!(pr = %key, error = %format!("{e:#}"), "cannot tell other replicas about a new head");
@@ -180,8 +180,12 @@ impl Bot {
     /// holds its lease): whoever applied died. Records what its applies did and
     /// puts it back, so the job about to run (the `/apply` processed again)
     /// resumes the run instead of answering that an apply is running.
-    pub(super) async fn recover_stale_apply(&self, key: &PrKey) -> anyhow::Result<()> {
-        let Some(mut pr) = self.store.pull_request(&key.repo, key.number).await? else {
+    pub(super) async fn recover_stale_apply(&self, key: &WorkKey) -> anyhow::Result<()> {
+        let Some(mut pr) = self
+            .store
+            .pull_request(&key.repo().stored(), key.number())
+            .await?
+        else {
             return Ok(());
         };
         if pr.state != PrState::Applying {
@@ -289,7 +293,7 @@ impl Bot {
         for key in self.replica.held() {
             let renewed = self
                 .store
-                .renew_pr_lease(&key.repo, key.number, &self.replica.id, until)
+                .renew_pr_lease(&key.repo().stored(), key.number(), &self.replica.id, until)
                 .await?;
             let why = match renewed {
                 Some(false) => continue,
