@@ -10,7 +10,7 @@
 
 use super::{Bot, WorkKey};
 use crate::engine::ApplyRecovery;
-use crate::store::{BotStore, DeliveryRecord, DeliveryStatus, PrState};
+use crate::store::{BotStore, DeliveryRecord, DeliveryStatus, PrState, ReplicaId};
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -23,7 +23,7 @@ const SWEEP_LIMIT: u32 = 16;
 /// This process as a replica.
 pub(crate) struct Replica {
     /// `host/pid/random`: unique per process, readable in the database.
-    pub id: String,
+    pub id: ReplicaId,
     pub lease: Duration,
     /// Pull requests whose job runs here under their lease.
     held: Mutex<HashSet<WorkKey>>,
@@ -37,11 +37,10 @@ impl Replica {
     pub fn new(lease: Duration) -> Replica {
         let random = uuid::Uuid::new_v4().simple().to_string();
         Replica {
-            id: format!(
-                "{}/{}/{}",
-                crate::engine::this_host(),
+            id: ReplicaId::new(
+                &crate::engine::this_host(),
                 std::process::id(),
-                &random[..8]
+                &random[..8],
             ),
             lease,
             held: Mutex::new(HashSet::new()),
@@ -101,7 +100,7 @@ impl Replica {
 
 impl Bot {
     /// This replica's id, as it claims deliveries and leases.
-    pub fn replica_id(&self) -> &str {
+    pub fn replica_id(&self) -> &ReplicaId {
         &self.replica.id
     }
 

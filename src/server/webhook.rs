@@ -133,7 +133,7 @@ pub(super) async fn store_and_hand_over(
         status: DeliveryStatus::Received,
         received_at: state.bot.now(),
         // The replica that stores it processes it, unless it dies first.
-        owner: Some(state.bot.replica_id().to_string()),
+        owner: Some(state.bot.replica_id().clone()),
         claimed_until: state.bot.claim_until(),
     };
     match state.store.insert_delivery(&record).await {

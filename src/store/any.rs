@@ -4,12 +4,12 @@
 //! records and no SQL, and never puts the URL (it may hold a password) in a
 //! message.
 
-use super::PlanKey;
 use super::{
     ApplyClaim, BotStore, DeliveryRecord, DeliveryStatus, DriftRecord, Lock, PlanRecord,
     PlanStatus, PostgresStore, PullRequestRecord, Pusher, RunKind, RunRecord, RunStore,
     SqliteStore, UnitRecord,
 };
+use super::{PlanKey, ReplicaId};
 use crate::plan::PlanId;
 use crate::unit::UnitPath;
 use std::path::{Path, PathBuf};
@@ -272,7 +272,7 @@ impl BotStore for AnyStore {
 
     async fn claim_deliveries(
         &self,
-        owner: &str,
+        owner: &ReplicaId,
         now: i64,
         until: i64,
         limit: u32,
@@ -282,7 +282,7 @@ impl BotStore for AnyStore {
 
     async fn renew_deliveries(
         &self,
-        owner: &str,
+        owner: &ReplicaId,
         ids: &[String],
         until: i64,
     ) -> anyhow::Result<u64> {
@@ -293,7 +293,7 @@ impl BotStore for AnyStore {
         &self,
         repo: &str,
         number: u64,
-        owner: &str,
+        owner: &ReplicaId,
         now: i64,
         until: i64,
     ) -> anyhow::Result<bool> {
@@ -304,17 +304,27 @@ impl BotStore for AnyStore {
         &self,
         repo: &str,
         number: u64,
-        owner: &str,
+        owner: &ReplicaId,
         until: i64,
     ) -> anyhow::Result<Option<bool>> {
         on_backend!(self, s => s.renew_pr_lease(repo, number, owner, until))
     }
 
-    async fn release_pr_lease(&self, repo: &str, number: u64, owner: &str) -> anyhow::Result<()> {
+    async fn release_pr_lease(
+        &self,
+        repo: &str,
+        number: u64,
+        owner: &ReplicaId,
+    ) -> anyhow::Result<()> {
         on_backend!(self, s => s.release_pr_lease(repo, number, owner))
     }
 
-    async fn supersede_pr(&self, repo: &str, number: u64, owner: &str) -> anyhow::Result<bool> {
+    async fn supersede_pr(
+        &self,
+        repo: &str,
+        number: u64,
+        owner: &ReplicaId,
+    ) -> anyhow::Result<bool> {
         on_backend!(self, s => s.supersede_pr(repo, number, owner))
     }
 
@@ -324,7 +334,7 @@ impl BotStore for AnyStore {
 
     async fn claim_due_drift(
         &self,
-        owner: &str,
+        owner: &ReplicaId,
         now: i64,
         until: i64,
         limit: u32,
@@ -332,11 +342,21 @@ impl BotStore for AnyStore {
         on_backend!(self, s => s.claim_due_drift(owner, now, until, limit))
     }
 
-    async fn renew_drift(&self, owner: &str, repos: &[String], until: i64) -> anyhow::Result<u64> {
+    async fn renew_drift(
+        &self,
+        owner: &ReplicaId,
+        repos: &[String],
+        until: i64,
+    ) -> anyhow::Result<u64> {
         on_backend!(self, s => s.renew_drift(owner, repos, until))
     }
 
-    async fn release_drift(&self, repo: &str, owner: &str, next_at: i64) -> anyhow::Result<bool> {
+    async fn release_drift(
+        &self,
+        repo: &str,
+        owner: &ReplicaId,
+        next_at: i64,
+    ) -> anyhow::Result<bool> {
         on_backend!(self, s => s.release_drift(repo, owner, next_at))
     }
 

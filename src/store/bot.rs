@@ -1,5 +1,6 @@
 //! Records of the GitHub App: deliveries, installations, pull requests, locks.
 
+use super::ReplicaId;
 use crate::plan::PlanId;
 use crate::unit::UnitPath;
 
@@ -37,7 +38,7 @@ pub struct DeliveryRecord {
     pub status: DeliveryStatus,
     pub received_at: i64,
     /// The replica processing it (`None`: nobody yet) ...
-    pub owner: Option<String>,
+    pub owner: Option<ReplicaId>,
     /// ... until when, unless it renews the claim (seconds since the epoch; 0 with no owner).
     pub claimed_until: i64,
 }

@@ -6,7 +6,8 @@
 //! replica is dead): the callers pass the facts and the times.
 
 use super::{
-    DeliveryRecord, DeliveryStatus, DriftRecord, Lock, PullRequestRecord, Pusher, RunStore,
+    DeliveryRecord, DeliveryStatus, DriftRecord, Lock, PullRequestRecord, Pusher, ReplicaId,
+    RunStore,
 };
 use crate::unit::UnitPath;
 use std::future::Future;
@@ -158,7 +159,7 @@ pub trait BotStore: RunStore {
     /// takes every one (a lone server's start-up: nobody else holds them).
     fn claim_deliveries(
         &self,
-        owner: &str,
+        owner: &ReplicaId,
         now: i64,
         until: i64,
         limit: u32,
@@ -170,7 +171,7 @@ pub trait BotStore: RunStore {
     /// processed again). Answers how many were extended.
     fn renew_deliveries(
         &self,
-        owner: &str,
+        owner: &ReplicaId,
         ids: &[String],
         until: i64,
     ) -> impl Future<Output = anyhow::Result<u64>> + Send;
@@ -182,7 +183,7 @@ pub trait BotStore: RunStore {
         &self,
         repo: &str,
         number: u64,
-        owner: &str,
+        owner: &ReplicaId,
         now: i64,
         until: i64,
     ) -> impl Future<Output = anyhow::Result<bool>> + Send;
@@ -193,7 +194,7 @@ pub trait BotStore: RunStore {
         &self,
         repo: &str,
         number: u64,
-        owner: &str,
+        owner: &ReplicaId,
         until: i64,
     ) -> impl Future<Output = anyhow::Result<Option<bool>>> + Send;
 
@@ -202,7 +203,7 @@ pub trait BotStore: RunStore {
         &self,
         repo: &str,
         number: u64,
-        owner: &str,
+        owner: &ReplicaId,
     ) -> impl Future<Output = anyhow::Result<()>> + Send;
 
     /// Tells the replica holding the lease (when it is not `owner`) that a
@@ -211,7 +212,7 @@ pub trait BotStore: RunStore {
         &self,
         repo: &str,
         number: u64,
-        owner: &str,
+        owner: &ReplicaId,
     ) -> impl Future<Output = anyhow::Result<bool>> + Send;
 
     /// Adds a drift schedule, due at `now`, for every repository the store knows
@@ -224,7 +225,7 @@ pub trait BotStore: RunStore {
     /// Replicas claiming at once get disjoint sets.
     fn claim_due_drift(
         &self,
-        owner: &str,
+        owner: &ReplicaId,
         now: i64,
         until: i64,
         limit: u32,
@@ -233,7 +234,7 @@ pub trait BotStore: RunStore {
     /// Extends `owner`'s claims on the schedules of `repos` to `until`.
     fn renew_drift(
         &self,
-        owner: &str,
+        owner: &ReplicaId,
         repos: &[String],
         until: i64,
     ) -> impl Future<Output = anyhow::Result<u64>> + Send;
@@ -243,7 +244,7 @@ pub trait BotStore: RunStore {
     fn release_drift(
         &self,
         repo: &str,
-        owner: &str,
+        owner: &ReplicaId,
         next_at: i64,
     ) -> impl Future<Output = anyhow::Result<bool>> + Send;
 

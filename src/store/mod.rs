@@ -25,6 +25,7 @@ mod migrations;
 mod plan_key;
 mod postgres;
 mod pushers;
+mod replica_id;
 mod rows;
 mod run_store;
 mod sqlite;
@@ -38,6 +39,7 @@ pub use drift::DriftRecord;
 pub use plan_key::{DRIFT_NUMBER, PlanKey};
 pub use postgres::PostgresStore;
 pub use pushers::Pusher;
+pub use replica_id::ReplicaId;
 pub use run_store::RunStore;
 pub use sqlite::SqliteStore;
 

@@ -21,12 +21,12 @@
 //! each NUL replaced by U+FFFD rather than failing the write. This module never
 //! puts the database URL, which may hold a password, in a message.
 
-use super::PlanKey;
 use super::rows;
 use super::{
     ApplyClaim, BotStore, DeliveryRecord, DeliveryStatus, Lock, PlanRecord, PlanStatus,
     PullRequestRecord, Pusher, RunKind, RunRecord, RunStore, UnitRecord,
 };
+use super::{PlanKey, ReplicaId};
 use crate::plan::PlanId;
 use crate::unit::UnitPath;
 use anyhow::Context;
@@ -327,7 +327,7 @@ impl BotStore for PostgresStore {
         .bind(&d.body)
         .bind(d.status.as_str())
         .bind(d.received_at)
-        .bind(&d.owner)
+        .bind(d.owner.as_ref().map(ReplicaId::as_str))
         .bind(d.owner.as_ref().map(|_| d.claimed_until))
         .execute(&self.pool)
         .await?;
@@ -596,7 +596,7 @@ impl BotStore for PostgresStore {
 
     async fn claim_deliveries(
         &self,
-        owner: &str,
+        owner: &ReplicaId,
         now: i64,
         until: i64,
         limit: u32,
@@ -606,7 +606,7 @@ impl BotStore for PostgresStore {
 
     async fn renew_deliveries(
         &self,
-        owner: &str,
+        owner: &ReplicaId,
         ids: &[String],
         until: i64,
     ) -> anyhow::Result<u64> {
@@ -617,7 +617,7 @@ impl BotStore for PostgresStore {
         &self,
         repo: &str,
         number: u64,
-        owner: &str,
+        owner: &ReplicaId,
         now: i64,
         until: i64,
     ) -> anyhow::Result<bool> {
@@ -628,17 +628,27 @@ impl BotStore for PostgresStore {
         &self,
         repo: &str,
         number: u64,
-        owner: &str,
+        owner: &ReplicaId,
         until: i64,
     ) -> anyhow::Result<Option<bool>> {
         super::leases::postgres::renew_pr_lease(&self.pool, repo, number, owner, until).await
     }
 
-    async fn release_pr_lease(&self, repo: &str, number: u64, owner: &str) -> anyhow::Result<()> {
+    async fn release_pr_lease(
+        &self,
+        repo: &str,
+        number: u64,
+        owner: &ReplicaId,
+    ) -> anyhow::Result<()> {
         super::leases::postgres::release_pr_lease(&self.pool, repo, number, owner).await
     }
 
-    async fn supersede_pr(&self, repo: &str, number: u64, owner: &str) -> anyhow::Result<bool> {
+    async fn supersede_pr(
+        &self,
+        repo: &str,
+        number: u64,
+        owner: &ReplicaId,
+    ) -> anyhow::Result<bool> {
         super::leases::postgres::supersede_pr(&self.pool, repo, number, owner).await
     }
 
@@ -648,7 +658,7 @@ impl BotStore for PostgresStore {
 
     async fn claim_due_drift(
         &self,
-        owner: &str,
+        owner: &ReplicaId,
         now: i64,
         until: i64,
         limit: u32,
@@ -656,11 +666,21 @@ impl BotStore for PostgresStore {
         super::drift::postgres::claim_due(&self.pool, owner, now, until, limit).await
     }
 
-    async fn renew_drift(&self, owner: &str, repos: &[String], until: i64) -> anyhow::Result<u64> {
+    async fn renew_drift(
+        &self,
+        owner: &ReplicaId,
+        repos: &[String],
+        until: i64,
+    ) -> anyhow::Result<u64> {
         super::drift::postgres::renew(&self.pool, owner, repos, until).await
     }
 
-    async fn release_drift(&self, repo: &str, owner: &str, next_at: i64) -> anyhow::Result<bool> {
+    async fn release_drift(
+        &self,
+        repo: &str,
+        owner: &ReplicaId,
+        next_at: i64,
+    ) -> anyhow::Result<bool> {
         super::drift::postgres::release(&self.pool, repo, owner, next_at).await
     }
 

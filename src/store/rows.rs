@@ -2,11 +2,11 @@
 //! kept in text columns are the same in SQLite and PostgreSQL, so each record
 //! is decoded by one function whatever row it comes from.
 
-use super::PlanKey;
 use super::{
     ApplyClaim, DeliveryRecord, DeliveryStatus, Lock, PlanRecord, PlanStatus, PrState,
     PullRequestRecord, RunKind, RunRecord, UnitRecord, UnitStatus,
 };
+use super::{PlanKey, ReplicaId};
 use crate::plan::PlanId;
 use crate::unit::UnitPath;
 use anyhow::Context;
@@ -103,7 +103,7 @@ pub(super) fn delivery(row: &impl StoredRow) -> anyhow::Result<DeliveryRecord> {
         body: row.bytes("body")?,
         status: DeliveryStatus::parse(&row.text("status")?),
         received_at: row.int("received_at")?,
-        owner: row.maybe_text("owner")?,
+        owner: row.maybe_text("owner")?.map(ReplicaId::from_stored),
         claimed_until: row.maybe_int("claimed_until")?.unwrap_or(0),
     })
 }

@@ -1,11 +1,11 @@
 //! The SQLite store: one file, WAL mode, migrations embedded in the binary.
 
-use super::PlanKey;
 use super::rows;
 use super::{
     ApplyClaim, BotStore, DeliveryRecord, DeliveryStatus, Lock, PlanRecord, PlanStatus,
     PullRequestRecord, Pusher, RunKind, RunRecord, RunStore, UnitRecord,
 };
+use super::{PlanKey, ReplicaId};
 use crate::plan::PlanId;
 use crate::unit::UnitPath;
 use anyhow::Context;
@@ -257,7 +257,7 @@ impl BotStore for SqliteStore {
         .bind(&d.body)
         .bind(d.status.as_str())
         .bind(d.received_at)
-        .bind(&d.owner)
+        .bind(d.owner.as_ref().map(ReplicaId::as_str))
         .bind(d.owner.as_ref().map(|_| d.claimed_until))
         .execute(&self.pool)
         .await?;
@@ -518,7 +518,7 @@ impl BotStore for SqliteStore {
 
     async fn claim_deliveries(
         &self,
-        owner: &str,
+        owner: &ReplicaId,
         now: i64,
         until: i64,
         limit: u32,
@@ -528,7 +528,7 @@ impl BotStore for SqliteStore {
 
     async fn renew_deliveries(
         &self,
-        owner: &str,
+        owner: &ReplicaId,
         ids: &[String],
         until: i64,
     ) -> anyhow::Result<u64> {
@@ -539,7 +539,7 @@ impl BotStore for SqliteStore {
         &self,
         repo: &str,
         number: u64,
-        owner: &str,
+        owner: &ReplicaId,
         now: i64,
         until: i64,
     ) -> anyhow::Result<bool> {
@@ -550,17 +550,27 @@ impl BotStore for SqliteStore {
         &self,
         repo: &str,
         number: u64,
-        owner: &str,
+        owner: &ReplicaId,
         until: i64,
     ) -> anyhow::Result<Option<bool>> {
         super::leases::sqlite::renew_pr_lease(&self.pool, repo, number, owner, until).await
     }
 
-    async fn release_pr_lease(&self, repo: &str, number: u64, owner: &str) -> anyhow::Result<()> {
+    async fn release_pr_lease(
+        &self,
+        repo: &str,
+        number: u64,
+        owner: &ReplicaId,
+    ) -> anyhow::Result<()> {
         super::leases::sqlite::release_pr_lease(&self.pool, repo, number, owner).await
     }
 
-    async fn supersede_pr(&self, repo: &str, number: u64, owner: &str) -> anyhow::Result<bool> {
+    async fn supersede_pr(
+        &self,
+        repo: &str,
+        number: u64,
+        owner: &ReplicaId,
+    ) -> anyhow::Result<bool> {
         super::leases::sqlite::supersede_pr(&self.pool, repo, number, owner).await
     }
 
@@ -570,7 +580,7 @@ impl BotStore for SqliteStore {
 
     async fn claim_due_drift(
         &self,
-        owner: &str,
+        owner: &ReplicaId,
         now: i64,
         until: i64,
         limit: u32,
@@ -578,11 +588,21 @@ impl BotStore for SqliteStore {
         super::drift::sqlite::claim_due(&self.pool, owner, now, until, limit).await
     }
 
-    async fn renew_drift(&self, owner: &str, repos: &[String], until: i64) -> anyhow::Result<u64> {
+    async fn renew_drift(
+        &self,
+        owner: &ReplicaId,
+        repos: &[String],
+        until: i64,
+    ) -> anyhow::Result<u64> {
         super::drift::sqlite::renew(&self.pool, owner, repos, until).await
     }
 
-    async fn release_drift(&self, repo: &str, owner: &str, next_at: i64) -> anyhow::Result<bool> {
+    async fn release_drift(
+        &self,
+        repo: &str,
+        owner: &ReplicaId,
+        next_at: i64,
+    ) -> anyhow::Result<bool> {
         super::drift::sqlite::release(&self.pool, repo, owner, next_at).await
     }
 

@@ -22,8 +22,8 @@ use cascade::plan::render::{RenderOptions, RenderedPlan};
 use cascade::plan::{Counts, Fingerprint, PlanId, PlanSummary};
 use cascade::store::{
     AnyStore, ApplyClaim, BotStore, DeliveryRecord, DeliveryStatus, Lock, PlanKey, PlanRecord,
-    PlanStatus, PlannedUnit, PrState, PullRequestRecord, Pusher, RunKind, RunRecord, RunStore,
-    UnitRecord, UnitStatus,
+    PlanStatus, PlannedUnit, PrState, PullRequestRecord, Pusher, ReplicaId, RunKind, RunRecord,
+    RunStore, UnitRecord, UnitStatus,
 };
 use cascade::unit::Tool;
 use cascade::unit::UnitPath;
@@ -1258,7 +1258,7 @@ async fn text_a_pull_request_writes_never_fails_a_write(backend: Backend) {
 /// A delivery as `owner` claimed it, until `until`.
 fn claimed(id: &str, received_at: i64, owner: &str, until: i64) -> DeliveryRecord {
     DeliveryRecord {
-        owner: Some(owner.into()),
+        owner: Some(ReplicaId::from_stored(owner)),
         claimed_until: until,
         ..delivery(id, received_at)
     }
@@ -1292,7 +1292,7 @@ async fn deliveries_unclaimed_or_whose_claim_ran_out_are_claimed_oldest_first(ba
 
     assert_eq!(
         store
-            .claim_deliveries("me", now, now + 15, 2)
+            .claim_deliveries(&ReplicaId::from_stored("me"), now, now + 15, 2)
             .await
             .unwrap(),
         vec![
@@ -1303,7 +1303,7 @@ async fn deliveries_unclaimed_or_whose_claim_ran_out_are_claimed_oldest_first(ba
     );
     assert_eq!(
         store
-            .claim_deliveries("other", now, now + 15, 16)
+            .claim_deliveries(&ReplicaId::from_stored("other"), now, now + 15, 16)
             .await
             .unwrap(),
         vec![claimed("same-second", 3, "other", now + 15)],
@@ -1311,14 +1311,14 @@ async fn deliveries_unclaimed_or_whose_claim_ran_out_are_claimed_oldest_first(ba
     );
     assert!(
         store
-            .claim_deliveries("other", now, now + 15, 16)
+            .claim_deliveries(&ReplicaId::from_stored("other"), now, now + 15, 16)
             .await
             .unwrap()
             .is_empty()
     );
     assert_eq!(
         store
-            .claim_deliveries("other", now + 1, now + 16, 0)
+            .claim_deliveries(&ReplicaId::from_stored("other"), now + 1, now + 16, 0)
             .await
             .unwrap(),
         vec![],
@@ -1326,7 +1326,7 @@ async fn deliveries_unclaimed_or_whose_claim_ran_out_are_claimed_oldest_first(ba
     );
     assert_eq!(
         store
-            .claim_deliveries("other", now + 1, now + 16, 16)
+            .claim_deliveries(&ReplicaId::from_stored("other"), now + 1, now + 16, 16)
             .await
             .unwrap(),
         vec![claimed("runs-out-now", 2, "other", now + 16)],
@@ -1336,7 +1336,12 @@ async fn deliveries_unclaimed_or_whose_claim_ran_out_are_claimed_oldest_first(ba
     // A lone server's start-up takes every delivery still to process, whoever
     // holds it and until when; never a handled one.
     let all = store
-        .claim_deliveries("lone", i64::MAX, now + 20, u32::MAX)
+        .claim_deliveries(
+            &ReplicaId::from_stored("lone"),
+            i64::MAX,
+            now + 20,
+            u32::MAX,
+        )
         .await
         .unwrap();
     assert_eq!(
@@ -1351,7 +1356,8 @@ async fn deliveries_unclaimed_or_whose_claim_ran_out_are_claimed_oldest_first(ba
     );
     assert!(
         all.iter()
-            .all(|d| d.owner.as_deref() == Some("lone") && d.claimed_until == now + 20),
+            .all(|d| d.owner.as_ref().map(ReplicaId::as_str) == Some("lone")
+                && d.claimed_until == now + 20),
         "{all:?}"
     );
     assert_eq!(
@@ -1380,25 +1386,38 @@ async fn a_replica_renews_only_its_own_claims_on_deliveries_still_to_process(bac
     // a has a1 and a2 in hand (a3 it no longer processes), and names b's and a done one.
     assert_eq!(
         store
-            .renew_deliveries("a", &hand(&["a1", "a2", "b1", "a-done"]), 300)
+            .renew_deliveries(
+                &ReplicaId::from_stored("a"),
+                &hand(&["a1", "a2", "b1", "a-done"]),
+                300
+            )
             .await
             .unwrap(),
         2
     );
     assert_eq!(
         store
-            .renew_deliveries("nobody", &hand(&["a1"]), 300)
+            .renew_deliveries(&ReplicaId::from_stored("nobody"), &hand(&["a1"]), 300)
             .await
             .unwrap(),
         0
     );
-    assert_eq!(store.renew_deliveries("a", &[], 300).await.unwrap(), 0);
+    assert_eq!(
+        store
+            .renew_deliveries(&ReplicaId::from_stored("a"), &[], 300)
+            .await
+            .unwrap(),
+        0
+    );
     // At 200, b's claim and a's unrenewed a3 have run out; a's renewed ones have not.
-    let taken = store.claim_deliveries("c", 200, 400, 16).await.unwrap();
+    let taken = store
+        .claim_deliveries(&ReplicaId::from_stored("c"), 200, 400, 16)
+        .await
+        .unwrap();
     assert_eq!(ids(&taken), ["a3", "b1"]);
     assert_eq!(
         store
-            .renew_deliveries("b", &hand(&["b1"]), 500)
+            .renew_deliveries(&ReplicaId::from_stored("b"), &hand(&["b1"]), 500)
             .await
             .unwrap(),
         0,
@@ -1419,7 +1438,7 @@ async fn a_replica_renews_only_its_own_claims_on_deliveries_still_to_process(bac
         .unwrap();
     assert_eq!(
         store
-            .renew_deliveries("a", &hand(&["a1", "a2"]), 600)
+            .renew_deliveries(&ReplicaId::from_stored("a"), &hand(&["a1", "a2"]), 600)
             .await
             .unwrap(),
         1
@@ -1433,11 +1452,21 @@ async fn a_pull_request_lease_has_one_holder_until_it_runs_out(backend: Backend)
     let store = backend.open().await;
     let clock = FakeClock(AtomicI64::new(1_000_000));
     let take = |owner: &'static str| {
-        let now = clock.now();
-        store.take_pr_lease("acme/infra", 7, owner, now, now + PR_LEASE)
+        let (store, now) = (&store, clock.now());
+        async move {
+            let owner = ReplicaId::from_stored(owner);
+            store
+                .take_pr_lease("acme/infra", 7, &owner, now, now + PR_LEASE)
+                .await
+        }
     };
-    let renew =
-        |owner: &'static str| store.renew_pr_lease("acme/infra", 7, owner, clock.now() + PR_LEASE);
+    let renew = |owner: &'static str| {
+        let (store, until) = (&store, clock.now() + PR_LEASE);
+        async move {
+            let owner = ReplicaId::from_stored(owner);
+            store.renew_pr_lease("acme/infra", 7, &owner, until).await
+        }
+    };
     assert!(take("a").await.unwrap());
     assert!(!take("b").await.unwrap(), "a holds it");
     assert!(take("a").await.unwrap(), "taking one's own lease again");
@@ -1446,7 +1475,13 @@ async fn a_pull_request_lease_has_one_holder_until_it_runs_out(backend: Backend)
     for (repo, number) in [("acme/infra", 8), ("acme/other", 7)] {
         assert!(
             store
-                .take_pr_lease(repo, number, "b", now, now + PR_LEASE)
+                .take_pr_lease(
+                    repo,
+                    number,
+                    &ReplicaId::from_stored("b"),
+                    now,
+                    now + PR_LEASE
+                )
                 .await
                 .unwrap(),
             "{repo}#{number} has a lease of its own"
@@ -1458,14 +1493,27 @@ async fn a_pull_request_lease_has_one_holder_until_it_runs_out(backend: Backend)
     clock.advance(1);
     assert!(take("b").await.unwrap(), "a's lease ran out");
     assert_eq!(renew("a").await.unwrap(), None, "a lost it");
-    store.release_pr_lease("acme/infra", 7, "a").await.unwrap();
+    store
+        .release_pr_lease("acme/infra", 7, &ReplicaId::from_stored("a"))
+        .await
+        .unwrap();
     assert!(!take("c").await.unwrap(), "a cannot release b's lease");
     assert_eq!(renew("b").await.unwrap(), Some(false));
 
     // A newer head received by another replica marks the holder's lease.
-    assert!(!store.supersede_pr("acme/infra", 7, "b").await.unwrap());
+    assert!(
+        !store
+            .supersede_pr("acme/infra", 7, &ReplicaId::from_stored("b"))
+            .await
+            .unwrap()
+    );
     assert_eq!(renew("b").await.unwrap(), Some(false), "not by the holder");
-    assert!(store.supersede_pr("acme/infra", 7, "a").await.unwrap());
+    assert!(
+        store
+            .supersede_pr("acme/infra", 7, &ReplicaId::from_stored("a"))
+            .await
+            .unwrap()
+    );
     assert_eq!(renew("b").await.unwrap(), Some(true));
     assert_eq!(
         renew("b").await.unwrap(),
@@ -1478,7 +1526,12 @@ async fn a_pull_request_lease_has_one_holder_until_it_runs_out(backend: Backend)
         Some(false),
         "taken again: the mark is cleared"
     );
-    assert!(store.supersede_pr("acme/infra", 7, "c").await.unwrap());
+    assert!(
+        store
+            .supersede_pr("acme/infra", 7, &ReplicaId::from_stored("c"))
+            .await
+            .unwrap()
+    );
     clock.advance(PR_LEASE + 1);
     assert!(take("c").await.unwrap());
     assert_eq!(
@@ -1488,18 +1541,29 @@ async fn a_pull_request_lease_has_one_holder_until_it_runs_out(backend: Backend)
     );
     assert_eq!(renew("b").await.unwrap(), None);
 
-    store.release_pr_lease("acme/infra", 7, "c").await.unwrap();
+    store
+        .release_pr_lease("acme/infra", 7, &ReplicaId::from_stored("c"))
+        .await
+        .unwrap();
     assert!(take("a").await.unwrap(), "released: free at once");
-    assert!(!store.supersede_pr("acme/infra", 99, "a").await.unwrap());
+    assert!(
+        !store
+            .supersede_pr("acme/infra", 99, &ReplicaId::from_stored("a"))
+            .await
+            .unwrap()
+    );
     assert_eq!(
         store
-            .renew_pr_lease("acme/infra", 99, "a", clock.now())
+            .renew_pr_lease("acme/infra", 99, &ReplicaId::from_stored("a"), clock.now())
             .await
             .unwrap(),
         None,
         "nobody holds #99"
     );
-    store.release_pr_lease("acme/infra", 99, "a").await.unwrap();
+    store
+        .release_pr_lease("acme/infra", 99, &ReplicaId::from_stored("a"))
+        .await
+        .unwrap();
 }
 
 async fn eight_replicas_sweeping_at_once_claim_each_expired_delivery_once(backend: Backend) {
@@ -1514,7 +1578,12 @@ async fn eight_replicas_sweeping_at_once_claim_each_expired_delivery_once(backen
         );
         let got = eight_at_once(&stores, |i, store| async move {
             store
-                .claim_deliveries(&format!("replica-{i}"), 200, 300, 16)
+                .claim_deliveries(
+                    &ReplicaId::from_stored(format!("replica-{i}")),
+                    200,
+                    300,
+                    16,
+                )
                 .await
                 .unwrap()
         })
@@ -1539,7 +1608,7 @@ async fn eight_replicas_sweeping_at_once_claim_each_expired_delivery_once(backen
     }
     let got = eight_at_once(&stores, |i, store| async move {
         store
-            .claim_deliveries(&format!("sweeper-{i}"), 200, 300, 4)
+            .claim_deliveries(&ReplicaId::from_stored(format!("sweeper-{i}")), 200, 300, 4)
             .await
             .unwrap()
     })
@@ -1550,7 +1619,7 @@ async fn eight_replicas_sweeping_at_once_claim_each_expired_delivery_once(backen
     taken.dedup();
     assert_eq!(taken.len(), 32, "no delivery taken twice: {got:?}");
     let rest = stores[0]
-        .claim_deliveries("last", 200, 300, 16)
+        .claim_deliveries(&ReplicaId::from_stored("last"), 200, 300, 16)
         .await
         .unwrap();
     assert_eq!(rest.len(), 8);
@@ -1566,7 +1635,13 @@ async fn eight_replicas_taking_one_pull_request_lease_leave_one_holder(backend: 
         let taken = eight_at_once(&stores, |i, store| async move {
             let me = format!("replica-{round}-{i}");
             let won = store
-                .take_pr_lease("acme/infra", 7, &me, now, now + PR_LEASE)
+                .take_pr_lease(
+                    "acme/infra",
+                    7,
+                    &ReplicaId::from_stored(me.as_str()),
+                    now,
+                    now + PR_LEASE,
+                )
                 .await
                 .unwrap();
             (me, won)
@@ -1579,7 +1654,12 @@ async fn eight_replicas_taking_one_pull_request_lease_leave_one_holder(backend: 
         for owner in losers.chain(holder.as_deref()) {
             assert_eq!(
                 stores[0]
-                    .renew_pr_lease("acme/infra", 7, owner, now + PR_LEASE)
+                    .renew_pr_lease(
+                        "acme/infra",
+                        7,
+                        &ReplicaId::from_stored(owner),
+                        now + PR_LEASE,
+                    )
                     .await
                     .unwrap(),
                 None,
@@ -1588,7 +1668,12 @@ async fn eight_replicas_taking_one_pull_request_lease_leave_one_holder(backend: 
         }
         assert_eq!(
             stores[1]
-                .renew_pr_lease("acme/infra", 7, &winner, now + PR_LEASE)
+                .renew_pr_lease(
+                    "acme/infra",
+                    7,
+                    &ReplicaId::from_stored(winner.as_str()),
+                    now + PR_LEASE,
+                )
                 .await
                 .unwrap(),
             Some(false)
