@@ -40,7 +40,7 @@ pub use owners::AllowedOwners;
 
 use crate::clock::Clock;
 use crate::engine::{ApplyRecovery, Engine};
-use crate::event::Event;
+use crate::event::{DeliveryId, Event};
 use crate::exec::ProcessExecutor;
 use crate::forge::{ForgeRef, Forges};
 use crate::store::{AnyStore, BotStore, DeliveryStatus, PrState};
@@ -56,7 +56,7 @@ use tokio_util::task::TaskTracker;
 use tracing::Instrument;
 
 /// A job for a pull request's actor, with the delivery it came from (none for resumed work).
-type Queued = (Option<String>, PrJob);
+type Queued = (Option<DeliveryId>, PrJob);
 
 /// Attempts at processing one delivery, counting those a dead process started:
 /// a delivery still unprocessed after this many is marked failed at start.
@@ -236,7 +236,7 @@ impl Bot {
     }
 
     /// Hands a stored delivery to the pull request it concerns (or handles it at once).
-    pub fn enqueue(self: &Arc<Self>, delivery: String, event: Event) {
+    pub fn enqueue(self: &Arc<Self>, delivery: DeliveryId, event: Event) {
         match jobs::route(event) {
             jobs::Routed::Pr(key, job) => self.send(key, Some(delivery), job),
             jobs::Routed::Installation(change) => {
@@ -275,7 +275,7 @@ impl Bot {
         }
     }
 
-    fn send(self: &Arc<Self>, key: WorkKey, delivery: Option<String>, job: PrJob) {
+    fn send(self: &Arc<Self>, key: WorkKey, delivery: Option<DeliveryId>, job: PrJob) {
         // A new head supersedes the plan in progress: queued work is dropped by the
         // actor (it plans only the newest head), running units finish.
         if job.is_new_head()
@@ -363,7 +363,7 @@ impl Bot {
                     self.replica.hold_delivery(d, false);
                 }
                 self.jobs
-                    .finished(Some(&key), delivery.as_deref(), JobOutcome::Superseded);
+                    .finished(Some(&key), delivery.as_ref(), JobOutcome::Superseded);
                 continue;
             }
             if let Some(d) = &delivery {
@@ -418,7 +418,7 @@ impl Bot {
                 DeliveryStatus::Processed => JobOutcome::Processed,
                 _ => JobOutcome::Failed,
             };
-            self.jobs.finished(Some(&key), delivery.as_deref(), outcome);
+            self.jobs.finished(Some(&key), delivery.as_ref(), outcome);
         }
     }
 

@@ -10,6 +10,7 @@
 
 use super::{Bot, WorkKey};
 use crate::engine::ApplyRecovery;
+use crate::event::DeliveryId;
 use crate::store::{BotStore, DeliveryRecord, DeliveryStatus, PrState, ReplicaId};
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
@@ -28,7 +29,7 @@ pub(crate) struct Replica {
     /// Pull requests whose job runs here under their lease.
     held: Mutex<HashSet<WorkKey>>,
     /// Deliveries queued or processed here, whose claims the heartbeat renews.
-    in_hand: Mutex<HashSet<String>>,
+    in_hand: Mutex<HashSet<DeliveryId>>,
     /// Repositories whose drift schedule fired here and whose run is queued or running.
     drift_in_hand: Mutex<HashSet<String>>,
 }
@@ -50,10 +51,10 @@ impl Replica {
     }
 
     /// Notes that delivery `id` is in hand here (`true`) or done with (`false`).
-    pub fn hold_delivery(&self, id: &str, on: bool) {
+    pub fn hold_delivery(&self, id: &DeliveryId, on: bool) {
         let mut in_hand = self.in_hand.lock().unwrap_or_else(|p| p.into_inner());
         if on {
-            in_hand.insert(id.to_string());
+            in_hand.insert(id.clone());
         } else {
             in_hand.remove(id);
         }
@@ -74,7 +75,7 @@ impl Replica {
         in_hand.iter().cloned().collect()
     }
 
-    fn deliveries_in_hand(&self) -> Vec<String> {
+    fn deliveries_in_hand(&self) -> Vec<DeliveryId> {
         let in_hand = self.in_hand.lock().unwrap_or_else(|p| p.into_inner());
         in_hand.iter().cloned().collect()
     }

@@ -127,7 +127,7 @@ pub(super) async fn store_and_hand_over(
         return (StatusCode::OK, "ignored\n".into());
     }
     let record = DeliveryRecord {
-        id: id.to_string(),
+        id,
         event: stored_event,
         body: body.to_vec(),
         status: DeliveryStatus::Received,

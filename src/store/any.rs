@@ -10,6 +10,7 @@ use super::{
     SqliteStore, UnitRecord,
 };
 use super::{PlanKey, ReplicaId};
+use crate::event::DeliveryId;
 use crate::plan::PlanId;
 use crate::unit::UnitPath;
 use std::path::{Path, PathBuf};
@@ -167,7 +168,11 @@ impl BotStore for AnyStore {
         on_backend!(self, s => s.insert_delivery(delivery))
     }
 
-    async fn set_delivery_status(&self, id: &str, status: DeliveryStatus) -> anyhow::Result<()> {
+    async fn set_delivery_status(
+        &self,
+        id: &DeliveryId,
+        status: DeliveryStatus,
+    ) -> anyhow::Result<()> {
         on_backend!(self, s => s.set_delivery_status(id, status))
     }
 
@@ -179,11 +184,11 @@ impl BotStore for AnyStore {
         on_backend!(self, s => s.pending_delivery_count())
     }
 
-    async fn start_delivery_attempt(&self, id: &str) -> anyhow::Result<u32> {
+    async fn start_delivery_attempt(&self, id: &DeliveryId) -> anyhow::Result<u32> {
         on_backend!(self, s => s.start_delivery_attempt(id))
     }
 
-    async fn delivery_attempts(&self, id: &str) -> anyhow::Result<u32> {
+    async fn delivery_attempts(&self, id: &DeliveryId) -> anyhow::Result<u32> {
         on_backend!(self, s => s.delivery_attempts(id))
     }
 
@@ -283,7 +288,7 @@ impl BotStore for AnyStore {
     async fn renew_deliveries(
         &self,
         owner: &ReplicaId,
-        ids: &[String],
+        ids: &[DeliveryId],
         until: i64,
     ) -> anyhow::Result<u64> {
         on_backend!(self, s => s.renew_deliveries(owner, ids, until))

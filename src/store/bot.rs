@@ -1,6 +1,7 @@
 //! Records of the GitHub App: deliveries, installations, pull requests, locks.
 
 use super::ReplicaId;
+use crate::event::DeliveryId;
 use crate::plan::PlanId;
 use crate::unit::UnitPath;
 
@@ -32,7 +33,7 @@ impl DeliveryStatus {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DeliveryRecord {
     /// `X-GitHub-Delivery`: the same for every redelivery of one event.
-    pub id: String,
+    pub id: DeliveryId,
     pub event: String,
     pub body: Vec<u8>,
     pub status: DeliveryStatus,

@@ -9,6 +9,7 @@ use super::{
     DeliveryRecord, DeliveryStatus, DriftRecord, Lock, PullRequestRecord, Pusher, ReplicaId,
     RunStore,
 };
+use crate::event::DeliveryId;
 use crate::unit::UnitPath;
 use std::future::Future;
 
@@ -29,7 +30,7 @@ pub trait BotStore: RunStore {
     /// body is dropped (only the id is needed, to refuse redeliveries).
     fn set_delivery_status(
         &self,
-        id: &str,
+        id: &DeliveryId,
         status: DeliveryStatus,
     ) -> impl Future<Output = anyhow::Result<()>> + Send;
 
@@ -43,10 +44,16 @@ pub trait BotStore: RunStore {
 
     /// Counts one more attempt at processing a delivery, before the work starts
     /// (so a process that dies during it still counts), and returns the count.
-    fn start_delivery_attempt(&self, id: &str) -> impl Future<Output = anyhow::Result<u32>> + Send;
+    fn start_delivery_attempt(
+        &self,
+        id: &DeliveryId,
+    ) -> impl Future<Output = anyhow::Result<u32>> + Send;
 
     /// How many attempts at processing a delivery were started (0 if none or unknown).
-    fn delivery_attempts(&self, id: &str) -> impl Future<Output = anyhow::Result<u32>> + Send;
+    fn delivery_attempts(
+        &self,
+        id: &DeliveryId,
+    ) -> impl Future<Output = anyhow::Result<u32>> + Send;
 
     fn upsert_installation(
         &self,
@@ -172,7 +179,7 @@ pub trait BotStore: RunStore {
     fn renew_deliveries(
         &self,
         owner: &ReplicaId,
-        ids: &[String],
+        ids: &[DeliveryId],
         until: i64,
     ) -> impl Future<Output = anyhow::Result<u64>> + Send;
 

@@ -17,6 +17,7 @@
 macro_rules! lease_queries {
     ($module:ident, $pool:ty, $claim:literal, $ids:literal) => {
         pub(super) mod $module {
+            use crate::event::DeliveryId;
             use crate::store::{DeliveryRecord, ReplicaId};
 
             type Pool = $pool;
@@ -48,7 +49,7 @@ macro_rules! lease_queries {
             pub(in crate::store) async fn renew_deliveries(
                 pool: &Pool,
                 owner: &ReplicaId,
-                ids: &[String],
+                ids: &[DeliveryId],
                 until: i64,
             ) -> anyhow::Result<u64> {
                 if ids.is_empty() {
@@ -60,7 +61,9 @@ macro_rules! lease_queries {
                 ))
                 .bind(until)
                 .bind(owner.as_str())
-                .bind(serde_json::to_string(ids)?)
+                .bind(serde_json::to_string(
+                    &ids.iter().map(DeliveryId::as_str).collect::<Vec<_>>(),
+                )?)
                 .execute(pool)
                 .await?;
                 Ok(done.rows_affected())

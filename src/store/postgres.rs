@@ -27,6 +27,7 @@ use super::{
     PullRequestRecord, Pusher, RunKind, RunRecord, RunStore, UnitRecord,
 };
 use super::{PlanKey, ReplicaId};
+use crate::event::DeliveryId;
 use crate::plan::PlanId;
 use crate::unit::UnitPath;
 use anyhow::Context;
@@ -322,7 +323,7 @@ impl BotStore for PostgresStore {
         let done = sqlx::query(
             "INSERT INTO deliveries (id, event, body, status, received_at, owner, claimed_until) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (id) DO NOTHING",
         )
-        .bind(&d.id)
+        .bind(d.id.as_str())
         .bind(&d.event)
         .bind(&d.body)
         .bind(d.status.as_str())
@@ -334,14 +335,18 @@ impl BotStore for PostgresStore {
         Ok(done.rows_affected() == 1)
     }
 
-    async fn set_delivery_status(&self, id: &str, status: DeliveryStatus) -> anyhow::Result<()> {
+    async fn set_delivery_status(
+        &self,
+        id: &DeliveryId,
+        status: DeliveryStatus,
+    ) -> anyhow::Result<()> {
         // A handled delivery's body is never read again: keeping it would grow
         // the database with every delivery GitHub ever sent.
         sqlx::query(
             "UPDATE deliveries SET status = $1, body = CASE WHEN $1 = 'received' THEN body ELSE ''::bytea END WHERE id = $2",
         )
         .bind(status.as_str())
-        .bind(id)
+        .bind(id.as_str())
         .execute(&self.pool)
         .await?;
         Ok(())
@@ -364,20 +369,20 @@ impl BotStore for PostgresStore {
         Ok(n.max(0) as u64)
     }
 
-    async fn start_delivery_attempt(&self, id: &str) -> anyhow::Result<u32> {
+    async fn start_delivery_attempt(&self, id: &DeliveryId) -> anyhow::Result<u32> {
         // One statement: the row lock makes concurrent attempts count one each.
         let n: Option<i64> = sqlx::query_scalar(
             "UPDATE deliveries SET attempts = attempts + 1 WHERE id = $1 RETURNING attempts",
         )
-        .bind(id)
+        .bind(id.as_str())
         .fetch_optional(&self.pool)
         .await?;
         Ok(rows::count(n))
     }
 
-    async fn delivery_attempts(&self, id: &str) -> anyhow::Result<u32> {
+    async fn delivery_attempts(&self, id: &DeliveryId) -> anyhow::Result<u32> {
         let n: Option<i64> = sqlx::query_scalar("SELECT attempts FROM deliveries WHERE id = $1")
-            .bind(id)
+            .bind(id.as_str())
             .fetch_optional(&self.pool)
             .await?;
         Ok(rows::count(n))
@@ -607,7 +612,7 @@ impl BotStore for PostgresStore {
     async fn renew_deliveries(
         &self,
         owner: &ReplicaId,
-        ids: &[String],
+        ids: &[DeliveryId],
         until: i64,
     ) -> anyhow::Result<u64> {
         super::leases::postgres::renew_deliveries(&self.pool, owner, ids, until).await

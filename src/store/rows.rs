@@ -7,6 +7,7 @@ use super::{
     PullRequestRecord, RunKind, RunRecord, UnitRecord, UnitStatus,
 };
 use super::{PlanKey, ReplicaId};
+use crate::event::DeliveryId;
 use crate::plan::PlanId;
 use crate::unit::UnitPath;
 use anyhow::Context;
@@ -98,7 +99,7 @@ pub(super) fn plan(row: &impl StoredRow) -> anyhow::Result<PlanRecord> {
 
 pub(super) fn delivery(row: &impl StoredRow) -> anyhow::Result<DeliveryRecord> {
     Ok(DeliveryRecord {
-        id: row.text("id")?,
+        id: DeliveryId::from_stored(row.text("id")?),
         event: row.text("event")?,
         body: row.bytes("body")?,
         status: DeliveryStatus::parse(&row.text("status")?),

@@ -18,6 +18,7 @@ use crate::support::postgres as pg_cluster;
 
 use cascade::clock::Clock;
 use cascade::engine::{LEASE_SECS, owner_alive};
+use cascade::event::DeliveryId;
 use cascade::plan::render::{RenderOptions, RenderedPlan};
 use cascade::plan::{Counts, Fingerprint, PlanId, PlanSummary};
 use cascade::store::{
@@ -250,7 +251,7 @@ fn plan(id: &str, repo: &str, created_at: i64) -> PlanRecord {
 
 fn delivery(id: &str, received_at: i64) -> DeliveryRecord {
     DeliveryRecord {
-        id: id.into(),
+        id: delivery_id(id),
         event: "pull_request".into(),
         body: format!("{{\"id\":\"{id}\"}}").into_bytes(),
         status: DeliveryStatus::Received,
@@ -612,11 +613,11 @@ async fn deliveries_wait_in_arrival_order_and_drop_their_body_once_handled(backe
     );
     assert_eq!(store.pending_delivery_count().await.unwrap(), 3);
     store
-        .set_delivery_status("c", DeliveryStatus::Failed)
+        .set_delivery_status(&delivery_id("c"), DeliveryStatus::Failed)
         .await
         .unwrap();
     store
-        .set_delivery_status("a", DeliveryStatus::Received)
+        .set_delivery_status(&delivery_id("a"), DeliveryStatus::Received)
         .await
         .unwrap();
     assert_eq!(
@@ -639,15 +640,33 @@ async fn eight_attempts_at_once_are_counted_one_each(backend: Backend) {
     let d = delivery("attempted", 1);
     stores[0].insert_delivery(&d).await.unwrap();
     let mut counts = eight_at_once(&stores, |_, store| async move {
-        store.start_delivery_attempt("attempted").await.unwrap()
+        store
+            .start_delivery_attempt(&delivery_id("attempted"))
+            .await
+            .unwrap()
     })
     .await;
     counts.sort();
     assert_eq!(counts, (1..=8).collect::<Vec<u32>>());
-    assert_eq!(stores[1].delivery_attempts("attempted").await.unwrap(), 8);
-    assert_eq!(stores[1].delivery_attempts("unknown").await.unwrap(), 0);
     assert_eq!(
-        stores[1].start_delivery_attempt("unknown").await.unwrap(),
+        stores[1]
+            .delivery_attempts(&delivery_id("attempted"))
+            .await
+            .unwrap(),
+        8
+    );
+    assert_eq!(
+        stores[1]
+            .delivery_attempts(&delivery_id("unknown"))
+            .await
+            .unwrap(),
+        0
+    );
+    assert_eq!(
+        stores[1]
+            .start_delivery_attempt(&delivery_id("unknown"))
+            .await
+            .unwrap(),
         0
     );
 }
@@ -1264,6 +1283,11 @@ fn claimed(id: &str, received_at: i64, owner: &str, until: i64) -> DeliveryRecor
     }
 }
 
+/// A test's delivery id (each is a valid `X-GitHub-Delivery`).
+fn delivery_id(id: &str) -> DeliveryId {
+    DeliveryId::new(id).unwrap()
+}
+
 fn ids(deliveries: &[DeliveryRecord]) -> Vec<&str> {
     deliveries.iter().map(|d| d.id.as_str()).collect()
 }
@@ -1287,7 +1311,10 @@ async fn deliveries_unclaimed_or_whose_claim_ran_out_are_claimed_oldest_first(ba
         ("processed", DeliveryStatus::Processed),
         ("failed", DeliveryStatus::Failed),
     ] {
-        store.set_delivery_status(id, handled).await.unwrap();
+        store
+            .set_delivery_status(&delivery_id(id), handled)
+            .await
+            .unwrap();
     }
 
     assert_eq!(
@@ -1379,10 +1406,10 @@ async fn a_replica_renews_only_its_own_claims_on_deliveries_still_to_process(bac
         assert!(store.insert_delivery(&d).await.unwrap());
     }
     store
-        .set_delivery_status("a-done", DeliveryStatus::Processed)
+        .set_delivery_status(&delivery_id("a-done"), DeliveryStatus::Processed)
         .await
         .unwrap();
-    let hand = |ids: &[&str]| ids.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let hand = |ids: &[&str]| ids.iter().map(|s| delivery_id(s)).collect::<Vec<_>>();
     // a has a1 and a2 in hand (a3 it no longer processes), and names b's and a done one.
     assert_eq!(
         store
@@ -1433,7 +1460,7 @@ async fn a_replica_renews_only_its_own_claims_on_deliveries_still_to_process(bac
         ]
     );
     store
-        .set_delivery_status("a1", DeliveryStatus::Processed)
+        .set_delivery_status(&delivery_id("a1"), DeliveryStatus::Processed)
         .await
         .unwrap();
     assert_eq!(
