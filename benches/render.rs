@@ -22,7 +22,7 @@ use cascade::comment::plan_view;
 use cascade::forge::github::COMMENT_LIMIT;
 use cascade::plan::render::{RenderOptions, RenderedPlan};
 use cascade::plan::{PlanId, PlanSummary};
-use cascade::store::{PlanRecord, PlanStatus, PlannedUnit, UnitStatus};
+use cascade::store::{PlanKey, PlanRecord, PlanStatus, PlannedUnit, UnitStatus};
 use cascade::unit::Tool;
 use cascade::unit::UnitPath;
 use serde_json::{Value, json};
@@ -137,7 +137,7 @@ fn record(doc: &[u8]) -> PlanRecord {
     };
     PlanRecord {
         id: PlanId::from_stored("3f9a2c1b7d4e".into()),
-        repo: "acme/infra".into(),
+        repo: PlanKey::from_stored("acme/infra"),
         head: "a1b2c3d4e5f6".into(),
         base: "9f8e7d6c5b4a".into(),
         status: PlanStatus::Current,

@@ -119,6 +119,11 @@ impl DeliveryId {
         ok.then(|| DeliveryId(id.to_owned()))
     }
 
+    /// An id as the store kept it: it passed [`DeliveryId::new`] before it was stored.
+    pub fn from_stored(id: String) -> DeliveryId {
+        DeliveryId(id)
+    }
+
     pub fn as_str(&self) -> &str {
         &self.0
     }

@@ -15,7 +15,7 @@
 //! closed: an answer the forge did not give (the permission, the commits) is a refusal.
 //! Every refusal names the rule that failed (`refusal` words it); nothing here posts.
 
-use super::PrKey;
+use super::WorkKey;
 use super::ctx::PrCtx;
 use super::refusal::{Contribution, Refusal, Uncounted};
 use crate::config::{ApprovalRule, RepoConfig};
@@ -26,17 +26,17 @@ use crate::store::{AnyStore, BotStore, Pusher};
 /// Why `actor` may not run `command` (`/apply`, `/plan`, `/unlock`), or `None` when they may.
 pub async fn refuse_command(
     forge: &Forge,
-    repo: &str,
+    repo: &RepoKey,
     actor: &Actor,
     config: &RepoConfig,
     command: &str,
 ) -> Option<Refusal> {
     let user = &actor.login;
-    if !forge.may_write(repo, actor).await {
+    if !forge.may_write(&repo.stored(), actor).await {
         return Some(Refusal::NoWritePermission {
             login: user.clone(),
             command: command.to_string(),
-            repo: RepoKey::from_stored(repo),
+            repo: repo.clone(),
         });
     }
     let Some(allowed) = &config.apply_permission else {
@@ -76,7 +76,9 @@ pub async fn unapproved(
     id: &PlanId,
 ) -> anyhow::Result<Option<Refusal>> {
     let (forge, store, key, cr) = (&ctx.forge, ctx.bot.store.as_ref(), &ctx.key, &ctx.pr);
-    let approvals = forge.approvals(&key.repo, key.number, cr).await?;
+    let approvals = forge
+        .approvals(&key.repo().stored(), key.number(), cr)
+        .await?;
     let counted = approvals
         .approvers
         .iter()
@@ -115,7 +117,7 @@ pub async fn unapproved(
                 continue;
             }
         }
-        if forge.may_write(&key.repo, &approver.actor).await {
+        if forge.may_write(&key.repo().stored(), &approver.actor).await {
             // An approval counts; the forge's own rules (GitLab's approvals required,
             // approval rules, code owners) may still want more.
             let missing = approvals.still_required;
@@ -134,7 +136,7 @@ pub async fn unapproved(
     } else {
         Refusal::ApprovalsUncounted {
             id: id.clone(),
-            repo: key.repo.clone(),
+            repo: key.repo().stored(),
             head: cr.head_sha.to_string(),
             uncounted,
         }
@@ -154,10 +156,10 @@ impl Contributors {
     async fn read(
         forge: &Forge,
         store: &AnyStore,
-        key: &PrKey,
+        key: &WorkKey,
     ) -> anyhow::Result<Result<Contributors, String>> {
-        let pushers = store.pushers(&key.repo, key.number).await?;
-        match forge.commits(&key.repo, key.number).await {
+        let pushers = store.pushers(&key.repo().stored(), key.number()).await?;
+        match forge.commits(&key.repo().stored(), key.number()).await {
             Ok(commits) => Ok(Ok(Contributors { pushers, commits })),
             Err(error) => {
                 tracing::warn!(pr = %key, error = format!("{error:#}"), "cannot read the commits; no approval counts");

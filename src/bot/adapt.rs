@@ -1,11 +1,11 @@
 //! Typed webhook events to pull request jobs and installation changes.
 
-use super::jobs::{InstallationChange, PrComment, PrJob, PrKey, Routed};
+use super::jobs::{InstallationChange, PrComment, PrJob, Routed, WorkKey};
 use crate::event::gitlab::MergeRequestAction;
 use crate::event::{
     Event, InstallationAction, InstallationRepositoriesAction, PullRequestAction, PullRequestEvent,
 };
-use crate::forge::{Actor, ForgeRef, PrNumber, PullRequest};
+use crate::forge::{Actor, ForgeKind, ForgeRef, PrNumber, PullRequest, RepoKey};
 
 pub fn route(event: Event) -> Routed {
     match event {
@@ -13,10 +13,7 @@ pub fn route(event: Event) -> Routed {
             let Some(installation) = e.installation else {
                 return Routed::Done;
             };
-            let key = PrKey {
-                repo: e.repository.full_name.clone(),
-                number: e.pull_request.number,
-            };
+            let key = github_key(&e.repository.full_name, e.pull_request.number);
             let update = update(&e, installation.0);
             match e.action {
                 PullRequestAction::Opened
@@ -32,10 +29,7 @@ pub fn route(event: Event) -> Routed {
             let Some(installation) = e.installation else {
                 return Routed::Done;
             };
-            let key = PrKey {
-                repo: e.repository.full_name.clone(),
-                number: e.pull_request.number,
-            };
+            let key = github_key(&e.repository.full_name, e.pull_request.number);
             Routed::Pr(
                 key,
                 PrJob::Comment(PrComment {
@@ -82,10 +76,7 @@ pub fn route(event: Event) -> Routed {
             })
         }
         Event::GitLabMergeRequest(e) => {
-            let key = PrKey {
-                repo: e.project.repo_key(),
-                number: e.merge_request.iid,
-            };
+            let key = gitlab_key(&e.project, e.merge_request.iid);
             let mr = &e.merge_request;
             let update = PullRequest {
                 forge: ForgeRef::GitLab {
@@ -118,10 +109,7 @@ pub fn route(event: Event) -> Routed {
             }
         }
         Event::GitLabNote(e) => Routed::Pr(
-            PrKey {
-                repo: e.project.repo_key(),
-                number: e.merge_request.iid,
-            },
+            gitlab_key(&e.project, e.merge_request.iid),
             PrJob::Comment(PrComment {
                 forge: ForgeRef::GitLab {
                     project_id: e.project.id,
@@ -142,7 +130,9 @@ pub fn route(event: Event) -> Routed {
                 return Routed::Done;
             };
             Routed::Pr(
-                PrKey::drift(&e.repository.full_name),
+                WorkKey::Drift {
+                    repo: RepoKey::new(ForgeKind::GitHub, &e.repository.full_name),
+                },
                 PrJob::DriftComment {
                     issue: e.pull_request.number,
                     comment: PrComment {
@@ -159,7 +149,9 @@ pub fn route(event: Event) -> Routed {
             )
         }
         Event::GitLabIssueNote(e) => Routed::Pr(
-            PrKey::drift(&e.project.repo_key()),
+            WorkKey::Drift {
+                repo: RepoKey::from_stored(&e.project.repo_key()),
+            },
             PrJob::DriftComment {
                 issue: e.issue.iid,
                 comment: PrComment {
@@ -175,6 +167,22 @@ pub fn route(event: Event) -> Routed {
             },
         ),
         Event::Ping { .. } | Event::Ignored { .. } => Routed::Done,
+    }
+}
+
+/// A GitHub pull request's key.
+fn github_key(full_name: &str, number: u64) -> WorkKey {
+    WorkKey::PullRequest {
+        repo: RepoKey::new(ForgeKind::GitHub, full_name),
+        number: PrNumber::new(number),
+    }
+}
+
+/// A GitLab merge request's key (the store's text for the project: `gitlab:<path>`).
+fn gitlab_key(project: &crate::event::gitlab::GitLabProject, iid: u64) -> WorkKey {
+    WorkKey::PullRequest {
+        repo: RepoKey::from_stored(&project.repo_key()),
+        number: PrNumber::new(iid),
     }
 }
 

@@ -32,7 +32,11 @@ pub async fn command_apply(
     if info.fork && !bot.allow_forks {
         return refuse(Refusal::ForkNotApplied);
     }
-    let Some(mut record) = bot.store.pull_request(&key.repo, key.number).await? else {
+    let Some(mut record) = bot
+        .store
+        .pull_request(&key.repo().stored(), key.number())
+        .await?
+    else {
         return refuse(Refusal::NoPlanYet);
     };
     if record.head_sha != info.head_sha.as_str() {
@@ -50,23 +54,26 @@ pub async fn command_apply(
         return refuse(Refusal::ApplyRunning);
     }
     let units: Vec<_> = plan.units.iter().map(|u| u.path.clone()).collect();
-    let held = bot.store.take_locks(&key.repo, key.number, &units).await?;
+    let held = bot
+        .store
+        .take_locks(&key.repo().stored(), key.number(), &units)
+        .await?;
     if !held.is_empty() {
         return refuse(Refusal::UnitsLocked {
             locks: held.into_iter().map(|l| (l.unit, l.pr)).collect(),
         });
     }
     forge
-        .acknowledge(&key.repo, key.number, comment.comment_id)
+        .acknowledge(&key.repo().stored(), key.number(), comment.comment_id)
         .await?;
     ctx.transition(&mut record, PrState::Applying).await?;
 
     let checkout = bot
         .workspaces
-        .checkout(&key.repo, key.number, &record.head_sha)
+        .checkout(&key.repo().stored(), key.number(), &record.head_sha)
         .await?;
     let base_tree = if plan.units.iter().any(|u| u.destroy) {
-        Some(bot.workspaces.tree(&key.repo, &plan.base)?)
+        Some(bot.workspaces.tree(&key.repo().stored(), &plan.base)?)
     } else {
         None
     };
@@ -108,7 +115,9 @@ pub async fn command_apply(
         .logs_in_check(logs_in_check)
         .apply_comment(&view, forge.comment_limit())?;
     for part in &parts {
-        forge.create_comment(&key.repo, key.number, part).await?;
+        forge
+            .create_comment(&key.repo().stored(), key.number(), part)
+            .await?;
     }
     let (status, title, state) = if outcome.complete() {
         (

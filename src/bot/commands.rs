@@ -12,7 +12,7 @@ use super::plan::{current_pr, plan_pull_request, release_and_discard};
 use super::publish::reply;
 use super::refusal::Refusal;
 use super::rules::{Rules, rules};
-use super::{Bot, PrKey};
+use super::{Bot, WorkKey};
 use crate::command::{Command, help_text, read_comment};
 use crate::forge::{Actor, Spelling};
 use crate::store::BotStore;
@@ -32,7 +32,7 @@ struct Context {
 
 pub async fn handle_comment(
     bot: &Arc<Bot>,
-    key: &PrKey,
+    key: &WorkKey,
     comment: &PrComment,
 ) -> anyhow::Result<()> {
     // Never from the bot itself (its own comments quote commands).
@@ -104,7 +104,7 @@ pub async fn handle_comment(
             id: comment.author_id,
             login: comment.author.clone(),
         };
-        if let Some(refusal) = refuse_command(&forge, &key.repo, &actor, config, &typed).await {
+        if let Some(refusal) = refuse_command(&forge, key.repo(), &actor, config, &typed).await {
             replies.push(refusal.message(spelling));
             continue;
         }
@@ -112,7 +112,9 @@ pub async fn handle_comment(
             Command::Help => {}
             Command::Unlock => {
                 let n = release_and_discard(bot, key).await?;
-                bot.store.set_waiting(&key.repo, key.number, &[]).await?;
+                bot.store
+                    .set_waiting(&key.repo().stored(), key.number(), &[])
+                    .await?;
                 replies.push(format!(
                     "Released {n} lock{} and discarded this {}'s plan. Comment `{}` to plan again.",
                     if n == 1 { "" } else { "s" },

@@ -6,7 +6,7 @@
 
 use super::plan::current_pr;
 use super::publish;
-use super::{Bot, PrKey};
+use super::{Bot, WorkKey};
 use crate::forge::{CheckOutput, Forge, ForgeRef, PullRequest, Spelling};
 use crate::store::{BotStore, PrState, PullRequestRecord};
 use std::sync::Arc;
@@ -14,7 +14,7 @@ use std::sync::Arc;
 /// One job's pull request and the handles to act on it.
 pub struct PrCtx {
     pub bot: Arc<Bot>,
-    pub key: PrKey,
+    pub key: WorkKey,
     pub pr: PullRequest,
     /// The pull request's forge, opened for this job.
     pub forge: Forge,
@@ -23,7 +23,7 @@ pub struct PrCtx {
 
 impl PrCtx {
     /// The context of `pr`, on a forge the job has already opened.
-    pub fn new(bot: &Arc<Bot>, key: &PrKey, pr: PullRequest, forge: Forge) -> PrCtx {
+    pub fn new(bot: &Arc<Bot>, key: &WorkKey, pr: PullRequest, forge: Forge) -> PrCtx {
         PrCtx {
             bot: bot.clone(),
             key: key.clone(),
@@ -34,14 +34,14 @@ impl PrCtx {
     }
 
     /// The context of `pr`, opening its forge.
-    pub async fn open(bot: &Arc<Bot>, key: &PrKey, pr: PullRequest) -> anyhow::Result<PrCtx> {
+    pub async fn open(bot: &Arc<Bot>, key: &WorkKey, pr: PullRequest) -> anyhow::Result<PrCtx> {
         let forge = bot.forges.open(pr.forge).await?;
         Ok(PrCtx::new(bot, key, pr, forge))
     }
 
     /// The context of the pull request as the forge at `at` has it now (a hook said too
     /// little, or no hook said anything).
-    pub async fn read(bot: &Arc<Bot>, key: &PrKey, at: ForgeRef) -> anyhow::Result<PrCtx> {
+    pub async fn read(bot: &Arc<Bot>, key: &WorkKey, at: ForgeRef) -> anyhow::Result<PrCtx> {
         let forge = bot.forges.open(at).await?;
         let pr = current_pr(&forge, key).await?;
         Ok(PrCtx::new(bot, key, pr, forge))

@@ -156,7 +156,7 @@ pub fn input(
     let (key, pr) = (&ctx.key, &ctx.pr);
     DiscoveryInput {
         workspaces: ctx.bot.workspaces.clone(),
-        repo: key.repo.clone(),
+        repo: key.repo().stored(),
         checkout,
         config,
         base_sha: pr.base_sha_text().to_string(),

@@ -10,7 +10,7 @@
 //! Scheduling is level-based and replica-safe: every tick, each replica adds a
 //! schedule for repositories it has not seen and claims due ones in the store
 //! (one replica gets each), then runs each as a job under the repository's
-//! drift key, [`PrKey::drift`], one at a time like a pull request's jobs. A
+//! drift key, [`WorkKey::Drift`], one at a time like a pull request's jobs. A
 //! drift run takes the locks of the units it plans only for as long as it
 //! runs; a unit a pull request holds is not planned and is reported as locked.
 //! Errors are logged and counted, never posted as a comment on an issue.
@@ -18,7 +18,7 @@
 use super::access::refuse_command;
 use super::jobs::{PrComment, PrJob};
 use super::refusal::Refusal;
-use super::{Bot, PrKey};
+use super::{Bot, WorkKey};
 use crate::command::{Command, read_comment};
 use crate::comment::Comments;
 use crate::comment::apply_view;
@@ -26,7 +26,7 @@ use crate::config::RepoConfig;
 use crate::config::drift::{DriftConfig, DriftSchedule};
 use crate::drift::{DriftReport, units_to_check};
 use crate::engine::head_targets;
-use crate::forge::{Actor, DefaultBranch, Forge, ForgeRef};
+use crate::forge::{Actor, DefaultBranch, Forge, ForgeRef, RepoKey};
 use crate::plan::PlanId;
 use crate::store::{BotStore, PlanRecord, PlannedUnit, RunStore};
 use crate::unit::UnitPath;
@@ -93,7 +93,9 @@ impl Bot {
             self.replica.hold_drift(&schedule.repo, true);
             let forge = ForgeRef::stored(&schedule.repo, schedule.forge_id);
             self.send(
-                PrKey::drift(&schedule.repo),
+                WorkKey::Drift {
+                    repo: RepoKey::from_stored(&schedule.repo),
+                },
                 None,
                 PrJob::Drift {
                     forge,
@@ -109,7 +111,7 @@ impl Bot {
 /// schedule fired here, gives its claim back with the next due time.
 pub(super) async fn drift_job(
     bot: &Arc<Bot>,
-    key: &PrKey,
+    key: &WorkKey,
     forge: ForgeRef,
     claimed: bool,
 ) -> anyhow::Result<()> {
@@ -120,15 +122,15 @@ pub(super) async fn drift_job(
         Ok(Looked::NotDue(at)) => *at,
         Ok(Looked::Checked { next }) => *next,
         Err(e) => {
-            tracing::error!(repo = %key.repo, error = %format!("{e:#}"), "drift run failed; trying again later");
+            tracing::error!(repo = %key.repo().stored(), error = %format!("{e:#}"), "drift run failed; trying again later");
             metrics::counter!("cascade_drift_failures_total").increment(1);
             now + RETRY_FAILED
         }
     };
     if claimed {
-        bot.replica.hold_drift(&key.repo, false);
+        bot.replica.hold_drift(&key.repo().stored(), false);
         bot.store
-            .release_drift(&key.repo, bot.replica_id(), next)
+            .release_drift(&key.repo().stored(), bot.replica_id(), next)
             .await?;
     }
     Ok(())
@@ -173,23 +175,23 @@ fn due_at(schedule: &DriftSchedule, last_run: Option<i64>, scheduled: i64, now: 
 }
 
 /// Looks at `key`'s repository and runs drift when due (always when `forced`).
-async fn look(bot: &Arc<Bot>, key: &PrKey, at: ForgeRef, forced: bool) -> anyhow::Result<Looked> {
-    if !super::owners::drift_allowed(bot, &key.repo) {
+async fn look(bot: &Arc<Bot>, key: &WorkKey, at: ForgeRef, forced: bool) -> anyhow::Result<Looked> {
+    if !super::owners::drift_allowed(bot, &key.repo().stored()) {
         return Ok(Looked::Off);
     }
     let forge = bot.forges.open(at).await?;
-    let (branch, config) = default_branch(bot, &forge, &key.repo).await?;
+    let (branch, config) = default_branch(bot, &forge, &key.repo().stored()).await?;
     let config = match config {
         Ok(config) => config,
         Err(problem) => {
-            tracing::warn!(repo = %key.repo, %problem, "drift not run: the default branch's .cascade.yaml is invalid");
+            tracing::warn!(repo = %key.repo().stored(), %problem, "drift not run: the default branch's .cascade.yaml is invalid");
             return Ok(Looked::Off);
         }
     };
     let Some(drift) = config.drift.clone().filter(|d| d.enabled) else {
         return Ok(Looked::Off);
     };
-    let record = bot.store.drift_schedule(&key.repo).await?;
+    let record = bot.store.drift_schedule(&key.repo().stored()).await?;
     let now = bot.now();
     if !forced {
         let last = record.as_ref().and_then(|r| r.last_run_at);
@@ -209,20 +211,20 @@ async fn look(bot: &Arc<Bot>, key: &PrKey, at: ForgeRef, forced: bool) -> anyhow
 async fn run(
     bot: &Arc<Bot>,
     forge: &Forge,
-    key: &PrKey,
+    key: &WorkKey,
     at: ForgeRef,
     branch: &DefaultBranch,
     config: &RepoConfig,
     drift: &DriftConfig,
 ) -> anyhow::Result<()> {
-    let repo = &key.repo;
+    let repo = &key.repo().stored();
     if let crate::exec::sandbox::SandboxState::Refusing { why } = bot.sandbox().state() {
         anyhow::bail!("the server has no working sandbox ({why}); drift is not checked");
     }
     metrics::counter!("cascade_runs_total", "kind" => "drift").increment(1);
     let checkout = bot
         .workspaces
-        .checkout(repo, PrKey::DRIFT, &branch.sha)
+        .checkout(repo, key.number(), &branch.sha)
         .await?;
     let cancel = CancellationToken::new();
     let (dir, scan_config) = (checkout.clone(), config.clone());
@@ -248,7 +250,7 @@ async fn run(
         .collect();
     // The locks of what it plans, for as long as it runs; what a pull request holds
     // is left alone and reported.
-    let held = bot.store.take_locks(repo, PrKey::DRIFT, &wanted).await?;
+    let held = bot.store.take_locks(repo, key.number(), &wanted).await?;
     let locked: BTreeMap<UnitPath, u64> = held.into_iter().map(|l| (l.unit, l.pr)).collect();
     let planned = wanted
         .into_iter()
@@ -267,7 +269,7 @@ async fn run(
             |_| {},
         )
         .await;
-    bot.store.release_locks(repo, PrKey::DRIFT).await?;
+    bot.store.release_locks(repo, key.number()).await?;
     let outcome = outcome?;
     let report = DriftReport::of_plan(&outcome.plan);
     let issue = publish(
@@ -317,14 +319,14 @@ fn drift_gauges(bot: &Bot, repo: &str, drifted: u64, now: i64) {
 async fn publish(
     bot: &Arc<Bot>,
     forge: &Forge,
-    key: &PrKey,
+    key: &WorkKey,
     branch: &DefaultBranch,
     drift: &DriftConfig,
     report: &DriftReport,
     plan: &PlanRecord,
     locked: &BTreeMap<UnitPath, u64>,
 ) -> anyhow::Result<Option<u64>> {
-    let repo = &key.repo;
+    let repo = &key.repo().stored();
     let known = bot
         .store
         .drift_schedule(repo)
@@ -438,7 +440,7 @@ fn issue_body(
 /// A new comment on an issue of `key`'s repository: acted on only on its drift issue.
 pub(super) async fn drift_comment(
     bot: &Arc<Bot>,
-    key: &PrKey,
+    key: &WorkKey,
     issue: u64,
     comment: &PrComment,
 ) -> anyhow::Result<()> {
@@ -450,7 +452,7 @@ pub(super) async fn drift_comment(
     if read.commands.is_empty() {
         return Ok(());
     }
-    let record = bot.store.drift_schedule(&key.repo).await?;
+    let record = bot.store.drift_schedule(&key.repo().stored()).await?;
     if record.and_then(|r| r.issue_number) != Some(issue) {
         // Any other issue: not cascade's, and no request is made for it.
         return Ok(());
@@ -464,7 +466,7 @@ pub(super) async fn drift_comment(
         return Ok(());
     }
     forge
-        .acknowledge_issue_comment(&key.repo, issue, comment.comment_id)
+        .acknowledge_issue_comment(&key.repo().stored(), issue, comment.comment_id)
         .await?;
     let result = drift_commands(
         bot,
@@ -477,7 +479,7 @@ pub(super) async fn drift_comment(
     )
     .await;
     if let Err(e) = &result {
-        tracing::error!(repo = %key.repo, error = %format!("{e:#}"), "a drift issue command failed");
+        tracing::error!(repo = %key.repo().stored(), error = %format!("{e:#}"), "a drift issue command failed");
         answer(
             bot,
             &forge,
@@ -497,13 +499,13 @@ pub(super) async fn drift_comment(
 async fn answer(
     bot: &Arc<Bot>,
     forge: &Forge,
-    key: &PrKey,
+    key: &WorkKey,
     issue: u64,
     text: &str,
 ) -> anyhow::Result<()> {
     match super::publish::limited(bot, forge, key, text) {
         Some(text) => forge
-            .comment_on_issue(&key.repo, issue, &text)
+            .comment_on_issue(&key.repo().stored(), issue, &text)
             .await
             .map(|_| ()),
         None => Ok(()),
@@ -513,7 +515,7 @@ async fn answer(
 async fn drift_commands(
     bot: &Arc<Bot>,
     forge: &Forge,
-    key: &PrKey,
+    key: &WorkKey,
     issue: u64,
     actor: &Actor,
     at: ForgeRef,
@@ -544,13 +546,13 @@ async fn drift_commands(
             Command::Apply { id } => spelling.command(&format!("apply {id}")),
         };
         let unconfigured = RepoConfig::default();
-        if let Some(refusal) = refuse_command(forge, &key.repo, actor, &unconfigured, &shown).await
+        if let Some(refusal) = refuse_command(forge, key.repo(), actor, &unconfigured, &shown).await
         {
             answer(bot, forge, key, issue, &refusal.message(spelling)).await?;
             continue;
         }
         if read.is_none() {
-            let (branch, config) = default_branch(bot, forge, &key.repo).await?;
+            let (branch, config) = default_branch(bot, forge, &key.repo().stored()).await?;
             match config {
                 Ok(config) => read = Some((branch, config)),
                 Err(problem) => {
@@ -568,7 +570,7 @@ async fn drift_commands(
             continue;
         };
         // `apply_permission` narrows write permission further.
-        if let Some(refusal) = refuse_command(forge, &key.repo, actor, config, &shown).await {
+        if let Some(refusal) = refuse_command(forge, key.repo(), actor, config, &shown).await {
             answer(bot, forge, key, issue, &refusal.message(spelling)).await?;
             continue;
         }
@@ -593,14 +595,14 @@ async fn drift_commands(
 async fn apply(
     bot: &Arc<Bot>,
     forge: &Forge,
-    key: &PrKey,
+    key: &WorkKey,
     issue: u64,
     at: ForgeRef,
     branch: &DefaultBranch,
     config: &RepoConfig,
     id: &PlanId,
 ) -> anyhow::Result<()> {
-    let repo = &key.repo;
+    let repo = &key.repo().stored();
     let spelling = forge.spelling();
     let units: Vec<UnitPath> = bot
         .store
@@ -608,9 +610,9 @@ async fn apply(
         .await?
         .map(|p| p.units.iter().map(|u| u.path.clone()).collect())
         .unwrap_or_default();
-    let held = bot.store.take_locks(repo, PrKey::DRIFT, &units).await?;
+    let held = bot.store.take_locks(repo, key.number(), &units).await?;
     if !held.is_empty() {
-        bot.store.release_locks(repo, PrKey::DRIFT).await?;
+        bot.store.release_locks(repo, key.number()).await?;
         let text = Refusal::DriftUnitsLocked {
             locks: held.into_iter().map(|l| (l.unit, l.pr)).collect(),
         }
@@ -619,7 +621,7 @@ async fn apply(
         return Ok(());
     }
     let applied = apply_locked(bot, key, branch, config, id).await;
-    bot.store.release_locks(repo, PrKey::DRIFT).await?;
+    bot.store.release_locks(repo, key.number()).await?;
     let text = match applied? {
         Err(refusal) => vec![Refusal::DriftApplyRefused(refusal).message(spelling)],
         Ok(outcome) => Comments::new()
@@ -639,14 +641,14 @@ async fn apply(
 /// The apply itself, in the default branch's checkout, while holding the locks.
 async fn apply_locked(
     bot: &Arc<Bot>,
-    key: &PrKey,
+    key: &WorkKey,
     branch: &DefaultBranch,
     config: &RepoConfig,
     id: &PlanId,
 ) -> anyhow::Result<Result<crate::engine::ApplyOutcome, crate::engine::ApplyError>> {
     let checkout = bot
         .workspaces
-        .checkout(&key.repo, PrKey::DRIFT, &branch.sha)
+        .checkout(&key.repo().stored(), key.number(), &branch.sha)
         .await?;
     let dir_for = |u: &PlannedUnit| crate::engine::UnitDir::of(&checkout, &checkout, &u.path);
     bot.engine

@@ -9,7 +9,8 @@
 //! only a finished job wakes the watchers (a taken one is counted silently). After
 //! [`super::Bot::abort`] the jobs left in the queues are never counted as finished.
 
-use super::PrKey;
+use super::WorkKey;
+use crate::event::DeliveryId;
 use tokio::sync::watch;
 
 /// What became of a job.
@@ -34,10 +35,10 @@ pub enum JobOutcome {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FinishedJob {
     /// The pull request (or drift work) it was for; `None` for a delivery with none.
-    pub key: Option<PrKey>,
+    pub key: Option<WorkKey>,
     /// The delivery it came from; `None` for work the bot made itself (a resumed plan,
     /// a drift run, a plan again after locks were released).
-    pub delivery: Option<String>,
+    pub delivery: Option<DeliveryId>,
     pub outcome: JobOutcome,
 }
 
@@ -74,12 +75,17 @@ impl JobWatch {
     }
 
     /// Counts a job finished and wakes the watchers.
-    pub fn finished(&self, key: Option<&PrKey>, delivery: Option<&str>, outcome: JobOutcome) {
+    pub fn finished(
+        &self,
+        key: Option<&WorkKey>,
+        delivery: Option<&DeliveryId>,
+        outcome: JobOutcome,
+    ) {
         self.0.send_modify(|counts| {
             counts.finished += 1;
             counts.last = Some(FinishedJob {
                 key: key.cloned(),
-                delivery: delivery.map(str::to_string),
+                delivery: delivery.cloned(),
                 outcome,
             });
         });
@@ -101,11 +107,12 @@ mod tests {
         jobs.taken();
         assert!(!seen.has_changed().unwrap(), "taking wakes nobody");
         assert!(!seen.borrow().idle());
-        let key = PrKey {
-            repo: "acme/infra".into(),
-            number: 7,
+        let key = WorkKey::PullRequest {
+            repo: crate::forge::RepoKey::from_stored("acme/infra"),
+            number: crate::forge::PrNumber::new(7),
         };
-        jobs.finished(Some(&key), Some("d-1"), JobOutcome::Processed);
+        let delivery = DeliveryId::new("d-1").unwrap();
+        jobs.finished(Some(&key), Some(&delivery), JobOutcome::Processed);
         seen.changed().await.unwrap();
         let counts = seen.borrow_and_update().clone();
         assert!(counts.idle());
@@ -113,7 +120,7 @@ mod tests {
             counts.last,
             Some(FinishedJob {
                 key: Some(key),
-                delivery: Some("d-1".into()),
+                delivery: Some(delivery),
                 outcome: JobOutcome::Processed,
             })
         );

@@ -1,39 +1,60 @@
 //! From typed events to the work each pull request's actor does.
 
 use crate::event::Event;
-use crate::forge::{ForgeRef, PullRequest};
-use crate::store::{AnyStore, BotStore};
+use crate::forge::{ForgeRef, PrNumber, PullRequest, RepoKey};
+use crate::store::{AnyStore, BotStore, DRIFT_NUMBER, PlanKey};
 use std::fmt;
 
-/// A pull request: `owner/name#number`.
+/// What one actor works on, one job at a time: a pull request, or a repository's drift
+/// work (its scheduled runs and the commands on its drift issue). Shown as the store keeps
+/// it: `owner/name#7`, and `owner/name#0` for drift.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct PrKey {
-    pub repo: String,
-    pub number: u64,
+pub enum WorkKey {
+    PullRequest { repo: RepoKey, number: PrNumber },
+    Drift { repo: RepoKey },
 }
 
-impl PrKey {
-    /// The number of a repository's drift work (its scheduled runs and the
-    /// commands on its drift issue): never a pull request's or merge request's.
-    pub const DRIFT: u64 = 0;
+impl WorkKey {
+    /// The work a stored row's repository and number name. The one place (with
+    /// [`WorkKey::number`]) that reads the store's drift number, [`DRIFT_NUMBER`].
+    pub fn from_stored(repo: &str, number: u64) -> WorkKey {
+        let repo = RepoKey::from_stored(repo);
+        match number {
+            DRIFT_NUMBER => WorkKey::Drift { repo },
+            number => WorkKey::PullRequest {
+                repo,
+                number: PrNumber::new(number),
+            },
+        }
+    }
 
-    /// The key of `repo`'s drift work: one at a time, like a pull request's jobs.
-    pub fn drift(repo: &str) -> PrKey {
-        PrKey {
-            repo: repo.to_string(),
-            number: PrKey::DRIFT,
+    pub fn repo(&self) -> &RepoKey {
+        match self {
+            WorkKey::PullRequest { repo, .. } | WorkKey::Drift { repo } => repo,
+        }
+    }
+
+    /// The number the store keeps this work under (its lease, its locks, its pull
+    /// request row): the pull request's, or [`DRIFT_NUMBER`] for drift.
+    pub fn number(&self) -> u64 {
+        match self {
+            WorkKey::PullRequest { number, .. } => number.get(),
+            WorkKey::Drift { .. } => DRIFT_NUMBER,
         }
     }
 
     /// The key plans are stored under: one current plan per pull request.
-    pub fn plan_key(&self) -> String {
-        self.to_string()
+    pub fn plan_key(&self) -> PlanKey {
+        match self {
+            WorkKey::PullRequest { repo, number } => PlanKey::pull_request(repo, *number),
+            WorkKey::Drift { repo } => PlanKey::drift(repo),
+        }
     }
 }
 
-impl fmt::Display for PrKey {
+impl fmt::Display for WorkKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}#{}", self.repo, self.number)
+        write!(f, "{}#{}", self.repo().stored(), self.number())
     }
 }
 
@@ -60,13 +81,13 @@ pub enum PrJob {
     Replan {
         forge: ForgeRef,
     },
-    /// Check the repository's default branch for drift (key: [`PrKey::drift`]);
+    /// Check the repository's default branch for drift (key: [`WorkKey::Drift`]);
     /// `claimed`: the schedule fired here, and its claim is given back after.
     Drift {
         forge: ForgeRef,
         claimed: bool,
     },
-    /// A new comment on issue `issue` of the repository (key: [`PrKey::drift`]).
+    /// A new comment on issue `issue` of the repository (key: [`WorkKey::Drift`]).
     DriftComment {
         issue: u64,
         comment: PrComment,
@@ -99,8 +120,11 @@ pub struct InstallationChange {
     pub removed: Vec<String>,
 }
 
+// A `Routed` lives only from an event's parse to its job's queue, moved once: boxing the
+// job would add an allocation per event for nothing.
+#[allow(clippy::large_enum_variant)]
 pub enum Routed {
-    Pr(PrKey, PrJob),
+    Pr(WorkKey, PrJob),
     Installation(InstallationChange),
     Done,
 }
@@ -126,4 +150,35 @@ pub async fn apply_installation(
     store
         .change_installation_repos(change.id, &change.added, &change.removed)
         .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_key_shows_and_stores_as_the_store_keeps_it() {
+        let pr = WorkKey::from_stored("gitlab:acme/infra", 7);
+        assert_eq!(
+            pr,
+            WorkKey::PullRequest {
+                repo: RepoKey::from_stored("gitlab:acme/infra"),
+                number: PrNumber::new(7),
+            }
+        );
+        assert_eq!(pr.to_string(), "gitlab:acme/infra#7");
+        assert_eq!(pr.plan_key().as_str(), "gitlab:acme/infra#7");
+        assert_eq!(pr.number(), 7);
+
+        let drift = WorkKey::from_stored("acme/infra", DRIFT_NUMBER);
+        assert_eq!(
+            drift,
+            WorkKey::Drift {
+                repo: RepoKey::from_stored("acme/infra"),
+            }
+        );
+        assert_eq!(drift.to_string(), "acme/infra#0");
+        assert_eq!(drift.plan_key().as_str(), "acme/infra#0");
+        assert_eq!((drift.number(), drift.repo().path()), (0, "acme/infra"));
+    }
 }

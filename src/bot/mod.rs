@@ -35,12 +35,12 @@ mod rules;
 mod verdict;
 
 pub use job_watch::{FinishedJob, JobCounts, JobOutcome};
-pub use jobs::{PrJob, PrKey};
+pub use jobs::{PrJob, WorkKey};
 pub use owners::AllowedOwners;
 
 use crate::clock::Clock;
 use crate::engine::{ApplyRecovery, Engine};
-use crate::event::Event;
+use crate::event::{DeliveryId, Event};
 use crate::exec::ProcessExecutor;
 use crate::forge::{ForgeRef, Forges};
 use crate::store::{AnyStore, BotStore, DeliveryStatus, PrState};
@@ -56,7 +56,7 @@ use tokio_util::task::TaskTracker;
 use tracing::Instrument;
 
 /// A job for a pull request's actor, with the delivery it came from (none for resumed work).
-type Queued = (Option<String>, PrJob);
+type Queued = (Option<DeliveryId>, PrJob);
 
 /// Attempts at processing one delivery, counting those a dead process started:
 /// a delivery still unprocessed after this many is marked failed at start.
@@ -108,9 +108,9 @@ pub struct Bot {
     pub(crate) drifted_units: Mutex<HashMap<String, u64>>,
     pub(crate) discovery: DiscoverySlots,
     clock: Arc<dyn Clock>,
-    actors: Mutex<HashMap<PrKey, mpsc::UnboundedSender<Queued>>>,
+    actors: Mutex<HashMap<WorkKey, mpsc::UnboundedSender<Queued>>>,
     /// The cancel token of the plan each pull request is running, for a new push to supersede it.
-    planning: Mutex<HashMap<PrKey, CancellationToken>>,
+    planning: Mutex<HashMap<WorkKey, CancellationToken>>,
     /// Replies per pull request in the current window.
     pub(crate) replies: reply_limit::ReplyLimits,
     tasks: TaskTracker,
@@ -169,10 +169,7 @@ impl Bot {
             if !lone || pr.state != PrState::Applying {
                 continue;
             }
-            let key = PrKey {
-                repo: pr.repo.clone(),
-                number: pr.number,
-            };
+            let key = WorkKey::from_stored(&pr.repo, pr.number);
             if let Some(id) = &pr.plan_id
                 && let ApplyRecovery::Busy(_) =
                     bot.engine.recover_apply(&key.plan_key(), id).await?
@@ -187,7 +184,7 @@ impl Bot {
         // Pull requests that waited for locks released before the last process could
         // plan them again (level-based: read from the store, not remembered).
         for (repo, number) in bot.store.released_waiters().await? {
-            bot.replan(PrKey { repo, number }).await?;
+            bot.replan(WorkKey::from_stored(&repo, number)).await?;
         }
         bot.start_heartbeat(config.shutdown.clone());
         bot.start_drift_schedule(config.drift_tick, config.shutdown.clone());
@@ -202,10 +199,7 @@ impl Bot {
         holder: u64,
     ) -> anyhow::Result<()> {
         for number in self.store.waiting_for(repo, holder).await? {
-            let key = PrKey {
-                repo: repo.to_string(),
-                number,
-            };
+            let key = WorkKey::from_stored(repo, number);
             tracing::info!(pr = %key, holder, "locks released: planning the pull request that waited for them");
             self.replan(key).await?;
         }
@@ -214,13 +208,21 @@ impl Bot {
 
     /// Queues a plan of `key` as it is on its forge now (no delivery: it is resumed from the
     /// waiting records if the process stops first).
-    async fn replan(self: &Arc<Self>, key: PrKey) -> anyhow::Result<()> {
-        match self.store.pull_request(&key.repo, key.number).await? {
+    async fn replan(self: &Arc<Self>, key: WorkKey) -> anyhow::Result<()> {
+        match self
+            .store
+            .pull_request(&key.repo().stored(), key.number())
+            .await?
+        {
             Some(record) => {
                 let forge = ForgeRef::stored(&record.repo, record.installation_id);
                 self.send(key, None, PrJob::Replan { forge });
             }
-            None => self.store.set_waiting(&key.repo, key.number, &[]).await?,
+            None => {
+                self.store
+                    .set_waiting(&key.repo().stored(), key.number(), &[])
+                    .await?
+            }
         }
         Ok(())
     }
@@ -236,7 +238,7 @@ impl Bot {
     }
 
     /// Hands a stored delivery to the pull request it concerns (or handles it at once).
-    pub fn enqueue(self: &Arc<Self>, delivery: String, event: Event) {
+    pub fn enqueue(self: &Arc<Self>, delivery: DeliveryId, event: Event) {
         match jobs::route(event) {
             jobs::Routed::Pr(key, job) => self.send(key, Some(delivery), job),
             jobs::Routed::Installation(change) => {
@@ -275,7 +277,7 @@ impl Bot {
         }
     }
 
-    fn send(self: &Arc<Self>, key: PrKey, delivery: Option<String>, job: PrJob) {
+    fn send(self: &Arc<Self>, key: WorkKey, delivery: Option<DeliveryId>, job: PrJob) {
         // A new head supersedes the plan in progress: queued work is dropped by the
         // actor (it plans only the newest head), running units finish.
         if job.is_new_head()
@@ -320,7 +322,7 @@ impl Bot {
     /// The next job of an actor's queue, or `None` when the actor should end:
     /// its queue is empty (it leaves the map, so memory does not grow with
     /// every pull request ever seen) or closed.
-    fn next_job(&self, key: &PrKey, rx: &mut mpsc::UnboundedReceiver<Queued>) -> Option<Queued> {
+    fn next_job(&self, key: &WorkKey, rx: &mut mpsc::UnboundedReceiver<Queued>) -> Option<Queued> {
         loop {
             match rx.try_recv() {
                 Ok(queued) => return Some(queued),
@@ -338,7 +340,7 @@ impl Bot {
 
     /// One pull request's worker: jobs run one at a time, in order, each in
     /// its own task (a panic fails the job, not the worker).
-    async fn actor(self: Arc<Self>, key: PrKey, mut rx: mpsc::UnboundedReceiver<Queued>) {
+    async fn actor(self: Arc<Self>, key: WorkKey, mut rx: mpsc::UnboundedReceiver<Queued>) {
         while let Some((delivery, job)) = self.next_job(&key, &mut rx) {
             metrics::gauge!("cascade_queue_depth").decrement(1.0);
             // Who pushed is recorded even for a push whose plan is dropped below: their
@@ -363,7 +365,7 @@ impl Bot {
                     self.replica.hold_delivery(d, false);
                 }
                 self.jobs
-                    .finished(Some(&key), delivery.as_deref(), JobOutcome::Superseded);
+                    .finished(Some(&key), delivery.as_ref(), JobOutcome::Superseded);
                 continue;
             }
             if let Some(d) = &delivery {
@@ -418,12 +420,12 @@ impl Bot {
                 DeliveryStatus::Processed => JobOutcome::Processed,
                 _ => JobOutcome::Failed,
             };
-            self.jobs.finished(Some(&key), delivery.as_deref(), outcome);
+            self.jobs.finished(Some(&key), delivery.as_ref(), outcome);
         }
     }
 
     /// Stores who pushed the head `job` plans, when it is a push.
-    async fn record_pusher(&self, key: &PrKey, job: &PrJob) -> anyhow::Result<()> {
+    async fn record_pusher(&self, key: &WorkKey, job: &PrJob) -> anyhow::Result<()> {
         let PrJob::Update(update) = job else {
             return Ok(());
         };
@@ -435,19 +437,24 @@ impl Bot {
             user_id: actor.id,
             head_sha: update.head_sha.to_string(),
         };
-        self.store.add_pusher(&key.repo, key.number, &pusher).await
+        self.store
+            .add_pusher(&key.repo().stored(), key.number(), &pusher)
+            .await
     }
 
     /// Says on the pull request that its job failed. A drift key has no conversation
     /// of its own (number 0 is no issue): its errors are only logged.
-    async fn internal_error(&self, key: &PrKey, at: ForgeRef) {
-        if key.number != PrKey::DRIFT {
-            let _ = publish::internal_error(self, key, at).await;
+    async fn internal_error(&self, key: &WorkKey, at: ForgeRef) {
+        match key {
+            WorkKey::PullRequest { .. } => {
+                let _ = publish::internal_error(self, key, at).await;
+            }
+            WorkKey::Drift { .. } => {}
         }
     }
 
-    async fn run_job(self: &Arc<Self>, key: &PrKey, job: PrJob) -> anyhow::Result<()> {
-        if !self.owners.allows(&key.repo) && owners::refused(self, key, &job).await? {
+    async fn run_job(self: &Arc<Self>, key: &WorkKey, job: PrJob) -> anyhow::Result<()> {
+        if !self.owners.allows(&key.repo().stored()) && owners::refused(self, key, &job).await? {
             return Ok(());
         }
         match job {
@@ -465,7 +472,10 @@ impl Bot {
             PrJob::Replan { forge } => {
                 let ctx = ctx::PrCtx::read(self, key, forge).await?;
                 if !ctx.pr.open {
-                    return self.store.set_waiting(&key.repo, key.number, &[]).await;
+                    return self
+                        .store
+                        .set_waiting(&key.repo().stored(), key.number(), &[])
+                        .await;
                 }
                 // Everything it affects, as it planned before (drafts and autoplan
                 // decided that already).
@@ -481,7 +491,7 @@ impl Bot {
     }
 
     /// The cancel token of the plan `key` runs here now, if any.
-    fn planning_token(&self, key: &PrKey) -> Option<CancellationToken> {
+    fn planning_token(&self, key: &WorkKey) -> Option<CancellationToken> {
         self.planning
             .lock()
             .unwrap_or_else(|p| p.into_inner())

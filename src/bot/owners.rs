@@ -12,7 +12,7 @@ use anyhow::{bail, ensure};
 
 use super::jobs::PrJob;
 use super::refusal::Refusal;
-use super::{Bot, PrKey};
+use super::{Bot, WorkKey};
 use crate::forge::ForgeKind;
 use crate::forge::RepoKey;
 use crate::store::{BotStore, PrState, PullRequestRecord};
@@ -105,9 +105,9 @@ impl AllowedOwners {
 }
 
 /// What a change request in a repository not served here is told.
-fn refusal(repo: &str) -> Refusal {
+fn refusal(repo: &RepoKey) -> Refusal {
     Refusal::NotServed {
-        owner: RepoKey::from_stored(repo).owner().to_string(),
+        owner: repo.owner().to_string(),
     }
 }
 
@@ -116,14 +116,17 @@ fn refusal(repo: &str) -> Refusal {
 /// `not_served` state, so later events and commands are quiet). Closing still releases
 /// what it held, and a drift job still gives its schedule back (its look skips the
 /// repository, [`drift_allowed`]); a comment on an issue is ignored.
-pub(super) async fn refused(bot: &Bot, key: &PrKey, job: &PrJob) -> anyhow::Result<bool> {
+pub(super) async fn refused(bot: &Bot, key: &WorkKey, job: &PrJob) -> anyhow::Result<bool> {
     let at = match job {
         PrJob::Update(_) | PrJob::Replan { .. } | PrJob::Comment(_) => job.forge(),
         PrJob::Closed(_) | PrJob::Drift { .. } => return Ok(false),
         PrJob::DriftComment { .. } => return Ok(true),
     };
     tracing::info!(pr = %key, "not served: the repository's owner is not in --allow-owner");
-    let existing = bot.store.pull_request(&key.repo, key.number).await?;
+    let existing = bot
+        .store
+        .pull_request(&key.repo().stored(), key.number())
+        .await?;
     if existing
         .as_ref()
         .is_some_and(|r| r.state == PrState::NotServed)
@@ -133,14 +136,14 @@ pub(super) async fn refused(bot: &Bot, key: &PrKey, job: &PrJob) -> anyhow::Resu
     let forge = bot.forges.open(at).await?;
     let id = forge
         .create_comment(
-            &key.repo,
-            key.number,
-            &refusal(&key.repo).message(forge.spelling()),
+            &key.repo().stored(),
+            key.number(),
+            &refusal(key.repo()).message(forge.spelling()),
         )
         .await?;
     let mut record = existing.unwrap_or(PullRequestRecord {
-        repo: key.repo.clone(),
-        number: key.number,
+        repo: key.repo().stored(),
+        number: key.number(),
         installation_id: at.id(),
         head_sha: String::new(),
         base_sha: String::new(),
@@ -226,12 +229,14 @@ mod tests {
 
     #[test]
     fn the_refusal_names_the_owner_and_what_to_do() {
-        let text = refusal("acme-evil/infra").message(ForgeKind::GitHub.spelling());
+        let text =
+            refusal(&RepoKey::from_stored("acme-evil/infra")).message(ForgeKind::GitHub.spelling());
         assert!(
             text.contains("`acme-evil`") && text.contains("--allow-owner"),
             "{text}"
         );
-        let text = refusal("gitlab:evil/sub/infra").message(ForgeKind::GitLab.spelling());
+        let text = refusal(&RepoKey::from_stored("gitlab:evil/sub/infra"))
+            .message(ForgeKind::GitLab.spelling());
         assert!(
             text.contains("`evil/sub`") && text.contains("webhook"),
             "{text}"

@@ -8,7 +8,7 @@ use super::discover::{self, Discovered, Interrupted};
 use super::refusal::Refusal;
 use super::rules::refuse_base;
 use super::verdict::{plan_check, with_failure_logs};
-use super::{Bot, PrKey};
+use super::{Bot, WorkKey};
 use crate::comment::plan_view;
 use crate::comment::{Comments, Problem};
 use crate::config::RepoConfig;
@@ -39,7 +39,7 @@ fn no_sandbox(why: &str, spelling: &crate::forge::Spelling) -> (CheckOutput, Str
 
 fn record_for(
     bot: &Bot,
-    key: &PrKey,
+    key: &WorkKey,
     pr: &PullRequest,
     existing: Option<PullRequestRecord>,
 ) -> PullRequestRecord {
@@ -47,8 +47,8 @@ fn record_for(
         .as_ref()
         .is_some_and(|r| r.head_sha == pr.head_sha.as_str());
     let mut record = existing.unwrap_or(PullRequestRecord {
-        repo: key.repo.clone(),
-        number: key.number,
+        repo: key.repo().stored(),
+        number: key.number(),
         installation_id: pr.forge.id(),
         head_sha: pr.head_sha.to_string(),
         base_sha: pr.base_sha_text().to_string(),
@@ -73,8 +73,10 @@ fn record_for(
 }
 
 /// The pull request as its forge has it now.
-pub async fn current_pr(forge: &Forge, key: &PrKey) -> anyhow::Result<PullRequest> {
-    forge.change_request(&key.repo, key.number).await
+pub async fn current_pr(forge: &Forge, key: &WorkKey) -> anyhow::Result<PullRequest> {
+    forge
+        .change_request(&key.repo().stored(), key.number())
+        .await
 }
 
 /// Brings the repository's branches into the mirror, and for a fork the head too: a
@@ -86,11 +88,11 @@ pub(super) async fn fetch_pull_request(ctx: &PrCtx, from: &CloneUrl) -> anyhow::
     let credential = forge.git_credential().await?;
     let mut refspecs = vec!["+refs/heads/*:refs/heads/*".to_string()];
     if ctx.pr.fork {
-        let head = forge.fork_head_ref(key.number);
+        let head = forge.fork_head_ref(key.number());
         refspecs.push(format!("+{head}:{head}"));
     }
     bot.workspaces
-        .fetch(&key.repo, from, Some(&credential), &refspecs)
+        .fetch(&key.repo().stored(), from, Some(&credential), &refspecs)
         .await?;
     Ok(())
 }
@@ -103,11 +105,16 @@ pub async fn plan_pull_request(
     cancel: CancellationToken,
 ) -> anyhow::Result<()> {
     let (bot, key, pr, forge, spelling) = (&ctx.bot, &ctx.key, &ctx.pr, &ctx.forge, ctx.spelling);
-    let existing = bot.store.pull_request(&key.repo, key.number).await?;
+    let existing = bot
+        .store
+        .pull_request(&key.repo().stored(), key.number())
+        .await?;
     let mut record = record_for(bot, key, pr, existing);
     if pr.fork && !bot.allow_forks {
         ctx.transition(&mut record, PrState::Failed).await?;
-        bot.store.set_waiting(&key.repo, key.number, &[]).await?;
+        bot.store
+            .set_waiting(&key.repo().stored(), key.number(), &[])
+            .await?;
         return ctx.reply(&Refusal::ForkNotPlanned.message(spelling)).await;
     }
     if let SandboxState::Refusing { why } = bot.sandbox().state() {
@@ -116,16 +123,16 @@ pub async fn plan_pull_request(
     }
     // The rules are the default branch's: neither the head nor a base its author picked
     // can change them (the branch from the API, with the clone URL the fetch uses).
-    let default = forge.default_branch(&key.repo).await?;
+    let default = forge.default_branch(&key.repo().stored()).await?;
     fetch_pull_request(ctx, &default.clone_url).await?;
     let checkout = bot
         .workspaces
-        .checkout(&key.repo, key.number, pr.head_sha.as_str())
+        .checkout(&key.repo().stored(), key.number(), pr.head_sha.as_str())
         .await?;
     // From here on the work reads what a writer wrote: off the runtime, within a deadline.
     let (workspaces, repo, rules_sha) = (
         bot.workspaces.clone(),
-        key.repo.clone(),
+        key.repo().stored(),
         default.sha.clone(),
     );
     let read_config = move |_| -> anyhow::Result<Result<RepoConfig, crate::problem::Problem>> {
@@ -194,13 +201,16 @@ pub async fn plan_pull_request(
     };
     // Units another pull request holds are not planned here; the comment names the holder.
     let wanted: Vec<UnitPath> = plan_targets.iter().map(|t| t.path.clone()).collect();
-    let held = bot.store.take_locks(&key.repo, key.number, &wanted).await?;
+    let held = bot
+        .store
+        .take_locks(&key.repo().stored(), key.number(), &wanted)
+        .await?;
     // Stored, not remembered: whoever releases these locks (even after a restart) finds
     // this pull request waiting and plans it again.
     let holders: BTreeSet<u64> = held.iter().map(|l| l.pr).collect();
     let holders: Vec<u64> = holders.into_iter().collect();
     bot.store
-        .set_waiting(&key.repo, key.number, &holders)
+        .set_waiting(&key.repo().stored(), key.number(), &holders)
         .await?;
     let held_units: BTreeSet<&UnitPath> = held.iter().map(|l| &l.unit).collect();
     plan_targets.retain(|t| !held_units.contains(&t.path));
@@ -273,7 +283,7 @@ pub async fn plan_pull_request(
 
 /// Deletes a plan's saved plan files (they hold sensitive values) once it can no
 /// longer be applied. A failure is logged: it must not fail the work that replaced it.
-pub async fn discard_plan_files(bot: &Bot, key: &PrKey, id: &PlanId) {
+pub async fn discard_plan_files(bot: &Bot, key: &WorkKey, id: &PlanId) {
     if let Err(e) = bot.engine.discard_plan_files(&key.plan_key(), id).await {
         tracing::error!(pr = %key, plan = %id, error = format!("{e:#}"), "cannot delete saved plan files");
     }
@@ -291,7 +301,7 @@ async fn nothing_planned(
     let key = &ctx.key;
     ctx.bot
         .store
-        .set_waiting(&key.repo, key.number, &[])
+        .set_waiting(&key.repo().stored(), key.number(), &[])
         .await?;
     ctx.set_check(record, failed).await?;
     let body = format!("{}\n{body}", crate::comment::PLAN_MARKER);
@@ -342,13 +352,20 @@ async fn interrupted(
 /// again), workspace forgotten, plan dead and its saved plan files deleted.
 pub async fn close_pull_request(
     bot: &Arc<Bot>,
-    key: &PrKey,
+    key: &WorkKey,
     pr: &PullRequest,
 ) -> anyhow::Result<()> {
-    bot.store.set_waiting(&key.repo, key.number, &[]).await?;
+    bot.store
+        .set_waiting(&key.repo().stored(), key.number(), &[])
+        .await?;
     release_and_discard(bot, key).await?;
-    bot.workspaces.forget(&key.repo, key.number).await?;
-    let existing = bot.store.pull_request(&key.repo, key.number).await?;
+    bot.workspaces
+        .forget(&key.repo().stored(), key.number())
+        .await?;
+    let existing = bot
+        .store
+        .pull_request(&key.repo().stored(), key.number())
+        .await?;
     let mut record = record_for(bot, key, pr, existing);
     record.state = PrState::Closed;
     bot.store.save_pull_request(&record).await
@@ -357,8 +374,11 @@ pub async fn close_pull_request(
 /// Releases the pull request's locks, wakes the pull requests that waited for them,
 /// and discards its plan (superseded, its saved plan files deleted). Returns how many
 /// locks were released.
-pub async fn release_and_discard(bot: &Arc<Bot>, key: &PrKey) -> anyhow::Result<u64> {
-    let released = bot.store.release_locks(&key.repo, key.number).await?;
+pub async fn release_and_discard(bot: &Arc<Bot>, key: &WorkKey) -> anyhow::Result<u64> {
+    let released = bot
+        .store
+        .release_locks(&key.repo().stored(), key.number())
+        .await?;
     let plan_key = key.plan_key();
     if let Some(plan) = bot.store.current_plan(&plan_key).await? {
         bot.store
@@ -366,6 +386,6 @@ pub async fn release_and_discard(bot: &Arc<Bot>, key: &PrKey) -> anyhow::Result<
             .await?;
         discard_plan_files(bot, key, &plan.id).await;
     }
-    bot.wake_waiters(&key.repo, key.number).await?;
+    bot.wake_waiters(&key.repo().stored(), key.number()).await?;
     Ok(released)
 }

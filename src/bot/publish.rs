@@ -9,7 +9,7 @@
 
 use super::refusal::Refusal;
 use super::reply_limit::Allowance;
-use super::{Bot, PrKey};
+use super::{Bot, WorkKey};
 use crate::comment::PLAN_MARKER;
 use crate::forge::{CheckOutput, Forge, ForgeRef, Spelling};
 use crate::store::{BotStore, PullRequestRecord};
@@ -21,7 +21,7 @@ use crate::store::{BotStore, PullRequestRecord};
 pub async fn upsert_comment(
     bot: &Bot,
     forge: &Forge,
-    key: &PrKey,
+    key: &WorkKey,
     record: &mut PullRequestRecord,
     parts: &[String],
 ) -> anyhow::Result<()> {
@@ -31,36 +31,41 @@ pub async fn upsert_comment(
     let mut posted = false;
     if let Some(id) = record.comment_id {
         posted = forge
-            .edit_comment(&key.repo, key.number, id, first)
+            .edit_comment(&key.repo().stored(), key.number(), id, first)
             .await
             .is_ok();
     }
     if !posted {
         // After a restart the id may be unknown: find our comment by its marker.
         let ours = forge
-            .own_comments(&key.repo, key.number)
+            .own_comments(&key.repo().stored(), key.number())
             .await?
             .into_iter()
             .find(|c| c.body.starts_with(PLAN_MARKER));
         match ours {
             Some(c) => {
                 forge
-                    .edit_comment(&key.repo, key.number, c.id, first)
+                    .edit_comment(&key.repo().stored(), key.number(), c.id, first)
                     .await?;
                 record.comment_id = Some(c.id);
             }
             None => {
-                let id = forge.create_comment(&key.repo, key.number, first).await?;
+                let id = forge
+                    .create_comment(&key.repo().stored(), key.number(), first)
+                    .await?;
                 record.comment_id = Some(id);
             }
         }
     }
-    let known = bot.store.comment_parts(&key.repo, key.number).await?;
+    let known = bot
+        .store
+        .comment_parts(&key.repo().stored(), key.number())
+        .await?;
     let mut ids = Vec::with_capacity(rest.len());
     for (i, part) in rest.iter().enumerate() {
         let edited = match known.get(i) {
             Some(id) => forge
-                .edit_comment(&key.repo, key.number, *id, part)
+                .edit_comment(&key.repo().stored(), key.number(), *id, part)
                 .await
                 .is_ok(),
             None => false,
@@ -68,40 +73,44 @@ pub async fn upsert_comment(
         if edited {
             ids.push(known[i]);
         } else {
-            ids.push(forge.create_comment(&key.repo, key.number, part).await?);
+            ids.push(
+                forge
+                    .create_comment(&key.repo().stored(), key.number(), part)
+                    .await?,
+            );
         }
         // Remembered part by part: a failure half-way leaves no part unknown.
         let mut so_far = ids.clone();
         so_far.extend(known.iter().skip(ids.len()));
         bot.store
-            .set_comment_parts(&key.repo, key.number, &so_far)
+            .set_comment_parts(&key.repo().stored(), key.number(), &so_far)
             .await?;
     }
     for surplus in known.iter().skip(rest.len()) {
         forge
-            .delete_comment(&key.repo, key.number, *surplus)
+            .delete_comment(&key.repo().stored(), key.number(), *surplus)
             .await?;
     }
     bot.store
-        .set_comment_parts(&key.repo, key.number, &ids)
+        .set_comment_parts(&key.repo().stored(), key.number(), &ids)
         .await
 }
 
 /// A reply to a command or an event: what went wrong and what to do next. Counted
 /// against the pull request's reply limit: past it, one notice, then nothing.
-pub async fn reply(bot: &Bot, forge: &Forge, key: &PrKey, body: &str) -> anyhow::Result<()> {
+pub async fn reply(bot: &Bot, forge: &Forge, key: &WorkKey, body: &str) -> anyhow::Result<()> {
     let Some(body) = limited(bot, forge, key, body) else {
         return Ok(());
     };
     forge
-        .create_comment(&key.repo, key.number, &body)
+        .create_comment(&key.repo().stored(), key.number(), &body)
         .await
         .map(|_| ())
 }
 
 /// What a reply on `key`'s conversation may say now: `body`, the one notice that
 /// the reply limit is reached, or nothing (`None`) past that.
-pub fn limited(bot: &Bot, forge: &Forge, key: &PrKey, body: &str) -> Option<String> {
+pub fn limited(bot: &Bot, forge: &Forge, key: &WorkKey, body: &str) -> Option<String> {
     let body = match bot.replies.take(key) {
         Allowance::Reply => body.to_string(),
         Allowance::LastWord { until } => {
@@ -128,8 +137,12 @@ pub fn limited(bot: &Bot, forge: &Forge, key: &PrKey, body: &str) -> Option<Stri
 /// One generic comment for an internal error; the details are in the server's log.
 /// `at` is the forge of the job that failed: a pull request's first plan can fail before
 /// anything about it is stored (a refused fetch), and its authors must still hear of it.
-pub async fn internal_error(bot: &Bot, key: &PrKey, at: ForgeRef) -> anyhow::Result<()> {
-    let at = match bot.store.pull_request(&key.repo, key.number).await? {
+pub async fn internal_error(bot: &Bot, key: &WorkKey, at: ForgeRef) -> anyhow::Result<()> {
+    let at = match bot
+        .store
+        .pull_request(&key.repo().stored(), key.number())
+        .await?
+    {
         Some(record) => ForgeRef::stored(&record.repo, record.installation_id),
         None => at,
     };
@@ -146,7 +159,7 @@ pub async fn internal_error(bot: &Bot, key: &PrKey, at: ForgeRef) -> anyhow::Res
 
 /// Says, once, that an event for this pull request was dropped after the
 /// server stopped every time it handled it (see `super::MAX_DELIVERY_ATTEMPTS`).
-pub async fn delivery_dropped(bot: &Bot, key: &PrKey, at: ForgeRef) -> anyhow::Result<()> {
+pub async fn delivery_dropped(bot: &Bot, key: &WorkKey, at: ForgeRef) -> anyhow::Result<()> {
     say(bot, key, at, |spelling| {
         format!(
             "cascade dropped an event for this {}: the server stopped {} times while handling it, \
@@ -164,7 +177,7 @@ pub async fn delivery_dropped(bot: &Bot, key: &PrKey, at: ForgeRef) -> anyhow::R
 /// (its job failed, or never ran).
 async fn say(
     bot: &Bot,
-    key: &PrKey,
+    key: &WorkKey,
     at: ForgeRef,
     words: impl FnOnce(&Spelling) -> String,
 ) -> anyhow::Result<()> {
@@ -177,15 +190,15 @@ async fn say(
 /// already there.
 pub async fn check(
     forge: &Forge,
-    key: &PrKey,
+    key: &WorkKey,
     record: &mut PullRequestRecord,
     head_ref: &str,
     output: &CheckOutput,
 ) -> anyhow::Result<()> {
     let id = forge
         .set_check(
-            &key.repo,
-            key.number,
+            &key.repo().stored(),
+            key.number(),
             &record.head_sha,
             head_ref,
             record.check_run_id,

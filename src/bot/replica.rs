@@ -8,9 +8,10 @@
 //! that died, and are taken and processed here, resuming its runs from the
 //! store. With SQLite there is one replica and the same code runs.
 
-use super::{Bot, PrKey};
+use super::{Bot, WorkKey};
 use crate::engine::ApplyRecovery;
-use crate::store::{BotStore, DeliveryRecord, DeliveryStatus, PrState};
+use crate::event::DeliveryId;
+use crate::store::{BotStore, DeliveryRecord, DeliveryStatus, PrState, ReplicaId};
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -23,12 +24,12 @@ const SWEEP_LIMIT: u32 = 16;
 /// This process as a replica.
 pub(crate) struct Replica {
     /// `host/pid/random`: unique per process, readable in the database.
-    pub id: String,
+    pub id: ReplicaId,
     pub lease: Duration,
     /// Pull requests whose job runs here under their lease.
-    held: Mutex<HashSet<PrKey>>,
+    held: Mutex<HashSet<WorkKey>>,
     /// Deliveries queued or processed here, whose claims the heartbeat renews.
-    in_hand: Mutex<HashSet<String>>,
+    in_hand: Mutex<HashSet<DeliveryId>>,
     /// Repositories whose drift schedule fired here and whose run is queued or running.
     drift_in_hand: Mutex<HashSet<String>>,
 }
@@ -37,11 +38,10 @@ impl Replica {
     pub fn new(lease: Duration) -> Replica {
         let random = uuid::Uuid::new_v4().simple().to_string();
         Replica {
-            id: format!(
-                "{}/{}/{}",
-                crate::engine::this_host(),
+            id: ReplicaId::new(
+                &crate::engine::this_host(),
                 std::process::id(),
-                &random[..8]
+                &random[..8],
             ),
             lease,
             held: Mutex::new(HashSet::new()),
@@ -51,10 +51,10 @@ impl Replica {
     }
 
     /// Notes that delivery `id` is in hand here (`true`) or done with (`false`).
-    pub fn hold_delivery(&self, id: &str, on: bool) {
+    pub fn hold_delivery(&self, id: &DeliveryId, on: bool) {
         let mut in_hand = self.in_hand.lock().unwrap_or_else(|p| p.into_inner());
         if on {
-            in_hand.insert(id.to_string());
+            in_hand.insert(id.clone());
         } else {
             in_hand.remove(id);
         }
@@ -75,7 +75,7 @@ impl Replica {
         in_hand.iter().cloned().collect()
     }
 
-    fn deliveries_in_hand(&self) -> Vec<String> {
+    fn deliveries_in_hand(&self) -> Vec<DeliveryId> {
         let in_hand = self.in_hand.lock().unwrap_or_else(|p| p.into_inner());
         in_hand.iter().cloned().collect()
     }
@@ -84,12 +84,12 @@ impl Replica {
         self.lease / 5
     }
 
-    fn held(&self) -> Vec<PrKey> {
+    fn held(&self) -> Vec<WorkKey> {
         let held = self.held.lock().unwrap_or_else(|p| p.into_inner());
         held.iter().cloned().collect()
     }
 
-    fn set_held(&self, key: &PrKey, on: bool) {
+    fn set_held(&self, key: &WorkKey, on: bool) {
         let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
         if on {
             held.insert(key.clone());
@@ -101,7 +101,7 @@ impl Replica {
 
 impl Bot {
     /// This replica's id, as it claims deliveries and leases.
-    pub fn replica_id(&self) -> &str {
+    pub fn replica_id(&self) -> &ReplicaId {
         &self.replica.id
     }
 
@@ -113,15 +113,15 @@ impl Bot {
     /// Waits until this replica holds `key`'s lease. While the database does not
     /// answer, it keeps waiting: no job starts without the lease. `None` when
     /// the process is killed meanwhile.
-    pub(super) async fn take_lease(&self, key: &PrKey) -> Option<()> {
+    pub(super) async fn take_lease(&self, key: &WorkKey) -> Option<()> {
         let mut waited = false;
         loop {
             let now = self.now();
             match self
                 .store
                 .take_pr_lease(
-                    &key.repo,
-                    key.number,
+                    &key.repo().stored(),
+                    key.number(),
                     &self.replica.id,
                     now,
                     self.claim_until(),
@@ -149,11 +149,11 @@ impl Bot {
         }
     }
 
-    pub(super) async fn release_lease(&self, key: &PrKey) {
+    pub(super) async fn release_lease(&self, key: &WorkKey) {
         self.replica.set_held(key, false);
         if let Err(e) = self
             .store
-            .release_pr_lease(&key.repo, key.number, &self.replica.id)
+            .release_pr_lease(&key.repo().stored(), key.number(), &self.replica.id)
             .await
         {
             // It runs out by itself: another replica waits at most the lease.
@@ -162,13 +162,13 @@ impl Bot {
     }
 
     /// Tells a replica running `key`'s job elsewhere that a newer head arrived here.
-    pub(super) fn supersede_elsewhere(self: &Arc<Self>, key: &PrKey) {
+    pub(super) fn supersede_elsewhere(self: &Arc<Self>, key: &WorkKey) {
         let bot = self.clone();
         let key = key.clone();
         tokio::spawn(async move {
             if let Err(e) = bot
                 .store
-                .supersede_pr(&key.repo, key.number, &bot.replica.id)
+                .supersede_pr(&key.repo().stored(), key.number(), &bot.replica.id)
                 .await
             {
                 tracing::warn!(pr = %key, error = %format!("{e:#}"), "cannot tell other replicas about a new head");
@@ -180,8 +180,12 @@ impl Bot {
     /// holds its lease): whoever applied died. Records what its applies did and
     /// puts it back, so the job about to run (the `/apply` processed again)
     /// resumes the run instead of answering that an apply is running.
-    pub(super) async fn recover_stale_apply(&self, key: &PrKey) -> anyhow::Result<()> {
-        let Some(mut pr) = self.store.pull_request(&key.repo, key.number).await? else {
+    pub(super) async fn recover_stale_apply(&self, key: &WorkKey) -> anyhow::Result<()> {
+        let Some(mut pr) = self
+            .store
+            .pull_request(&key.repo().stored(), key.number())
+            .await?
+        else {
             return Ok(());
         };
         if pr.state != PrState::Applying {
@@ -289,7 +293,7 @@ impl Bot {
         for key in self.replica.held() {
             let renewed = self
                 .store
-                .renew_pr_lease(&key.repo, key.number, &self.replica.id, until)
+                .renew_pr_lease(&key.repo().stored(), key.number(), &self.replica.id, until)
                 .await?;
             let why = match renewed {
                 Some(false) => continue,

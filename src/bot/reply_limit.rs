@@ -8,7 +8,7 @@
 //! gives a pull request a fresh window). Never decides what to reply: the caller asks
 //! before each reply and posts what it is told.
 
-use super::PrKey;
+use super::WorkKey;
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 use std::time::Duration;
@@ -65,16 +65,16 @@ impl Window {
 /// The reply windows of every pull request.
 #[derive(Default)]
 pub struct ReplyLimits {
-    windows: Mutex<HashMap<PrKey, Window>>,
+    windows: Mutex<HashMap<WorkKey, Window>>,
 }
 
 impl ReplyLimits {
     /// Asks to reply on `key` now; a `Reply` is counted.
-    pub fn take(&self, key: &PrKey) -> Allowance {
+    pub fn take(&self, key: &WorkKey) -> Allowance {
         self.take_at(key, Instant::now())
     }
 
-    fn take_at(&self, key: &PrKey, now: Instant) -> Allowance {
+    fn take_at(&self, key: &WorkKey, now: Instant) -> Allowance {
         let mut windows = self.windows.lock().unwrap_or_else(|p| p.into_inner());
         if windows.len() > PRUNE_ABOVE {
             windows.retain(|_, w| {
@@ -101,10 +101,10 @@ impl ReplyLimits {
 mod tests {
     use super::*;
 
-    fn pr(number: u64) -> PrKey {
-        PrKey {
-            repo: "acme/infra".into(),
-            number,
+    fn pr(number: u64) -> WorkKey {
+        WorkKey::PullRequest {
+            repo: crate::forge::RepoKey::from_stored("acme/infra"),
+            number: crate::forge::PrNumber::new(number),
         }
     }
 

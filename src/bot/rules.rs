@@ -44,12 +44,13 @@ pub fn refuse_base(config: &RepoConfig, default: &str, base: &str) -> Option<Bas
 /// a payload), fetching the repository first when the mirror lacks that commit.
 pub async fn rules(ctx: &PrCtx) -> anyhow::Result<Rules> {
     let (bot, forge, key) = (&ctx.bot, &ctx.forge, &ctx.key);
-    let branch = forge.default_branch(&key.repo).await?;
-    let text = match bot.workspaces.config_at(&key.repo, &branch.sha) {
+    let branch = forge.default_branch(&key.repo().stored()).await?;
+    let text = match bot.workspaces.config_at(&key.repo().stored(), &branch.sha) {
         Ok(text) => text,
         Err(_) => {
             fetch_pull_request(ctx, &branch.clone_url).await?;
-            bot.workspaces.config_at(&key.repo, &branch.sha)?
+            bot.workspaces
+                .config_at(&key.repo().stored(), &branch.sha)?
         }
     };
     let config = match text {

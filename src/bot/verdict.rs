@@ -138,7 +138,7 @@ mod tests {
     fn plan(id: &str, units: Vec<PlannedUnit>) -> PlanRecord {
         PlanRecord {
             id: PlanId::from_stored(id.into()),
-            repo: "acme/infra#1".into(),
+            repo: crate::store::PlanKey::from_stored("acme/infra#1"),
             head: "h".into(),
             base: "b".into(),
             status: PlanStatus::Current,

@@ -14,6 +14,7 @@ use super::run_cmd::{cancel_on_ctrl_c, data_dir, engine, progress, refuse_cycles
 use super::{DriftArgs, RunFormat};
 use crate::drift::{DriftReport, units_to_check};
 use crate::engine::head_targets;
+use crate::store::PlanKey;
 use crate::unit::UnitPath;
 use anyhow::{Context, bail};
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
@@ -113,7 +114,7 @@ async fn run_async(args: &DriftArgs) -> anyhow::Result<ExitCode> {
     let engine = engine(&data, scratch.path(), &args.run).await?;
     let outcome = engine
         .plan(
-            &dir.display().to_string(),
+            &PlanKey::directory(&dir),
             &head,
             &head,
             plan_targets.clone(),

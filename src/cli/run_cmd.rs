@@ -11,7 +11,7 @@ use crate::exec::ProcessExecutor;
 use crate::exec::sandbox::{SandboxMode, SandboxState, SandboxUser};
 use crate::plan::PlanId;
 use crate::scan::plan_targets;
-use crate::store::{AnyStore, PlannedUnit, RunStore};
+use crate::store::{AnyStore, PlanKey, PlannedUnit, RunStore};
 use crate::terragrunt::paths;
 use crate::walk::WalkEvent;
 use anyhow::{Context, bail};
@@ -206,11 +206,11 @@ async fn plan_async(args: &PlanArgs) -> anyhow::Result<ExitCode> {
         };
     }
     let engine = engine(&data, &data, &args.run).await?;
-    let repo_key = dir.display().to_string();
+    let plan_key = PlanKey::directory(&dir);
     let observe = progress(to_plan.len());
     let outcome = engine
         .plan(
-            &repo_key,
+            &plan_key,
             &head,
             &base,
             to_plan,
@@ -251,8 +251,8 @@ async fn apply_async(args: &ApplyArgs) -> anyhow::Result<ExitCode> {
     crate::private_dir::make_private(&data)?;
     let head = crate::git::worktree_identity(&dir)?;
     let engine = engine(&data, &data, &args.run).await?;
-    let repo_key = dir.display().to_string();
-    let plan = engine.store.plan(&repo_key, &id).await.ok().flatten();
+    let plan_key = PlanKey::directory(&dir);
+    let plan = engine.store.plan(&plan_key, &id).await.ok().flatten();
     // Destroys run in the base revision's tree, as they were planned.
     let base_dir = match plan.as_ref().filter(|p| p.units.iter().any(|u| u.destroy)) {
         Some(p) => {
@@ -272,7 +272,7 @@ async fn apply_async(args: &ApplyArgs) -> anyhow::Result<ExitCode> {
         .map(|c| c.retries)
         .unwrap_or_default();
     let outcome = match engine
-        .apply(&repo_key, &id, &head, &dir_for, &retries, progress(total))
+        .apply(&plan_key, &id, &head, &dir_for, &retries, progress(total))
         .await?
     {
         Ok(outcome) => outcome,

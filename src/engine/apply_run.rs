@@ -18,8 +18,8 @@ use crate::config::RetryPolicy;
 use crate::exec::{Executor, Resumed};
 use crate::plan::PlanId;
 use crate::store::{
-    ApplyClaim, PlanRecord, PlanStatus, PlannedUnit, RunKind, RunRecord, RunStore, UnitRecord,
-    UnitStatus,
+    ApplyClaim, PlanKey, PlanRecord, PlanStatus, PlannedUnit, RunKind, RunRecord, RunStore,
+    UnitRecord, UnitStatus,
 };
 use crate::unit::UnitPath;
 use crate::walk::{Outcome, Walk, WalkEvent, WalkUnit};
@@ -111,7 +111,7 @@ impl<E: Executor, S: RunStore> Engine<E, S> {
     /// `retries` says, each time only after a fresh plan equal to the approved one.
     pub async fn apply(
         &self,
-        repo: &str,
+        repo: &PlanKey,
         id: &PlanId,
         head: &str,
         dir_for: &(dyn Fn(&PlannedUnit) -> super::UnitDir + Sync),
@@ -140,7 +140,11 @@ impl<E: Executor, S: RunStore> Engine<E, S> {
     /// holds it, records the result of every apply that ended meanwhile,
     /// and releases the claim. Never waits for a running terraform and never
     /// starts one.
-    pub async fn recover_apply(&self, repo: &str, id: &PlanId) -> anyhow::Result<ApplyRecovery> {
+    pub async fn recover_apply(
+        &self,
+        repo: &PlanKey,
+        id: &PlanId,
+    ) -> anyhow::Result<ApplyRecovery> {
         let held = match self.take_claim(repo, id).await? {
             Ok(held) => held,
             Err(holder) => return Ok(ApplyRecovery::Busy(holder)),
@@ -150,7 +154,7 @@ impl<E: Executor, S: RunStore> Engine<E, S> {
         result
     }
 
-    async fn recover_claimed(&self, repo: &str, id: &PlanId) -> anyhow::Result<ApplyRecovery> {
+    async fn recover_claimed(&self, repo: &PlanKey, id: &PlanId) -> anyhow::Result<ApplyRecovery> {
         let (Some(plan), Some(run)) = (
             self.store.plan(repo, id).await?,
             self.store
@@ -212,7 +216,7 @@ impl<E: Executor, S: RunStore> Engine<E, S> {
 
     async fn apply_claimed(
         &self,
-        repo: &str,
+        repo: &PlanKey,
         id: &PlanId,
         head: &str,
         dir_for: &(dyn Fn(&PlannedUnit) -> super::UnitDir + Sync),

@@ -8,7 +8,7 @@
 use super::Engine;
 use crate::exec::Executor;
 use crate::plan::PlanId;
-use crate::store::{ApplyClaim, RunStore};
+use crate::store::{ApplyClaim, PlanKey, RunStore};
 use std::collections::HashSet;
 use std::sync::{LazyLock, Mutex};
 use std::time::Duration;
@@ -76,11 +76,11 @@ impl<E: Executor, S: RunStore> Engine<E, S> {
     /// Takes the claim on applying `id` of `repo`, or answers who holds it.
     pub(super) async fn take_claim(
         &self,
-        repo: &str,
+        repo: &PlanKey,
         id: &PlanId,
     ) -> anyhow::Result<Result<HeldClaim, ApplyClaim>> {
         let claim = ApplyClaim {
-            repo: repo.to_string(),
+            repo: repo.clone(),
             plan_id: id.clone(),
             owner: uuid::Uuid::new_v4().simple().to_string(),
             pid: std::process::id(),
@@ -117,7 +117,7 @@ impl<E: Executor, S: RunStore> Engine<E, S> {
             self.clock.clone(),
             stop_heartbeat.clone(),
         );
-        let (repo, id, owner) = (repo.to_string(), id.clone(), claim.owner.clone());
+        let (repo, id, owner) = (repo.clone(), id.clone(), claim.owner.clone());
         tokio::spawn(async move {
             loop {
                 tokio::select! {
@@ -149,7 +149,7 @@ impl<E: Executor, S: RunStore> Engine<E, S> {
     async fn refused(
         &self,
         claim: &ApplyClaim,
-        repo: &str,
+        repo: &PlanKey,
         id: &PlanId,
     ) -> anyhow::Result<Result<HeldClaim, ApplyClaim>> {
         self.forget_owner(&claim.owner);

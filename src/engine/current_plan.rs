@@ -9,7 +9,7 @@
 use super::{ApplyError, Engine};
 use crate::exec::Executor;
 use crate::plan::PlanId;
-use crate::store::{PlanRecord, PlanStatus, RunStore};
+use crate::store::{PlanKey, PlanRecord, PlanStatus, RunStore};
 
 /// Plan `id` is not the plan an apply may name.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,7 +37,7 @@ impl<E: Executor, S: RunStore> Engine<E, S> {
     /// it is instead.
     pub async fn current_plan_named(
         &self,
-        key: &str,
+        key: &PlanKey,
         id: &PlanId,
     ) -> anyhow::Result<Result<PlanRecord, NotCurrent>> {
         let was = match self.store.plan(key, id).await? {

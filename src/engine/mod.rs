@@ -28,7 +28,7 @@ pub use crate::scan::{
 use crate::clock::Clock;
 use crate::exec::Executor;
 use crate::plan::PlanId;
-use crate::store::{RunKind, RunRecord, RunStore, UnitRecord};
+use crate::store::{PlanKey, RunKind, RunRecord, RunStore, UnitRecord};
 use crate::unit::UnitPath;
 use anyhow::Context;
 use std::collections::BTreeMap;
@@ -57,7 +57,12 @@ pub struct Engine<E: Executor, S: RunStore> {
 
 impl<E: Executor, S: RunStore> Engine<E, S> {
     /// Records a new run, with a fresh id and a private directory under the data directory.
-    async fn new_run(&self, repo: &str, kind: RunKind, key: String) -> anyhow::Result<RunRecord> {
+    async fn new_run(
+        &self,
+        repo: &PlanKey,
+        kind: RunKind,
+        key: String,
+    ) -> anyhow::Result<RunRecord> {
         let id = uuid::Uuid::new_v4().simple().to_string();
         let dir = self.data_dir.join("runs").join(&id);
         // Private: it holds plan files and, while a command runs, its raw output.
@@ -68,7 +73,7 @@ impl<E: Executor, S: RunStore> Engine<E, S> {
             .with_context(|| format!("cannot create the run directory {}", dir.display()))?;
         let run = RunRecord {
             id,
-            repo: repo.to_string(),
+            repo: repo.clone(),
             kind,
             key,
             dir: dir.display().to_string(),
@@ -84,7 +89,7 @@ impl<E: Executor, S: RunStore> Engine<E, S> {
     /// `id` wrote when it re-planned. Call it once the plan can no longer be applied as
     /// it is: consumed, superseded, discarded or its pull request closed. Nothing reads a
     /// plan run's files again (an apply plans afresh), so this never breaks a resume.
-    pub async fn discard_plan_files(&self, repo: &str, id: &PlanId) -> anyhow::Result<()> {
+    pub async fn discard_plan_files(&self, repo: &PlanKey, id: &PlanId) -> anyhow::Result<()> {
         let mut runs = Vec::new();
         if let Some(plan) = self.store.plan(repo, id).await? {
             runs.push(self.data_dir.join("runs").join(&plan.run_id));

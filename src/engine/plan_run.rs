@@ -7,7 +7,7 @@ use crate::exec::{Executor, PlanJson, UnitJob};
 use crate::plan::render::{RenderOptions, RenderedPlan};
 use crate::plan::{PlanDocument, PlanId, PlanSummary};
 use crate::store::{
-    PlanRecord, PlanStatus, PlannedUnit, RunKind, RunStore, UnitRecord, UnitStatus,
+    PlanKey, PlanRecord, PlanStatus, PlannedUnit, RunKind, RunStore, UnitRecord, UnitStatus,
 };
 use crate::unit::UnitPath;
 use crate::walk::{Outcome, UnitState, Walk, WalkEvent, WalkUnit};
@@ -80,7 +80,7 @@ pub(super) struct RunCtx<E, S> {
     pub run_id: String,
     pub run_dir: PathBuf,
     /// The plan key the run is for (`owner/name#7`, a repository, a directory).
-    pub repo: String,
+    pub repo: PlanKey,
     pub timeout: Duration,
     pub init_timeout: Duration,
     pub cancel: CancellationToken,
@@ -100,19 +100,6 @@ pub(super) struct RunCtx<E, S> {
     pub clock: Arc<dyn crate::clock::Clock>,
     /// The server's directories, replaced in every detail recorded and log line shown.
     pub paths: crate::redact::ServerPaths,
-}
-
-/// The repository of a plan key: a pull request's plans are kept under
-/// `<repository>#<number>`; every plan of a repository shares its provider cache.
-fn repository(plan_key: &str) -> &str {
-    match plan_key.rsplit_once('#') {
-        Some((repo, number))
-            if !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit()) =>
-        {
-            repo
-        }
-        _ => plan_key,
-    }
 }
 
 /// Why a unit has no plan.
@@ -145,7 +132,7 @@ impl<E: Executor, S: RunStore> RunCtx<E, S> {
             unit: target.path.clone(),
             dir: target.dir.clone(),
             root: target.root.clone(),
-            repo: repository(&self.repo).to_string(),
+            repo: self.repo.repository().to_string(),
             sources: target.sources.clone(),
             tool: target.tool,
             plan_file: self.run_dir.join("plans").join(format!("{slug}.tfplan")),
@@ -382,7 +369,7 @@ impl<E: Executor, S: RunStore> Engine<E, S> {
     #[allow(clippy::too_many_arguments)]
     pub async fn plan(
         &self,
-        repo: &str,
+        repo: &PlanKey,
         head: &str,
         base: &str,
         targets: Vec<PlanTarget>,
@@ -403,7 +390,7 @@ impl<E: Executor, S: RunStore> Engine<E, S> {
             run_id: run.id.clone(),
             paths: super::failure_log::server_paths(&self.data_dir, &run_dir, targets.iter()),
             run_dir,
-            repo: repo.to_string(),
+            repo: repo.clone(),
             timeout: self.timeout,
             init_timeout: self.init_timeout,
             cancel: cancel.clone(),
@@ -469,7 +456,7 @@ impl<E: Executor, S: RunStore> Engine<E, S> {
             .await;
         let plan = PlanRecord {
             id: plan_id(head, base, &units),
-            repo: repo.to_string(),
+            repo: repo.clone(),
             head: head.to_string(),
             base: base.to_string(),
             status: PlanStatus::Current,

@@ -127,13 +127,13 @@ pub(super) async fn store_and_hand_over(
         return (StatusCode::OK, "ignored\n".into());
     }
     let record = DeliveryRecord {
-        id: id.to_string(),
+        id,
         event: stored_event,
         body: body.to_vec(),
         status: DeliveryStatus::Received,
         received_at: state.bot.now(),
         // The replica that stores it processes it, unless it dies first.
-        owner: Some(state.bot.replica_id().to_string()),
+        owner: Some(state.bot.replica_id().clone()),
         claimed_until: state.bot.claim_until(),
     };
     match state.store.insert_delivery(&record).await {

@@ -9,6 +9,8 @@ use super::{
     PlanStatus, PostgresStore, PullRequestRecord, Pusher, RunKind, RunRecord, RunStore,
     SqliteStore, UnitRecord,
 };
+use super::{PlanKey, ReplicaId};
+use crate::event::DeliveryId;
 use crate::plan::PlanId;
 use crate::unit::UnitPath;
 use std::path::{Path, PathBuf};
@@ -65,7 +67,7 @@ impl RunStore for AnyStore {
 
     async fn unfinished_run(
         &self,
-        repo: &str,
+        repo: &PlanKey,
         kind: RunKind,
         key: &str,
     ) -> anyhow::Result<Option<RunRecord>> {
@@ -74,7 +76,7 @@ impl RunStore for AnyStore {
 
     async fn latest_run(
         &self,
-        repo: &str,
+        repo: &PlanKey,
         kind: RunKind,
         key: &str,
     ) -> anyhow::Result<Option<RunRecord>> {
@@ -97,17 +99,17 @@ impl RunStore for AnyStore {
         on_backend!(self, s => s.save_plan(plan))
     }
 
-    async fn plan(&self, repo: &str, id: &PlanId) -> anyhow::Result<Option<PlanRecord>> {
+    async fn plan(&self, repo: &PlanKey, id: &PlanId) -> anyhow::Result<Option<PlanRecord>> {
         on_backend!(self, s => s.plan(repo, id))
     }
 
-    async fn current_plan(&self, repo: &str) -> anyhow::Result<Option<PlanRecord>> {
+    async fn current_plan(&self, repo: &PlanKey) -> anyhow::Result<Option<PlanRecord>> {
         on_backend!(self, s => s.current_plan(repo))
     }
 
     async fn set_plan_status(
         &self,
-        repo: &str,
+        repo: &PlanKey,
         id: &PlanId,
         status: PlanStatus,
     ) -> anyhow::Result<()> {
@@ -128,7 +130,7 @@ impl RunStore for AnyStore {
 
     async fn heartbeat_apply_claim(
         &self,
-        repo: &str,
+        repo: &PlanKey,
         plan_id: &PlanId,
         owner: &str,
         now: i64,
@@ -138,7 +140,7 @@ impl RunStore for AnyStore {
 
     async fn release_apply_claim(
         &self,
-        repo: &str,
+        repo: &PlanKey,
         plan_id: &PlanId,
         owner: &str,
     ) -> anyhow::Result<()> {
@@ -147,7 +149,7 @@ impl RunStore for AnyStore {
 
     async fn apply_claim(
         &self,
-        repo: &str,
+        repo: &PlanKey,
         plan_id: &PlanId,
     ) -> anyhow::Result<Option<ApplyClaim>> {
         on_backend!(self, s => s.apply_claim(repo, plan_id))
@@ -166,7 +168,11 @@ impl BotStore for AnyStore {
         on_backend!(self, s => s.insert_delivery(delivery))
     }
 
-    async fn set_delivery_status(&self, id: &str, status: DeliveryStatus) -> anyhow::Result<()> {
+    async fn set_delivery_status(
+        &self,
+        id: &DeliveryId,
+        status: DeliveryStatus,
+    ) -> anyhow::Result<()> {
         on_backend!(self, s => s.set_delivery_status(id, status))
     }
 
@@ -178,11 +184,11 @@ impl BotStore for AnyStore {
         on_backend!(self, s => s.pending_delivery_count())
     }
 
-    async fn start_delivery_attempt(&self, id: &str) -> anyhow::Result<u32> {
+    async fn start_delivery_attempt(&self, id: &DeliveryId) -> anyhow::Result<u32> {
         on_backend!(self, s => s.start_delivery_attempt(id))
     }
 
-    async fn delivery_attempts(&self, id: &str) -> anyhow::Result<u32> {
+    async fn delivery_attempts(&self, id: &DeliveryId) -> anyhow::Result<u32> {
         on_backend!(self, s => s.delivery_attempts(id))
     }
 
@@ -271,7 +277,7 @@ impl BotStore for AnyStore {
 
     async fn claim_deliveries(
         &self,
-        owner: &str,
+        owner: &ReplicaId,
         now: i64,
         until: i64,
         limit: u32,
@@ -281,8 +287,8 @@ impl BotStore for AnyStore {
 
     async fn renew_deliveries(
         &self,
-        owner: &str,
-        ids: &[String],
+        owner: &ReplicaId,
+        ids: &[DeliveryId],
         until: i64,
     ) -> anyhow::Result<u64> {
         on_backend!(self, s => s.renew_deliveries(owner, ids, until))
@@ -292,7 +298,7 @@ impl BotStore for AnyStore {
         &self,
         repo: &str,
         number: u64,
-        owner: &str,
+        owner: &ReplicaId,
         now: i64,
         until: i64,
     ) -> anyhow::Result<bool> {
@@ -303,17 +309,27 @@ impl BotStore for AnyStore {
         &self,
         repo: &str,
         number: u64,
-        owner: &str,
+        owner: &ReplicaId,
         until: i64,
     ) -> anyhow::Result<Option<bool>> {
         on_backend!(self, s => s.renew_pr_lease(repo, number, owner, until))
     }
 
-    async fn release_pr_lease(&self, repo: &str, number: u64, owner: &str) -> anyhow::Result<()> {
+    async fn release_pr_lease(
+        &self,
+        repo: &str,
+        number: u64,
+        owner: &ReplicaId,
+    ) -> anyhow::Result<()> {
         on_backend!(self, s => s.release_pr_lease(repo, number, owner))
     }
 
-    async fn supersede_pr(&self, repo: &str, number: u64, owner: &str) -> anyhow::Result<bool> {
+    async fn supersede_pr(
+        &self,
+        repo: &str,
+        number: u64,
+        owner: &ReplicaId,
+    ) -> anyhow::Result<bool> {
         on_backend!(self, s => s.supersede_pr(repo, number, owner))
     }
 
@@ -323,7 +339,7 @@ impl BotStore for AnyStore {
 
     async fn claim_due_drift(
         &self,
-        owner: &str,
+        owner: &ReplicaId,
         now: i64,
         until: i64,
         limit: u32,
@@ -331,11 +347,21 @@ impl BotStore for AnyStore {
         on_backend!(self, s => s.claim_due_drift(owner, now, until, limit))
     }
 
-    async fn renew_drift(&self, owner: &str, repos: &[String], until: i64) -> anyhow::Result<u64> {
+    async fn renew_drift(
+        &self,
+        owner: &ReplicaId,
+        repos: &[String],
+        until: i64,
+    ) -> anyhow::Result<u64> {
         on_backend!(self, s => s.renew_drift(owner, repos, until))
     }
 
-    async fn release_drift(&self, repo: &str, owner: &str, next_at: i64) -> anyhow::Result<bool> {
+    async fn release_drift(
+        &self,
+        repo: &str,
+        owner: &ReplicaId,
+        next_at: i64,
+    ) -> anyhow::Result<bool> {
         on_backend!(self, s => s.release_drift(repo, owner, next_at))
     }
 

@@ -1,5 +1,7 @@
 //! Records of the GitHub App: deliveries, installations, pull requests, locks.
 
+use super::ReplicaId;
+use crate::event::DeliveryId;
 use crate::plan::PlanId;
 use crate::unit::UnitPath;
 
@@ -31,13 +33,13 @@ impl DeliveryStatus {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DeliveryRecord {
     /// `X-GitHub-Delivery`: the same for every redelivery of one event.
-    pub id: String,
+    pub id: DeliveryId,
     pub event: String,
     pub body: Vec<u8>,
     pub status: DeliveryStatus,
     pub received_at: i64,
     /// The replica processing it (`None`: nobody yet) ...
-    pub owner: Option<String>,
+    pub owner: Option<ReplicaId>,
     /// ... until when, unless it renews the claim (seconds since the epoch; 0 with no owner).
     pub claimed_until: i64,
 }

@@ -6,8 +6,10 @@
 //! replica is dead): the callers pass the facts and the times.
 
 use super::{
-    DeliveryRecord, DeliveryStatus, DriftRecord, Lock, PullRequestRecord, Pusher, RunStore,
+    DeliveryRecord, DeliveryStatus, DriftRecord, Lock, PullRequestRecord, Pusher, ReplicaId,
+    RunStore,
 };
+use crate::event::DeliveryId;
 use crate::unit::UnitPath;
 use std::future::Future;
 
@@ -28,7 +30,7 @@ pub trait BotStore: RunStore {
     /// body is dropped (only the id is needed, to refuse redeliveries).
     fn set_delivery_status(
         &self,
-        id: &str,
+        id: &DeliveryId,
         status: DeliveryStatus,
     ) -> impl Future<Output = anyhow::Result<()>> + Send;
 
@@ -42,10 +44,16 @@ pub trait BotStore: RunStore {
 
     /// Counts one more attempt at processing a delivery, before the work starts
     /// (so a process that dies during it still counts), and returns the count.
-    fn start_delivery_attempt(&self, id: &str) -> impl Future<Output = anyhow::Result<u32>> + Send;
+    fn start_delivery_attempt(
+        &self,
+        id: &DeliveryId,
+    ) -> impl Future<Output = anyhow::Result<u32>> + Send;
 
     /// How many attempts at processing a delivery were started (0 if none or unknown).
-    fn delivery_attempts(&self, id: &str) -> impl Future<Output = anyhow::Result<u32>> + Send;
+    fn delivery_attempts(
+        &self,
+        id: &DeliveryId,
+    ) -> impl Future<Output = anyhow::Result<u32>> + Send;
 
     fn upsert_installation(
         &self,
@@ -158,7 +166,7 @@ pub trait BotStore: RunStore {
     /// takes every one (a lone server's start-up: nobody else holds them).
     fn claim_deliveries(
         &self,
-        owner: &str,
+        owner: &ReplicaId,
         now: i64,
         until: i64,
         limit: u32,
@@ -170,8 +178,8 @@ pub trait BotStore: RunStore {
     /// processed again). Answers how many were extended.
     fn renew_deliveries(
         &self,
-        owner: &str,
-        ids: &[String],
+        owner: &ReplicaId,
+        ids: &[DeliveryId],
         until: i64,
     ) -> impl Future<Output = anyhow::Result<u64>> + Send;
 
@@ -182,7 +190,7 @@ pub trait BotStore: RunStore {
         &self,
         repo: &str,
         number: u64,
-        owner: &str,
+        owner: &ReplicaId,
         now: i64,
         until: i64,
     ) -> impl Future<Output = anyhow::Result<bool>> + Send;
@@ -193,7 +201,7 @@ pub trait BotStore: RunStore {
         &self,
         repo: &str,
         number: u64,
-        owner: &str,
+        owner: &ReplicaId,
         until: i64,
     ) -> impl Future<Output = anyhow::Result<Option<bool>>> + Send;
 
@@ -202,7 +210,7 @@ pub trait BotStore: RunStore {
         &self,
         repo: &str,
         number: u64,
-        owner: &str,
+        owner: &ReplicaId,
     ) -> impl Future<Output = anyhow::Result<()>> + Send;
 
     /// Tells the replica holding the lease (when it is not `owner`) that a
@@ -211,7 +219,7 @@ pub trait BotStore: RunStore {
         &self,
         repo: &str,
         number: u64,
-        owner: &str,
+        owner: &ReplicaId,
     ) -> impl Future<Output = anyhow::Result<bool>> + Send;
 
     /// Adds a drift schedule, due at `now`, for every repository the store knows
@@ -224,7 +232,7 @@ pub trait BotStore: RunStore {
     /// Replicas claiming at once get disjoint sets.
     fn claim_due_drift(
         &self,
-        owner: &str,
+        owner: &ReplicaId,
         now: i64,
         until: i64,
         limit: u32,
@@ -233,7 +241,7 @@ pub trait BotStore: RunStore {
     /// Extends `owner`'s claims on the schedules of `repos` to `until`.
     fn renew_drift(
         &self,
-        owner: &str,
+        owner: &ReplicaId,
         repos: &[String],
         until: i64,
     ) -> impl Future<Output = anyhow::Result<u64>> + Send;
@@ -243,7 +251,7 @@ pub trait BotStore: RunStore {
     fn release_drift(
         &self,
         repo: &str,
-        owner: &str,
+        owner: &ReplicaId,
         next_at: i64,
     ) -> impl Future<Output = anyhow::Result<bool>> + Send;
 

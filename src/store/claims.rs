@@ -5,12 +5,13 @@
 //! PostgreSQL a second `UPDATE` waits for the first and re-checks the row it
 //! changed). Whether an owner is dead is the engine's decision, not the store's.
 
+use super::PlanKey;
 use crate::plan::PlanId;
 
 /// A process applying a plan id.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ApplyClaim {
-    pub repo: String,
+    pub repo: PlanKey,
     pub plan_id: PlanId,
     /// A fresh id per apply: two applies in one process are different owners.
     pub owner: String,
@@ -27,6 +28,7 @@ macro_rules! claim_queries {
         pub(super) mod $module {
             use super::ApplyClaim;
             use crate::plan::PlanId;
+            use crate::store::PlanKey;
 
             type Pool = $pool;
 
@@ -40,7 +42,7 @@ macro_rules! claim_queries {
                         "INSERT INTO apply_claims (repo, plan_id, owner, pid, host, heartbeat_at) VALUES ($1, $2, $3, $4, $5, $6)
                          ON CONFLICT (repo, plan_id) DO NOTHING",
                     )
-                    .bind(&claim.repo)
+                    .bind(claim.repo.as_str())
                     .bind(claim.plan_id.as_str())
                     .bind(&claim.owner)
                     .bind(claim.pid as i64)
@@ -74,7 +76,7 @@ macro_rules! claim_queries {
                 .bind(new.pid as i64)
                 .bind(&new.host)
                 .bind(new.heartbeat_at)
-                .bind(&old.repo)
+                .bind(old.repo.as_str())
                 .bind(old.plan_id.as_str())
                 .bind(&old.owner)
                 .bind(old.heartbeat_at)
@@ -85,7 +87,7 @@ macro_rules! claim_queries {
 
             pub(in crate::store) async fn heartbeat(
                 pool: &Pool,
-                repo: &str,
+                repo: &PlanKey,
                 plan_id: &PlanId,
                 owner: &str,
                 now: i64,
@@ -94,7 +96,7 @@ macro_rules! claim_queries {
                     "UPDATE apply_claims SET heartbeat_at = $1 WHERE repo = $2 AND plan_id = $3 AND owner = $4",
                 )
                 .bind(now)
-                .bind(repo)
+                .bind(repo.as_str())
                 .bind(plan_id.as_str())
                 .bind(owner)
                 .execute(pool)
@@ -104,12 +106,12 @@ macro_rules! claim_queries {
 
             pub(in crate::store) async fn release(
                 pool: &Pool,
-                repo: &str,
+                repo: &PlanKey,
                 plan_id: &PlanId,
                 owner: &str,
             ) -> anyhow::Result<()> {
                 sqlx::query("DELETE FROM apply_claims WHERE repo = $1 AND plan_id = $2 AND owner = $3")
-                    .bind(repo)
+                    .bind(repo.as_str())
                     .bind(plan_id.as_str())
                     .bind(owner)
                     .execute(pool)
@@ -119,11 +121,11 @@ macro_rules! claim_queries {
 
             pub(in crate::store) async fn get(
                 pool: &Pool,
-                repo: &str,
+                repo: &PlanKey,
                 plan_id: &PlanId,
             ) -> anyhow::Result<Option<ApplyClaim>> {
                 let row = sqlx::query("SELECT * FROM apply_claims WHERE repo = $1 AND plan_id = $2")
-                    .bind(repo)
+                    .bind(repo.as_str())
                     .bind(plan_id.as_str())
                     .fetch_optional(pool)
                     .await?;

@@ -3,6 +3,8 @@
 //! a due row is claimed by one replica at a time like a delivery (PostgreSQL:
 //! `FOR UPDATE SKIP LOCKED`), so a schedule fires once across replicas.
 
+use super::ReplicaId;
+
 /// A repository's drift schedule.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DriftRecord {
@@ -13,7 +15,7 @@ pub struct DriftRecord {
     /// When to look next (seconds since the epoch).
     pub next_at: i64,
     /// The replica running it now, until when.
-    pub owner: Option<String>,
+    pub owner: Option<ReplicaId>,
     pub claimed_until: i64,
     /// When the last drift run ended.
     pub last_run_at: Option<i64>,
@@ -29,6 +31,7 @@ macro_rules! drift_queries {
     ($module:ident, $pool:ty, $claim:literal) => {
         pub(super) mod $module {
             use super::DriftRecord;
+            use crate::store::ReplicaId;
 
             type Pool = $pool;
 
@@ -37,7 +40,7 @@ macro_rules! drift_queries {
                     repo: row.text("repo")?,
                     forge_id: row.int("forge_id")? as u64,
                     next_at: row.int("next_at")?,
-                    owner: row.maybe_text("owner")?,
+                    owner: row.maybe_text("owner")?.map(ReplicaId::from_stored),
                     claimed_until: row.maybe_int("claimed_until")?.unwrap_or(0),
                     last_run_at: row.maybe_int("last_run_at")?,
                     issue_number: row.maybe_int("issue_number")?.map(|n| n as u64),
@@ -66,13 +69,13 @@ macro_rules! drift_queries {
 
             pub(in crate::store) async fn claim_due(
                 pool: &Pool,
-                owner: &str,
+                owner: &ReplicaId,
                 now: i64,
                 until: i64,
                 limit: u32,
             ) -> anyhow::Result<Vec<DriftRecord>> {
                 let rows = sqlx::query($claim)
-                    .bind(owner)
+                    .bind(owner.as_str())
                     .bind(until)
                     .bind(now)
                     .bind(i64::from(limit))
@@ -85,7 +88,7 @@ macro_rules! drift_queries {
 
             pub(in crate::store) async fn renew(
                 pool: &Pool,
-                owner: &str,
+                owner: &ReplicaId,
                 repos: &[String],
                 until: i64,
             ) -> anyhow::Result<u64> {
@@ -96,7 +99,7 @@ macro_rules! drift_queries {
                     )
                     .bind(until)
                     .bind(repo)
-                    .bind(owner)
+                    .bind(owner.as_str())
                     .execute(pool)
                     .await?;
                     renewed += done.rows_affected();
@@ -107,7 +110,7 @@ macro_rules! drift_queries {
             pub(in crate::store) async fn release(
                 pool: &Pool,
                 repo: &str,
-                owner: &str,
+                owner: &ReplicaId,
                 next_at: i64,
             ) -> anyhow::Result<bool> {
                 let done = sqlx::query(
@@ -116,7 +119,7 @@ macro_rules! drift_queries {
                 )
                 .bind(next_at)
                 .bind(repo)
-                .bind(owner)
+                .bind(owner.as_str())
                 .execute(pool)
                 .await?;
                 Ok(done.rows_affected() == 1)

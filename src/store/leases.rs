@@ -17,19 +17,20 @@
 macro_rules! lease_queries {
     ($module:ident, $pool:ty, $claim:literal, $ids:literal) => {
         pub(super) mod $module {
-            use crate::store::DeliveryRecord;
+            use crate::event::DeliveryId;
+            use crate::store::{DeliveryRecord, ReplicaId};
 
             type Pool = $pool;
 
             pub(in crate::store) async fn claim_deliveries(
                 pool: &Pool,
-                owner: &str,
+                owner: &ReplicaId,
                 now: i64,
                 until: i64,
                 limit: u32,
             ) -> anyhow::Result<Vec<DeliveryRecord>> {
                 let rows = sqlx::query($claim)
-                    .bind(owner)
+                    .bind(owner.as_str())
                     .bind(until)
                     .bind(now)
                     .bind(i64::from(limit))
@@ -47,8 +48,8 @@ macro_rules! lease_queries {
 
             pub(in crate::store) async fn renew_deliveries(
                 pool: &Pool,
-                owner: &str,
-                ids: &[String],
+                owner: &ReplicaId,
+                ids: &[DeliveryId],
                 until: i64,
             ) -> anyhow::Result<u64> {
                 if ids.is_empty() {
@@ -59,8 +60,10 @@ macro_rules! lease_queries {
                     $ids
                 ))
                 .bind(until)
-                .bind(owner)
-                .bind(serde_json::to_string(ids)?)
+                .bind(owner.as_str())
+                .bind(serde_json::to_string(
+                    &ids.iter().map(DeliveryId::as_str).collect::<Vec<_>>(),
+                )?)
                 .execute(pool)
                 .await?;
                 Ok(done.rows_affected())
@@ -70,7 +73,7 @@ macro_rules! lease_queries {
                 pool: &Pool,
                 repo: &str,
                 number: u64,
-                owner: &str,
+                owner: &ReplicaId,
                 now: i64,
                 until: i64,
             ) -> anyhow::Result<bool> {
@@ -84,7 +87,7 @@ macro_rules! lease_queries {
                 )
                 .bind(repo)
                 .bind(number as i64)
-                .bind(owner)
+                .bind(owner.as_str())
                 .bind(until)
                 .bind(now)
                 .execute(pool)
@@ -96,7 +99,7 @@ macro_rules! lease_queries {
                 pool: &Pool,
                 repo: &str,
                 number: u64,
-                owner: &str,
+                owner: &ReplicaId,
                 until: i64,
             ) -> anyhow::Result<Option<bool>> {
                 let superseded: Option<i64> = sqlx::query_scalar(
@@ -106,7 +109,7 @@ macro_rules! lease_queries {
                 .bind(until)
                 .bind(repo)
                 .bind(number as i64)
-                .bind(owner)
+                .bind(owner.as_str())
                 .fetch_optional(pool)
                 .await?;
                 Ok(superseded.map(|s| s != 0))
@@ -116,12 +119,12 @@ macro_rules! lease_queries {
                 pool: &Pool,
                 repo: &str,
                 number: u64,
-                owner: &str,
+                owner: &ReplicaId,
             ) -> anyhow::Result<()> {
                 sqlx::query("DELETE FROM pr_leases WHERE repo = $1 AND number = $2 AND owner = $3")
                     .bind(repo)
                     .bind(number as i64)
-                    .bind(owner)
+                    .bind(owner.as_str())
                     .execute(pool)
                     .await?;
                 Ok(())
@@ -131,14 +134,14 @@ macro_rules! lease_queries {
                 pool: &Pool,
                 repo: &str,
                 number: u64,
-                owner: &str,
+                owner: &ReplicaId,
             ) -> anyhow::Result<bool> {
                 let done = sqlx::query(
                     "UPDATE pr_leases SET superseded = 1 WHERE repo = $1 AND number = $2 AND owner <> $3",
                 )
                 .bind(repo)
                 .bind(number as i64)
-                .bind(owner)
+                .bind(owner.as_str())
                 .execute(pool)
                 .await?;
                 Ok(done.rows_affected() == 1)

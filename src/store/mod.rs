@@ -22,8 +22,10 @@ mod comment_parts;
 mod drift;
 mod leases;
 mod migrations;
+mod plan_key;
 mod postgres;
 mod pushers;
+mod replica_id;
 mod rows;
 mod run_store;
 mod sqlite;
@@ -34,8 +36,10 @@ pub use bot::{DeliveryRecord, DeliveryStatus, Lock, PrState, PullRequestRecord};
 pub use bot_store::BotStore;
 pub use claims::ApplyClaim;
 pub use drift::DriftRecord;
+pub use plan_key::{DRIFT_NUMBER, PlanKey};
 pub use postgres::PostgresStore;
 pub use pushers::Pusher;
+pub use replica_id::ReplicaId;
 pub use run_store::RunStore;
 pub use sqlite::SqliteStore;
 
@@ -64,7 +68,7 @@ impl RunKind {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RunRecord {
     pub id: String,
-    pub repo: String,
+    pub repo: PlanKey,
     pub kind: RunKind,
     /// What a later run must match to resume this one.
     pub key: String,
@@ -208,7 +212,7 @@ impl PlanStatus {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PlanRecord {
     pub id: PlanId,
-    pub repo: String,
+    pub repo: PlanKey,
     pub head: String,
     pub base: String,
     pub status: PlanStatus,

@@ -26,6 +26,8 @@ use super::{
     ApplyClaim, BotStore, DeliveryRecord, DeliveryStatus, Lock, PlanRecord, PlanStatus,
     PullRequestRecord, Pusher, RunKind, RunRecord, RunStore, UnitRecord,
 };
+use super::{PlanKey, ReplicaId};
+use crate::event::DeliveryId;
 use crate::plan::PlanId;
 use crate::unit::UnitPath;
 use anyhow::Context;
@@ -82,7 +84,7 @@ impl PostgresStore {
 
     async fn find_run(
         &self,
-        repo: &str,
+        repo: &PlanKey,
         kind: RunKind,
         key: &str,
         filter: &'static str,
@@ -91,7 +93,7 @@ impl PostgresStore {
             "SELECT id, repo, key, dir, status, created_at FROM runs WHERE repo = $1 AND kind = $2 AND key = $3 {filter} ORDER BY created_at DESC, seq DESC LIMIT 1"
         );
         let row = sqlx::query(sqlx::AssertSqlSafe(sql))
-            .bind(repo)
+            .bind(repo.as_str())
             .bind(kind.as_str())
             .bind(key)
             .fetch_optional(&self.pool)
@@ -141,7 +143,7 @@ impl RunStore for PostgresStore {
     async fn insert_run(&self, run: &RunRecord) -> anyhow::Result<()> {
         sqlx::query("INSERT INTO runs (id, repo, kind, key, dir, status, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)")
             .bind(&run.id)
-            .bind(&run.repo)
+            .bind(run.repo.as_str())
             .bind(run.kind.as_str())
             .bind(&run.key)
             .bind(&run.dir)
@@ -158,7 +160,7 @@ impl RunStore for PostgresStore {
 
     async fn unfinished_run(
         &self,
-        repo: &str,
+        repo: &PlanKey,
         kind: RunKind,
         key: &str,
     ) -> anyhow::Result<Option<RunRecord>> {
@@ -168,7 +170,7 @@ impl RunStore for PostgresStore {
 
     async fn latest_run(
         &self,
-        repo: &str,
+        repo: &PlanKey,
         kind: RunKind,
         key: &str,
     ) -> anyhow::Result<Option<RunRecord>> {
@@ -215,9 +217,9 @@ impl RunStore for PostgresStore {
         // Two replicas saving plans for one repository at once: the second
         // supersedes the first's, as it would on SQLite, instead of both
         // staying current.
-        lock_repository(&mut tx, "cascade.plans", &plan.repo).await?;
+        lock_repository(&mut tx, "cascade.plans", plan.repo.as_str()).await?;
         sqlx::query("UPDATE plans SET status = 'superseded' WHERE repo = $1 AND status = 'current' AND id <> $2")
-            .bind(&plan.repo)
+            .bind(plan.repo.as_str())
             .bind(plan.id.as_str())
             .execute(&mut *tx)
             .await?;
@@ -227,7 +229,7 @@ impl RunStore for PostgresStore {
                run_id = excluded.run_id, units = excluded.units, created_at = excluded.created_at",
         )
         .bind(plan.id.as_str())
-        .bind(&plan.repo)
+        .bind(plan.repo.as_str())
         .bind(&plan.head)
         .bind(&plan.base)
         .bind(plan.status.as_str())
@@ -240,18 +242,18 @@ impl RunStore for PostgresStore {
         Ok(())
     }
 
-    async fn plan(&self, repo: &str, id: &PlanId) -> anyhow::Result<Option<PlanRecord>> {
+    async fn plan(&self, repo: &PlanKey, id: &PlanId) -> anyhow::Result<Option<PlanRecord>> {
         let row = sqlx::query("SELECT * FROM plans WHERE repo = $1 AND id = $2")
-            .bind(repo)
+            .bind(repo.as_str())
             .bind(id.as_str())
             .fetch_optional(&self.pool)
             .await?;
         row.as_ref().map(rows::plan).transpose()
     }
 
-    async fn current_plan(&self, repo: &str) -> anyhow::Result<Option<PlanRecord>> {
+    async fn current_plan(&self, repo: &PlanKey) -> anyhow::Result<Option<PlanRecord>> {
         let row = sqlx::query("SELECT * FROM plans WHERE repo = $1 AND status = 'current' ORDER BY created_at DESC LIMIT 1")
-            .bind(repo)
+            .bind(repo.as_str())
             .fetch_optional(&self.pool)
             .await?;
         row.as_ref().map(rows::plan).transpose()
@@ -259,13 +261,13 @@ impl RunStore for PostgresStore {
 
     async fn set_plan_status(
         &self,
-        repo: &str,
+        repo: &PlanKey,
         id: &PlanId,
         status: PlanStatus,
     ) -> anyhow::Result<()> {
         sqlx::query("UPDATE plans SET status = $1 WHERE repo = $2 AND id = $3")
             .bind(status.as_str())
-            .bind(repo)
+            .bind(repo.as_str())
             .bind(id.as_str())
             .execute(&self.pool)
             .await?;
@@ -286,7 +288,7 @@ impl RunStore for PostgresStore {
 
     async fn heartbeat_apply_claim(
         &self,
-        repo: &str,
+        repo: &PlanKey,
         plan_id: &PlanId,
         owner: &str,
         now: i64,
@@ -296,7 +298,7 @@ impl RunStore for PostgresStore {
 
     async fn release_apply_claim(
         &self,
-        repo: &str,
+        repo: &PlanKey,
         plan_id: &PlanId,
         owner: &str,
     ) -> anyhow::Result<()> {
@@ -305,7 +307,7 @@ impl RunStore for PostgresStore {
 
     async fn apply_claim(
         &self,
-        repo: &str,
+        repo: &PlanKey,
         plan_id: &PlanId,
     ) -> anyhow::Result<Option<ApplyClaim>> {
         super::claims::postgres::get(&self.pool, repo, plan_id).await
@@ -321,26 +323,30 @@ impl BotStore for PostgresStore {
         let done = sqlx::query(
             "INSERT INTO deliveries (id, event, body, status, received_at, owner, claimed_until) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (id) DO NOTHING",
         )
-        .bind(&d.id)
+        .bind(d.id.as_str())
         .bind(&d.event)
         .bind(&d.body)
         .bind(d.status.as_str())
         .bind(d.received_at)
-        .bind(&d.owner)
+        .bind(d.owner.as_ref().map(ReplicaId::as_str))
         .bind(d.owner.as_ref().map(|_| d.claimed_until))
         .execute(&self.pool)
         .await?;
         Ok(done.rows_affected() == 1)
     }
 
-    async fn set_delivery_status(&self, id: &str, status: DeliveryStatus) -> anyhow::Result<()> {
+    async fn set_delivery_status(
+        &self,
+        id: &DeliveryId,
+        status: DeliveryStatus,
+    ) -> anyhow::Result<()> {
         // A handled delivery's body is never read again: keeping it would grow
         // the database with every delivery GitHub ever sent.
         sqlx::query(
             "UPDATE deliveries SET status = $1, body = CASE WHEN $1 = 'received' THEN body ELSE ''::bytea END WHERE id = $2",
         )
         .bind(status.as_str())
-        .bind(id)
+        .bind(id.as_str())
         .execute(&self.pool)
         .await?;
         Ok(())
@@ -363,20 +369,20 @@ impl BotStore for PostgresStore {
         Ok(n.max(0) as u64)
     }
 
-    async fn start_delivery_attempt(&self, id: &str) -> anyhow::Result<u32> {
+    async fn start_delivery_attempt(&self, id: &DeliveryId) -> anyhow::Result<u32> {
         // One statement: the row lock makes concurrent attempts count one each.
         let n: Option<i64> = sqlx::query_scalar(
             "UPDATE deliveries SET attempts = attempts + 1 WHERE id = $1 RETURNING attempts",
         )
-        .bind(id)
+        .bind(id.as_str())
         .fetch_optional(&self.pool)
         .await?;
         Ok(rows::count(n))
     }
 
-    async fn delivery_attempts(&self, id: &str) -> anyhow::Result<u32> {
+    async fn delivery_attempts(&self, id: &DeliveryId) -> anyhow::Result<u32> {
         let n: Option<i64> = sqlx::query_scalar("SELECT attempts FROM deliveries WHERE id = $1")
-            .bind(id)
+            .bind(id.as_str())
             .fetch_optional(&self.pool)
             .await?;
         Ok(rows::count(n))
@@ -595,7 +601,7 @@ impl BotStore for PostgresStore {
 
     async fn claim_deliveries(
         &self,
-        owner: &str,
+        owner: &ReplicaId,
         now: i64,
         until: i64,
         limit: u32,
@@ -605,8 +611,8 @@ impl BotStore for PostgresStore {
 
     async fn renew_deliveries(
         &self,
-        owner: &str,
-        ids: &[String],
+        owner: &ReplicaId,
+        ids: &[DeliveryId],
         until: i64,
     ) -> anyhow::Result<u64> {
         super::leases::postgres::renew_deliveries(&self.pool, owner, ids, until).await
@@ -616,7 +622,7 @@ impl BotStore for PostgresStore {
         &self,
         repo: &str,
         number: u64,
-        owner: &str,
+        owner: &ReplicaId,
         now: i64,
         until: i64,
     ) -> anyhow::Result<bool> {
@@ -627,17 +633,27 @@ impl BotStore for PostgresStore {
         &self,
         repo: &str,
         number: u64,
-        owner: &str,
+        owner: &ReplicaId,
         until: i64,
     ) -> anyhow::Result<Option<bool>> {
         super::leases::postgres::renew_pr_lease(&self.pool, repo, number, owner, until).await
     }
 
-    async fn release_pr_lease(&self, repo: &str, number: u64, owner: &str) -> anyhow::Result<()> {
+    async fn release_pr_lease(
+        &self,
+        repo: &str,
+        number: u64,
+        owner: &ReplicaId,
+    ) -> anyhow::Result<()> {
         super::leases::postgres::release_pr_lease(&self.pool, repo, number, owner).await
     }
 
-    async fn supersede_pr(&self, repo: &str, number: u64, owner: &str) -> anyhow::Result<bool> {
+    async fn supersede_pr(
+        &self,
+        repo: &str,
+        number: u64,
+        owner: &ReplicaId,
+    ) -> anyhow::Result<bool> {
         super::leases::postgres::supersede_pr(&self.pool, repo, number, owner).await
     }
 
@@ -647,7 +663,7 @@ impl BotStore for PostgresStore {
 
     async fn claim_due_drift(
         &self,
-        owner: &str,
+        owner: &ReplicaId,
         now: i64,
         until: i64,
         limit: u32,
@@ -655,11 +671,21 @@ impl BotStore for PostgresStore {
         super::drift::postgres::claim_due(&self.pool, owner, now, until, limit).await
     }
 
-    async fn renew_drift(&self, owner: &str, repos: &[String], until: i64) -> anyhow::Result<u64> {
+    async fn renew_drift(
+        &self,
+        owner: &ReplicaId,
+        repos: &[String],
+        until: i64,
+    ) -> anyhow::Result<u64> {
         super::drift::postgres::renew(&self.pool, owner, repos, until).await
     }
 
-    async fn release_drift(&self, repo: &str, owner: &str, next_at: i64) -> anyhow::Result<bool> {
+    async fn release_drift(
+        &self,
+        repo: &str,
+        owner: &ReplicaId,
+        next_at: i64,
+    ) -> anyhow::Result<bool> {
         super::drift::postgres::release(&self.pool, repo, owner, next_at).await
     }
 

@@ -6,6 +6,8 @@ use super::{
     ApplyClaim, DeliveryRecord, DeliveryStatus, Lock, PlanRecord, PlanStatus, PrState,
     PullRequestRecord, RunKind, RunRecord, UnitRecord, UnitStatus,
 };
+use super::{PlanKey, ReplicaId};
+use crate::event::DeliveryId;
 use crate::plan::PlanId;
 use crate::unit::UnitPath;
 use anyhow::Context;
@@ -52,7 +54,7 @@ pub(super) fn json<T: serde::Serialize>(value: Option<&T>) -> anyhow::Result<Opt
 pub(super) fn run(row: &impl StoredRow, kind: RunKind) -> anyhow::Result<RunRecord> {
     Ok(RunRecord {
         id: row.text("id")?,
-        repo: row.text("repo")?,
+        repo: PlanKey::from_stored(row.text("repo")?),
         kind,
         key: row.text("key")?,
         dir: row.text("dir")?,
@@ -84,7 +86,7 @@ pub(super) fn unit_record(row: &impl StoredRow) -> anyhow::Result<UnitRecord> {
 pub(super) fn plan(row: &impl StoredRow) -> anyhow::Result<PlanRecord> {
     Ok(PlanRecord {
         id: PlanId::from_stored(row.text("id")?),
-        repo: row.text("repo")?,
+        repo: PlanKey::from_stored(row.text("repo")?),
         head: row.text("head")?,
         base: row.text("base")?,
         status: PlanStatus::parse(&row.text("status")?),
@@ -97,12 +99,12 @@ pub(super) fn plan(row: &impl StoredRow) -> anyhow::Result<PlanRecord> {
 
 pub(super) fn delivery(row: &impl StoredRow) -> anyhow::Result<DeliveryRecord> {
     Ok(DeliveryRecord {
-        id: row.text("id")?,
+        id: DeliveryId::from_stored(row.text("id")?),
         event: row.text("event")?,
         body: row.bytes("body")?,
         status: DeliveryStatus::parse(&row.text("status")?),
         received_at: row.int("received_at")?,
-        owner: row.maybe_text("owner")?,
+        owner: row.maybe_text("owner")?.map(ReplicaId::from_stored),
         claimed_until: row.maybe_int("claimed_until")?.unwrap_or(0),
     })
 }
@@ -133,7 +135,7 @@ pub(super) fn lock(row: &impl StoredRow) -> anyhow::Result<Lock> {
 
 pub(super) fn apply_claim(row: &impl StoredRow) -> anyhow::Result<ApplyClaim> {
     Ok(ApplyClaim {
-        repo: row.text("repo")?,
+        repo: PlanKey::from_stored(row.text("repo")?),
         plan_id: PlanId::from_stored(row.text("plan_id")?),
         owner: row.text("owner")?,
         pid: row.int("pid")? as u32,

@@ -5,6 +5,7 @@
 //! (those are [`super::BotStore`]'s), so the engine and the CLI can run plans
 //! and applies against it without the bot's records.
 
+use super::PlanKey;
 use super::{ApplyClaim, PlanRecord, PlanStatus, RunKind, RunRecord, UnitRecord};
 use crate::plan::PlanId;
 use std::future::Future;
@@ -18,7 +19,7 @@ pub trait RunStore: Send + Sync + 'static {
     /// The newest unfinished run of this kind and key, to resume.
     fn unfinished_run(
         &self,
-        repo: &str,
+        repo: &PlanKey,
         kind: RunKind,
         key: &str,
     ) -> impl Future<Output = anyhow::Result<Option<RunRecord>>> + Send;
@@ -27,7 +28,7 @@ pub trait RunStore: Send + Sync + 'static {
     /// same plan continues where the last attempt stopped.
     fn latest_run(
         &self,
-        repo: &str,
+        repo: &PlanKey,
         kind: RunKind,
         key: &str,
     ) -> impl Future<Output = anyhow::Result<Option<RunRecord>>> + Send;
@@ -52,18 +53,18 @@ pub trait RunStore: Send + Sync + 'static {
 
     fn plan(
         &self,
-        repo: &str,
+        repo: &PlanKey,
         id: &PlanId,
     ) -> impl Future<Output = anyhow::Result<Option<PlanRecord>>> + Send;
 
     fn current_plan(
         &self,
-        repo: &str,
+        repo: &PlanKey,
     ) -> impl Future<Output = anyhow::Result<Option<PlanRecord>>> + Send;
 
     fn set_plan_status(
         &self,
-        repo: &str,
+        repo: &PlanKey,
         id: &PlanId,
         status: PlanStatus,
     ) -> impl Future<Output = anyhow::Result<()>> + Send;
@@ -86,7 +87,7 @@ pub trait RunStore: Send + Sync + 'static {
     /// Refreshes the heartbeat of `owner`'s claim; false when it is no longer `owner`'s.
     fn heartbeat_apply_claim(
         &self,
-        repo: &str,
+        repo: &PlanKey,
         plan_id: &PlanId,
         owner: &str,
         now: i64,
@@ -95,14 +96,14 @@ pub trait RunStore: Send + Sync + 'static {
     /// Deletes `owner`'s claim (nothing when someone else holds it now).
     fn release_apply_claim(
         &self,
-        repo: &str,
+        repo: &PlanKey,
         plan_id: &PlanId,
         owner: &str,
     ) -> impl Future<Output = anyhow::Result<()>> + Send;
 
     fn apply_claim(
         &self,
-        repo: &str,
+        repo: &PlanKey,
         plan_id: &PlanId,
     ) -> impl Future<Output = anyhow::Result<Option<ApplyClaim>>> + Send;
 }

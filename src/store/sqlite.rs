@@ -5,6 +5,8 @@ use super::{
     ApplyClaim, BotStore, DeliveryRecord, DeliveryStatus, Lock, PlanRecord, PlanStatus,
     PullRequestRecord, Pusher, RunKind, RunRecord, RunStore, UnitRecord,
 };
+use super::{PlanKey, ReplicaId};
+use crate::event::DeliveryId;
 use crate::plan::PlanId;
 use crate::unit::UnitPath;
 use anyhow::Context;
@@ -44,7 +46,7 @@ impl SqliteStore {
 impl SqliteStore {
     async fn find_run(
         &self,
-        repo: &str,
+        repo: &PlanKey,
         kind: RunKind,
         key: &str,
         filter: &'static str,
@@ -53,7 +55,7 @@ impl SqliteStore {
             "SELECT id, repo, key, dir, status, created_at FROM runs WHERE repo = ? AND kind = ? AND key = ? {filter} ORDER BY created_at DESC, rowid DESC LIMIT 1"
         );
         let row = sqlx::query(sqlx::AssertSqlSafe(sql))
-            .bind(repo)
+            .bind(repo.as_str())
             .bind(kind.as_str())
             .bind(key)
             .fetch_optional(&self.pool)
@@ -66,7 +68,7 @@ impl RunStore for SqliteStore {
     async fn insert_run(&self, run: &RunRecord) -> anyhow::Result<()> {
         sqlx::query("INSERT INTO runs (id, repo, kind, key, dir, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)")
             .bind(&run.id)
-            .bind(&run.repo)
+            .bind(run.repo.as_str())
             .bind(run.kind.as_str())
             .bind(&run.key)
             .bind(&run.dir)
@@ -87,7 +89,7 @@ impl RunStore for SqliteStore {
 
     async fn unfinished_run(
         &self,
-        repo: &str,
+        repo: &PlanKey,
         kind: RunKind,
         key: &str,
     ) -> anyhow::Result<Option<RunRecord>> {
@@ -97,7 +99,7 @@ impl RunStore for SqliteStore {
 
     async fn latest_run(
         &self,
-        repo: &str,
+        repo: &PlanKey,
         kind: RunKind,
         key: &str,
     ) -> anyhow::Result<Option<RunRecord>> {
@@ -146,7 +148,7 @@ impl RunStore for SqliteStore {
     async fn save_plan(&self, plan: &PlanRecord) -> anyhow::Result<()> {
         let mut tx = self.pool.begin().await?;
         sqlx::query("UPDATE plans SET status = 'superseded' WHERE repo = ? AND status = 'current' AND id <> ?")
-            .bind(&plan.repo)
+            .bind(plan.repo.as_str())
             .bind(plan.id.as_str())
             .execute(&mut *tx)
             .await?;
@@ -156,7 +158,7 @@ impl RunStore for SqliteStore {
                run_id = excluded.run_id, units = excluded.units, created_at = excluded.created_at",
         )
         .bind(plan.id.as_str())
-        .bind(&plan.repo)
+        .bind(plan.repo.as_str())
         .bind(&plan.head)
         .bind(&plan.base)
         .bind(plan.status.as_str())
@@ -169,18 +171,18 @@ impl RunStore for SqliteStore {
         Ok(())
     }
 
-    async fn plan(&self, repo: &str, id: &PlanId) -> anyhow::Result<Option<PlanRecord>> {
+    async fn plan(&self, repo: &PlanKey, id: &PlanId) -> anyhow::Result<Option<PlanRecord>> {
         let row = sqlx::query("SELECT * FROM plans WHERE repo = ? AND id = ?")
-            .bind(repo)
+            .bind(repo.as_str())
             .bind(id.as_str())
             .fetch_optional(&self.pool)
             .await?;
         row.as_ref().map(rows::plan).transpose()
     }
 
-    async fn current_plan(&self, repo: &str) -> anyhow::Result<Option<PlanRecord>> {
+    async fn current_plan(&self, repo: &PlanKey) -> anyhow::Result<Option<PlanRecord>> {
         let row = sqlx::query("SELECT * FROM plans WHERE repo = ? AND status = 'current' ORDER BY created_at DESC LIMIT 1")
-            .bind(repo)
+            .bind(repo.as_str())
             .fetch_optional(&self.pool)
             .await?;
         row.as_ref().map(rows::plan).transpose()
@@ -188,13 +190,13 @@ impl RunStore for SqliteStore {
 
     async fn set_plan_status(
         &self,
-        repo: &str,
+        repo: &PlanKey,
         id: &PlanId,
         status: PlanStatus,
     ) -> anyhow::Result<()> {
         sqlx::query("UPDATE plans SET status = ? WHERE repo = ? AND id = ?")
             .bind(status.as_str())
-            .bind(repo)
+            .bind(repo.as_str())
             .bind(id.as_str())
             .execute(&self.pool)
             .await?;
@@ -215,7 +217,7 @@ impl RunStore for SqliteStore {
 
     async fn heartbeat_apply_claim(
         &self,
-        repo: &str,
+        repo: &PlanKey,
         plan_id: &PlanId,
         owner: &str,
         now: i64,
@@ -225,7 +227,7 @@ impl RunStore for SqliteStore {
 
     async fn release_apply_claim(
         &self,
-        repo: &str,
+        repo: &PlanKey,
         plan_id: &PlanId,
         owner: &str,
     ) -> anyhow::Result<()> {
@@ -234,7 +236,7 @@ impl RunStore for SqliteStore {
 
     async fn apply_claim(
         &self,
-        repo: &str,
+        repo: &PlanKey,
         plan_id: &PlanId,
     ) -> anyhow::Result<Option<ApplyClaim>> {
         super::claims::sqlite::get(&self.pool, repo, plan_id).await
@@ -251,26 +253,30 @@ impl BotStore for SqliteStore {
             "INSERT INTO deliveries (id, event, body, status, received_at, owner, claimed_until) VALUES (?, ?, ?, ?, ?, ?, ?)
              ON CONFLICT (id) DO NOTHING",
         )
-        .bind(&d.id)
+        .bind(d.id.as_str())
         .bind(&d.event)
         .bind(&d.body)
         .bind(d.status.as_str())
         .bind(d.received_at)
-        .bind(&d.owner)
+        .bind(d.owner.as_ref().map(ReplicaId::as_str))
         .bind(d.owner.as_ref().map(|_| d.claimed_until))
         .execute(&self.pool)
         .await?;
         Ok(done.rows_affected() == 1)
     }
 
-    async fn set_delivery_status(&self, id: &str, status: DeliveryStatus) -> anyhow::Result<()> {
+    async fn set_delivery_status(
+        &self,
+        id: &DeliveryId,
+        status: DeliveryStatus,
+    ) -> anyhow::Result<()> {
         // A handled delivery's body is never read again: keeping it would grow
         // the database with every delivery GitHub ever sent.
         sqlx::query(
             "UPDATE deliveries SET status = ?1, body = CASE WHEN ?1 = 'received' THEN body ELSE x'' END WHERE id = ?2",
         )
         .bind(status.as_str())
-        .bind(id)
+        .bind(id.as_str())
         .execute(&self.pool)
         .await?;
         Ok(())
@@ -284,19 +290,19 @@ impl BotStore for SqliteStore {
         Ok(n.max(0) as u64)
     }
 
-    async fn start_delivery_attempt(&self, id: &str) -> anyhow::Result<u32> {
+    async fn start_delivery_attempt(&self, id: &DeliveryId) -> anyhow::Result<u32> {
         let n: Option<i64> = sqlx::query_scalar(
             "UPDATE deliveries SET attempts = attempts + 1 WHERE id = ? RETURNING attempts",
         )
-        .bind(id)
+        .bind(id.as_str())
         .fetch_optional(&self.pool)
         .await?;
         Ok(rows::count(n))
     }
 
-    async fn delivery_attempts(&self, id: &str) -> anyhow::Result<u32> {
+    async fn delivery_attempts(&self, id: &DeliveryId) -> anyhow::Result<u32> {
         let n: Option<i64> = sqlx::query_scalar("SELECT attempts FROM deliveries WHERE id = ?")
-            .bind(id)
+            .bind(id.as_str())
             .fetch_optional(&self.pool)
             .await?;
         Ok(rows::count(n))
@@ -517,7 +523,7 @@ impl BotStore for SqliteStore {
 
     async fn claim_deliveries(
         &self,
-        owner: &str,
+        owner: &ReplicaId,
         now: i64,
         until: i64,
         limit: u32,
@@ -527,8 +533,8 @@ impl BotStore for SqliteStore {
 
     async fn renew_deliveries(
         &self,
-        owner: &str,
-        ids: &[String],
+        owner: &ReplicaId,
+        ids: &[DeliveryId],
         until: i64,
     ) -> anyhow::Result<u64> {
         super::leases::sqlite::renew_deliveries(&self.pool, owner, ids, until).await
@@ -538,7 +544,7 @@ impl BotStore for SqliteStore {
         &self,
         repo: &str,
         number: u64,
-        owner: &str,
+        owner: &ReplicaId,
         now: i64,
         until: i64,
     ) -> anyhow::Result<bool> {
@@ -549,17 +555,27 @@ impl BotStore for SqliteStore {
         &self,
         repo: &str,
         number: u64,
-        owner: &str,
+        owner: &ReplicaId,
         until: i64,
     ) -> anyhow::Result<Option<bool>> {
         super::leases::sqlite::renew_pr_lease(&self.pool, repo, number, owner, until).await
     }
 
-    async fn release_pr_lease(&self, repo: &str, number: u64, owner: &str) -> anyhow::Result<()> {
+    async fn release_pr_lease(
+        &self,
+        repo: &str,
+        number: u64,
+        owner: &ReplicaId,
+    ) -> anyhow::Result<()> {
         super::leases::sqlite::release_pr_lease(&self.pool, repo, number, owner).await
     }
 
-    async fn supersede_pr(&self, repo: &str, number: u64, owner: &str) -> anyhow::Result<bool> {
+    async fn supersede_pr(
+        &self,
+        repo: &str,
+        number: u64,
+        owner: &ReplicaId,
+    ) -> anyhow::Result<bool> {
         super::leases::sqlite::supersede_pr(&self.pool, repo, number, owner).await
     }
 
@@ -569,7 +585,7 @@ impl BotStore for SqliteStore {
 
     async fn claim_due_drift(
         &self,
-        owner: &str,
+        owner: &ReplicaId,
         now: i64,
         until: i64,
         limit: u32,
@@ -577,11 +593,21 @@ impl BotStore for SqliteStore {
         super::drift::sqlite::claim_due(&self.pool, owner, now, until, limit).await
     }
 
-    async fn renew_drift(&self, owner: &str, repos: &[String], until: i64) -> anyhow::Result<u64> {
+    async fn renew_drift(
+        &self,
+        owner: &ReplicaId,
+        repos: &[String],
+        until: i64,
+    ) -> anyhow::Result<u64> {
         super::drift::sqlite::renew(&self.pool, owner, repos, until).await
     }
 
-    async fn release_drift(&self, repo: &str, owner: &str, next_at: i64) -> anyhow::Result<bool> {
+    async fn release_drift(
+        &self,
+        repo: &str,
+        owner: &ReplicaId,
+        next_at: i64,
+    ) -> anyhow::Result<bool> {
         super::drift::sqlite::release(&self.pool, repo, owner, next_at).await
     }
 

@@ -11,7 +11,7 @@ use cascade::config::RepoConfig;
 use cascade::config::RetryPolicy;
 use cascade::engine::{ApplyOutcome, Engine, PlanTarget, UnitDir};
 use cascade::exec::ProcessExecutor;
-use cascade::store::{PlannedUnit, SqliteStore, UnitStatus};
+use cascade::store::{PlanKey, PlannedUnit, SqliteStore, UnitStatus};
 use cascade::unit::Tool;
 use cascade::unit::UnitPath;
 use std::os::unix::fs::PermissionsExt;
@@ -137,7 +137,7 @@ impl World {
         let planned = self
             .engine
             .plan(
-                REPO,
+                &PlanKey::from_stored(REPO),
                 "head",
                 "base",
                 targets,
@@ -151,7 +151,14 @@ impl World {
         let repo = self.tmp.path().join("repo");
         let dir_for = |u: &PlannedUnit| UnitDir::of(&repo, &repo, &u.path);
         self.engine
-            .apply(REPO, &planned.plan.id, "head", &dir_for, retries, |_| {})
+            .apply(
+                &PlanKey::from_stored(REPO),
+                &planned.plan.id,
+                "head",
+                &dir_for,
+                retries,
+                |_| {},
+            )
             .await
             .unwrap()
             .expect("the approved plan is applied")
@@ -282,7 +289,14 @@ async fn an_apply_stopped_while_waiting_to_retry_goes_on_counting_when_resumed()
     let repo = world.tmp.path().join("repo");
     let dir_for = |u: &PlannedUnit| UnitDir::of(&repo, &repo, &u.path);
     let outcome = resumed
-        .apply(REPO, &first.plan_id, "head", &dir_for, &policy, |_| {})
+        .apply(
+            &PlanKey::from_stored(REPO),
+            &first.plan_id,
+            "head",
+            &dir_for,
+            &policy,
+            |_| {},
+        )
         .await
         .unwrap()
         .expect("the same plan id is applied again");

@@ -11,7 +11,7 @@ use cascade::exec::ProcessExecutor;
 use cascade::forge::Forges;
 use cascade::forge::github::GitHubApp;
 use cascade::plan::PlanId;
-use cascade::store::{ApplyClaim, BotStore, PrState, PullRequestRecord, RunStore};
+use cascade::store::{ApplyClaim, BotStore, PlanKey, PrState, PullRequestRecord, RunStore};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -52,7 +52,7 @@ async fn a_pull_request_left_applying_by_a_dead_process_is_put_back_and_a_live_o
     ] {
         store.save_pull_request(&pr(number, plan)).await.unwrap();
         let claim = ApplyClaim {
-            repo: format!("acme/infra#{number}"),
+            repo: PlanKey::from_stored(format!("acme/infra#{number}")),
             plan_id: PlanId::from_stored(plan.into()),
             owner: format!("owner-{number}"),
             pid,
@@ -106,7 +106,10 @@ async fn a_pull_request_left_applying_by_a_dead_process_is_put_back_and_a_live_o
     );
     assert!(
         store
-            .apply_claim("acme/infra#1", &PlanId::from_stored("aaaaaaaaaaaa".into()))
+            .apply_claim(
+                &PlanKey::from_stored("acme/infra#1"),
+                &PlanId::from_stored("aaaaaaaaaaaa".into())
+            )
             .await
             .unwrap()
             .is_none(),

@@ -14,7 +14,7 @@ use cascade::comment::{
 use cascade::forge::github::COMMENT_LIMIT;
 use cascade::plan::render::{RenderOptions, RenderedPlan};
 use cascade::plan::{PlanId, PlanSummary};
-use cascade::store::{PlanRecord, PlanStatus, PlannedUnit, UnitStatus};
+use cascade::store::{PlanKey, PlanRecord, PlanStatus, PlannedUnit, UnitStatus};
 use cascade::unit::Tool;
 use cascade::unit::UnitPath;
 use pulldown_cmark::{Event, Parser, Tag, TagEnd};
@@ -64,7 +64,7 @@ fn planned(path: &str, wave: usize, destroy: bool, json: &[u8]) -> PlannedUnit {
 fn record(units: Vec<PlannedUnit>) -> PlanRecord {
     PlanRecord {
         id: PlanId::from_stored("3f9a2c1b7d4e".into()),
-        repo: "acme/infra".into(),
+        repo: PlanKey::from_stored("acme/infra"),
         head: "a1b2c3d4e5f6".into(),
         base: "9f8e7d6c5b4a".into(),
         status: PlanStatus::Current,

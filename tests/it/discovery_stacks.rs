@@ -18,7 +18,7 @@ use cascade::discovery::UnitKind;
 use cascade::engine::Engine;
 use cascade::exec::{ExecError, Executor, PlanJson, Resumed, UnitJob};
 use cascade::problem::ProblemKind;
-use cascade::store::{SqliteStore, UnitStatus};
+use cascade::store::{PlanKey, SqliteStore, UnitStatus};
 use cascade::terragrunt::discover_files;
 use cascade::unit::Tool;
 use cascade::unit::UnitPath;
@@ -384,7 +384,7 @@ async fn plan_in_checkout(
     };
     let outcome = engine
         .plan(
-            "acme/infra",
+            &PlanKey::from_stored("acme/infra"),
             "head",
             "base",
             db_change_targets(&repo.root(), checkout),

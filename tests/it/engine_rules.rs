@@ -5,7 +5,7 @@ use cascade::clock::{Clock, SystemClock};
 use cascade::engine::{ApplyError, Engine, PlanTarget};
 use cascade::exec::{ExecError, Executor, PlanJson, Resumed, UnitJob};
 use cascade::plan::PlanId;
-use cascade::store::{ApplyClaim, PlanStatus, RunStore, SqliteStore, UnitStatus};
+use cascade::store::{ApplyClaim, PlanKey, PlanStatus, RunStore, SqliteStore, UnitStatus};
 use cascade::unit::Tool;
 use cascade::unit::UnitPath;
 use std::collections::{BTreeMap, VecDeque};
@@ -223,7 +223,7 @@ const REPO: &str = "acme/infra";
 async fn plan(f: &Fixture, head: &str) -> cascade::engine::PlanOutcome {
     f.engine
         .plan(
-            REPO,
+            &PlanKey::from_stored(REPO),
             head,
             "base",
             targets(),
@@ -244,7 +244,14 @@ async fn apply(
         cascade::engine::UnitDir::of(Path::new("/nowhere"), Path::new("/nowhere"), &u.path)
     };
     f.engine
-        .apply(REPO, id, head, &dir_for, &Default::default(), |_| {})
+        .apply(
+            &PlanKey::from_stored(REPO),
+            id,
+            head,
+            &dir_for,
+            &Default::default(),
+            |_| {},
+        )
         .await
         .unwrap()
 }
@@ -443,7 +450,7 @@ async fn saved_plans_are_deleted_once_the_plan_is_consumed_or_superseded() {
     assert_eq!(saved(&f), 8);
     // h1's plan was superseded: its files go, h2's stay.
     f.engine
-        .discard_plan_files(REPO, &first.plan.id)
+        .discard_plan_files(&PlanKey::from_stored(REPO), &first.plan.id)
         .await
         .unwrap();
     assert_eq!(saved(&f), 4);
@@ -452,17 +459,20 @@ async fn saved_plans_are_deleted_once_the_plan_is_consumed_or_superseded() {
     assert_eq!(saved(&f), 8, "the apply planned each unit afresh");
     // Consumed: the plan run's and the apply run's files go.
     f.engine
-        .discard_plan_files(REPO, &second.plan.id)
+        .discard_plan_files(&PlanKey::from_stored(REPO), &second.plan.id)
         .await
         .unwrap();
     assert_eq!(saved(&f), 0);
     // Twice, or for a plan that never was: nothing to do.
     f.engine
-        .discard_plan_files(REPO, &second.plan.id)
+        .discard_plan_files(&PlanKey::from_stored(REPO), &second.plan.id)
         .await
         .unwrap();
     f.engine
-        .discard_plan_files(REPO, &PlanId::from_stored("0123456789ab".into()))
+        .discard_plan_files(
+            &PlanKey::from_stored(REPO),
+            &PlanId::from_stored("0123456789ab".into()),
+        )
         .await
         .unwrap();
 }
@@ -534,7 +544,13 @@ async fn unknown_and_stale_ids_are_refused_naming_the_current_plan() {
         refused.to_string().contains(newer.plan.id.as_str()),
         "{refused}"
     );
-    let current = f.engine.store.current_plan(REPO).await.unwrap().unwrap();
+    let current = f
+        .engine
+        .store
+        .current_plan(&PlanKey::from_stored(REPO))
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(
         (current.id, current.status),
         (newer.plan.id, PlanStatus::Current)
@@ -554,7 +570,7 @@ async fn an_interrupted_plan_resumes_without_planning_finished_units_again() {
     let first = f
         .engine
         .plan(
-            REPO,
+            &PlanKey::from_stored(REPO),
             "h1",
             "base",
             targets(),
@@ -646,7 +662,13 @@ async fn each_unit_is_rendered_with_the_executors_redaction_and_stored_with_its_
             .unwrap();
         assert_eq!(record.rendered, unit.rendered, "{}", record.unit);
     }
-    let current = f.engine.store.current_plan(REPO).await.unwrap().unwrap();
+    let current = f
+        .engine
+        .store
+        .current_plan(&PlanKey::from_stored(REPO))
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(current, outcome.plan);
 }
 
@@ -671,11 +693,21 @@ async fn apply_killed_while_db_applies(f: &Fixture) -> PlanId {
 }
 
 async fn db_status(f: &Fixture) -> UnitStatus {
-    let plan = f.engine.store.current_plan(REPO).await.unwrap().unwrap();
+    let plan = f
+        .engine
+        .store
+        .current_plan(&PlanKey::from_stored(REPO))
+        .await
+        .unwrap()
+        .unwrap();
     let run = f
         .engine
         .store
-        .latest_run(REPO, cascade::store::RunKind::Apply, plan.id.as_str())
+        .latest_run(
+            &PlanKey::from_stored(REPO),
+            cascade::store::RunKind::Apply,
+            plan.id.as_str(),
+        )
         .await
         .unwrap()
         .unwrap();
@@ -769,7 +801,12 @@ async fn recovery_at_start_records_finished_applies_without_waiting_for_running_
     let f = fixture(Scripted::default()).await;
     let id = apply_killed_while_db_applies(&f).await;
     f.engine.executor.on_resume("db", Resume::StillRunning);
-    match f.engine.recover_apply(REPO, &id).await.unwrap() {
+    match f
+        .engine
+        .recover_apply(&PlanKey::from_stored(REPO), &id)
+        .await
+        .unwrap()
+    {
         cascade::engine::ApplyRecovery::Recovered { running } => {
             assert_eq!(running, [p("db")])
         }
@@ -777,7 +814,11 @@ async fn recovery_at_start_records_finished_applies_without_waiting_for_running_
     }
     assert_eq!(db_status(&f).await, UnitStatus::Applying);
     f.engine.executor.on_resume("db", Resume::Succeeded);
-    let found = f.engine.recover_apply(REPO, &id).await.unwrap();
+    let found = f
+        .engine
+        .recover_apply(&PlanKey::from_stored(REPO), &id)
+        .await
+        .unwrap();
     assert!(
         matches!(found, cascade::engine::ApplyRecovery::Recovered { ref running } if running.is_empty()),
         "{found:?}"
@@ -839,7 +880,7 @@ async fn a_dead_owners_claim_is_taken_over_and_a_live_ones_is_not() {
     let id = planned.plan.id.clone();
     let now = SystemClock.now();
     let claim = |pid: u32, host: &str, heartbeat_at: i64| ApplyClaim {
-        repo: REPO.into(),
+        repo: PlanKey::from_stored(REPO),
         plan_id: id.clone(),
         owner: format!("owner-{pid}-{host}-{heartbeat_at}"),
         pid,
@@ -867,7 +908,7 @@ async fn a_dead_owners_claim_is_taken_over_and_a_live_ones_is_not() {
     let stale = claim(4242, "build-7", now - cascade::engine::LEASE_SECS - 5);
     f.engine
         .store
-        .release_apply_claim(REPO, &id, &live.owner)
+        .release_apply_claim(&PlanKey::from_stored(REPO), &id, &live.owner)
         .await
         .unwrap();
     f.engine.store.insert_apply_claim(&stale).await.unwrap();
@@ -875,7 +916,7 @@ async fn a_dead_owners_claim_is_taken_over_and_a_live_ones_is_not() {
     assert!(
         f.engine
             .store
-            .apply_claim(REPO, &id)
+            .apply_claim(&PlanKey::from_stored(REPO), &id)
             .await
             .unwrap()
             .is_none()
@@ -950,7 +991,7 @@ async fn a_unit_whose_path_leaves_its_directory_is_refused_and_never_run() {
     let outcome = f
         .engine
         .plan(
-            REPO,
+            &PlanKey::from_stored(REPO),
             "h1",
             "base",
             targets,

@@ -12,7 +12,7 @@ use cascade::config::RetryPolicy;
 use cascade::engine::{Engine, PlanOutcome, PlanTarget};
 use cascade::exec::ProcessExecutor;
 use cascade::forge::github::COMMENT_LIMIT;
-use cascade::store::{SqliteStore, UnitStatus};
+use cascade::store::{PlanKey, SqliteStore, UnitStatus};
 use cascade::unit::Tool;
 use cascade::unit::UnitPath;
 use std::os::unix::fs::PermissionsExt;
@@ -113,7 +113,7 @@ impl World {
             .collect();
         self.engine
             .plan(
-                "acme/infra",
+                &PlanKey::from_stored("acme/infra"),
                 "head",
                 "base",
                 targets,
@@ -255,9 +255,15 @@ async fn a_new_push_ends_the_wait_at_once() {
     let started = std::time::Instant::now();
     let outcome = tokio::time::timeout(
         Duration::from_secs(60),
-        world
-            .engine
-            .plan("acme/infra", "h", "b", targets, &policy, cancel, |_| {}),
+        world.engine.plan(
+            &PlanKey::from_stored("acme/infra"),
+            "h",
+            "b",
+            targets,
+            &policy,
+            cancel,
+            |_| {},
+        ),
     )
     .await
     .expect("the wait ends with the cancellation")
@@ -347,7 +353,15 @@ async fn a_wait_cut_short_is_resumed_with_its_count_and_due_time() {
     });
     let first = world
         .engine
-        .plan("acme/infra", "h", "b", targets(), &policy, cancel, |_| {})
+        .plan(
+            &PlanKey::from_stored("acme/infra"),
+            "h",
+            "b",
+            targets(),
+            &policy,
+            cancel,
+            |_| {},
+        )
         .await
         .unwrap();
     assert_eq!(status(&first, "flaky").0, UnitStatus::Cancelled);
@@ -361,7 +375,7 @@ async fn a_wait_cut_short_is_resumed_with_its_count_and_due_time() {
     let resumed = world
         .engine
         .plan(
-            "acme/infra",
+            &PlanKey::from_stored("acme/infra"),
             "h",
             "b",
             targets(),

@@ -587,7 +587,7 @@ async fn stored_gitlab_deliveries_are_read_back_by_the_gitlab_parser_at_start() 
         ),
     ] {
         let record = DeliveryRecord {
-            id: id.into(),
+            id: cascade::event::DeliveryId::new(id).unwrap(),
             event: "gitlab:Note Hook".into(),
             body,
             status: DeliveryStatus::Received,

@@ -10,6 +10,7 @@ use bot_world::{
     wait_listening, world_configured,
 };
 use cascade::bot::MAX_DELIVERY_ATTEMPTS;
+use cascade::event::DeliveryId;
 use cascade::server::{HttpLimits, RunningServer, start};
 use cascade::store::{BotStore, DeliveryRecord, DeliveryStatus, SqliteStore};
 use fake_github::FakeGitHub;
@@ -619,7 +620,7 @@ async fn stored_delivery(w: &World, number: u64, attempts: u32) -> String {
         .unwrap();
     let d = w.fake.pull_request_event(REPO, number, "opened");
     let record = DeliveryRecord {
-        id: d.id.clone(),
+        id: DeliveryId::new(&d.id).unwrap(),
         event: d.event.clone(),
         body: d.body.clone(),
         status: DeliveryStatus::Received,
@@ -629,7 +630,7 @@ async fn stored_delivery(w: &World, number: u64, attempts: u32) -> String {
     };
     assert!(store.insert_delivery(&record).await.unwrap());
     for _ in 0..attempts {
-        store.start_delivery_attempt(&d.id).await.unwrap();
+        store.start_delivery_attempt(&record.id).await.unwrap();
     }
     d.id
 }

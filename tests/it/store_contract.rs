@@ -18,12 +18,13 @@ use crate::support::postgres as pg_cluster;
 
 use cascade::clock::Clock;
 use cascade::engine::{LEASE_SECS, owner_alive};
+use cascade::event::DeliveryId;
 use cascade::plan::render::{RenderOptions, RenderedPlan};
 use cascade::plan::{Counts, Fingerprint, PlanId, PlanSummary};
 use cascade::store::{
-    AnyStore, ApplyClaim, BotStore, DeliveryRecord, DeliveryStatus, Lock, PlanRecord, PlanStatus,
-    PlannedUnit, PrState, PullRequestRecord, Pusher, RunKind, RunRecord, RunStore, UnitRecord,
-    UnitStatus,
+    AnyStore, ApplyClaim, BotStore, DeliveryRecord, DeliveryStatus, Lock, PlanKey, PlanRecord,
+    PlanStatus, PlannedUnit, PrState, PullRequestRecord, Pusher, ReplicaId, RunKind, RunRecord,
+    RunStore, UnitRecord, UnitStatus,
 };
 use cascade::unit::Tool;
 use cascade::unit::UnitPath;
@@ -200,7 +201,7 @@ fn rendered() -> RenderedPlan {
 fn run(id: &str, key: &str, created_at: i64) -> RunRecord {
     RunRecord {
         id: id.into(),
-        repo: "acme/infra".into(),
+        repo: PlanKey::from_stored("acme/infra"),
         kind: RunKind::Apply,
         key: key.into(),
         dir: "/d".into(),
@@ -224,7 +225,7 @@ fn unit_record(unit: &str, status: UnitStatus, detail: &str) -> UnitRecord {
 fn plan(id: &str, repo: &str, created_at: i64) -> PlanRecord {
     PlanRecord {
         id: PlanId::from_stored(id.into()),
-        repo: repo.into(),
+        repo: PlanKey::from_stored(repo),
         head: "h".into(),
         base: "b".into(),
         status: PlanStatus::Current,
@@ -250,7 +251,7 @@ fn plan(id: &str, repo: &str, created_at: i64) -> PlanRecord {
 
 fn delivery(id: &str, received_at: i64) -> DeliveryRecord {
     DeliveryRecord {
-        id: id.into(),
+        id: delivery_id(id),
         event: "pull_request".into(),
         body: format!("{{\"id\":\"{id}\"}}").into_bytes(),
         status: DeliveryStatus::Received,
@@ -266,7 +267,7 @@ fn units(names: &[&str]) -> Vec<UnitPath> {
 
 fn claim(owner: &str, host: &str, heartbeat_at: i64) -> ApplyClaim {
     ApplyClaim {
-        repo: "acme/infra#7".into(),
+        repo: PlanKey::from_stored("acme/infra#7"),
         plan_id: PlanId::from_stored("abcdefabcdef".into()),
         owner: owner.into(),
         pid: 100,
@@ -327,7 +328,10 @@ async fn plans_and_runs_survive_a_reopen(backend: Backend) {
     }
     let store = backend.open().await;
     let old = store
-        .plan("acme/infra", &PlanId::from_stored("aaaaaaaaaaaa".into()))
+        .plan(
+            &PlanKey::from_stored("acme/infra"),
+            &PlanId::from_stored("aaaaaaaaaaaa".into()),
+        )
         .await
         .unwrap()
         .unwrap();
@@ -336,11 +340,15 @@ async fn plans_and_runs_survive_a_reopen(backend: Backend) {
         PlanStatus::Superseded,
         "a newer plan supersedes the older one"
     );
-    let current = store.current_plan("acme/infra").await.unwrap().unwrap();
+    let current = store
+        .current_plan(&PlanKey::from_stored("acme/infra"))
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(current, plan("bbbbbbbbbbbb", "acme/infra", 1));
     assert_eq!(current.units[0].rendered, Some(rendered()));
     let run = store
-        .latest_run("acme/infra", RunKind::Apply, "k")
+        .latest_run(&PlanKey::from_stored("acme/infra"), RunKind::Apply, "k")
         .await
         .unwrap()
         .unwrap();
@@ -367,7 +375,11 @@ async fn plans_and_results_stored_before_renderings_were_kept_still_load(backend
     backend.execute(format!("INSERT INTO plans (id, repo, head, base, status, run_id, units, created_at) VALUES ('cccccccccccc', 'r', 'h', 'b', 'current', 'r0', '{old_units}', 1)")).await;
     backend.execute("INSERT INTO runs (id, repo, kind, key, dir, status, created_at) VALUES ('r0', 'r', 'plan', 'k', '/d', 'running', 1)".into()).await;
     backend.execute(format!("INSERT INTO unit_results (run_id, unit, status, detail, summary, updated_at) VALUES ('r0', 'a', 'planned', '', '{}', 1)", old_units[0]["summary"])).await;
-    let plan = store.current_plan("r").await.unwrap().unwrap();
+    let plan = store
+        .current_plan(&PlanKey::from_stored("r"))
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(plan.units[0].summary, Some(summary("f1")));
     assert_eq!(plan.units[0].rendered, None);
     assert_eq!(
@@ -388,8 +400,14 @@ async fn runs_resume_the_newest_unfinished_one_and_units_are_replaced(backend: B
     let found = |kind, key: &'static str| {
         let store = &store;
         async move {
-            let unfinished = store.unfinished_run("acme/infra", kind, key).await.unwrap();
-            let latest = store.latest_run("acme/infra", kind, key).await.unwrap();
+            let unfinished = store
+                .unfinished_run(&PlanKey::from_stored("acme/infra"), kind, key)
+                .await
+                .unwrap();
+            let latest = store
+                .latest_run(&PlanKey::from_stored("acme/infra"), kind, key)
+                .await
+                .unwrap();
             (unfinished.map(|r| r.id), latest.map(|r| (r.id, r.finished)))
         }
     };
@@ -414,7 +432,7 @@ async fn runs_resume_the_newest_unfinished_one_and_units_are_replaced(backend: B
     );
     assert!(
         store
-            .latest_run("acme/other", RunKind::Apply, "k")
+            .latest_run(&PlanKey::from_stored("acme/other"), RunKind::Apply, "k")
             .await
             .unwrap()
             .is_none(),
@@ -449,14 +467,29 @@ async fn plans_change_status_and_one_stays_current(backend: Backend) {
         .await
         .unwrap();
     store
-        .set_plan_status("acme/infra", &a, PlanStatus::Consumed)
+        .set_plan_status(
+            &PlanKey::from_stored("acme/infra"),
+            &a,
+            PlanStatus::Consumed,
+        )
         .await
         .unwrap();
     assert_eq!(
-        store.plan("acme/infra", &a).await.unwrap().unwrap().status,
+        store
+            .plan(&PlanKey::from_stored("acme/infra"), &a)
+            .await
+            .unwrap()
+            .unwrap()
+            .status,
         PlanStatus::Consumed
     );
-    assert_eq!(store.current_plan("acme/infra").await.unwrap(), None);
+    assert_eq!(
+        store
+            .current_plan(&PlanKey::from_stored("acme/infra"))
+            .await
+            .unwrap(),
+        None
+    );
     store
         .save_plan(&plan("bbbbbbbbbbbb", "acme/infra", 2))
         .await
@@ -470,11 +503,18 @@ async fn plans_change_status_and_one_stays_current(backend: Backend) {
         .save_plan(&plan(a.as_str(), "acme/infra", 3))
         .await
         .unwrap();
-    let current = store.current_plan("acme/infra").await.unwrap().unwrap();
+    let current = store
+        .current_plan(&PlanKey::from_stored("acme/infra"))
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!((current.id, current.created_at), (a, 3));
     assert_eq!(
         store
-            .plan("acme/infra", &PlanId::from_stored("bbbbbbbbbbbb".into()))
+            .plan(
+                &PlanKey::from_stored("acme/infra"),
+                &PlanId::from_stored("bbbbbbbbbbbb".into())
+            )
             .await
             .unwrap()
             .unwrap()
@@ -482,13 +522,21 @@ async fn plans_change_status_and_one_stays_current(backend: Backend) {
         PlanStatus::Superseded
     );
     assert_eq!(
-        store.current_plan("acme/web").await.unwrap().unwrap().id,
+        store
+            .current_plan(&PlanKey::from_stored("acme/web"))
+            .await
+            .unwrap()
+            .unwrap()
+            .id,
         PlanId::from_stored("cccccccccccc".into()),
         "another repository's plan stays current"
     );
     assert_eq!(
         store
-            .plan("acme/web", &PlanId::from_stored("aaaaaaaaaaaa".into()))
+            .plan(
+                &PlanKey::from_stored("acme/web"),
+                &PlanId::from_stored("aaaaaaaaaaaa".into())
+            )
             .await
             .unwrap(),
         None
@@ -565,11 +613,11 @@ async fn deliveries_wait_in_arrival_order_and_drop_their_body_once_handled(backe
     );
     assert_eq!(store.pending_delivery_count().await.unwrap(), 3);
     store
-        .set_delivery_status("c", DeliveryStatus::Failed)
+        .set_delivery_status(&delivery_id("c"), DeliveryStatus::Failed)
         .await
         .unwrap();
     store
-        .set_delivery_status("a", DeliveryStatus::Received)
+        .set_delivery_status(&delivery_id("a"), DeliveryStatus::Received)
         .await
         .unwrap();
     assert_eq!(
@@ -592,15 +640,33 @@ async fn eight_attempts_at_once_are_counted_one_each(backend: Backend) {
     let d = delivery("attempted", 1);
     stores[0].insert_delivery(&d).await.unwrap();
     let mut counts = eight_at_once(&stores, |_, store| async move {
-        store.start_delivery_attempt("attempted").await.unwrap()
+        store
+            .start_delivery_attempt(&delivery_id("attempted"))
+            .await
+            .unwrap()
     })
     .await;
     counts.sort();
     assert_eq!(counts, (1..=8).collect::<Vec<u32>>());
-    assert_eq!(stores[1].delivery_attempts("attempted").await.unwrap(), 8);
-    assert_eq!(stores[1].delivery_attempts("unknown").await.unwrap(), 0);
     assert_eq!(
-        stores[1].start_delivery_attempt("unknown").await.unwrap(),
+        stores[1]
+            .delivery_attempts(&delivery_id("attempted"))
+            .await
+            .unwrap(),
+        8
+    );
+    assert_eq!(
+        stores[1]
+            .delivery_attempts(&delivery_id("unknown"))
+            .await
+            .unwrap(),
+        0
+    );
+    assert_eq!(
+        stores[1]
+            .start_delivery_attempt(&delivery_id("unknown"))
+            .await
+            .unwrap(),
         0
     );
 }
@@ -978,13 +1044,13 @@ async fn an_apply_claim_has_one_holder_and_one_taker_over(backend: Backend) {
     // Only the owner heartbeats it.
     assert!(
         store
-            .heartbeat_apply_claim("acme/infra#7", &id, "first", 15)
+            .heartbeat_apply_claim(&PlanKey::from_stored("acme/infra#7"), &id, "first", 15)
             .await
             .unwrap()
     );
     assert!(
         !store
-            .heartbeat_apply_claim("acme/infra#7", &id, "second", 15)
+            .heartbeat_apply_claim(&PlanKey::from_stored("acme/infra#7"), &id, "second", 15)
             .await
             .unwrap()
     );
@@ -1001,26 +1067,35 @@ async fn an_apply_claim_has_one_holder_and_one_taker_over(backend: Backend) {
     let third = claim("third", "host-a", 30);
     assert!(!store.take_over_apply_claim(&beaten, &third).await.unwrap());
     assert_eq!(
-        store.apply_claim("acme/infra#7", &id).await.unwrap(),
+        store
+            .apply_claim(&PlanKey::from_stored("acme/infra#7"), &id)
+            .await
+            .unwrap(),
         Some(second.clone())
     );
     // Releasing someone else's claim does nothing; the owner's release frees it.
     store
-        .release_apply_claim("acme/infra#7", &id, "first")
+        .release_apply_claim(&PlanKey::from_stored("acme/infra#7"), &id, "first")
         .await
         .unwrap();
     assert!(
         store
-            .apply_claim("acme/infra#7", &id)
+            .apply_claim(&PlanKey::from_stored("acme/infra#7"), &id)
             .await
             .unwrap()
             .is_some()
     );
     store
-        .release_apply_claim("acme/infra#7", &id, "second")
+        .release_apply_claim(&PlanKey::from_stored("acme/infra#7"), &id, "second")
         .await
         .unwrap();
-    assert_eq!(store.apply_claim("acme/infra#7", &id).await.unwrap(), None);
+    assert_eq!(
+        store
+            .apply_claim(&PlanKey::from_stored("acme/infra#7"), &id)
+            .await
+            .unwrap(),
+        None
+    );
     assert_eq!(store.insert_apply_claim(&third).await.unwrap(), None);
 }
 
@@ -1039,7 +1114,7 @@ async fn eight_tasks_taking_one_apply_claim_leave_one_holder(backend: Backend) {
         .collect();
     assert_eq!(winners.len(), 1, "one task takes the claim: {answers:?}");
     let stored = stores[0]
-        .apply_claim("acme/infra#7", &id)
+        .apply_claim(&PlanKey::from_stored("acme/infra#7"), &id)
         .await
         .unwrap()
         .unwrap();
@@ -1066,7 +1141,7 @@ async fn eight_tasks_taking_one_apply_claim_leave_one_holder(backend: Backend) {
     assert_eq!(won.len(), 1, "one takes it over: {taken:?}");
     assert_eq!(
         stores[1]
-            .apply_claim("acme/infra#7", &id)
+            .apply_claim(&PlanKey::from_stored("acme/infra#7"), &id)
             .await
             .unwrap()
             .as_ref(),
@@ -1100,7 +1175,12 @@ async fn an_apply_claim_lease_expires_by_the_clock(backend: Backend) {
     clock.advance(LEASE_SECS - 10);
     assert!(
         stores[0]
-            .heartbeat_apply_claim("acme/infra#7", &id, "replica-a", clock.now())
+            .heartbeat_apply_claim(
+                &PlanKey::from_stored("acme/infra#7"),
+                &id,
+                "replica-a",
+                clock.now()
+            )
             .await
             .unwrap()
     );
@@ -1132,12 +1212,12 @@ async fn an_apply_claim_lease_expires_by_the_clock(backend: Backend) {
     // The expired owner learns it lost the claim at its next heartbeat.
     assert!(
         !stores[0]
-            .heartbeat_apply_claim("acme/infra#7", &id, "replica-a", now)
+            .heartbeat_apply_claim(&PlanKey::from_stored("acme/infra#7"), &id, "replica-a", now)
             .await
             .unwrap()
     );
     let new = stores[0]
-        .apply_claim("acme/infra#7", &id)
+        .apply_claim(&PlanKey::from_stored("acme/infra#7"), &id)
         .await
         .unwrap()
         .unwrap();
@@ -1197,10 +1277,15 @@ async fn text_a_pull_request_writes_never_fails_a_write(backend: Backend) {
 /// A delivery as `owner` claimed it, until `until`.
 fn claimed(id: &str, received_at: i64, owner: &str, until: i64) -> DeliveryRecord {
     DeliveryRecord {
-        owner: Some(owner.into()),
+        owner: Some(ReplicaId::from_stored(owner)),
         claimed_until: until,
         ..delivery(id, received_at)
     }
+}
+
+/// A test's delivery id (each is a valid `X-GitHub-Delivery`).
+fn delivery_id(id: &str) -> DeliveryId {
+    DeliveryId::new(id).unwrap()
 }
 
 fn ids(deliveries: &[DeliveryRecord]) -> Vec<&str> {
@@ -1226,12 +1311,15 @@ async fn deliveries_unclaimed_or_whose_claim_ran_out_are_claimed_oldest_first(ba
         ("processed", DeliveryStatus::Processed),
         ("failed", DeliveryStatus::Failed),
     ] {
-        store.set_delivery_status(id, handled).await.unwrap();
+        store
+            .set_delivery_status(&delivery_id(id), handled)
+            .await
+            .unwrap();
     }
 
     assert_eq!(
         store
-            .claim_deliveries("me", now, now + 15, 2)
+            .claim_deliveries(&ReplicaId::from_stored("me"), now, now + 15, 2)
             .await
             .unwrap(),
         vec![
@@ -1242,7 +1330,7 @@ async fn deliveries_unclaimed_or_whose_claim_ran_out_are_claimed_oldest_first(ba
     );
     assert_eq!(
         store
-            .claim_deliveries("other", now, now + 15, 16)
+            .claim_deliveries(&ReplicaId::from_stored("other"), now, now + 15, 16)
             .await
             .unwrap(),
         vec![claimed("same-second", 3, "other", now + 15)],
@@ -1250,14 +1338,14 @@ async fn deliveries_unclaimed_or_whose_claim_ran_out_are_claimed_oldest_first(ba
     );
     assert!(
         store
-            .claim_deliveries("other", now, now + 15, 16)
+            .claim_deliveries(&ReplicaId::from_stored("other"), now, now + 15, 16)
             .await
             .unwrap()
             .is_empty()
     );
     assert_eq!(
         store
-            .claim_deliveries("other", now + 1, now + 16, 0)
+            .claim_deliveries(&ReplicaId::from_stored("other"), now + 1, now + 16, 0)
             .await
             .unwrap(),
         vec![],
@@ -1265,7 +1353,7 @@ async fn deliveries_unclaimed_or_whose_claim_ran_out_are_claimed_oldest_first(ba
     );
     assert_eq!(
         store
-            .claim_deliveries("other", now + 1, now + 16, 16)
+            .claim_deliveries(&ReplicaId::from_stored("other"), now + 1, now + 16, 16)
             .await
             .unwrap(),
         vec![claimed("runs-out-now", 2, "other", now + 16)],
@@ -1275,7 +1363,12 @@ async fn deliveries_unclaimed_or_whose_claim_ran_out_are_claimed_oldest_first(ba
     // A lone server's start-up takes every delivery still to process, whoever
     // holds it and until when; never a handled one.
     let all = store
-        .claim_deliveries("lone", i64::MAX, now + 20, u32::MAX)
+        .claim_deliveries(
+            &ReplicaId::from_stored("lone"),
+            i64::MAX,
+            now + 20,
+            u32::MAX,
+        )
         .await
         .unwrap();
     assert_eq!(
@@ -1290,7 +1383,8 @@ async fn deliveries_unclaimed_or_whose_claim_ran_out_are_claimed_oldest_first(ba
     );
     assert!(
         all.iter()
-            .all(|d| d.owner.as_deref() == Some("lone") && d.claimed_until == now + 20),
+            .all(|d| d.owner.as_ref().map(ReplicaId::as_str) == Some("lone")
+                && d.claimed_until == now + 20),
         "{all:?}"
     );
     assert_eq!(
@@ -1312,32 +1406,45 @@ async fn a_replica_renews_only_its_own_claims_on_deliveries_still_to_process(bac
         assert!(store.insert_delivery(&d).await.unwrap());
     }
     store
-        .set_delivery_status("a-done", DeliveryStatus::Processed)
+        .set_delivery_status(&delivery_id("a-done"), DeliveryStatus::Processed)
         .await
         .unwrap();
-    let hand = |ids: &[&str]| ids.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let hand = |ids: &[&str]| ids.iter().map(|s| delivery_id(s)).collect::<Vec<_>>();
     // a has a1 and a2 in hand (a3 it no longer processes), and names b's and a done one.
     assert_eq!(
         store
-            .renew_deliveries("a", &hand(&["a1", "a2", "b1", "a-done"]), 300)
+            .renew_deliveries(
+                &ReplicaId::from_stored("a"),
+                &hand(&["a1", "a2", "b1", "a-done"]),
+                300
+            )
             .await
             .unwrap(),
         2
     );
     assert_eq!(
         store
-            .renew_deliveries("nobody", &hand(&["a1"]), 300)
+            .renew_deliveries(&ReplicaId::from_stored("nobody"), &hand(&["a1"]), 300)
             .await
             .unwrap(),
         0
     );
-    assert_eq!(store.renew_deliveries("a", &[], 300).await.unwrap(), 0);
+    assert_eq!(
+        store
+            .renew_deliveries(&ReplicaId::from_stored("a"), &[], 300)
+            .await
+            .unwrap(),
+        0
+    );
     // At 200, b's claim and a's unrenewed a3 have run out; a's renewed ones have not.
-    let taken = store.claim_deliveries("c", 200, 400, 16).await.unwrap();
+    let taken = store
+        .claim_deliveries(&ReplicaId::from_stored("c"), 200, 400, 16)
+        .await
+        .unwrap();
     assert_eq!(ids(&taken), ["a3", "b1"]);
     assert_eq!(
         store
-            .renew_deliveries("b", &hand(&["b1"]), 500)
+            .renew_deliveries(&ReplicaId::from_stored("b"), &hand(&["b1"]), 500)
             .await
             .unwrap(),
         0,
@@ -1353,12 +1460,12 @@ async fn a_replica_renews_only_its_own_claims_on_deliveries_still_to_process(bac
         ]
     );
     store
-        .set_delivery_status("a1", DeliveryStatus::Processed)
+        .set_delivery_status(&delivery_id("a1"), DeliveryStatus::Processed)
         .await
         .unwrap();
     assert_eq!(
         store
-            .renew_deliveries("a", &hand(&["a1", "a2"]), 600)
+            .renew_deliveries(&ReplicaId::from_stored("a"), &hand(&["a1", "a2"]), 600)
             .await
             .unwrap(),
         1
@@ -1372,11 +1479,21 @@ async fn a_pull_request_lease_has_one_holder_until_it_runs_out(backend: Backend)
     let store = backend.open().await;
     let clock = FakeClock(AtomicI64::new(1_000_000));
     let take = |owner: &'static str| {
-        let now = clock.now();
-        store.take_pr_lease("acme/infra", 7, owner, now, now + PR_LEASE)
+        let (store, now) = (&store, clock.now());
+        async move {
+            let owner = ReplicaId::from_stored(owner);
+            store
+                .take_pr_lease("acme/infra", 7, &owner, now, now + PR_LEASE)
+                .await
+        }
     };
-    let renew =
-        |owner: &'static str| store.renew_pr_lease("acme/infra", 7, owner, clock.now() + PR_LEASE);
+    let renew = |owner: &'static str| {
+        let (store, until) = (&store, clock.now() + PR_LEASE);
+        async move {
+            let owner = ReplicaId::from_stored(owner);
+            store.renew_pr_lease("acme/infra", 7, &owner, until).await
+        }
+    };
     assert!(take("a").await.unwrap());
     assert!(!take("b").await.unwrap(), "a holds it");
     assert!(take("a").await.unwrap(), "taking one's own lease again");
@@ -1385,7 +1502,13 @@ async fn a_pull_request_lease_has_one_holder_until_it_runs_out(backend: Backend)
     for (repo, number) in [("acme/infra", 8), ("acme/other", 7)] {
         assert!(
             store
-                .take_pr_lease(repo, number, "b", now, now + PR_LEASE)
+                .take_pr_lease(
+                    repo,
+                    number,
+                    &ReplicaId::from_stored("b"),
+                    now,
+                    now + PR_LEASE
+                )
                 .await
                 .unwrap(),
             "{repo}#{number} has a lease of its own"
@@ -1397,14 +1520,27 @@ async fn a_pull_request_lease_has_one_holder_until_it_runs_out(backend: Backend)
     clock.advance(1);
     assert!(take("b").await.unwrap(), "a's lease ran out");
     assert_eq!(renew("a").await.unwrap(), None, "a lost it");
-    store.release_pr_lease("acme/infra", 7, "a").await.unwrap();
+    store
+        .release_pr_lease("acme/infra", 7, &ReplicaId::from_stored("a"))
+        .await
+        .unwrap();
     assert!(!take("c").await.unwrap(), "a cannot release b's lease");
     assert_eq!(renew("b").await.unwrap(), Some(false));
 
     // A newer head received by another replica marks the holder's lease.
-    assert!(!store.supersede_pr("acme/infra", 7, "b").await.unwrap());
+    assert!(
+        !store
+            .supersede_pr("acme/infra", 7, &ReplicaId::from_stored("b"))
+            .await
+            .unwrap()
+    );
     assert_eq!(renew("b").await.unwrap(), Some(false), "not by the holder");
-    assert!(store.supersede_pr("acme/infra", 7, "a").await.unwrap());
+    assert!(
+        store
+            .supersede_pr("acme/infra", 7, &ReplicaId::from_stored("a"))
+            .await
+            .unwrap()
+    );
     assert_eq!(renew("b").await.unwrap(), Some(true));
     assert_eq!(
         renew("b").await.unwrap(),
@@ -1417,7 +1553,12 @@ async fn a_pull_request_lease_has_one_holder_until_it_runs_out(backend: Backend)
         Some(false),
         "taken again: the mark is cleared"
     );
-    assert!(store.supersede_pr("acme/infra", 7, "c").await.unwrap());
+    assert!(
+        store
+            .supersede_pr("acme/infra", 7, &ReplicaId::from_stored("c"))
+            .await
+            .unwrap()
+    );
     clock.advance(PR_LEASE + 1);
     assert!(take("c").await.unwrap());
     assert_eq!(
@@ -1427,18 +1568,29 @@ async fn a_pull_request_lease_has_one_holder_until_it_runs_out(backend: Backend)
     );
     assert_eq!(renew("b").await.unwrap(), None);
 
-    store.release_pr_lease("acme/infra", 7, "c").await.unwrap();
+    store
+        .release_pr_lease("acme/infra", 7, &ReplicaId::from_stored("c"))
+        .await
+        .unwrap();
     assert!(take("a").await.unwrap(), "released: free at once");
-    assert!(!store.supersede_pr("acme/infra", 99, "a").await.unwrap());
+    assert!(
+        !store
+            .supersede_pr("acme/infra", 99, &ReplicaId::from_stored("a"))
+            .await
+            .unwrap()
+    );
     assert_eq!(
         store
-            .renew_pr_lease("acme/infra", 99, "a", clock.now())
+            .renew_pr_lease("acme/infra", 99, &ReplicaId::from_stored("a"), clock.now())
             .await
             .unwrap(),
         None,
         "nobody holds #99"
     );
-    store.release_pr_lease("acme/infra", 99, "a").await.unwrap();
+    store
+        .release_pr_lease("acme/infra", 99, &ReplicaId::from_stored("a"))
+        .await
+        .unwrap();
 }
 
 async fn eight_replicas_sweeping_at_once_claim_each_expired_delivery_once(backend: Backend) {
@@ -1453,7 +1605,12 @@ async fn eight_replicas_sweeping_at_once_claim_each_expired_delivery_once(backen
         );
         let got = eight_at_once(&stores, |i, store| async move {
             store
-                .claim_deliveries(&format!("replica-{i}"), 200, 300, 16)
+                .claim_deliveries(
+                    &ReplicaId::from_stored(format!("replica-{i}")),
+                    200,
+                    300,
+                    16,
+                )
                 .await
                 .unwrap()
         })
@@ -1478,7 +1635,7 @@ async fn eight_replicas_sweeping_at_once_claim_each_expired_delivery_once(backen
     }
     let got = eight_at_once(&stores, |i, store| async move {
         store
-            .claim_deliveries(&format!("sweeper-{i}"), 200, 300, 4)
+            .claim_deliveries(&ReplicaId::from_stored(format!("sweeper-{i}")), 200, 300, 4)
             .await
             .unwrap()
     })
@@ -1489,7 +1646,7 @@ async fn eight_replicas_sweeping_at_once_claim_each_expired_delivery_once(backen
     taken.dedup();
     assert_eq!(taken.len(), 32, "no delivery taken twice: {got:?}");
     let rest = stores[0]
-        .claim_deliveries("last", 200, 300, 16)
+        .claim_deliveries(&ReplicaId::from_stored("last"), 200, 300, 16)
         .await
         .unwrap();
     assert_eq!(rest.len(), 8);
@@ -1505,7 +1662,13 @@ async fn eight_replicas_taking_one_pull_request_lease_leave_one_holder(backend: 
         let taken = eight_at_once(&stores, |i, store| async move {
             let me = format!("replica-{round}-{i}");
             let won = store
-                .take_pr_lease("acme/infra", 7, &me, now, now + PR_LEASE)
+                .take_pr_lease(
+                    "acme/infra",
+                    7,
+                    &ReplicaId::from_stored(me.as_str()),
+                    now,
+                    now + PR_LEASE,
+                )
                 .await
                 .unwrap();
             (me, won)
@@ -1518,7 +1681,12 @@ async fn eight_replicas_taking_one_pull_request_lease_leave_one_holder(backend: 
         for owner in losers.chain(holder.as_deref()) {
             assert_eq!(
                 stores[0]
-                    .renew_pr_lease("acme/infra", 7, owner, now + PR_LEASE)
+                    .renew_pr_lease(
+                        "acme/infra",
+                        7,
+                        &ReplicaId::from_stored(owner),
+                        now + PR_LEASE,
+                    )
                     .await
                     .unwrap(),
                 None,
@@ -1527,7 +1695,12 @@ async fn eight_replicas_taking_one_pull_request_lease_leave_one_holder(backend: 
         }
         assert_eq!(
             stores[1]
-                .renew_pr_lease("acme/infra", 7, &winner, now + PR_LEASE)
+                .renew_pr_lease(
+                    "acme/infra",
+                    7,
+                    &ReplicaId::from_stored(winner.as_str()),
+                    now + PR_LEASE,
+                )
                 .await
                 .unwrap(),
             Some(false)
@@ -1748,15 +1921,18 @@ async fn a_gitlab_repo_key_round_trips_beside_the_same_github_path(backend: Back
     store.set_comment_parts(gitlab, 7, &[11, 12]).await.unwrap();
     assert_eq!(store.comment_parts(gitlab, 7).await.unwrap(), [11, 12]);
     assert_eq!(store.comment_parts(github, 7).await.unwrap(), NONE);
-    let plan_key = format!("{gitlab}#7");
+    let plan_key = PlanKey::from_stored(format!("{gitlab}#7"));
     store
-        .save_plan(&plan("3f9a2c1b7d4e", &plan_key, 1))
+        .save_plan(&plan("3f9a2c1b7d4e", plan_key.as_str(), 1))
         .await
         .unwrap();
     let current = store.current_plan(&plan_key).await.unwrap().unwrap();
     assert_eq!(current.repo, plan_key);
     assert_eq!(
-        store.current_plan(&format!("{github}#7")).await.unwrap(),
+        store
+            .current_plan(&PlanKey::from_stored(format!("{github}#7")))
+            .await
+            .unwrap(),
         None
     );
     assert_eq!(store.release_locks(gitlab, 7).await.unwrap(), 1);
