@@ -11,10 +11,12 @@
 //! store.
 
 use super::ctx::PrCtx;
+use crate::catalog::Catalog;
 use crate::config::RepoConfig;
 use crate::engine::PlanTarget;
 use crate::problem::{Problem, ProblemKind};
-use crate::scan::{Scan, plan_targets, scan_with_deadline};
+use crate::scan::{Scan, plan_targets};
+use crate::terragrunt::remote_source::Sources;
 use crate::unit::UnitPath;
 use crate::workspace::Workspaces;
 use std::path::{Path, PathBuf};
@@ -112,12 +114,27 @@ impl DiscoverySlots {
     }
 }
 
-/// Discovers one checkout, stopping at `deadline`. The one place discovery is
-/// called from the server: the evaluation itself stops at the deadline (its
-/// step budget checks the clock), and the caller stops waiting for it too
-/// ([`DiscoverySlots::run`]).
-fn scan_checkout(dir: &Path, config: RepoConfig, deadline: Instant) -> Scan {
-    scan_with_deadline(dir, dir, config, &[], deadline)
+/// Discovers one checkout, stopping at `deadline`, with the remote sources its stacks
+/// name fetched through `catalog` (recorded in `sources`, one map per plan). The one
+/// place discovery is called from the server: the evaluation itself stops at the
+/// deadline (its step budget checks the clock), and the caller stops waiting for it too
+/// ([`DiscoverySlots::run`]); fetches count against the same deadline. Runs on a
+/// blocking thread, which may wait on the runtime for the fetches.
+pub fn scan_checkout(
+    catalog: &Catalog,
+    dir: &Path,
+    config: RepoConfig,
+    deadline: Instant,
+    sources: &mut Sources,
+) -> Scan {
+    tokio::runtime::Handle::current().block_on(catalog.scan(
+        dir,
+        dir,
+        config,
+        &[],
+        Some(deadline),
+        sources,
+    ))
 }
 
 /// What discovery decided for a pull request's head.
@@ -144,6 +161,8 @@ pub struct DiscoveryInput {
     pub head_sha: String,
     /// `/plan unit…`: only these and their dependents.
     pub only: Option<Vec<UnitPath>>,
+    /// Where the stacks' remote sources are fetched from.
+    pub catalog: Arc<Catalog>,
 }
 
 /// The input for `pr`, checked out at `checkout`.
@@ -152,6 +171,7 @@ pub fn input(
     checkout: PathBuf,
     config: RepoConfig,
     only: Option<&[UnitPath]>,
+    catalog: Arc<Catalog>,
 ) -> DiscoveryInput {
     let (key, pr) = (&ctx.key, &ctx.pr);
     DiscoveryInput {
@@ -162,6 +182,7 @@ pub fn input(
         base_sha: pr.base_sha_text().to_string(),
         head_sha: pr.head_sha.to_string(),
         only: only.map(<[UnitPath]>::to_vec),
+        catalog,
     }
 }
 
@@ -170,7 +191,16 @@ pub fn input(
 /// waiting by then, and discards a late result).
 pub fn discover(input: DiscoveryInput, deadline: Instant) -> anyhow::Result<Discovered> {
     let late = || Instant::now() >= deadline;
-    let head = scan_checkout(&input.checkout, input.config.clone(), deadline);
+    // One map for the head and the base: a branch ref is one commit in this plan.
+    let mut sources = Sources::new();
+    let catalog = &input.catalog;
+    let head = scan_checkout(
+        catalog,
+        &input.checkout,
+        input.config.clone(),
+        deadline,
+        &mut sources,
+    );
     if let Some(cycle) = head.problems.iter().find(|p| p.kind == ProblemKind::Cycle) {
         return Ok(Discovered::Cycle(cycle.clone()));
     }
@@ -179,7 +209,7 @@ pub fn discover(input: DiscoveryInput, deadline: Instant) -> anyhow::Result<Disc
         .changes(&input.repo, &input.base_sha, &input.head_sha)?;
     let base = if changes.deletes_a_unit() && !late() {
         let tree = input.workspaces.tree(&input.repo, &changes.base)?;
-        let scan = scan_checkout(&tree, input.config.clone(), deadline);
+        let scan = scan_checkout(catalog, &tree, input.config.clone(), deadline, &mut sources);
         Some((scan, tree))
     } else {
         None

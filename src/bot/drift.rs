@@ -228,10 +228,12 @@ async fn run(
         .await?;
     let cancel = CancellationToken::new();
     let (dir, scan_config) = (checkout.clone(), config.clone());
+    let catalog = bot.catalog(forge.git_credential().await?);
     let scan = bot
         .discovery
         .run(&cancel, move |deadline| {
-            crate::scan::scan_with_deadline(&dir, &dir, scan_config, &[], deadline)
+            let mut sources = Default::default();
+            super::discover::scan_checkout(&catalog, &dir, scan_config, deadline, &mut sources)
         })
         .await
         .map_err(|e| anyhow!("discovering {} of {repo}: {e}", branch.name))?;

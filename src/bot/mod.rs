@@ -103,6 +103,10 @@ pub struct Bot {
     pub(crate) owners: AllowedOwners,
     /// Whether metrics may name repositories.
     pub(crate) metrics_repo_labels: bool,
+    /// Where stacks' remote sources may come from, besides the served forge.
+    sources: crate::catalog::ServerSources,
+    /// The cache of fetched remote sources (`<data-dir>/sources`).
+    sources_dir: PathBuf,
     /// Drifted units by repository, as this replica last found them: the unlabelled
     /// drift gauges are their totals.
     pub(crate) drifted_units: Mutex<HashMap<String, u64>>,
@@ -122,6 +126,19 @@ pub struct Bot {
 }
 
 impl Bot {
+    /// The remote sources of a repository's stacks, fetched as the server fetches them:
+    /// from its forge with `credential` (so only what the installation can read), and
+    /// from the hosts the operator listed.
+    pub(crate) fn catalog(
+        &self,
+        credential: crate::forge::GitCredential,
+    ) -> Arc<crate::catalog::Catalog> {
+        Arc::new(crate::catalog::Catalog::new(
+            self.sources_dir.clone(),
+            self.sources.access(Some(credential)),
+        ))
+    }
+
     /// The sandbox pull requests' code runs in.
     pub fn sandbox(&self) -> &crate::exec::sandbox::Sandbox {
         self.engine.executor.sandbox()
@@ -147,6 +164,8 @@ impl Bot {
             allow_forks: config.allow_forks,
             owners: config.owners,
             metrics_repo_labels: config.metrics_repo_labels,
+            sources: config.sources,
+            sources_dir: config.data_dir.join("sources"),
             drifted_units: Mutex::default(),
             discovery: DiscoverySlots::new(config.discovery_timeout),
             clock: config.clock,

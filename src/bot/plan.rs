@@ -174,7 +174,8 @@ pub async fn plan_pull_request(
     }
     ctx.transition(&mut record, PrState::Discovering).await?;
     let retries = config.retries.clone();
-    let input = discover::input(ctx, checkout.clone(), config, only);
+    let catalog = bot.catalog(forge.git_credential().await?);
+    let input = discover::input(ctx, checkout.clone(), config, only, catalog);
     let (mut plan_targets, unresolved, merge_base) = match bot
         .discovery
         .run(&cancel, move |deadline| discover::discover(input, deadline))

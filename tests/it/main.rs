@@ -25,6 +25,7 @@ mod bot_merge_gate;
 mod bot_origin;
 mod bot_paths;
 mod bot_recovery;
+mod bot_remote_sources;
 mod bot_replicas;
 mod bot_review;
 mod bot_sandbox;
