@@ -30,9 +30,10 @@ mod split;
 mod view;
 
 pub use check::failure_logs_text;
-pub use records::{apply_view, plan_view, totals};
+pub use records::{apply_view, plan_view, sources_of, totals};
 pub use view::{
-    ApplyOutcome, ApplyStatus, ApplyUnitView, ApplyView, PlanView, Problem, UnitView, WaveView,
+    ApplyOutcome, ApplyStatus, ApplyUnitView, ApplyView, PlanView, Problem, SourceView, UnitView,
+    WaveView,
 };
 
 use crate::forge::Spelling;

@@ -147,6 +147,8 @@ pub enum Discovered {
         unresolved: Vec<(UnitPath, String)>,
         /// The merge base the head was compared with.
         merge_base: String,
+        /// The remote sources the targets came from, with their commits.
+        sources: Vec<crate::comment::SourceView>,
     },
 }
 
@@ -225,7 +227,9 @@ pub fn discover(input: DiscoveryInput, deadline: Instant) -> anyhow::Result<Disc
         base.as_ref().map(|(scan, tree)| (scan, tree.as_path())),
         input.only.as_deref(),
     );
+    let sources = crate::comment::sources_of(&head.discovery, targets.iter().map(|t| &t.path));
     Ok(Discovered::Targets {
+        sources,
         targets,
         unresolved: head.unresolved(),
         merge_base: changes.base,

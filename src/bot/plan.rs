@@ -176,7 +176,7 @@ pub async fn plan_pull_request(
     let retries = config.retries.clone();
     let catalog = bot.catalog(forge.git_credential().await?);
     let input = discover::input(ctx, checkout.clone(), config, only, catalog);
-    let (mut plan_targets, unresolved, merge_base) = match bot
+    let (mut plan_targets, unresolved, merge_base, sources) = match bot
         .discovery
         .run(&cancel, move |deadline| discover::discover(input, deadline))
         .await
@@ -197,7 +197,8 @@ pub async fn plan_pull_request(
                 targets,
                 unresolved,
                 merge_base,
-            } => (targets, unresolved, merge_base),
+                sources,
+            } => (targets, unresolved, merge_base, sources),
         },
     };
     // Units another pull request holds are not planned here; the comment names the holder.
@@ -244,6 +245,7 @@ pub async fn plan_pull_request(
         return Ok(());
     }
     let mut view = plan_view(&outcome.plan, &unresolved);
+    view.sources = sources;
     view.locked = held
         .iter()
         .map(|l| Problem {

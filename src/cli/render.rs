@@ -3,7 +3,7 @@
 //! most `MAX_COMMENTS` and leaves rendered plans out past that, pointing here.
 
 use crate::comment::Comments;
-use crate::comment::{apply_view, plan_view, totals};
+use crate::comment::{SourceView, apply_view, plan_view, totals};
 use crate::engine::ApplyOutcome;
 use crate::forge::github::COMMENT_LIMIT;
 use crate::store::PlanRecord;
@@ -48,12 +48,11 @@ pub fn apply_json(outcome: &ApplyOutcome) -> Value {
 pub fn plan_markdown(
     plan: &PlanRecord,
     unresolved: &[(UnitPath, String)],
+    sources: Vec<SourceView>,
 ) -> anyhow::Result<String> {
-    let parts = Comments::new().plan_comment_within(
-        &plan_view(plan, unresolved),
-        COMMENT_LIMIT,
-        usize::MAX,
-    )?;
+    let mut view = plan_view(plan, unresolved);
+    view.sources = sources;
+    let parts = Comments::new().plan_comment_within(&view, COMMENT_LIMIT, usize::MAX)?;
     Ok(parts.join("\n\n---\n\n") + "\n")
 }
 

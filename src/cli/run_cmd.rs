@@ -224,7 +224,11 @@ async fn plan_async(args: &PlanArgs) -> anyhow::Result<ExitCode> {
             serde_json::to_string_pretty(&super::render::plan_json(&outcome.plan))? + "\n"
         }
         RunFormat::Markdown => {
-            super::render::plan_markdown(&outcome.plan, &head_scan.unresolved())?
+            let sources = crate::comment::sources_of(
+                &head_scan.discovery,
+                outcome.plan.units.iter().map(|u| &u.path),
+            );
+            super::render::plan_markdown(&outcome.plan, &head_scan.unresolved(), sources)?
         }
     };
     print!("{out}");

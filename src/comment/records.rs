@@ -87,6 +87,7 @@ pub fn plan_view(plan: &PlanRecord, unresolved: &[(UnitPath, String)]) -> PlanVi
             .map(|(u, _)| u.to_string())
             .collect(),
         locked: Vec::new(),
+        sources: Vec::new(),
     }
 }
 
@@ -202,4 +203,36 @@ pub fn totals(plan: &PlanRecord) -> Counts {
         add(&mut t, &s.counts);
     }
     t
+}
+
+/// The remote sources the units at `planned` were generated from (`discovery::Unit::sources`),
+/// each (repository, ref, commit) once, with how many of those units it gave, in order.
+pub fn sources_of<'a>(
+    discovery: &crate::discovery::Discovery,
+    planned: impl IntoIterator<Item = &'a UnitPath>,
+) -> Vec<super::view::SourceView> {
+    let planned: std::collections::BTreeSet<&UnitPath> = planned.into_iter().collect();
+    let mut counted: std::collections::BTreeMap<(String, Option<String>, String), usize> =
+        Default::default();
+    for unit in discovery.units.iter().filter(|u| planned.contains(&u.path)) {
+        for source in &unit.sources {
+            let key = (
+                source.url.clone(),
+                source.reference.clone(),
+                source.commit.clone(),
+            );
+            *counted.entry(key).or_default() += 1;
+        }
+    }
+    counted
+        .into_iter()
+        .map(
+            |((url, reference, commit), units)| super::view::SourceView {
+                url,
+                reference,
+                commit,
+                units,
+            },
+        )
+        .collect()
 }

@@ -46,6 +46,19 @@ pub struct PlanView {
     pub ordered_last: Vec<String>,
     /// Units another pull request holds the lock for.
     pub locked: Vec<Problem>,
+    /// The remote sources the planned units were generated from, each with the commit
+    /// its ref resolved to for this plan (`records::sources_of`).
+    pub sources: Vec<SourceView>,
+}
+
+/// A remote stack source: the repository (no credentials), the ref it names, the commit
+/// the ref resolved to, and how many planned units came from it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SourceView {
+    pub url: String,
+    pub reference: Option<String>,
+    pub commit: String,
+    pub units: usize,
 }
 
 /// One wave of the plan: units whose in-scope dependencies are all in earlier waves.
@@ -184,6 +197,16 @@ pub(super) struct PlanContext {
     skipped: Vec<ProblemContext>,
     unresolved: Vec<ProblemContext>,
     locked: Vec<ProblemContext>,
+    sources: Vec<SourceContext>,
+}
+
+/// A remote source's row: the commit short, like the head's.
+#[derive(Clone, Serialize)]
+struct SourceContext {
+    url: String,
+    reference: String,
+    commit: String,
+    units: usize,
 }
 
 #[derive(Clone, Serialize)]
@@ -333,6 +356,19 @@ impl PlanContext {
                 })
                 .collect(),
             locked: view.locked.iter().map(ProblemContext::new).collect(),
+            sources: view
+                .sources
+                .iter()
+                .map(|s| SourceContext {
+                    url: s.url.clone(),
+                    reference: s
+                        .reference
+                        .clone()
+                        .unwrap_or_else(|| "(default branch)".into()),
+                    commit: line(&s.commit.chars().take(12).collect::<String>()),
+                    units: s.units,
+                })
+                .collect(),
         }
     }
 }

@@ -2,8 +2,9 @@
 //! server serves (issue 23), through `cascade serve` over the fake GitHub: the server
 //! fetches the catalog over smart HTTP with the installation's token, and the plan's
 //! waves follow the catalog units' real edges (`service` needs `db` and `role`, `role`
-//! needs `db`) instead of all sharing wave 1. A source on a host nobody listed is not
-//! fetched, and its unit says why.
+//! needs `db`) instead of all sharing wave 1; the comment names the source and the commit
+//! its ref resolved to. A source on a host nobody listed is not fetched, and its unit says
+//! why.
 
 use crate::support::bot_world;
 use crate::support::{git, write_file};
@@ -108,4 +109,14 @@ async fn a_stack_from_the_forges_catalog_is_fetched_with_the_token_and_resolved(
         .count();
     assert!(fetched > 0, "the catalog was fetched");
     assert!(!comment.contains("did not fetch"), "{comment}");
+    // The comment names the source and the commit the tag resolved to, once for the three
+    // units it gave; never the token.
+    let commit = git(Path::new(&origin), &["rev-parse", "v1^{commit}"]);
+    let row = format!(
+        "| `{}/acme/catalog.git` | `v1` | `{}` | 3 |",
+        w.fake.url(),
+        &commit[..12]
+    );
+    assert!(comment.contains("#### 📦 Remote sources (1)"), "{comment}");
+    assert!(comment.contains(&row), "{row}: {comment}");
 }

@@ -93,6 +93,13 @@ fn hostile_plan() -> PlanView {
         )],
         locked: vec![problem(MENTION_UNIT, "locked by #482: merge or close it")],
         ordered_last: Vec::new(),
+        // A source URL and ref a pull request wrote.
+        sources: vec![cascade::comment::SourceView {
+            url: "https://evil.example/@acme/team`|x](https://evil.example)".into(),
+            reference: Some("v1`|@acme/team".into()),
+            commit: "0123456789abcdef0123456789abcdef01234567".into(),
+            units: 3,
+        }],
     }
 }
 
@@ -104,6 +111,8 @@ fn assert_plan_shown_whole(reading: &Reading) {
     }
     reading.assert_in_block(&format!("{MESSAGE}\n```\n</details>\n{REFERENCES}"));
     reading.assert_in_block("terraform_data.x[\"@acme/team ``` </details>\"]");
+    reading.assert_code("https://evil.example/@acme/team`|x](https://evil.example)");
+    reading.assert_code("v1`|@acme/team");
 }
 
 #[test]

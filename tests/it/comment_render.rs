@@ -101,6 +101,7 @@ fn plan_view(plan_id: &str, waves: Vec<WaveView>, destroys: Vec<UnitView>) -> Pl
         unresolved: Vec::new(),
         locked: Vec::new(),
         ordered_last: Vec::new(),
+        sources: Vec::new(),
     }
 }
 
