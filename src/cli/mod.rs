@@ -52,11 +52,13 @@ enum Command {
 }
 
 #[derive(clap::Args, Debug)]
+// One of the two ways to say what changed is required; clap's error names both.
+#[command(group(clap::ArgGroup::new("what_changed").required(true).args(["changed", "base"])))]
 struct PlanArgs {
     #[arg(long, default_value = ".", env = "CASCADE_REPO")]
     repo: PathBuf,
     /// Changed files, relative to --repo (compared with the checked-out commit).
-    #[arg(long, num_args = 1.., conflicts_with_all = ["base", "head"], required_unless_present = "base")]
+    #[arg(long, num_args = 1.., conflicts_with_all = ["base", "head"])]
     changed: Vec<String>,
     /// Compare against this revision (merge-base diff, as a pull request shows it).
     #[arg(long)]
@@ -234,11 +236,13 @@ enum GraphFormat {
 }
 
 #[derive(clap::Args, Debug)]
+// One of the two ways to say what changed is required; clap's error names both.
+#[command(group(clap::ArgGroup::new("what_changed").required(true).args(["changed", "base"])))]
 struct AffectedArgs {
     #[arg(long, default_value = ".", env = "CASCADE_REPO")]
     repo: PathBuf,
     /// Changed files, relative to --repo.
-    #[arg(long, num_args = 1.., conflicts_with_all = ["base", "head"], required_unless_present = "base")]
+    #[arg(long, num_args = 1.., conflicts_with_all = ["base", "head"])]
     changed: Vec<String>,
     /// Compare against this revision (merge-base diff, as a pull request shows it).
     #[arg(long)]

@@ -904,3 +904,19 @@ fn plan_and_drift_refuse_a_broken_cascade_yaml() {
 fn exposed(secrets: &[SecretSlice<u8>]) -> Vec<Vec<u8>> {
     secrets.iter().map(|s| s.expose_secret().to_vec()).collect()
 }
+
+#[test]
+fn plan_and_affected_without_a_change_name_both_ways_to_give_one() {
+    for command in ["plan", "affected"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_cascade"))
+            .arg(command)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{command}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("--changed <CHANGED>") && err.contains("--base <BASE>"),
+            "{command}: {err}"
+        );
+    }
+}
