@@ -211,6 +211,17 @@ pub fn materialize(dir: &Path, rev: &str, dest: &Path) -> anyhow::Result<()> {
         .with_context(|| format!("writing the files of `{rev}` into `{}`", dest.display()))
 }
 
+/// Whether the tree of `rev` (in the repository holding `dir`) has a file at `path`
+/// (relative to the top-level); false when there is no repository or no such revision.
+pub fn has_file_at(dir: &Path, rev: &str, path: &str) -> bool {
+    let Ok(repo) = open(dir) else {
+        return false;
+    };
+    commit(&repo, rev)
+        .and_then(|c| Ok(c.tree()?))
+        .is_ok_and(|tree| tree.get_path(Path::new(path)).is_ok())
+}
+
 /// The full sha of the commit a revspec names.
 pub fn resolve(dir: &Path, rev: &str) -> anyhow::Result<String> {
     let repo = open(dir)?;

@@ -97,8 +97,9 @@ pub async fn scan_to_run(
 
 /// `--changed` files as discovery names them: relative to `dir` (the discovery
 /// directory, inside the repository `root`), cleaned, with `..` parts for files above
-/// `dir`. A file outside the repository is refused: nothing there can affect a unit,
-/// and "0 units" would read as "nothing to plan".
+/// `dir`. A file outside the repository, or one that is neither in the working tree nor
+/// in the checked-out commit (a typo), is refused: nothing there can affect a unit, and
+/// "0 units" would read as "nothing to plan".
 pub fn changed_paths(dir: &Path, root: &Path, changed: &[String]) -> anyhow::Result<Vec<String>> {
     let prefix = dir.strip_prefix(root).unwrap_or(Path::new(""));
     let prefix = prefix.to_string_lossy();
@@ -117,6 +118,17 @@ pub fn changed_paths(dir: &Path, root: &Path, changed: &[String]) -> anyhow::Res
                 crate::terragrunt::paths::clean(&format!("{prefix}/{file}"))
             };
             match in_root {
+                Some(rel)
+                    if !rel.is_empty()
+                        && root.join(&rel).symlink_metadata().is_err()
+                        && !crate::git::has_file_at(root, "HEAD", &rel) =>
+                {
+                    bail!(
+                        "--changed {}: no such file in the working tree or in the checked-out commit; check the path (relative to --repo, {}), or compare two revisions with --base",
+                        crate::inert::visible_line(file),
+                        dir.display()
+                    )
+                }
                 Some(rel) if !rel.is_empty() => {
                     Ok(crate::git::relative_to_prefix(&rel, &prefix))
                 }

@@ -207,3 +207,32 @@ fn cascades_own_data_directory_is_not_discovered() {
         .collect();
     assert_eq!(units, ["live/app"]);
 }
+
+#[test]
+fn a_changed_file_that_is_nowhere_is_refused_and_a_deleted_one_is_taken() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = repo(
+        tmp.path(),
+        &[
+            ("live/app/terragrunt.hcl", ""),
+            ("live/app/main.tf", &resource("app")),
+        ],
+    );
+    for command in ["affected", "plan"] {
+        let (code, _, stderr) = cascade(&dir, &[command, "--changed", "live/ap/main.tf"]);
+        assert_eq!(code, 2, "{command}: {stderr}");
+        assert!(
+            stderr.contains("--changed live/ap/main.tf: no such file in the working tree or in the checked-out commit")
+                && stderr.contains("--base"),
+            "{command}: {stderr}"
+        );
+    }
+    // Deleted from the working tree, still in the commit: a change like any other.
+    std::fs::remove_file(dir.join("live/app/main.tf")).unwrap();
+    let (code, stdout, stderr) = cascade(&dir, &["affected", "--changed", "live/app/main.tf"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.contains("live/app  (changed live/app/main.tf)"),
+        "{stdout}"
+    );
+}
