@@ -34,6 +34,17 @@ fn repo(tmp: &Path, files: &[(&str, &str)]) -> std::path::PathBuf {
     dir
 }
 
+/// A repository of one unit, `live/app`.
+fn one_unit(tmp: &Path) -> std::path::PathBuf {
+    repo(
+        tmp,
+        &[
+            ("live/app/terragrunt.hcl", ""),
+            ("live/app/main.tf", &resource("app")),
+        ],
+    )
+}
+
 #[test]
 fn a_backslash_twin_with_an_exclude_block_does_not_hide_the_real_change() {
     let tmp = tempfile::tempdir().unwrap();
@@ -124,13 +135,7 @@ fn directories_climbing_out_with_backslashes_are_refused_and_nothing_runs() {
 #[test]
 fn a_changed_file_outside_the_repository_is_refused_and_one_inside_is_named_as_git_would() {
     let tmp = tempfile::tempdir().unwrap();
-    let dir = repo(
-        tmp.path(),
-        &[
-            ("live/app/terragrunt.hcl", ""),
-            ("live/app/main.tf", &resource("app")),
-        ],
-    );
+    let dir = one_unit(tmp.path());
     for command in ["affected", "plan"] {
         for outside in ["../outside/main.tf", "live/../../x.tf", "/etc/passwd"] {
             let (code, stdout, stderr) = cascade(&dir, &[command, "--changed", outside]);
@@ -211,13 +216,7 @@ fn cascades_own_data_directory_is_not_discovered() {
 #[test]
 fn a_changed_file_that_is_nowhere_is_refused_and_a_deleted_one_is_taken() {
     let tmp = tempfile::tempdir().unwrap();
-    let dir = repo(
-        tmp.path(),
-        &[
-            ("live/app/terragrunt.hcl", ""),
-            ("live/app/main.tf", &resource("app")),
-        ],
-    );
+    let dir = one_unit(tmp.path());
     for command in ["affected", "plan"] {
         let (code, _, stderr) = cascade(&dir, &[command, "--changed", "live/ap/main.tf"]);
         assert_eq!(code, 2, "{command}: {stderr}");
