@@ -24,8 +24,10 @@
 //! each with a line saying so (`fit.rs`).
 
 mod check;
+mod diff;
 mod fit;
 mod records;
+mod risk;
 mod split;
 mod view;
 

@@ -11,6 +11,8 @@
 //! pull request's text as Markdown. The context's field names are the contract for repo
 //! template overrides; they are listed in the header comment of each built-in template.
 
+use super::diff::diff_text;
+use super::risk::{RISKS_SHOWN, RiskContext, risks, summary};
 use crate::forge::Spelling;
 use crate::inert::{fence_for, visible_line};
 use crate::plan::render::RenderedPlan;
@@ -179,6 +181,20 @@ pub(super) struct PlanContext {
     head: String,
     base: String,
     totals: Counts,
+    /// The plan in one line, most dangerous first: "8 to replace, 16 to change in 24 of 32
+    /// units; 3 outputs change" (cascade's own words and numbers).
+    summary: String,
+    /// The first [`RISKS_SHOWN`] destroys and replacements among the planned units,
+    /// destroys first; `more_risks` the rest.
+    risks: Vec<RiskContext>,
+    more_risks: Vec<RiskContext>,
+    risk_count: usize,
+    /// The planned units that change something, in wave order, each with its wave: the
+    /// one table's rows.
+    changing: Vec<UnitContext>,
+    /// The paths of the planned units that change nothing, and "8 units unchanged".
+    unchanged: Vec<String>,
+    unchanged_text: String,
     /// Planned units over all waves, destroyed units not included.
     unit_count: usize,
     wave_count: usize,
@@ -218,7 +234,12 @@ struct WaveContext {
 #[derive(Clone, Serialize)]
 pub(super) struct UnitContext {
     path: String,
+    /// Its wave (1-based); 0 for a unit the pull request deletes.
+    wave: usize,
     counts: Counts,
+    /// How many resources and how many outputs its plan changes.
+    resource_count: usize,
+    output_count: usize,
     fingerprint: String,
     no_changes: bool,
     provisional: bool,
@@ -226,7 +247,7 @@ pub(super) struct UnitContext {
     retried: String,
     /// Resources plus outputs.
     changes: usize,
-    /// "1 change", "7 changes".
+    /// "2 resources, 1 output", "1 output": what its plan changes.
     changes_text: String,
     /// `+   create  aws_s3_bucket.logs`, one per resource, for a ```` ```diff ```` block.
     resource_lines: Vec<String>,
@@ -304,10 +325,24 @@ impl PlanContext {
             .iter()
             .map(|w| WaveContext {
                 number: w.number,
-                units: w.units.iter().map(UnitContext::new).collect(),
+                units: w
+                    .units
+                    .iter()
+                    .map(|u| UnitContext::new(u, w.number))
+                    .collect(),
             })
             .collect();
-        let destroys: Vec<UnitContext> = view.destroys.iter().map(UnitContext::new).collect();
+        let destroys: Vec<UnitContext> = view
+            .destroys
+            .iter()
+            .map(|u| UnitContext::new(u, 0))
+            .collect();
+        let (changing, unchanged): (Vec<UnitContext>, Vec<UnitContext>) = waves
+            .iter()
+            .flat_map(|w| w.units.iter().cloned())
+            .partition(|u| u.changes > 0);
+        let mut risks = risks(view);
+        let more_risks = risks.split_off(risks.len().min(RISKS_SHOWN));
         let planned = || waves.iter().flat_map(|w| w.units.iter());
         let changed_units = view
             .waves
@@ -315,7 +350,7 @@ impl PlanContext {
             .flat_map(|w| w.units.iter())
             .chain(view.destroys.iter())
             .filter(|u| !u.no_changes && u.resources.len() + u.outputs.len() > 0)
-            .map(UnitContext::with_diff)
+            .map(|u| UnitContext::with_diff(u, wave_of(view, &u.path)))
             .collect();
         PlanContext {
             plan_id: line(&view.plan_id),
@@ -326,6 +361,13 @@ impl PlanContext {
             head: line(&view.head),
             base: line(&view.base),
             totals: view.totals,
+            summary: summary(view),
+            risk_count: risks.len() + more_risks.len(),
+            risks,
+            more_risks,
+            unchanged_text: format!("{} unchanged", plural(unchanged.len(), "unit")),
+            unchanged: unchanged.into_iter().map(|u| u.path).collect(),
+            changing,
             unit_count: planned().count(),
             wave_count: waves.len(),
             has_provisional: planned().chain(destroys.iter()).any(|u| u.provisional),
@@ -373,12 +415,36 @@ impl PlanContext {
     }
 }
 
+/// The wave of a planned unit; 0 for one the pull request deletes.
+fn wave_of(view: &PlanView, path: &str) -> usize {
+    view.waves
+        .iter()
+        .find(|w| w.units.iter().any(|u| u.path == path))
+        .map_or(0, |w| w.number)
+}
+
+/// "2 resources, 1 output": what a unit's plan changes, resources and outputs apart.
+fn changes_text(resources: usize, outputs: usize) -> String {
+    match (resources, outputs) {
+        (r, 0) => plural(r, "resource"),
+        (0, o) => plural(o, "output"),
+        (r, o) => format!("{}, {}", plural(r, "resource"), plural(o, "output")),
+    }
+}
+
 impl UnitContext {
-    fn new(unit: &UnitView) -> UnitContext {
-        let changes = unit.resources.len() + unit.outputs.len();
+    fn new(unit: &UnitView, wave: usize) -> UnitContext {
+        let changes = if unit.no_changes {
+            0
+        } else {
+            unit.resources.len() + unit.outputs.len()
+        };
         UnitContext {
             path: line(&unit.path),
+            wave,
             counts: unit.counts,
+            resource_count: unit.resources.len(),
+            output_count: unit.outputs.len(),
             fingerprint: line(&unit.fingerprint),
             no_changes: unit.no_changes,
             provisional: unit.provisional,
@@ -387,7 +453,7 @@ impl UnitContext {
                 n => retried_text(n),
             },
             changes,
-            changes_text: plural(changes, "change"),
+            changes_text: changes_text(unit.resources.len(), unit.outputs.len()),
             resource_lines: unit.resources.iter().map(resource_line).collect(),
             output_lines: unit
                 .outputs
@@ -402,8 +468,8 @@ impl UnitContext {
     }
 
     /// The unit with its rendered plan ready for its block.
-    fn with_diff(unit: &UnitView) -> UnitContext {
-        let mut context = UnitContext::new(unit);
+    fn with_diff(unit: &UnitView, wave: usize) -> UnitContext {
+        let mut context = UnitContext::new(unit, wave);
         if let Some(rendered) = unit.rendered.as_ref().filter(|r| !r.is_empty()) {
             context.diff = diff_text(rendered.text());
             context.diff_fence = fence_for(&context.diff);
@@ -545,7 +611,8 @@ fn resource_line(change: &ResourceChange) -> String {
 fn change_line(action: &str, subject: &str, extra: &[String]) -> String {
     let symbol = match action {
         "create" => "+",
-        "update" => "~",
+        // `!`, not terraform's `~`: the mark a diff highlighter colours (see `diff.rs`).
+        "update" => "!",
         "delete" => "-",
         "replace" => "-/+",
         "read" => "<=",
@@ -563,11 +630,11 @@ fn change_line(action: &str, subject: &str, extra: &[String]) -> String {
 }
 
 /// Text shown on one line, every character visible.
-fn line(text: &str) -> String {
+pub(super) fn line(text: &str) -> String {
     visible_line(text).into_owned()
 }
 
-fn plural(n: usize, word: &str) -> String {
+pub(super) fn plural(n: usize, word: &str) -> String {
     if n == 1 {
         format!("1 {word}")
     } else {
@@ -626,38 +693,6 @@ fn failure_line(reason: &str) -> String {
     visible_line(&short).into_owned()
 }
 
-/// A unit's rendered plan for a ```` ```diff ```` block: on lines that start with white space
-/// and then `+` or `-` and a space, the symbol trades places with the white space, so GitHub
-/// colours additions and removals while every column stays where it was. `~`, `-/+` and the
-/// rest stay as terraform draws them. Control characters (the renderer escapes them
-/// already) become U+FFFD, so nothing but `\n` ends a line.
-fn diff_text(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for (i, line) in text.split('\n').enumerate() {
-        if i > 0 {
-            out.push('\n');
-        }
-        let body = line.trim_start_matches(' ');
-        let indent = line.len() - body.len();
-        let line = match body.as_bytes() {
-            [symbol @ (b'+' | b'-'), b' ', ..] if indent > 0 => {
-                out.push(char::from(*symbol));
-                out.push_str(&line[..indent]);
-                &body[1..]
-            }
-            _ => line,
-        };
-        out.extend(line.chars().map(|c| {
-            if c.is_control() && c != '\t' {
-                '\u{FFFD}'
-            } else {
-                c
-            }
-        }));
-    }
-    out
-}
-
 /// Text for a fenced block: `\r\n` normalised, escape sequences (colours) and control
 /// characters other than tab removed, trailing blank lines dropped.
 fn block_text(text: &str) -> String {
@@ -683,6 +718,7 @@ mod tests {
         ResourceChange {
             address: address.into(),
             actions: actions.iter().map(|a| a.to_string()).collect(),
+            forced_by: Vec::new(),
         }
     }
 
@@ -693,7 +729,7 @@ mod tests {
         assert_eq!(resource_line(&rc("d.x", &["read"])), "<=  read    d.x");
         assert_eq!(
             resource_line(&rc("a.b", &["update", "import", "move"])),
-            "~   update  a.b (import, move)"
+            "!   update  a.b (import, move)"
         );
         assert_eq!(resource_line(&rc("a.b", &["import"])), "    import  a.b");
         assert_eq!(resource_line(&rc("a.b\nc", &["move"])), "    move    a.b␊c");
@@ -718,15 +754,6 @@ mod tests {
         assert_eq!(line.chars().count(), ONE_LINE_MAX + 1);
         assert!(line.ends_with('…'));
         assert_eq!(detail, long);
-    }
-
-    #[test]
-    fn diff_lines_put_plus_and_minus_first_and_keep_the_columns() {
-        let text = "  # terraform_data.a will be updated in-place\n  ~ resource \"terraform_data\" \"a\" {\n      + id    = (known after apply)\n      - gone  = \"x\" -> null\n      ~ input = <<-EOT\n          - old\n          + new\n            -unchanged\n        EOT\n    }\n-/+ resource \"x\" \"y\" {\n+ bare\n  ctl = \"a\u{7}b\"";
-        assert_eq!(
-            diff_text(text),
-            "  # terraform_data.a will be updated in-place\n  ~ resource \"terraform_data\" \"a\" {\n+       id    = (known after apply)\n-       gone  = \"x\" -> null\n      ~ input = <<-EOT\n-           old\n+           new\n            -unchanged\n        EOT\n    }\n-/+ resource \"x\" \"y\" {\n+ bare\n  ctl = \"a\u{FFFD}b\""
-        );
     }
 
     #[test]

@@ -100,6 +100,13 @@ pub struct Counts {
 pub struct ResourceChange {
     pub address: String,
     pub actions: Vec<String>,
+    /// For a replacement: the top-level attributes whose change forces it (the first step
+    /// of each of the plan's `replace_paths`), sorted. Attribute names come from the
+    /// provider's schema, never from a value; deeper steps (list indexes, map keys) are
+    /// left out, since a map key can be data. Empty for summaries stored before cascade
+    /// kept them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub forced_by: Vec<String>,
 }
 
 /// One output the plan changes: create, update or delete.

@@ -282,9 +282,26 @@ fn resource(value: &Value, i: usize, counts: &mut Counts) -> Result<Option<Resou
         summary: ResourceChange {
             address: address.to_string(),
             actions: labels,
+            forced_by: forced_by(change),
         },
         hashed: Value::Object(hashed),
     }))
+}
+
+/// The top-level attributes of a change's `replace_paths`: each path's first step when it is
+/// a name. Anything malformed is left out; the fingerprint still hashes the whole field.
+fn forced_by(change: &Map<String, Value>) -> Vec<String> {
+    let mut names: Vec<String> = change
+        .get("replace_paths")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|path| path.as_array()?.first()?.as_str())
+        .map(str::to_string)
+        .collect();
+    names.sort();
+    names.dedup();
+    names
 }
 
 /// Reads one `output_changes` entry; `None` for a no-op.
@@ -445,6 +462,29 @@ mod tests {
                 "g.forget forget",
             ]
         );
+    }
+
+    #[test]
+    fn a_replacement_names_the_top_level_attributes_that_force_it_and_no_deeper_step() {
+        let mut replaced = rc("a.b", &["delete", "create"]);
+        replaced["change"]["replace_paths"] = json!([
+            ["triggers_replace"],
+            ["tags", "secret-key"],
+            [0],
+            ["ami"],
+            ["ami", 1]
+        ]);
+        let s = summary(json!([replaced, rc("c.d", &["update"])]));
+        assert_eq!(
+            s.resources[0].forced_by,
+            ["ami", "tags", "triggers_replace"]
+        );
+        assert!(s.resources[1].forced_by.is_empty());
+        let stored = serde_json::to_string(&s.resources[1]).unwrap();
+        assert!(!stored.contains("forced_by"), "{stored}");
+        let old: super::ResourceChange =
+            serde_json::from_str(r#"{"address":"x","actions":["replace"]}"#).unwrap();
+        assert!(old.forced_by.is_empty());
     }
 
     #[test]

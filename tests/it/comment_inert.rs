@@ -43,6 +43,7 @@ fn unit(path: &str, address: &str) -> UnitView {
         resources: vec![ResourceChange {
             address: address.into(),
             actions: vec!["create".into()],
+            forced_by: Vec::new(),
         }],
         outputs: Vec::new(),
         no_changes: false,
@@ -50,6 +51,18 @@ fn unit(path: &str, address: &str) -> UnitView {
         rendered: None,
         retried: 0,
     }
+}
+
+/// The unit with one more resource, replaced, forced by an attribute name the pull
+/// request's module chose.
+fn replaced(mut unit: UnitView) -> UnitView {
+    unit.resources.push(ResourceChange {
+        address: "terraform_data.z[\"<img src=x> @acme/team\"]".into(),
+        actions: vec!["replace".into()],
+        forced_by: vec!["tags`|@acme/x](https://evil)".into()],
+    });
+    unit.counts.replace += 1;
+    unit
 }
 
 fn problem(unit: &str, reason: &str) -> Problem {
@@ -69,6 +82,7 @@ fn hostile_plan() -> PlanView {
         base: "9f8e7d6".into(),
         totals: Counts {
             add: 2,
+            replace: 1,
             ..Counts::default()
         },
         waves: vec![WaveView {
@@ -78,7 +92,7 @@ fn hostile_plan() -> PlanView {
                     MENTION_UNIT,
                     "terraform_data.x[\"@acme/team ``` </details>\"]",
                 ),
-                unit(TICKS_UNIT, "terraform_data.y"),
+                replaced(unit(TICKS_UNIT, "terraform_data.y")),
             ],
         }],
         destroys: Vec::new(),

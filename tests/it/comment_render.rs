@@ -12,10 +12,17 @@ use cascade::plan::{Counts, OutputChange, PlanId, ResourceChange};
 
 // ---------------------------------------------------------------- building views
 
+/// A resource change; a replacement is forced by `triggers_replace`, as `terraform_data`'s.
 fn rc(address: &str, actions: &[&str]) -> ResourceChange {
+    let forced_by = if actions.first() == Some(&"replace") {
+        vec!["triggers_replace".to_string()]
+    } else {
+        Vec::new()
+    };
     ResourceChange {
         address: address.into(),
         actions: actions.iter().map(|a| a.to_string()).collect(),
+        forced_by,
     }
 }
 
@@ -506,16 +513,15 @@ fn a_huge_plan_is_split_into_parts_that_github_accepts() {
     }
     let all = parts.join("\n");
     for wave in &view.waves {
-        assert!(all.contains(&format!("#### Wave {}", wave.number)));
         for u in &wave.units {
-            // Its table row, and its whole resource list.
+            // Its table row, with its wave, and its whole resource list.
             assert!(
-                all.contains(&format!("| `{}` |", u.path)),
+                all.contains(&format!("| {} | `{}` |", wave.number, u.path)),
                 "{} has no row",
                 u.path
             );
             let summary = format!(
-                "<details><summary><code>{}</code> — 50 changes</summary>",
+                "<details><summary><code>{}</code> — 50 resources</summary>",
                 u.path
             );
             let start = all
@@ -534,7 +540,7 @@ fn a_huge_plan_is_split_into_parts_that_github_accepts() {
     let giant = &view.destroys[0].path;
     let start = all
         .find(&format!(
-            "<details><summary><code>{giant}</code> — 3000 changes</summary>"
+            "<details><summary><code>{giant}</code> — 3000 resources</summary>"
         ))
         .unwrap();
     let list = &all[start..start + all[start..].find("</details>").unwrap()];

@@ -39,6 +39,7 @@ mod cli_sandbox;
 mod cli_unresolved;
 mod comment_diffs;
 mod comment_inert;
+mod comment_layout;
 mod comment_render;
 mod config_errors;
 mod discovery_errors;
