@@ -23,26 +23,29 @@
 //! [`MAX_COMMENTS`] parts are posted: past that, rendered plans are left out, largest first,
 //! each with a line saying so (`fit.rs`).
 
+mod apply_context;
 mod check;
 mod diff;
 mod fit;
 mod records;
 mod risk;
+mod since;
 mod split;
 mod view;
 
 pub use check::failure_logs_text;
 pub use records::{apply_view, plan_view, sources_of, totals};
 pub use view::{
-    ApplyOutcome, ApplyStatus, ApplyUnitView, ApplyView, PlanView, Problem, SourceView, UnitView,
-    WaveView,
+    ApplyOutcome, ApplyStatus, ApplyUnitView, ApplyView, ChangeView, PlanView, Problem, SourceView,
+    UnitView, WaveView,
 };
 
 use crate::forge::Spelling;
+use apply_context::ApplyContext;
 use fit::{Layout, fit};
 use handlebars::{Handlebars, RenderErrorReason};
 use std::path::Path;
-use view::{ApplyContext, PlanContext};
+use view::PlanContext;
 
 /// The most comments one plan or apply result takes: the first and at most ten more.
 pub const MAX_COMMENTS: usize = 11;

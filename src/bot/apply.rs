@@ -45,7 +45,13 @@ pub async fn command_apply(
     // Asked before the requirements: a stale id is told the current one first.
     let plan = match bot.engine.current_plan_named(&key.plan_key(), id).await? {
         Ok(plan) => plan,
-        Err(not) => return refuse(not.into()),
+        Err(mut not) => {
+            // Named only when this pull request shows it: never an id nobody here reviewed.
+            if not.current.is_some() && not.current != record.plan_id {
+                not.current = None;
+            }
+            return refuse(not.into());
+        }
     };
     if let Some(refusal) = requirements_unmet(ctx, config, id).await? {
         return refuse(refusal);
@@ -119,14 +125,32 @@ pub async fn command_apply(
             .create_comment(&key.repo().stored(), key.number(), part)
             .await?;
     }
+    if let Some(new_plan) = &outcome.new_plan {
+        record.plan_id = Some(new_plan.id.clone());
+    }
+    let failed = outcome.units.iter().any(|u| u.status == UnitStatus::Failed);
     let (status, title, state) = if outcome.complete() {
         (
             CheckStatus::Success,
             format!("cascade: plan {id} applied"),
             PrState::Applied,
         )
+    } else if failed {
+        // A failure is the headline even when another unit's plan changed too; the new
+        // plan, if any, leaves the failed units out.
+        let rest = match &outcome.new_plan {
+            Some(new_plan) => format!(
+                "; fix it, or comment {} for the rest",
+                cmd(&format!("apply {}", new_plan.id))
+            ),
+            None => String::new(),
+        };
+        (
+            CheckStatus::Failure,
+            format!("cascade: apply of {id} failed{rest}"),
+            PrState::Failed,
+        )
     } else if let Some(new_plan) = &outcome.new_plan {
-        record.plan_id = Some(new_plan.id.clone());
         (
             CheckStatus::ActionRequired,
             format!(

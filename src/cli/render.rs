@@ -39,6 +39,16 @@ pub fn apply_json(outcome: &ApplyOutcome) -> Value {
             "status": u.status.as_str(),
             "detail": u.detail,
             "retried": u.retried,
+            "destroy": u.destroy,
+            "applied": u.applied.as_ref().map(|s| json!({
+                "counts": s.counts,
+                "outputs": s.outputs.len(),
+            })),
+            "duration_ms": u.duration.map(|d| d.as_millis() as u64),
+            "output": u.output,
+            "since_approval": u.since_approval.as_ref().map(|c| json!({
+                "applied_upstream": c.applied_upstream,
+            })),
         })).collect::<Vec<_>>(),
         "new_plan": outcome.new_plan.as_ref().map(plan_json),
     })

@@ -53,7 +53,15 @@ pub fn plan_view(plan: &PlanRecord, unresolved: &[(UnitPath, String)]) -> PlanVi
     for s in plan.units.iter().filter_map(|u| u.summary.as_ref()) {
         add(&mut totals, &s.counts);
     }
+    let rounds = 1 + plan
+        .units
+        .iter()
+        .filter(|u| u.status == UnitStatus::Planned && !u.destroy)
+        .map(|u| changing_upstream(u, &by_path, &changing, &mut BTreeMap::new()))
+        .max()
+        .unwrap_or(0);
     PlanView {
+        rounds,
         needs_approval: plan.id.as_str() != PlanId::NO_CHANGES
             && failed.is_empty()
             && skipped.is_empty(),
@@ -106,10 +114,23 @@ pub fn apply_view(outcome: &Applied, unresolved: &[(UnitPath, String)]) -> Apply
                 _ => ApplyStatus::Skipped,
             },
             detail: redact(&u.detail),
+            destroy: u.destroy,
+            applied: u.applied.as_ref().map(|s| (s.counts, s.outputs.len())),
+            duration: u.duration,
+            output: u.output.clone(),
+            since_approval: u.since_approval.as_ref().map(|c| super::ChangeView {
+                upstream: c.applied_upstream.iter().map(|p| p.to_string()).collect(),
+                difference: super::since::difference(
+                    (c.approved_rendered.as_ref(), c.approved.as_ref()),
+                    (c.now_rendered.as_ref(), c.now.as_ref()),
+                ),
+            }),
         })
         .collect();
     let applied = units.iter().any(|u| u.status == ApplyStatus::Applied);
-    let result = if outcome.new_plan.is_some() {
+    let failed = units.iter().any(|u| u.status == ApplyStatus::Failed);
+    // A failure is the headline even when another unit's plan changed too.
+    let result = if outcome.new_plan.is_some() && !failed {
         ApplyOutcome::PlanChanged
     } else if outcome.complete() {
         ApplyOutcome::Applied
@@ -150,6 +171,35 @@ fn provisional(
         }
     }
     false
+}
+
+/// The longest chain of units this plan changes upstream of `unit` (0: none, the unit is
+/// not provisional). Each link may change its dependents' plans once applied, stopping
+/// the apply there for a new round of approval. `memo` holds what is known already.
+fn changing_upstream<'a>(
+    unit: &'a PlannedUnit,
+    by_path: &BTreeMap<&UnitPath, &'a PlannedUnit>,
+    changing: &BTreeSet<&UnitPath>,
+    memo: &mut BTreeMap<&'a UnitPath, usize>,
+) -> usize {
+    if let Some(&known) = memo.get(&unit.path) {
+        return known;
+    }
+    // A plan's units form no cycle (it was ordered); the guard keeps a corrupt record
+    // from recursing forever.
+    memo.insert(&unit.path, 0);
+    let depth = unit
+        .deps
+        .iter()
+        .filter_map(|d| by_path.get(d).copied())
+        .filter(|d| !d.destroy)
+        .map(|d| {
+            changing_upstream(d, by_path, changing, memo) + usize::from(changing.contains(&d.path))
+        })
+        .max()
+        .unwrap_or(0);
+    memo.insert(&unit.path, depth);
+    depth
 }
 
 fn unit_view(unit: &PlannedUnit, provisional: bool) -> UnitView {

@@ -180,6 +180,7 @@ mod tests {
             ordered_last: Vec::new(),
             locked: Vec::new(),
             sources: Vec::new(),
+            rounds: 1,
         }
     }
 

@@ -51,6 +51,10 @@ pub struct PlanView {
     /// The remote sources the planned units were generated from, each with the commit
     /// its ref resolved to for this plan (`records::sources_of`).
     pub sources: Vec<SourceView>,
+    /// How many rounds of `/apply` this plan may take at most: 1, plus the longest chain
+    /// of units this plan changes upstream of a provisional unit (each link may stop the
+    /// apply and come back as a new plan).
+    pub rounds: usize,
 }
 
 /// A remote stack source: the repository (no credentials), the ref it names, the commit
@@ -146,6 +150,27 @@ pub struct ApplyUnitView {
     pub status: ApplyStatus,
     /// An error excerpt (failed) or the reason it was not applied (skipped); may be empty.
     pub detail: String,
+    /// The pull request deletes it: applied means destroyed.
+    pub destroy: bool,
+    /// For an applied unit, what was applied: resource counts, and how many outputs.
+    pub applied: Option<(Counts, usize)>,
+    /// How long its apply took, when cascade timed it.
+    pub duration: Option<std::time::Duration>,
+    /// The end of what its apply printed (redacted); empty when none.
+    pub output: Vec<String>,
+    /// When its plan changed since approval: what changed, and why.
+    pub since_approval: Option<ChangeView>,
+}
+
+/// How a unit's plan changed between approval and apply.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ChangeView {
+    /// The units of the plan upstream of it that this apply applied: it was re-planned
+    /// with their real outputs. Empty: the change came from outside the plan.
+    pub upstream: Vec<String>,
+    /// The approved plan against the fresh one, as a unified diff (`since.rs`); `None`
+    /// when neither could be shown.
+    pub difference: Option<String>,
 }
 
 /// What happened to one unit during an apply. Templates see the kebab-case spelling.
@@ -165,7 +190,7 @@ pub enum ApplyStatus {
 }
 
 /// How many characters of a reason fit on one list line or table cell.
-const ONE_LINE_MAX: usize = 240;
+pub(super) const ONE_LINE_MAX: usize = 240;
 
 /// What `plan.md.hbs` sees.
 #[derive(Serialize)]
@@ -202,6 +227,8 @@ pub(super) struct PlanContext {
     destroys: Vec<UnitContext>,
     /// True when some unit is provisional: the template then explains the word.
     has_provisional: bool,
+    /// As in [`PlanView::rounds`]; the template says it when it is more than 1.
+    rounds: usize,
     /// Units that change something, in wave order then destroyed units: the ones that get a
     /// collapsible block with their rendered plan (or resource list). Only these carry `diff`.
     changed_units: Vec<UnitContext>,
@@ -282,41 +309,6 @@ struct ProblemContext {
     ordered_last: bool,
 }
 
-/// What `apply.md.hbs` sees.
-#[derive(Serialize)]
-pub(super) struct ApplyContext {
-    plan_id: String,
-    outcome: ApplyOutcome,
-    /// Non-zero counts by status, in a fixed order: `{count, label}`.
-    tally: Vec<Tally>,
-    units: Vec<ApplyUnitContext>,
-    /// The new plan's context; `null` unless the plan changed since approval.
-    new_plan: Option<PlanContext>,
-    /// As in [`PlanContext`].
-    command_prefix: String,
-    change_request: String,
-}
-
-#[derive(Serialize)]
-struct Tally {
-    count: usize,
-    label: &'static str,
-}
-
-#[derive(Serialize)]
-struct ApplyUnitContext {
-    path: String,
-    status: ApplyStatus,
-    /// First line of the detail (one line, cut at [`ONE_LINE_MAX`]), for a code span; may
-    /// be empty.
-    reason: String,
-    /// The whole detail when it does not fit on one line, else empty.
-    detail: String,
-    fence: String,
-    /// As in [`ProblemContext`].
-    see_check: bool,
-}
-
 impl PlanContext {
     /// The context for `view`; `logs_in_check`: see [`super::Comments::logs_in_check`].
     pub(super) fn new(view: &PlanView, spelling: &Spelling, logs_in_check: bool) -> PlanContext {
@@ -371,6 +363,7 @@ impl PlanContext {
             unit_count: planned().count(),
             wave_count: waves.len(),
             has_provisional: planned().chain(destroys.iter()).any(|u| u.provisional),
+            rounds: view.rounds,
             changed_units,
             diffs_cut: 0,
             diffs_cut_text: String::new(),
@@ -491,13 +484,6 @@ impl UnitContext {
     }
 }
 
-impl ApplyContext {
-    /// The new plan shown inside the result, if any.
-    pub(super) fn new_plan_mut(&mut self) -> Option<&mut PlanContext> {
-        self.new_plan.as_mut()
-    }
-}
-
 impl PlanContext {
     /// The units with a rendered plan in the comment.
     pub(super) fn changed_units_mut(&mut self) -> &mut [UnitContext] {
@@ -546,58 +532,6 @@ fn retried_text(retried: u32) -> String {
     format!("retried {retried}×")
 }
 
-impl ApplyContext {
-    /// The context for `view`; `logs_in_check`: see [`super::Comments::logs_in_check`].
-    pub(super) fn new(view: &ApplyView, spelling: &Spelling, logs_in_check: bool) -> ApplyContext {
-        let order = [
-            (ApplyStatus::Applied, "applied"),
-            (ApplyStatus::Unchanged, "unchanged"),
-            (ApplyStatus::ChangedSinceApproval, "changed since approval"),
-            (ApplyStatus::Failed, "failed"),
-            (ApplyStatus::Skipped, "skipped"),
-        ];
-        let tally = order
-            .iter()
-            .map(|&(status, label)| Tally {
-                count: view.units.iter().filter(|u| u.status == status).count(),
-                label,
-            })
-            .filter(|t| t.count > 0)
-            .collect();
-        ApplyContext {
-            plan_id: line(&view.plan_id),
-            outcome: view.outcome,
-            tally,
-            units: view
-                .units
-                .iter()
-                .map(|u| {
-                    let see_check = logs_in_check && u.status == ApplyStatus::Failed;
-                    let (reason, detail, fence) = if see_check {
-                        (failure_line(&u.detail), String::new(), fence_for(""))
-                    } else {
-                        reason_parts(&u.detail)
-                    };
-                    ApplyUnitContext {
-                        path: line(&u.path),
-                        status: u.status,
-                        reason,
-                        detail,
-                        fence,
-                        see_check,
-                    }
-                })
-                .collect(),
-            new_plan: view
-                .new_plan
-                .as_ref()
-                .map(|plan| PlanContext::new(plan, spelling, logs_in_check)),
-            command_prefix: spelling.command_prefix.to_string(),
-            change_request: spelling.change_request.to_string(),
-        }
-    }
-}
-
 /// `+   create  aws_s3_bucket.logs (import)`: symbol, action, address, then any further
 /// labels. The symbol comes first so that GitHub's `diff` highlighting colours creates
 /// green and deletes (and replaces) red.
@@ -644,7 +578,7 @@ pub(super) fn plural(n: usize, word: &str) -> String {
 
 /// Splits a reason into its first line (for a code span), the full text when there is more
 /// than that line (for a fenced block), and a fence for that block.
-fn reason_parts(reason: &str) -> (String, String, String) {
+pub(super) fn reason_parts(reason: &str) -> (String, String, String) {
     let text = block_text(reason);
     let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
     let first = first.trim();
@@ -667,7 +601,7 @@ fn reason_parts(reason: &str) -> (String, String, String) {
 /// line, and when that line only opens terraform's error box (`… (exit code 1): ╷`), the
 /// first `Error:` line in the box after it. For a code span, at most [`ONE_LINE_MAX`]
 /// characters.
-fn failure_line(reason: &str) -> String {
+pub(super) fn failure_line(reason: &str) -> String {
     let text = block_text(reason);
     let unboxed = |line: &str| {
         line.trim_matches(|c: char| c.is_whitespace() || matches!(c, '╷' | '│' | '╵'))
@@ -695,7 +629,7 @@ fn failure_line(reason: &str) -> String {
 
 /// Text for a fenced block: `\r\n` normalised, escape sequences (colours) and control
 /// characters other than tab removed, trailing blank lines dropped.
-fn block_text(text: &str) -> String {
+pub(super) fn block_text(text: &str) -> String {
     let text = anstream::adapter::strip_str(&text.replace("\r\n", "\n")).to_string();
     let cleaned: String = text
         .chars()

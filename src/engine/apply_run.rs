@@ -79,6 +79,17 @@ pub struct UnitApply {
     pub detail: String,
     /// How many times its apply was tried again after a transient failure.
     pub retried: u32,
+    /// Planned as a destroy: applying it destroyed the unit.
+    pub destroy: bool,
+    /// What was applied (the fresh plan that matched the approved one), for an applied unit.
+    pub applied: Option<crate::plan::PlanSummary>,
+    /// How long its last apply took, when this process ran it.
+    pub duration: Option<std::time::Duration>,
+    /// The end of what its apply printed, cleaned (`apply_output.rs`); empty when none.
+    pub output: Vec<String>,
+    /// When its plan changed since approval: both plans, and what this apply applied
+    /// upstream of it.
+    pub since_approval: Option<super::SinceApproval>,
 }
 
 /// What an apply did.
@@ -287,6 +298,8 @@ impl<E: Executor, S: RunStore> Engine<E, S> {
         let worker = ctx.clone();
         let approved = Arc::new(approved);
         let found = Arc::new(found);
+        let timings: Timings = Arc::default();
+        let timed = timings.clone();
         let states = walk
             .run(
                 CancellationToken::new(),
@@ -294,7 +307,8 @@ impl<E: Executor, S: RunStore> Engine<E, S> {
                     let ctx = worker.clone();
                     let approved = approved.clone();
                     let found = found.clone();
-                    async move { apply_one(&ctx, &approved[&unit], &found, &unit).await }
+                    let timed = timed.clone();
+                    async move { apply_one(&ctx, &approved[&unit], &found, &timed, &unit).await }
                 },
                 observe,
             )
@@ -303,6 +317,11 @@ impl<E: Executor, S: RunStore> Engine<E, S> {
         let records = self.unit_results(&run.id).await?;
         self.store.finish_run(&run.id).await?;
 
+        let applied = |p: &UnitPath| records.get(p).map(|r| r.status) == Some(UnitStatus::Applied);
+        let mut outputs = ctx
+            .apply_outputs(plan.units.iter().map(|u| &u.path).filter(|p| applied(p)))
+            .await;
+        let timings = std::mem::take(&mut *timings.lock().unwrap_or_else(|e| e.into_inner()));
         let units: Vec<UnitApply> = plan
             .units
             .iter()
@@ -313,6 +332,13 @@ impl<E: Executor, S: RunStore> Engine<E, S> {
                     status: r.map(|r| r.status).unwrap_or(UnitStatus::Cancelled),
                     detail: r.map(|r| r.detail.clone()).unwrap_or_default(),
                     retried: r.map(|r| r.retried).unwrap_or(0),
+                    destroy: u.destroy,
+                    applied: r
+                        .filter(|_| applied(&u.path))
+                        .and_then(|r| r.summary.clone()),
+                    duration: timings.get(&u.path).copied(),
+                    output: outputs.remove(&u.path).unwrap_or_default(),
+                    since_approval: super::since_approval::since_approval(u, &plan.units, &records),
                 }
             })
             .collect();
@@ -335,29 +361,32 @@ impl<E: Executor, S: RunStore> Engine<E, S> {
             .iter()
             .any(|u| u.status == UnitStatus::ChangedSinceApproval)
         {
-            let new_plan = self.replan_rest(&plan, &records, &run.id).await?;
-            outcome.new_plan = Some(new_plan);
+            outcome.new_plan = self.replan_rest(&plan, &records, &run.id).await?;
         }
         Ok(Ok(outcome))
     }
 
     /// The new plan after a change since approval: every unit not yet
-    /// applied, with the changed units' new plans, under a new id.
+    /// applied, with the changed units' new plans, under a new id. A unit whose apply
+    /// failed is left out, and so is everything depending on it: approving the new id
+    /// must not run it again unfixed (a push or `/plan` plans it again). `None` when
+    /// nothing is left to approve.
     async fn replan_rest(
         &self,
         plan: &PlanRecord,
         records: &BTreeMap<UnitPath, UnitRecord>,
         run_id: &str,
-    ) -> anyhow::Result<PlanRecord> {
+    ) -> anyhow::Result<Option<PlanRecord>> {
         let done = |p: &UnitPath| {
             records
                 .get(p)
                 .is_some_and(|r| matches!(r.status, UnitStatus::Applied | UnitStatus::Unchanged))
         };
+        let left_out = failed_and_dependents(plan, records);
         let units: Vec<PlannedUnit> = plan
             .units
             .iter()
-            .filter(|u| !done(&u.path))
+            .filter(|u| !done(&u.path) && !left_out.contains(&u.path))
             .map(|u| {
                 let mut u = u.clone();
                 if let Some(r) = records
@@ -373,6 +402,10 @@ impl<E: Executor, S: RunStore> Engine<E, S> {
                 u
             })
             .collect();
+        if units.is_empty() {
+            // Everything left failed or depends on what failed: nothing to approve.
+            return Ok(None);
+        }
         let new_plan = PlanRecord {
             id: plan_id(&plan.head, &plan.base, &units),
             repo: plan.repo.clone(),
@@ -384,7 +417,31 @@ impl<E: Executor, S: RunStore> Engine<E, S> {
             created_at: self.clock.now(),
         };
         self.store.save_plan(&new_plan).await?;
-        Ok(new_plan)
+        Ok(Some(new_plan))
+    }
+}
+
+/// The units whose apply failed, and every unit of `plan` that depends on one of them.
+fn failed_and_dependents(
+    plan: &PlanRecord,
+    records: &BTreeMap<UnitPath, UnitRecord>,
+) -> BTreeSet<UnitPath> {
+    let mut out: BTreeSet<UnitPath> = records
+        .iter()
+        .filter(|(_, r)| r.status == UnitStatus::Failed)
+        .map(|(p, _)| p.clone())
+        .collect();
+    // Units are few and chains short: repeat until nothing is added.
+    loop {
+        let before = out.len();
+        for unit in &plan.units {
+            if unit.deps.iter().any(|d| out.contains(d)) {
+                out.insert(unit.path.clone());
+            }
+        }
+        if out.len() == before {
+            return out;
+        }
     }
 }
 
@@ -439,10 +496,14 @@ async fn reattach<E: Executor, S: RunStore>(
     found
 }
 
+/// How long each unit's last apply took, as this process timed it.
+type Timings = Arc<std::sync::Mutex<BTreeMap<UnitPath, std::time::Duration>>>;
+
 async fn apply_one<E: Executor, S: RunStore>(
     ctx: &RunCtx<E, S>,
     approved: &PlannedUnit,
     found: &Reattached,
+    timings: &Timings,
     unit: &UnitPath,
 ) -> Outcome {
     let previous = ctx.previous.get(unit).map(|r| r.status);
@@ -521,7 +582,7 @@ async fn apply_one<E: Executor, S: RunStore>(
             .await;
         return Outcome::Done;
     }
-    apply_with_retries(ctx, target, expected, fresh).await
+    apply_with_retries(ctx, target, expected, fresh, timings).await
 }
 
 /// Applies a unit whose fresh plan is the approved one. After a transient
@@ -533,6 +594,7 @@ async fn apply_with_retries<E: Executor, S: RunStore>(
     target: &PlanTarget,
     expected: &crate::plan::PlanSummary,
     mut fresh: UnitPlan,
+    timings: &Timings,
 ) -> Outcome {
     let unit = &target.path;
     // Planning refused it already; this keeps the apply itself behind the same check.
@@ -550,7 +612,13 @@ async fn apply_with_retries<E: Executor, S: RunStore>(
             Some(fresh.clone()),
         )
         .await;
-        let error = match ctx.executor.apply(&ctx.job(target), &ctx.shutdown).await {
+        let started = std::time::Instant::now();
+        let result = ctx.executor.apply(&ctx.job(target), &ctx.shutdown).await;
+        timings
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(unit.clone(), started.elapsed());
+        let error = match result {
             Ok(()) => {
                 ctx.record(unit, UnitStatus::Applied, String::new(), Some(fresh))
                     .await;

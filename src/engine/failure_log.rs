@@ -11,7 +11,7 @@
 use super::PlanTarget;
 use super::plan_run::RunCtx;
 use crate::exec::Executor;
-use crate::redact::ServerPaths;
+use crate::redact::{Redactor, ServerPaths};
 use crate::store::{RunStore, UnitStatus};
 use crate::unit::UnitPath;
 use serde::Serialize;
@@ -88,16 +88,9 @@ impl<E: Executor, S: RunStore> RunCtx<E, S> {
                         Some(Ok((lines, earlier))) if !lines.is_empty() => (lines, earlier),
                         _ => (detail.lines().map(str::to_string).collect(), false),
                     };
-                    let mut stream = redactor.stream();
-                    let mut lines: Vec<String> = lines
-                        .iter()
-                        .filter_map(|line| stream.line(line))
-                        .map(|line| paths.scrub(&line))
-                        .collect();
-                    lines.extend(stream.finish());
                     LogTail {
                         unit: unit.to_string(),
-                        lines,
+                        lines: cleaned(&redactor, &paths, &lines),
                         earlier,
                     }
                 })
@@ -110,8 +103,21 @@ impl<E: Executor, S: RunStore> RunCtx<E, S> {
     }
 }
 
+/// Log lines redacted once more as one stream (secrets registered since they were
+/// written go too), the server's own directories replaced.
+pub(super) fn cleaned(redactor: &Redactor, paths: &ServerPaths, lines: &[String]) -> Vec<String> {
+    let mut stream = redactor.stream();
+    let mut out: Vec<String> = lines
+        .iter()
+        .filter_map(|line| stream.line(line))
+        .map(|line| paths.scrub(&line))
+        .collect();
+    out.extend(stream.finish().map(|line| paths.scrub(&line)));
+    out
+}
+
 /// The last lines of the log at `path`, and whether lines before them were left out.
-fn read_tail(path: &Path) -> std::io::Result<(Vec<String>, bool)> {
+pub(super) fn read_tail(path: &Path) -> std::io::Result<(Vec<String>, bool)> {
     let mut file = std::fs::File::open(path)?;
     let len = file.metadata()?.len();
     let start = len.saturating_sub(TAIL_BYTES);

@@ -9,17 +9,20 @@
 //! through the `RunStore` seam. Never applies a unit recorded `applied` again,
 //! and never re-plans a unit whose apply may still be running.
 
+mod apply_output;
 mod apply_run;
 mod claim;
 mod current_plan;
 pub mod failure_log;
 mod plan_run;
+mod since_approval;
 
 pub use apply_run::{ApplyError, ApplyOutcome, ApplyRecovery, UnitApply};
 pub use claim::{LEASE_SECS, owner_alive, this_host};
 pub use current_plan::{NotCurrent, Was};
 pub use failure_log::{LogTail, MAX_LOG_TAILS};
 pub use plan_run::PlanOutcome;
+pub use since_approval::SinceApproval;
 // What the engine plans: built from discovery below it (`scan::targets`).
 pub use crate::scan::{
     PlanTarget, UnitDir, head_targets, stack_dir, stack_path, targets, unit_dir,

@@ -8,12 +8,12 @@ use crate::support::show_json;
 
 use cascade::comment::plan_view;
 use cascade::comment::{
-    ApplyOutcome, ApplyStatus, ApplyUnitView, ApplyView, Comments, MAX_COMMENTS, PlanView,
-    parse_marker,
+    ApplyOutcome, ApplyStatus, ApplyUnitView, ApplyView, ChangeView, Comments, MAX_COMMENTS,
+    PlanView, parse_marker,
 };
 use cascade::forge::github::COMMENT_LIMIT;
 use cascade::plan::render::{RenderOptions, RenderedPlan};
-use cascade::plan::{PlanId, PlanSummary};
+use cascade::plan::{Counts, PlanId, PlanSummary};
 use cascade::store::{PlanKey, PlanRecord, PlanStatus, PlannedUnit, UnitStatus};
 use cascade::unit::Tool;
 use cascade::unit::UnitPath;
@@ -224,11 +224,35 @@ fn an_apply_result_shows_the_new_plan_rendered_the_same_way() {
                 path: "live/prod/network".into(),
                 status: ApplyStatus::Applied,
                 detail: String::new(),
+                destroy: false,
+                applied: Some((
+                    Counts {
+                        add: 1,
+                        ..Counts::default()
+                    },
+                    0,
+                )),
+                duration: Some(std::time::Duration::from_millis(2300)),
+                output: vec![
+                    "terraform_data.vpc: Creating...".into(),
+                    "terraform_data.vpc: Creation complete after 0s [id=5e1f]".into(),
+                ],
+                since_approval: None,
             },
             ApplyUnitView {
                 path: "live/prod/app".into(),
                 status: ApplyStatus::ChangedSinceApproval,
                 detail: "approved 8f14e45fceea, now 0cc175b9c0f1".into(),
+                destroy: false,
+                applied: None,
+                duration: None,
+                output: Vec::new(),
+                since_approval: Some(ChangeView {
+                    upstream: vec!["live/prod/network".into()],
+                    difference: Some(
+                        "--- approved\n+++ now\n@@ -3,3 +3,3 @@\n         id    = \"5e1f\"\n       ~ input = {\n-          ~ subnet_id     = \"subnet-0aa\" -> (known after apply)\n+          ~ subnet_id     = \"subnet-0aa\" -> \"subnet-0bb\"".into(),
+                    ),
+                }),
             },
         ],
         new_plan: Some(new_plan),

@@ -114,6 +114,7 @@ fn hostile_plan() -> PlanView {
             commit: "0123456789abcdef0123456789abcdef01234567".into(),
             units: 3,
         }],
+        rounds: 1,
     }
 }
 
@@ -179,11 +180,37 @@ fn a_hostile_apply_comment_is_inert() {
                 path: MENTION_UNIT.into(),
                 status: ApplyStatus::Failed,
                 detail: format!("{MESSAGE}\n{REFERENCES}"),
+                destroy: false,
+                applied: None,
+                duration: None,
+                output: Vec::new(),
+                since_approval: None,
             },
             ApplyUnitView {
                 path: TICKS_UNIT.into(),
                 status: ApplyStatus::Skipped,
                 detail: format!("{MENTION_UNIT} failed"),
+                destroy: false,
+                applied: None,
+                duration: None,
+                output: Vec::new(),
+                since_approval: None,
+            },
+            // What a provisioner the pull request wrote printed during the apply.
+            ApplyUnitView {
+                path: "live/gate".into(),
+                status: ApplyStatus::Applied,
+                detail: String::new(),
+                destroy: false,
+                applied: Some((Counts::default(), 1)),
+                duration: Some(std::time::Duration::from_secs(75)),
+                output: vec![
+                    format!("terraform_data.x (local-exec): {MESSAGE}"),
+                    "```".into(),
+                    "</details>".into(),
+                    REFERENCES.into(),
+                ],
+                since_approval: None,
             },
         ],
         new_plan: Some(hostile_plan()),

@@ -86,6 +86,7 @@ fn large_plan() -> PlanView {
         ordered_last: Vec::new(),
         locked: Vec::new(),
         sources: Vec::new(),
+        rounds: 1,
     }
 }
 

@@ -203,6 +203,35 @@ fn an_upstream_apply_that_changes_a_dependent_holds_it_back_with_a_new_id() {
 }
 
 #[test]
+fn a_dependent_re_planned_after_its_upstream_apply_shows_what_changed_and_why() {
+    let repo = example_repo();
+    let dir = repo.path();
+    let (_, j) = plan(dir, &["dev/network/main.tf"]);
+    let id = j["plan_id"].as_str().unwrap().to_string();
+    let out = cascade(dir, &["apply", &id]);
+    assert_eq!(out.status.code(), Some(1));
+    let result = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        result.contains("- `dev/database`: re-planned with the real outputs of `dev/network`, applied just before."),
+        "{result}"
+    );
+    // Its difference: the approved plan's lines against the new plan's, in a diff block.
+    let start = result
+        .find("<details><summary><code>dev/database</code> — what changed since approval</summary>")
+        .unwrap_or_else(|| panic!("no difference block: {result}"));
+    let block = &result[start..start + result[start..].find("</details>").unwrap()];
+    assert!(
+        block.contains("```diff\n--- approved\n+++ now\n@@"),
+        "{block}"
+    );
+    assert!(
+        block.lines().any(|l| l.starts_with('-')) && block.lines().any(|l| l.starts_with('+')),
+        "{block}"
+    );
+    insta::assert_snapshot!("apply_changed_since_approval_difference", block);
+}
+
+#[test]
 fn a_failed_unit_skips_its_dependents_while_an_unrelated_branch_is_applied() {
     let repo = example_repo();
     let dir = repo.path();
@@ -218,22 +247,37 @@ fn a_failed_unit_skips_its_dependents_while_an_unrelated_branch_is_applied() {
     let (_, j) = plan(dir, &["dev/network/main.tf", "prod/network/main.tf"]);
     let id = j["plan_id"].as_str().unwrap().to_string();
     let mut id = id;
-    // Round by round (dependents come back as new plans), until only the failure is left.
-    let mut last = Json::Null;
-    for _ in 0..6 {
+    // Round by round (dependents come back as new plans), until nothing is left to approve.
+    // Once dev/database failed, no new plan holds it or dev/app: approving the next id
+    // must not run the failed unit again unfixed.
+    let mut s = Vec::new();
+    let mut failed_in = None;
+    for round in 0..6 {
         let (out, j) = apply(dir, &id);
-        assert!(!out.status.success());
-        last = j.clone();
+        s.extend(statuses(&j));
+        if failed_in.is_none()
+            && statuses(&j)
+                .iter()
+                .any(|(u, st)| u == "dev/database" && st == "failed")
+        {
+            failed_in = Some(round);
+            assert!(!out.status.success());
+        }
+        if let Some(next) = j["new_plan"]["units"].as_array() {
+            assert!(
+                failed_in.is_none()
+                    || next
+                        .iter()
+                        .all(|u| u["path"] != "dev/database" && u["path"] != "dev/app"),
+                "{j}"
+            );
+        }
         match j["new_plan"]["plan_id"].as_str() {
             Some(next) => id = next.to_string(),
             None => break,
         }
     }
-    let s = statuses(&last);
-    assert!(
-        s.contains(&("dev/database".into(), "failed".into())),
-        "{s:?}"
-    );
+    assert!(failed_in.is_some(), "{s:?}");
     assert!(s.contains(&("dev/app".into(), "skipped".into())), "{s:?}");
     assert!(!dir.join("dev/app/terraform.tfstate").exists());
     for unrelated in ["prod/network", "prod/database", "prod/app", "prod/dns"] {
@@ -287,6 +331,28 @@ fn a_deleted_unit_is_destroyed_from_the_base_revision() {
     let id = j["plan_id"].as_str().unwrap().to_string();
     let (out, j) = apply(dir, &id);
     assert!(out.status.success(), "{j}");
+    // The result says what the apply did: destroyed, with its count, time and output.
+    let unit = j["units"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|u| u["path"] == "prod/monitoring")
+        .cloned()
+        .expect("applied");
+    assert_eq!(
+        (&unit["status"], &unit["destroy"]),
+        (&Json::from("applied"), &Json::from(true)),
+        "{j}"
+    );
+    assert_eq!(unit["applied"]["counts"]["destroy"], 1, "{j}");
+    assert!(unit["duration_ms"].is_u64(), "{j}");
+    assert!(
+        unit["output"].as_array().unwrap().iter().any(|l| l
+            .as_str()
+            .unwrap()
+            .starts_with("Apply complete! Resources: 0 added, 0 changed, 1 destroyed")),
+        "{j}"
+    );
     assert!(
         !std::fs::read_to_string(&state)
             .unwrap()
