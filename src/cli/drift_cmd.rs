@@ -9,8 +9,9 @@
 //! fresh store each time also means a drift run never resumes an earlier one,
 //! whose results may be stale.
 
+use super::progress::{PLAN, progress};
 use super::repo::{locate, scan_to_run};
-use super::run_cmd::{cancel_on_ctrl_c, data_dir, engine, progress, refuse_cycles};
+use super::run_cmd::{cancel_on_ctrl_c, data_dir, engine, refuse_cycles};
 use super::{DriftArgs, RunFormat};
 use crate::drift::{DriftReport, units_to_check};
 use crate::engine::head_targets;
@@ -120,7 +121,7 @@ async fn run_async(args: &DriftArgs) -> anyhow::Result<ExitCode> {
             plan_targets.clone(),
             &scan.config.retries,
             cancel_on_ctrl_c(),
-            progress(plan_targets.len()),
+            progress(plan_targets.len(), PLAN),
         )
         .await?;
     let logs = keep_logs(&outcome.run_dir, &drift_dir.join("logs"));

@@ -8,6 +8,7 @@
 mod affected_cmd;
 mod drift_cmd;
 mod graph_cmd;
+mod progress;
 mod render;
 mod repo;
 mod run_cmd;

@@ -3,6 +3,7 @@
 //! `--repo` and `--data-dir` are absolute by the time they get here (see
 //! `Command::make_paths_absolute`).
 
+use super::progress::{APPLY, PLAN, progress};
 use super::repo::{changed_paths, locate, scan_async, scan_to_run};
 use super::{ApplyArgs, PlanArgs, RunFormat, RunOptions};
 use crate::clock::SystemClock;
@@ -13,9 +14,7 @@ use crate::plan::PlanId;
 use crate::scan::plan_targets;
 use crate::store::{AnyStore, PlanKey, PlannedUnit, RunStore};
 use crate::terragrunt::paths;
-use crate::walk::WalkEvent;
 use anyhow::{Context, bail};
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -76,32 +75,6 @@ fn base_tree(root: &Path, data: &Path, sha: &str) -> anyhow::Result<PathBuf> {
             .with_context(|| format!("cannot move {} into place", partial.display()))?;
     }
     Ok(tree)
-}
-
-/// A progress line on a terminal; nothing when output is piped.
-pub(super) fn progress(total: usize) -> impl FnMut(WalkEvent<'_>) {
-    let bar = if std::io::stderr().is_terminal() {
-        let bar = indicatif::ProgressBar::new(total as u64);
-        bar.set_style(
-            indicatif::ProgressStyle::with_template("{spinner} [{bar:30}] {pos}/{len} {wide_msg}")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
-                .progress_chars("=> "),
-        );
-        Some(bar)
-    } else {
-        None
-    };
-    move |event| {
-        if let Some(bar) = &bar {
-            match event {
-                WalkEvent::Started(unit) => bar.set_message(unit.to_string()),
-                WalkEvent::Finished(..) => bar.inc(1),
-            }
-            if bar.position() == bar.length().unwrap_or(0) {
-                bar.finish_and_clear();
-            }
-        }
-    }
 }
 
 /// Refuses a graph with a cycle (printing the problems): no order to run it in.
@@ -207,7 +180,7 @@ async fn plan_async(args: &PlanArgs) -> anyhow::Result<ExitCode> {
     }
     let engine = engine(&data, &data, &args.run).await?;
     let plan_key = PlanKey::directory(&dir);
-    let observe = progress(to_plan.len());
+    let observe = progress(to_plan.len(), PLAN);
     let outcome = engine
         .plan(
             &plan_key,
@@ -276,7 +249,14 @@ async fn apply_async(args: &ApplyArgs) -> anyhow::Result<ExitCode> {
         .map(|c| c.retries)
         .unwrap_or_default();
     let outcome = match engine
-        .apply(&plan_key, &id, &head, &dir_for, &retries, progress(total))
+        .apply(
+            &plan_key,
+            &id,
+            &head,
+            &dir_for,
+            &retries,
+            progress(total, APPLY),
+        )
         .await?
     {
         Ok(outcome) => outcome,
