@@ -13,7 +13,6 @@ use crate::exec::sandbox::{SandboxMode, SandboxState, SandboxUser};
 use crate::plan::PlanId;
 use crate::scan::plan_targets;
 use crate::store::{AnyStore, PlanKey, PlannedUnit, RunStore};
-use crate::terragrunt::paths;
 use anyhow::{Context, bail};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -111,9 +110,9 @@ pub fn plan(args: &PlanArgs) -> anyhow::Result<ExitCode> {
 }
 
 async fn plan_async(args: &PlanArgs) -> anyhow::Result<ExitCode> {
-    let (dir, root) = locate(&args.repo)?;
-    let prefix = paths::relative(&root.to_string_lossy(), &dir.to_string_lossy());
-    let prefix = if prefix == "." { String::new() } else { prefix };
+    let at = locate(args.repo.as_deref())?;
+    let (dir, root) = (at.dir.clone(), at.root.clone());
+    let prefix = at.prefix();
     let data = data_dir(&dir, &args.run.data_dir);
     let head = crate::git::worktree_identity(&dir)
         .context("cascade plan needs a git repository (it binds the plan to a commit): run `git init && git add -A && git commit`")?;
@@ -136,7 +135,7 @@ async fn plan_async(args: &PlanArgs) -> anyhow::Result<ExitCode> {
             )
         }
         None => (
-            changed_paths(&dir, &root, &args.changed)?,
+            changed_paths(&at, &args.changed)?,
             head_commit.clone(),
             false,
         ),
@@ -145,6 +144,9 @@ async fn plan_async(args: &PlanArgs) -> anyhow::Result<ExitCode> {
     let mut sources = crate::terragrunt::remote_source::Sources::new();
     let head_scan = scan_to_run(&dir, &root, "cascade plan", &mut sources).await?;
     refuse_cycles(&head_scan, "planning")?;
+    if !deletes {
+        super::no_units::require_units(&head_scan, &at)?;
+    }
     // Created (or made private again) once the input is checked: a refused plan
     // leaves nothing behind.
     crate::private_dir::make_private(&data)?;
@@ -163,6 +165,13 @@ async fn plan_async(args: &PlanArgs) -> anyhow::Result<ExitCode> {
         }
         None => None,
     };
+    // A change that deletes every unit still has the base's to destroy.
+    if base_scan
+        .as_ref()
+        .is_some_and(|(b, _)| b.discovery.units.is_empty())
+    {
+        super::no_units::require_units(&head_scan, &at)?;
+    }
     let mut to_plan = plan_targets(
         &head_scan,
         &dir,
@@ -221,9 +230,9 @@ pub fn apply(args: &ApplyArgs) -> anyhow::Result<ExitCode> {
 
 async fn apply_async(args: &ApplyArgs) -> anyhow::Result<ExitCode> {
     let id = PlanId::parse(&args.id).map_err(anyhow::Error::msg)?;
-    let (dir, root) = locate(&args.repo)?;
-    let prefix = paths::relative(&root.to_string_lossy(), &dir.to_string_lossy());
-    let prefix = if prefix == "." { String::new() } else { prefix };
+    let at = locate(args.repo.as_deref())?;
+    let (dir, root) = (at.dir.clone(), at.root.clone());
+    let prefix = at.prefix();
     let data = data_dir(&dir, &args.run.data_dir);
     crate::private_dir::make_private(&data)?;
     let head = crate::git::worktree_identity(&dir)?;

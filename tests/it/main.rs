@@ -36,6 +36,7 @@ mod check_text;
 mod cli;
 mod cli_paths;
 mod cli_progress;
+mod cli_repo;
 mod cli_sandbox;
 mod cli_unresolved;
 mod comment_diffs;
