@@ -7,7 +7,6 @@ use crate::affected::Affected;
 use crate::inert::visible_line;
 use crate::problem::Problem;
 use crate::scan::affected_by;
-use crate::terragrunt::paths;
 use crate::terragrunt::remote_source::Sources;
 use crate::unit::UnitPath;
 use anyhow::Context;
@@ -32,15 +31,15 @@ struct UnitReason {
 }
 
 pub fn run(args: &AffectedArgs) -> anyhow::Result<ExitCode> {
-    let (dir, root) = locate(&args.repo)?;
-    let prefix = paths::relative(&root.to_string_lossy(), &dir.to_string_lossy());
-    let prefix = if prefix == "." { String::new() } else { prefix };
+    let at = locate(args.repo.as_deref())?;
+    let (dir, root) = (&at.dir, &at.root);
+    let prefix = at.prefix();
     let (changed, head_dir, base_rev) = match &args.base {
-        None => (changed_paths(&dir, &root, &args.changed)?, None, None),
+        None => (changed_paths(&at, &args.changed)?, None, None),
         Some(base) => {
-            let changes = crate::git::changed_files(&dir, base, &args.head)?;
-            let head_sha = crate::git::resolve(&dir, &args.head)?;
-            let worktree_head = crate::git::resolve(&dir, "HEAD").ok();
+            let changes = crate::git::changed_files(dir, base, &args.head)?;
+            let head_sha = crate::git::resolve(dir, &args.head)?;
+            let worktree_head = crate::git::resolve(dir, "HEAD").ok();
             // Discover the head revision itself unless it is what is checked out.
             let head_dir = if worktree_head.as_deref() == Some(head_sha.as_str()) {
                 None
@@ -54,12 +53,12 @@ pub fn run(args: &AffectedArgs) -> anyhow::Result<ExitCode> {
     // One map for both revisions: a ref resolves to one commit for the command.
     let mut sources = Sources::new();
     let head = match &head_dir {
-        None => scan(&dir, &root, &args.features, &mut sources)?,
-        Some(rev) => scan_revision(&root, &prefix, rev, &args.features, &mut sources)?,
+        None => scan(dir, root, &args.features, &mut sources)?,
+        Some(rev) => scan_revision(root, &prefix, rev, &args.features, &mut sources)?,
     };
     let base = match &base_rev {
         Some(rev) => Some(scan_revision(
-            &root,
+            root,
             &prefix,
             rev,
             &args.features,
@@ -67,6 +66,10 @@ pub fn run(args: &AffectedArgs) -> anyhow::Result<ExitCode> {
         )?),
         None => None,
     };
+    // A change that deletes every unit still has the base's to destroy.
+    if base.as_ref().is_none_or(|b| b.discovery.units.is_empty()) {
+        super::no_units::require_units(&head, &at)?;
+    }
     let result = affected_by(&head, &changed, base.as_ref());
     let out = match args.format {
         TextOrJson::Json => {

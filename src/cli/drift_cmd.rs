@@ -9,8 +9,9 @@
 //! fresh store each time also means a drift run never resumes an earlier one,
 //! whose results may be stale.
 
+use super::progress::{PLAN, progress};
 use super::repo::{locate, scan_to_run};
-use super::run_cmd::{cancel_on_ctrl_c, data_dir, engine, progress, refuse_cycles};
+use super::run_cmd::{cancel_on_ctrl_c, data_dir, engine, refuse_cycles};
 use super::{DriftArgs, RunFormat};
 use crate::drift::{DriftReport, units_to_check};
 use crate::engine::head_targets;
@@ -78,19 +79,21 @@ pub fn run(args: &DriftArgs) -> anyhow::Result<ExitCode> {
 
 async fn run_async(args: &DriftArgs) -> anyhow::Result<ExitCode> {
     let globs = unit_globs(&args.units)?;
-    let (dir, root) = locate(&args.repo)?;
+    let at = locate(args.repo.as_deref())?;
+    let (dir, root) = (at.dir.clone(), at.root.clone());
     let data = data_dir(&dir, &args.run.data_dir);
     // Outside git the plan is bound to nothing; it is never applied anyway.
     let head = crate::git::worktree_identity(&dir).unwrap_or_else(|_| "0".repeat(40));
     let mut sources = crate::terragrunt::remote_source::Sources::new();
     let scan = scan_to_run(&dir, &root, "cascade drift", &mut sources).await?;
     refuse_cycles(&scan, "checking for drift")?;
+    super::no_units::require_units(&scan, &at)?;
     let picked = units_to_check(&scan, |u| args.units.is_empty() || picked(&globs, u));
     if picked.is_empty() {
         bail!(
             "no unit to check: {}; run `cascade graph` to see the units",
             if args.units.is_empty() {
-                "discovery found none"
+                "every unit discovery found is excluded (an `exclude` block) or a stack"
             } else {
                 "no unit matches --units"
             }
@@ -120,7 +123,7 @@ async fn run_async(args: &DriftArgs) -> anyhow::Result<ExitCode> {
             plan_targets.clone(),
             &scan.config.retries,
             cancel_on_ctrl_c(),
-            progress(plan_targets.len()),
+            progress(plan_targets.len(), PLAN),
         )
         .await?;
     let logs = keep_logs(&outcome.run_dir, &drift_dir.join("logs"));

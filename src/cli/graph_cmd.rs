@@ -128,8 +128,9 @@ fn indented(json: &[u8]) -> Vec<u8> {
 }
 
 pub fn run(args: &GraphArgs) -> anyhow::Result<ExitCode> {
-    let (dir, root) = locate(&args.repo)?;
-    let scan = scan(&dir, &root, &args.features, &mut Default::default())?;
+    let at = locate(args.repo.as_deref())?;
+    let scan = scan(&at.dir, &at.root, &args.features, &mut Default::default())?;
+    super::no_units::require_units(&scan, &at)?;
     let out = match args.format {
         GraphFormat::Json => {
             let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());

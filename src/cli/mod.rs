@@ -8,6 +8,8 @@
 mod affected_cmd;
 mod drift_cmd;
 mod graph_cmd;
+mod no_units;
+mod progress;
 mod render;
 mod repo;
 mod run_cmd;
@@ -55,9 +57,12 @@ enum Command {
 // One of the two ways to say what changed is required; clap's error names both.
 #[command(group(clap::ArgGroup::new("what_changed").required(true).args(["changed", "base"])))]
 struct PlanArgs {
-    #[arg(long, default_value = ".", env = "CASCADE_REPO")]
-    repo: PathBuf,
-    /// Changed files, relative to --repo (compared with the checked-out commit).
+    /// The repository's directory (default: the top level of the git repository around
+    /// the current directory, as git finds it); its `.cascade.yaml` applies.
+    #[arg(long, env = "CASCADE_REPO")]
+    repo: Option<PathBuf>,
+    /// Changed files, relative to --repo when given, else to the current directory
+    /// (compared with the checked-out commit).
     #[arg(long, num_args = 1.., conflicts_with_all = ["base", "head"])]
     changed: Vec<String>,
     /// Compare against this revision (merge-base diff, as a pull request shows it).
@@ -171,8 +176,10 @@ unit failed to plan (or was skipped because a unit it depends on failed) or casc
 run. A failure wins over drift: 1 even when other units drifted."
 )]
 struct DriftArgs {
-    #[arg(long, default_value = ".", env = "CASCADE_REPO")]
-    repo: PathBuf,
+    /// The repository's directory (default: the top level of the git repository around
+    /// the current directory, as git finds it); its `.cascade.yaml` applies.
+    #[arg(long, env = "CASCADE_REPO")]
+    repo: Option<PathBuf>,
     /// Check only the units whose path (or a directory above it) matches this glob
     /// (repeatable; `*` stays within a directory, `**` crosses directories).
     #[arg(long = "units", value_name = "GLOB")]
@@ -183,8 +190,10 @@ struct DriftArgs {
 
 #[derive(clap::Args, Debug)]
 struct ApplyArgs {
-    #[arg(long, default_value = ".", env = "CASCADE_REPO")]
-    repo: PathBuf,
+    /// The repository's directory (default: the top level of the git repository around
+    /// the current directory, as git finds it); its `.cascade.yaml` applies.
+    #[arg(long, env = "CASCADE_REPO")]
+    repo: Option<PathBuf>,
     /// The plan id, as in `/apply <id>`.
     id: String,
     #[command(flatten)]
@@ -214,9 +223,10 @@ enum RunFormat {
 
 #[derive(clap::Args, Debug)]
 struct GraphArgs {
-    /// The repository (or the directory inside it) to discover; paths are printed relative to it.
-    #[arg(long, default_value = ".", env = "CASCADE_REPO")]
-    repo: PathBuf,
+    /// The repository (or the directory inside it) to discover; paths are printed relative
+    /// to it (default: the top level of the git repository around the current directory).
+    #[arg(long, env = "CASCADE_REPO")]
+    repo: Option<PathBuf>,
     #[arg(long, value_enum, default_value_t = GraphFormat::Text)]
     format: GraphFormat,
     /// DOT: keep every edge instead of the transitive reduction.
@@ -239,9 +249,11 @@ enum GraphFormat {
 // One of the two ways to say what changed is required; clap's error names both.
 #[command(group(clap::ArgGroup::new("what_changed").required(true).args(["changed", "base"])))]
 struct AffectedArgs {
-    #[arg(long, default_value = ".", env = "CASCADE_REPO")]
-    repo: PathBuf,
-    /// Changed files, relative to --repo.
+    /// The repository's directory (default: the top level of the git repository around
+    /// the current directory, as git finds it); its `.cascade.yaml` applies.
+    #[arg(long, env = "CASCADE_REPO")]
+    repo: Option<PathBuf>,
+    /// Changed files, relative to --repo when given, else to the current directory.
     #[arg(long, num_args = 1.., conflicts_with_all = ["base", "head"])]
     changed: Vec<String>,
     /// Compare against this revision (merge-base diff, as a pull request shows it).
@@ -269,7 +281,7 @@ impl Command {
             Command::Plan(PlanArgs { repo, run, .. })
             | Command::Apply(ApplyArgs { repo, run, .. })
             | Command::Drift(DriftArgs { repo, run, .. }) => {
-                absolute(repo)?;
+                repo.as_mut().map(absolute).transpose()?;
                 run.data_dir.as_mut().map(absolute).transpose()?;
             }
             Command::Serve(args) => args.make_paths_absolute()?,

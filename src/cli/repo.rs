@@ -5,6 +5,7 @@
 use crate::catalog::{Access, Catalog};
 use crate::config::RepoConfig;
 pub use crate::scan::Scan;
+use crate::terragrunt::paths;
 use crate::terragrunt::remote_source::Sources;
 use anyhow::{Context, bail};
 use std::path::{Path, PathBuf};
@@ -60,9 +61,48 @@ pub fn scan(
     Ok(runtime.block_on(scan_async(dir, root, features, sources)))
 }
 
-/// The directory to discover and the repository root around it (the git
-/// top-level, or the directory itself outside git).
-pub fn locate(repo: &Path) -> anyhow::Result<(PathBuf, PathBuf)> {
+/// Where a command works, worked out once from `--repo` and the current directory.
+pub struct Location {
+    /// The directory discovered, whose `.cascade.yaml` applies, and which unit paths are
+    /// relative to: `--repo` when given, else the repository root.
+    pub dir: PathBuf,
+    /// The repository root: the git top-level around `dir`, or `dir` itself outside git.
+    pub root: PathBuf,
+    /// Where relative `--changed` paths start: `--repo` when given, else the current
+    /// directory (as git reads a path given from a subdirectory).
+    pub changed_from: PathBuf,
+    /// True when `--repo` (or `CASCADE_REPO`) named the directory.
+    pub explicit: bool,
+}
+
+impl Location {
+    /// `dir` relative to the root, `""` at the root.
+    pub fn prefix(&self) -> String {
+        let prefix = paths::relative(&self.root.to_string_lossy(), &self.dir.to_string_lossy());
+        if prefix == "." { String::new() } else { prefix }
+    }
+}
+
+/// Where a command works. Without `--repo`, as git does: from the top level of the git
+/// repository around the current directory (the current directory itself outside git),
+/// so the root's `.cascade.yaml` applies wherever in the repository cascade is run.
+/// With `--repo`, that directory, as given; a `.cascade.yaml` above it is then not read,
+/// and a note on stderr says so rather than leaving the user to wonder.
+pub fn locate(repo: Option<&Path>) -> anyhow::Result<Location> {
+    let Some(repo) = repo else {
+        let cwd = std::env::current_dir()
+            .and_then(std::fs::canonicalize)
+            .context("cannot open the current directory; run cascade from an existing directory")?;
+        let root = crate::git::toplevel(&cwd)
+            .and_then(|t| std::fs::canonicalize(t).ok())
+            .unwrap_or_else(|| cwd.clone());
+        return Ok(Location {
+            dir: root.clone(),
+            root,
+            changed_from: cwd,
+            explicit: false,
+        });
+    };
     if !repo.is_dir() {
         bail!(
             "{} is not a directory; pass the repository with --repo DIR",
@@ -74,7 +114,34 @@ pub fn locate(repo: &Path) -> anyhow::Result<(PathBuf, PathBuf)> {
     let root = crate::git::toplevel(&dir)
         .and_then(|t| std::fs::canonicalize(t).ok())
         .unwrap_or_else(|| dir.clone());
-    Ok((dir, root))
+    if let Some(above) = config_above(&dir, &root) {
+        eprintln!(
+            "cascade: note: --repo {} holds no .cascade.yaml, so cascade runs with the defaults; {} applies only with --repo {} (or without --repo)",
+            dir.display(),
+            above.join(crate::config::FILE_NAME).display(),
+            above.display()
+        );
+    }
+    Ok(Location {
+        dir: dir.clone(),
+        root,
+        changed_from: dir,
+        explicit: true,
+    })
+}
+
+/// The nearest directory above `dir`, up to the repository `root`, holding a
+/// `.cascade.yaml`, when `dir` holds none.
+fn config_above(dir: &Path, root: &Path) -> Option<PathBuf> {
+    let has_config = |d: &Path| d.join(crate::config::FILE_NAME).symlink_metadata().is_ok();
+    if has_config(dir) || !dir.starts_with(root) {
+        return None;
+    }
+    dir.ancestors()
+        .skip(1)
+        .take_while(|d| d.starts_with(root))
+        .find(|d| has_config(d))
+        .map(Path::to_path_buf)
 }
 
 /// Discovers `dir` for a command that runs terraform (`plan`, `drift`): unlike `graph`,
@@ -95,14 +162,24 @@ pub async fn scan_to_run(
     Ok(catalog().scan(dir, root, config, &[], None, sources).await)
 }
 
-/// `--changed` files as discovery names them: relative to `dir` (the discovery
-/// directory, inside the repository `root`), cleaned, with `..` parts for files above
-/// `dir`. A file outside the repository, or one that is neither in the working tree nor
-/// in the checked-out commit (a typo), is refused: nothing there can affect a unit, and
-/// "0 units" would read as "nothing to plan".
-pub fn changed_paths(dir: &Path, root: &Path, changed: &[String]) -> anyhow::Result<Vec<String>> {
-    let prefix = dir.strip_prefix(root).unwrap_or(Path::new(""));
-    let prefix = prefix.to_string_lossy();
+/// `--changed` files as discovery names them: relative to the discovery directory
+/// (inside the repository root), cleaned, with `..` parts for files above it. Relative
+/// paths start where [`Location::changed_from`] says. A file outside the repository, or
+/// one that is neither in the working tree nor in the checked-out commit (a typo), is
+/// refused: nothing there can affect a unit, and "0 units" would read as "nothing to plan".
+pub fn changed_paths(at: &Location, changed: &[String]) -> anyhow::Result<Vec<String>> {
+    let root = at.root.as_path();
+    let prefix = at.prefix();
+    let from = at.changed_from.strip_prefix(root).unwrap_or(Path::new(""));
+    let from = from.to_string_lossy();
+    let relative_to = if at.explicit {
+        format!("relative to --repo, {}", at.dir.display())
+    } else {
+        format!(
+            "relative to the current directory, {}",
+            at.changed_from.display()
+        )
+    };
     changed
         .iter()
         .map(|file| {
@@ -115,7 +192,7 @@ pub fn changed_paths(dir: &Path, root: &Path, changed: &[String]) -> anyhow::Res
                     .map(|rel| rel.to_string_lossy().into_owned())
                     .and_then(|rel| crate::terragrunt::paths::clean(&rel))
             } else {
-                crate::terragrunt::paths::clean(&format!("{prefix}/{file}"))
+                crate::terragrunt::paths::clean(&format!("{from}/{file}"))
             };
             match in_root {
                 Some(rel)
@@ -124,19 +201,17 @@ pub fn changed_paths(dir: &Path, root: &Path, changed: &[String]) -> anyhow::Res
                         && !crate::git::has_file_at(root, "HEAD", &rel) =>
                 {
                     bail!(
-                        "--changed {}: no such file in the working tree or in the checked-out commit; check the path (relative to --repo, {}), or compare two revisions with --base",
+                        "--changed {}: no such file in the working tree or in the checked-out commit; check the path ({relative_to}), or compare two revisions with --base",
                         crate::inert::visible_line(file),
-                        dir.display()
                     )
                 }
                 Some(rel) if !rel.is_empty() => {
                     Ok(crate::git::relative_to_prefix(&rel, &prefix))
                 }
                 _ => bail!(
-                    "--changed {} is not a file inside the repository {}: give the changed files relative to --repo ({})",
+                    "--changed {} is not a file inside the repository {}: give the changed files {relative_to}",
                     crate::inert::visible_line(file),
                     root.display(),
-                    dir.display()
                 ),
             }
         })

@@ -3,6 +3,7 @@
 //! `--repo` and `--data-dir` are absolute by the time they get here (see
 //! `Command::make_paths_absolute`).
 
+use super::progress::{APPLY, PLAN, progress};
 use super::repo::{changed_paths, locate, scan_async, scan_to_run};
 use super::{ApplyArgs, PlanArgs, RunFormat, RunOptions};
 use crate::clock::SystemClock;
@@ -12,10 +13,7 @@ use crate::exec::sandbox::{SandboxMode, SandboxState, SandboxUser};
 use crate::plan::PlanId;
 use crate::scan::plan_targets;
 use crate::store::{AnyStore, PlanKey, PlannedUnit, RunStore};
-use crate::terragrunt::paths;
-use crate::walk::WalkEvent;
 use anyhow::{Context, bail};
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -78,32 +76,6 @@ fn base_tree(root: &Path, data: &Path, sha: &str) -> anyhow::Result<PathBuf> {
     Ok(tree)
 }
 
-/// A progress line on a terminal; nothing when output is piped.
-pub(super) fn progress(total: usize) -> impl FnMut(WalkEvent<'_>) {
-    let bar = if std::io::stderr().is_terminal() {
-        let bar = indicatif::ProgressBar::new(total as u64);
-        bar.set_style(
-            indicatif::ProgressStyle::with_template("{spinner} [{bar:30}] {pos}/{len} {wide_msg}")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
-                .progress_chars("=> "),
-        );
-        Some(bar)
-    } else {
-        None
-    };
-    move |event| {
-        if let Some(bar) = &bar {
-            match event {
-                WalkEvent::Started(unit) => bar.set_message(unit.to_string()),
-                WalkEvent::Finished(..) => bar.inc(1),
-            }
-            if bar.position() == bar.length().unwrap_or(0) {
-                bar.finish_and_clear();
-            }
-        }
-    }
-}
-
 /// Refuses a graph with a cycle (printing the problems): no order to run it in.
 pub(super) fn refuse_cycles(scan: &super::repo::Scan, doing: &str) -> anyhow::Result<()> {
     if scan
@@ -138,9 +110,9 @@ pub fn plan(args: &PlanArgs) -> anyhow::Result<ExitCode> {
 }
 
 async fn plan_async(args: &PlanArgs) -> anyhow::Result<ExitCode> {
-    let (dir, root) = locate(&args.repo)?;
-    let prefix = paths::relative(&root.to_string_lossy(), &dir.to_string_lossy());
-    let prefix = if prefix == "." { String::new() } else { prefix };
+    let at = locate(args.repo.as_deref())?;
+    let (dir, root) = (at.dir.clone(), at.root.clone());
+    let prefix = at.prefix();
     let data = data_dir(&dir, &args.run.data_dir);
     let head = crate::git::worktree_identity(&dir)
         .context("cascade plan needs a git repository (it binds the plan to a commit): run `git init && git add -A && git commit`")?;
@@ -163,7 +135,7 @@ async fn plan_async(args: &PlanArgs) -> anyhow::Result<ExitCode> {
             )
         }
         None => (
-            changed_paths(&dir, &root, &args.changed)?,
+            changed_paths(&at, &args.changed)?,
             head_commit.clone(),
             false,
         ),
@@ -172,6 +144,9 @@ async fn plan_async(args: &PlanArgs) -> anyhow::Result<ExitCode> {
     let mut sources = crate::terragrunt::remote_source::Sources::new();
     let head_scan = scan_to_run(&dir, &root, "cascade plan", &mut sources).await?;
     refuse_cycles(&head_scan, "planning")?;
+    if !deletes {
+        super::no_units::require_units(&head_scan, &at)?;
+    }
     // Created (or made private again) once the input is checked: a refused plan
     // leaves nothing behind.
     crate::private_dir::make_private(&data)?;
@@ -190,6 +165,13 @@ async fn plan_async(args: &PlanArgs) -> anyhow::Result<ExitCode> {
         }
         None => None,
     };
+    // A change that deletes every unit still has the base's to destroy.
+    if base_scan
+        .as_ref()
+        .is_some_and(|(b, _)| b.discovery.units.is_empty())
+    {
+        super::no_units::require_units(&head_scan, &at)?;
+    }
     let mut to_plan = plan_targets(
         &head_scan,
         &dir,
@@ -207,7 +189,7 @@ async fn plan_async(args: &PlanArgs) -> anyhow::Result<ExitCode> {
     }
     let engine = engine(&data, &data, &args.run).await?;
     let plan_key = PlanKey::directory(&dir);
-    let observe = progress(to_plan.len());
+    let observe = progress(to_plan.len(), PLAN);
     let outcome = engine
         .plan(
             &plan_key,
@@ -248,9 +230,9 @@ pub fn apply(args: &ApplyArgs) -> anyhow::Result<ExitCode> {
 
 async fn apply_async(args: &ApplyArgs) -> anyhow::Result<ExitCode> {
     let id = PlanId::parse(&args.id).map_err(anyhow::Error::msg)?;
-    let (dir, root) = locate(&args.repo)?;
-    let prefix = paths::relative(&root.to_string_lossy(), &dir.to_string_lossy());
-    let prefix = if prefix == "." { String::new() } else { prefix };
+    let at = locate(args.repo.as_deref())?;
+    let (dir, root) = (at.dir.clone(), at.root.clone());
+    let prefix = at.prefix();
     let data = data_dir(&dir, &args.run.data_dir);
     crate::private_dir::make_private(&data)?;
     let head = crate::git::worktree_identity(&dir)?;
@@ -276,7 +258,14 @@ async fn apply_async(args: &ApplyArgs) -> anyhow::Result<ExitCode> {
         .map(|c| c.retries)
         .unwrap_or_default();
     let outcome = match engine
-        .apply(&plan_key, &id, &head, &dir_for, &retries, progress(total))
+        .apply(
+            &plan_key,
+            &id,
+            &head,
+            &dir_for,
+            &retries,
+            progress(total, APPLY),
+        )
         .await?
     {
         Ok(outcome) => outcome,

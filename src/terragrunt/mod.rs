@@ -68,6 +68,8 @@ pub mod value;
 mod discover;
 mod stack;
 pub use discover::{discover, discover_wanting};
+/// What makes a directory a unit or a stack, for messages that explain what discovery looks for.
+pub use fs::{STACK_CONFIG_NAME, UNIT_CONFIG_NAMES};
 
 /// Discovers a repository made of `files` (repo-relative path, contents),
 /// written to a temporary directory: the entry point for fuzzing and for

@@ -8,18 +8,9 @@ use crate::support;
 
 use std::path::Path;
 use support::hostile::resource;
-use support::{git, run_in, write_file};
+use support::{cascade_in as cascade, git, write_file};
 
 const CONFIG: &str = "environments:\n  live:\n    path: live\n    executor: terraform\n";
-
-fn cascade(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = run_in(env!("CARGO_BIN_EXE_cascade"), dir, args);
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 /// `<tmp>/repo`, a git repository holding `files` and the configuration, one commit.
 fn repo(tmp: &Path, files: &[(&str, &str)]) -> std::path::PathBuf {
@@ -143,7 +134,7 @@ fn a_changed_file_outside_the_repository_is_refused_and_one_inside_is_named_as_g
             assert!(
                 stderr.contains(&format!(
                     "--changed {outside} is not a file inside the repository"
-                )) && stderr.contains("relative to --repo"),
+                )) && stderr.contains("relative to the current directory"),
                 "{command} {outside}: {stderr}"
             );
         }

@@ -35,6 +35,8 @@ mod catalog_server;
 mod check_text;
 mod cli;
 mod cli_paths;
+mod cli_progress;
+mod cli_repo;
 mod cli_sandbox;
 mod cli_unresolved;
 mod comment_diffs;

@@ -238,6 +238,17 @@ pub fn run_in(program: &str, dir: &Path, args: &[&str]) -> std::process::Output 
         .unwrap()
 }
 
+/// `cascade ARGS…` run in `dir` as a user runs it (stderr a pipe, not a terminal): its
+/// exit status, stdout and stderr.
+pub fn cascade_in(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = run_in(env!("CARGO_BIN_EXE_cascade"), dir, args);
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 /// A command's stdout as JSON; panics with stdout and stderr when it is not.
 pub fn stdout_json(out: &std::process::Output) -> serde_json::Value {
     let text = String::from_utf8_lossy(&out.stdout);
