@@ -57,10 +57,11 @@ impl Problem {
         match self.kind {
             ProblemKind::Parse => !self.message.starts_with(CANNOT_READ),
             ProblemKind::Cycle => true,
+            // `config::FILE_NAME`, spelled here: `config` sits a layer above problems.
             ProblemKind::MissingDependency => !self
                 .file
                 .as_deref()
-                .is_some_and(|f| f.ends_with(crate::config::FILE_NAME)),
+                .is_some_and(|f| f.ends_with(".cascade.yaml")),
             _ => false,
         }
     }
@@ -110,5 +111,39 @@ impl fmt::Display for Problem {
             write!(f, "{unit}: ")?;
         }
         f.write_str(&self.message)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_terragrunt_refuses_fails_the_unit_and_what_cascade_cannot_tell_does_not() {
+        let at =
+            |kind, file: &str, message: &str| Problem::new(kind, message).at(file, Some(2), None);
+        assert!(at(ProblemKind::Parse, "a/terragrunt.hcl", "invalid expression").fails_unit());
+        assert!(
+            at(
+                ProblemKind::MissingDependency,
+                "a/terragrunt.hcl",
+                "a depends on b"
+            )
+            .fails_unit()
+        );
+        assert!(at(ProblemKind::Cycle, "a/terragrunt.hcl", "dependency cycle").fails_unit());
+        // cascade's own limits, the default branch's configuration, unknown values.
+        let too_large = format!("{CANNOT_READ}: it is larger than cascade's limit");
+        assert!(!at(ProblemKind::Parse, "a/terragrunt.hcl", &too_large).fails_unit());
+        assert!(
+            !at(
+                ProblemKind::MissingDependency,
+                ".cascade.yaml",
+                "a depends on b"
+            )
+            .fails_unit()
+        );
+        assert!(!at(ProblemKind::Unresolved, "a/terragrunt.hcl", "unknown").fails_unit());
+        assert!(!at(ProblemKind::Config, ".cascade.yaml", "bad").fails_unit());
     }
 }
