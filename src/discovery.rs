@@ -10,7 +10,7 @@ use crate::graph::Graph;
 use crate::problem::{Problem, ProblemKind};
 use crate::unit::UnitPath;
 use serde::Serialize;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// What a directory in the graph is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -103,6 +103,20 @@ impl Discovery {
             .binary_search_by(|u| u.path.cmp(path))
             .ok()
             .map(|i| &self.units[i])
+    }
+
+    /// Each unit Terragrunt itself would refuse, with the first problem saying why
+    /// ([`Problem::fails_unit`]: a file that does not parse, a dependency that is no
+    /// unit): a plan fails it and runs nothing for it. Cycles are the graph's
+    /// ([`Discovery::graph`]); every caller refuses a graph with one before planning.
+    pub fn failures(&self) -> BTreeMap<&UnitPath, &Problem> {
+        let mut out = BTreeMap::new();
+        for p in self.problems.iter().filter(|p| p.fails_unit()) {
+            if let Some(unit) = &p.unit {
+                out.entry(unit).or_insert(p);
+            }
+        }
+        out
     }
 
     /// Everything `unit` reads, as a sorted list of paths: its own files, the

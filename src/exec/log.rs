@@ -1,7 +1,7 @@
 //! A unit's log: each command line, then the command's output read back from
 //! the raw output file, redacted as one stream (so a PEM block spanning lines
-//! goes whole) before anything is written. The last lines are kept for the
-//! failure excerpt. Bounded: lines are cut at 64 KiB and a log stops growing
+//! goes whole) before anything is written. Terraform's `Error:` blocks (see
+//! `diagnostics.rs`) and the last lines are kept for the failure excerpt. Bounded: lines are cut at 64 KiB and a log stops growing
 //! at 64 MiB per command.
 
 use super::ExecError;
@@ -21,6 +21,7 @@ const MAX_LOG_BYTES: u64 = 64 * 1024 * 1024;
 pub(super) struct LogSink {
     file: std::fs::File,
     tail: VecDeque<String>,
+    errors: super::diagnostics::ErrorBlocks,
     refusals: super::denied::RefusalWatch,
 }
 
@@ -38,6 +39,7 @@ impl LogSink {
         Ok(LogSink {
             file,
             tail: VecDeque::new(),
+            errors: Default::default(),
             refusals: Default::default(),
         })
     }
@@ -81,6 +83,7 @@ impl LogSink {
             } else if written - (clean.len() as u64 + 1) <= MAX_LOG_BYTES {
                 let _ = writeln!(self.file, "[output cut at {} MiB]", MAX_LOG_BYTES >> 20);
             }
+            self.errors.line(&clean);
             self.remember(clean);
         }
         if let Some(note) = stream.finish() {
@@ -105,8 +108,11 @@ impl LogSink {
         self.refusals.found()
     }
 
-    /// The last lines of output, for a failure message.
+    /// What a failure message quotes: terraform's error blocks, the cause on the first
+    /// line; without any, the last lines of output, the last one first.
     pub fn excerpt(&self) -> String {
-        self.tail.iter().cloned().collect::<Vec<_>>().join("\n")
+        self.errors.reason().unwrap_or_else(|| {
+            super::diagnostics::last_lines(&self.tail.iter().cloned().collect::<Vec<_>>())
+        })
     }
 }

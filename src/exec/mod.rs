@@ -17,6 +17,7 @@
 
 mod command;
 mod denied;
+mod diagnostics;
 mod env;
 mod log;
 mod plan_json;
@@ -93,7 +94,9 @@ pub enum ExecError {
         /// The tool and its subcommand (`terraform plan`).
         command: String,
         code: i32,
-        /// The last lines of the output, redacted.
+        /// Terraform's error blocks, the cause on the first line (`Error: <summary>
+        /// (<file> line <n>)`); without any, the last lines of output, the last one
+        /// first. Redacted.
         excerpt: String,
     },
     #[error("`{command}` timed out after {seconds} s")]

@@ -118,10 +118,18 @@ pub fn scan_sourced(
 impl Scan {
     /// Units whose edges or reads cascade could not work out (planned on
     /// every change), each with its first problem as the reason: an unknown
-    /// value, a file that does not parse, an include that names no file.
+    /// value, a file cascade would not read. A unit Terragrunt would refuse
+    /// (a file that does not parse, an include that names no file) is not
+    /// one: it fails ([`Discovery::failures`]).
     pub fn unresolved(&self) -> Vec<(UnitPath, String)> {
+        let failures = self.discovery.failures();
         let mut out: Vec<(UnitPath, String)> = Vec::new();
-        for unit in self.discovery.units.iter().filter(|u| u.unresolved) {
+        for unit in self
+            .discovery
+            .units
+            .iter()
+            .filter(|u| u.unresolved && !failures.contains_key(&u.path))
+        {
             let mine = |p: &&Problem| p.unit.as_ref() == Some(&unit.path);
             let reason = self
                 .problems

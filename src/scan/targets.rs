@@ -50,7 +50,8 @@ pub struct PlanTarget {
     /// (absolute), where `terragrunt stack generate` runs before it is planned.
     pub stack: Option<PathBuf>,
     /// Why cascade runs nothing for this unit, when discovery refused it
-    /// (`discovery::Unit::refused`): it is recorded failed with this reason.
+    /// (`discovery::Unit::refused`) or Terragrunt would (`Discovery::failures`:
+    /// `file:line: message`): it is recorded failed with this reason.
     pub refused: Option<String>,
 }
 
@@ -104,7 +105,10 @@ pub fn targets(
         .map(|u| u.path.clone())
         .collect();
     let mut out = head_targets(head, head_graph, head_dir, &planned);
-    let unresolved = |p: &UnitPath| head.unit(p).is_some_and(|u| u.unresolved);
+    // A unit that fails runs nothing, so it has no order to keep among the others.
+    let failures = head.failures();
+    let unresolved =
+        |p: &UnitPath| head.unit(p).is_some_and(|u| u.unresolved) && !failures.contains_key(p);
     let last_unresolved = super::order::unresolved_last(&mut out, unresolved, head_graph);
     let deleted: BTreeSet<UnitPath> = affected
         .units
@@ -178,17 +182,24 @@ pub fn head_targets(
 ) -> Vec<PlanTarget> {
     let mut out = Vec::new();
     let waves = head_graph.waves_of(planned);
+    let failures = head.failures();
     for (i, wave) in waves.iter().enumerate() {
         for path in wave {
             let unit = head
                 .unit(path)
                 .expect("planned units come from the head graph");
-            let deps = head_graph
-                .dependencies(path)
-                .into_iter()
-                .filter(|d| planned.contains(*d))
-                .cloned()
-                .collect();
+            let failure = failures.get(path).map(|p| p.to_string());
+            // A unit Terragrunt would refuse fails at once, with its own reason, whatever
+            // its dependencies do; its dependents wait for it and are skipped.
+            let deps = match failure {
+                Some(_) => Vec::new(),
+                None => head_graph
+                    .dependencies(path)
+                    .into_iter()
+                    .filter(|d| planned.contains(*d))
+                    .cloned()
+                    .collect(),
+            };
             out.push(PlanTarget {
                 path: path.clone(),
                 wave: i + 1,
@@ -200,7 +211,7 @@ pub fn head_targets(
                 sources: sources(unit, head_dir),
                 init_args: Vec::new(),
                 stack: unit.stack.as_ref().map(|s| unit_dir(head_dir, s)),
-                refused: unit.refused.clone(),
+                refused: unit.refused.clone().or(failure),
             });
         }
     }

@@ -9,6 +9,7 @@ use super::limits::{Limit, MAX_CONFIG_FILE_BYTES, MAX_SHOWN_PATH_CHARS, PLANNED_
 use super::parse::{HclFile, ParseError};
 use super::value::Value;
 use super::{ReadSet, paths};
+use crate::problem::CANNOT_READ;
 use crate::problem::{Problem, ProblemKind};
 use hcl_edit::Span;
 use hcl_edit::expr::Expression;
@@ -165,10 +166,7 @@ impl Session {
             .map_err(|e| ParseError {
                 line: None,
                 column: None,
-                message: format!(
-                    "cascade cannot read this file: {e}; {} {PLANNED_ON_EVERY_CHANGE}",
-                    e.fix()
-                ),
+                message: format!("{CANNOT_READ}: {e}; {} {PLANNED_ON_EVERY_CHANGE}", e.fix()),
             })?;
         HclFile::parse(physical, &text).map(Arc::new)
     }

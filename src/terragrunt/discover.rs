@@ -18,13 +18,14 @@ use super::context::{NOT_SHOWN, Session};
 use super::fs::{FsIndex, Probe, Truncation, UNIT_CONFIG_NAMES};
 use super::limits::{
     DISCOVERY_STACK_BYTES, Limit, MAX_MESSAGE_CHARS, MAX_PROBLEMS_PER_UNIT, PLANNED,
+    PLANNED_ON_EVERY_CHANGE,
 };
 use super::remote_source::GitSource;
 use super::stack::{self, Expansion, GeneratedUnit};
 use super::unit_config::{self, DeclaredDependency, Outcome, UnitSpec};
 use super::{DiscoverOptions, Discovery, ReadSet, Unit, UnitKind, paths};
 use crate::discovery::SourceCommit;
-use crate::problem::{Problem, ProblemKind};
+use crate::problem::{FAILS_EVERY_PLAN, Problem, ProblemKind};
 use crate::unit::UnitPath;
 use rayon::prelude::*;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
@@ -216,12 +217,20 @@ pub(super) fn discover_here(opts: &DiscoverOptions) -> (Discovery, Vec<GitSource
                     // A message that says what is planned already (limits,
                     // unreadable files, remote sources) gave its own advice.
                     _ if p.message.contains(PLANNED) => "",
-                    ProblemKind::Parse => "; fix the syntax (until then the unit is planned on every change)",
+                    ProblemKind::Parse => "; fix the syntax",
                     ProblemKind::Unresolved => {
                         "; cascade plans this unit on every change until it can tell (write the value statically, or declare the edge with implicit_deps in .cascade.yaml)"
                     }
                     _ => "",
                 });
+                if p.fails_unit() {
+                    // Terragrunt refuses this unit, so cascade fails it rather than plan it.
+                    if p.message.contains(PLANNED_ON_EVERY_CHANGE) {
+                        p.message = p.message.replace(PLANNED_ON_EVERY_CHANGE, FAILS_EVERY_PLAN);
+                    } else {
+                        p.message = format!("{} {FAILS_EVERY_PLAN}", p.message);
+                    }
+                }
                 unit_problems.push(p);
             }
             let problems = at_most_per_unit(&path, unit_problems);

@@ -189,10 +189,11 @@ async fn a_huge_failure_keeps_the_most_recent_lines_within_githubs_limit() {
         text.contains("*Earlier lines are not shown.*"),
         "the cut is marked"
     );
-    // The comment names the failure in one line and leaves the log to the check.
+    // The comment names the failure in one line, terraform's error and where, and leaves
+    // the log to the check.
     let comment = w.plan_comment(n);
     assert!(
-        comment.contains("- `global/dns` — ```` `terraform plan` failed (exit code 1): noise ")
+        comment.contains("- `global/dns` — `` `terraform plan` failed (exit code 1): Error: Resource precondition failed (main.tf line ")
             && comment.contains("details in the `cascade` check"),
         "{comment}"
     );
@@ -251,4 +252,50 @@ async fn a_successful_plan_sends_no_check_text() {
     assert_eq!(check.conclusion.as_deref(), Some("action_required"));
     assert_eq!(check.text, "");
     assert!(!w.bot_texts(n)[0].contains("cascade` check"));
+}
+
+/// A pull request whose unit names a dependency that is no unit (a typo in `config_path`):
+/// the unit fails at that line before anything runs for it, its dependents are skipped,
+/// the comment offers no `/apply`, the check fails, and `/apply` of the plan's id is
+/// refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_dependency_fails_the_plan_and_its_apply_is_refused() {
+    let w = world().await;
+    let file = "dev/app/terragrunt.hcl";
+    let text = git_out(w.work.path(), &["show", &format!("{}:{file}", w.base_sha)]);
+    let typo = text.replace(
+        "config_path = \"../database\"",
+        "config_path = \"../databse\"",
+    );
+    assert_ne!(typo, text);
+    let line = typo.lines().position(|l| l.contains("../databse")).unwrap() + 1;
+    let (n, head) = w.open_adding("alice", "typo", &[(file, &typo)]);
+    let (check, writes) = plan_of(&w, n, &head).await;
+    assert!(writes <= 3, "GitHub writes for one plan: {writes}");
+    assert_eq!(check.conclusion.as_deref(), Some("failure"));
+    assert!(
+        check.title.contains("1 unit failed to plan"),
+        "{}",
+        check.title
+    );
+
+    let comment = w.plan_comment(n);
+    assert!(!comment.contains("/apply "), "an /apply line:\n{comment}");
+    assert!(comment.contains("**Not ready to apply:**"), "{comment}");
+    assert!(
+        comment.contains(&format!(
+            "- `dev/app` — `{file}:{line}: dev/app depends on dev/databse"
+        )),
+        "{comment}"
+    );
+    insta::assert_snapshot!("plan_with_a_missing_dependency", redacted(&comment));
+
+    let id = support::plan_id_of(&comment);
+    w.fake.set_permission(REPO, "bob", "write");
+    w.fake.approve(REPO, n, "bob");
+    w.comment(n, "bob", &format!("/apply {id}")).await;
+    let reply = w.nth_reply(n, 2).await;
+    assert!(reply.contains("did not plan"), "{reply}");
+    assert!(reply.contains("dev/app"), "{reply}");
+    assert!(!w.applied(n), "nothing applied");
 }

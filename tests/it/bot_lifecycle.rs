@@ -119,19 +119,7 @@ async fn a_comment_stored_by_github_despite_a_502_is_not_posted_twice() {
 
 /// The `.tfplan` files under the server's data directory.
 fn saved_plans(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return out;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            out.extend(saved_plans(&path));
-        } else if path.extension().is_some_and(|e| e == "tfplan") {
-            out.push(path);
-        }
-    }
-    out
+    support::files_with_extension(dir, "tfplan")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -76,12 +76,7 @@ fn an_unresolved_unit_is_planned_and_applied_after_the_others_and_the_comment_sa
     );
     insta::assert_snapshot!("plan_with_an_unresolved_unit", redacted(&comment));
 
-    let id = comment
-        .lines()
-        .find_map(|l| l.strip_prefix("### cascade plan `"))
-        .and_then(|rest| rest.strip_suffix('`'))
-        .expect("the plan id")
-        .to_string();
+    let id = support::plan_id_of(&comment);
     let applied = cascade(&dir, &["apply", &id, "--format", "json"]);
     let result = stdout_json(&applied);
     assert!(applied.status.success(), "{result}");

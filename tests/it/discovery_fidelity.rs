@@ -141,14 +141,22 @@ fn an_include_that_cannot_be_resolved_makes_the_unit_unresolved() {
             .any(|p| p.kind == ProblemKind::Parse && p.file.as_deref() == Some("broken.hcl")),
         "{broken:#?}"
     );
-    // And the comment lists every one of them as unresolved.
+    // The comment lists the unknown one as unresolved; the two Terragrunt itself refuses
+    // (an included file that does not parse, or does not exist) fail in every plan.
     let scan = cascade::scan::scan(&f.root(), &f.root(), &[]);
     let listed: Vec<String> = scan
         .unresolved()
         .into_iter()
         .map(|(u, _)| u.to_string())
         .collect();
-    assert_eq!(listed, ["broken", "missing", "unknown"]);
+    assert_eq!(listed, ["unknown"]);
+    let failing: Vec<String> = scan
+        .discovery
+        .failures()
+        .into_keys()
+        .map(|u| u.to_string())
+        .collect();
+    assert_eq!(failing, ["broken", "missing"]);
 }
 
 // 4. config_path = "".

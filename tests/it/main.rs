@@ -35,6 +35,7 @@ mod catalog_server;
 mod check_text;
 mod cli;
 mod cli_paths;
+mod cli_plan_failures;
 mod cli_progress;
 mod cli_repo;
 mod cli_sandbox;

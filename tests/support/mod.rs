@@ -220,6 +220,33 @@ pub fn example_repo() -> tempfile::TempDir {
     tmp
 }
 
+/// The plan id a plan comment (or `cascade plan --format markdown`) heads with.
+pub fn plan_id_of(comment: &str) -> String {
+    comment
+        .lines()
+        .find_map(|l| l.strip_prefix("### cascade plan `"))
+        .and_then(|rest| rest.strip_suffix('`'))
+        .expect("the plan id")
+        .to_string()
+}
+
+/// Every file under `dir` (recursively) whose name ends `.<ext>`.
+pub fn files_with_extension(dir: &Path, ext: &str) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(files_with_extension(&path, ext));
+        } else if path.extension().is_some_and(|e| e == ext) {
+            out.push(path);
+        }
+    }
+    out
+}
+
 /// Writes `text` to `rel` under `root`, making the directories it needs.
 pub fn write_file(root: &Path, rel: &str, text: &str) {
     let path = root.join(rel);
