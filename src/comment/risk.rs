@@ -92,7 +92,7 @@ pub(super) fn summary(view: &PlanView) -> String {
 }
 
 /// "8 to replace", "16 to change", …: the non-zero counts, most dangerous first.
-fn resource_parts(totals: &Counts) -> Vec<String> {
+pub(super) fn resource_parts(totals: &Counts) -> Vec<String> {
     [
         (totals.destroy, "destroy"),
         (totals.replace, "replace"),

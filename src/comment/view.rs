@@ -12,7 +12,7 @@
 //! template overrides; they are listed in the header comment of each built-in template.
 
 use super::diff::diff_text;
-use super::risk::{RISKS_SHOWN, RiskContext, risks, summary};
+use super::risk::{RISKS_SHOWN, RiskContext, resource_parts, risks, summary};
 use crate::forge::Spelling;
 use crate::inert::{fence_for, visible_line};
 use crate::plan::render::RenderedPlan;
@@ -264,6 +264,9 @@ pub(super) struct UnitContext {
     /// Its wave (1-based); 0 for a unit the pull request deletes.
     wave: usize,
     counts: Counts,
+    /// "1 to replace, 2 to change": its non-zero counts, most dangerous first; "none"
+    /// when only outputs change.
+    counts_text: String,
     /// How many resources and how many outputs its plan changes.
     resource_count: usize,
     output_count: usize,
@@ -436,6 +439,10 @@ impl UnitContext {
             path: line(&unit.path),
             wave,
             counts: unit.counts,
+            counts_text: match resource_parts(&unit.counts) {
+                parts if parts.is_empty() => "none".into(),
+                parts => parts.join(", "),
+            },
             resource_count: unit.resources.len(),
             output_count: unit.outputs.len(),
             fingerprint: line(&unit.fingerprint),

@@ -472,7 +472,9 @@ async fn a_replica_killed_mid_apply_is_taken_over_without_applying_a_unit_twice(
     // The unit in flight at the kill: its terraform outlived the replica, and its
     // result was recorded, not applied again.
     assert_eq!(
-        result.matches("earlier cascade process").count(),
+        result
+            .matches("applied by a terraform that an earlier cascade process started")
+            .count(),
         1,
         "{result}"
     );

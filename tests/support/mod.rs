@@ -27,12 +27,16 @@ use std::process::Command;
 /// plan changed`) for a new plan.
 pub const DNS_APPLIED: [&str; 1] = ["global/dns"];
 
-/// The units an apply result's table lists as applied (`| \`unit\` | ✅ applied |`).
+/// The units an apply result's table lists as applied or destroyed
+/// (`| \`unit\` | ✅ applied | 1 added | 0.4 s |`).
 pub fn applied_units(result: &str) -> Vec<String> {
     result
         .lines()
-        .filter_map(|line| line.strip_prefix("| `")?.strip_suffix("` | ✅ applied |"))
-        .map(str::to_string)
+        .filter_map(|line| {
+            let (unit, rest) = line.strip_prefix("| `")?.split_once("` | ")?;
+            (rest.starts_with("✅ applied |") || rest.starts_with("🗑️ destroyed |"))
+                .then(|| unit.to_string())
+        })
         .collect()
 }
 
