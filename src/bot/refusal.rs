@@ -66,6 +66,9 @@ pub enum Refusal {
     NewCommits { id: PlanId },
     /// `id` is not the current plan, `current` is.
     NotLatestPlan { id: PlanId, current: PlanId },
+    /// `id` was never a plan of the change request; `current` is its plan, which its
+    /// comment shows.
+    UnknownPlan { id: PlanId, current: PlanId },
     /// `id` was applied already, and there is no current plan.
     AlreadyApplied { id: PlanId },
     /// `id` is no current plan, and there is none.
@@ -146,6 +149,10 @@ pub enum Contribution {
 impl From<NotCurrent> for Refusal {
     fn from(not: NotCurrent) -> Refusal {
         match (not.current, not.was) {
+            (Some(current), Was::Unknown) => Refusal::UnknownPlan {
+                id: not.id,
+                current,
+            },
             (Some(current), _) => Refusal::NotLatestPlan {
                 id: not.id,
                 current,
@@ -276,6 +283,11 @@ impl Refusal {
             ),
             Refusal::NotLatestPlan { id, current } => format!(
                 "`{id}` is not this {cr}'s latest plan. The current plan is `{current}`: review it, then comment `{}`.",
+                apply(current)
+            ),
+            Refusal::UnknownPlan { id, current } => format!(
+                "`{id}` is no plan of this {cr}: check the id. This {cr}'s plan is `{current}`, \
+                 in cascade's comment above: review it there, then comment `{}`.",
                 apply(current)
             ),
             Refusal::AlreadyApplied { id } => format!(

@@ -103,6 +103,10 @@ samples! {
         id: id("3f9a2c1b7d4e"),
         current: id("0b1c2d3e4f5a"),
     },
+    "unknown_plan" => UnknownPlan: Refusal::UnknownPlan {
+        id: id("deadbeef0000"),
+        current: id("0b1c2d3e4f5a"),
+    },
     "already_applied" => AlreadyApplied: Refusal::AlreadyApplied { id: id("3f9a2c1b7d4e") },
     "no_current_plan" => NoCurrentPlan: Refusal::NoCurrentPlan { id: id("3f9a2c1b7d4e") },
     "apply_running" => ApplyRunning: Refusal::ApplyRunning,
@@ -187,6 +191,10 @@ fn a_plan_id_that_is_not_current_is_said_by_what_is_current() {
     assert!(matches!(
         Refusal::from(not(None, Was::Unknown)),
         Refusal::NoCurrentPlan { .. }
+    ));
+    assert!(matches!(
+        Refusal::from(not(Some("0b1c2d3e4f5a"), Was::Unknown)),
+        Refusal::UnknownPlan { current, .. } if current.as_str() == "0b1c2d3e4f5a"
     ));
 }
 
