@@ -353,7 +353,10 @@ pub fn main() -> ExitCode {
             return ExitCode::from(u8::try_from(code).unwrap_or(2));
         }
     };
-    init_tracing(matches!(cli.command, Command::Serve(_)));
+    match &cli.command {
+        Command::Serve(args) => init_tracing(true, args.log_format() == serve_cmd::LogFormat::Json),
+        _ => init_tracing(false, false),
+    }
     // Once, before anything runs: terraform runs in each unit's directory, so a
     // relative path given on the command line would point somewhere else there.
     if let Err(err) = cli.command.make_paths_absolute() {
@@ -386,9 +389,12 @@ pub fn main() -> ExitCode {
     }
 }
 
-/// Logs to stderr: JSON lines for the server (one span per delivery, pull request and run), text otherwise.
-fn init_tracing(json: bool) {
-    let default = if json { "info" } else { "warn" };
+/// Logs to stderr, from `info` up for the server and `warn` up for the other commands
+/// (`CASCADE_LOG` decides otherwise): JSON lines with the current span (delivery, pull
+/// request, run) when `json`, text otherwise. The server's text has colours on a terminal
+/// only: a file or a journal asked for text gets no escape sequences.
+fn init_tracing(server: bool, json: bool) {
+    let default = if server { "info" } else { "warn" };
     let filter = tracing_subscriber::EnvFilter::try_from_env("CASCADE_LOG")
         .unwrap_or_else(|_| default.into());
     let builder = tracing_subscriber::fmt()
@@ -396,6 +402,11 @@ fn init_tracing(json: bool) {
         .with_writer(std::io::stderr);
     let _ = if json {
         builder.json().with_current_span(true).try_init()
+    } else if server {
+        use std::io::IsTerminal as _;
+        builder
+            .with_ansi(std::io::stderr().is_terminal())
+            .try_init()
     } else {
         builder.try_init()
     };

@@ -16,13 +16,27 @@ use crate::server::{
 use anyhow::{Context, bail};
 use clap::builder::RangedU64ValueParser;
 use secrecy::{SecretSlice, SecretString};
+use std::io::IsTerminal as _;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+/// How `cascade serve` writes its log to stderr.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LogFormat {
+    /// One line per event for people: time, level, spans, message, fields.
+    Text,
+    /// One JSON object per line, with the current span, for a log collector.
+    Json,
+}
+
 #[derive(clap::Args, Debug)]
 pub struct ServeArgs {
+    /// How the log on stderr is written (default: text when stderr is a terminal, json
+    /// otherwise, as under systemd, Docker or Kubernetes).
+    #[arg(long, env = "CASCADE_LOG_FORMAT", value_enum)]
+    log_format: Option<LogFormat>,
     /// Address to listen on.
     #[arg(long, env = "CASCADE_LISTEN", default_value = "0.0.0.0:8080")]
     listen: SocketAddr,
@@ -192,6 +206,16 @@ pub struct ServeArgs {
 }
 
 impl ServeArgs {
+    /// `--log-format`, or text on a terminal and JSON lines anywhere else.
+    pub fn log_format(&self) -> LogFormat {
+        self.log_format
+            .unwrap_or(if std::io::stderr().is_terminal() {
+                LogFormat::Text
+            } else {
+                LogFormat::Json
+            })
+    }
+
     /// `--data-dir` made absolute: terraform runs elsewhere and must find the plugin cache and runs.
     pub fn make_paths_absolute(&mut self) -> std::io::Result<()> {
         self.data_dir = std::path::absolute(&self.data_dir)?;

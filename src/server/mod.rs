@@ -13,7 +13,9 @@
 
 mod gitlab_webhook;
 mod listen;
+mod public_address;
 mod setup;
+mod status;
 mod stored_app;
 mod webhook;
 
@@ -137,6 +139,9 @@ pub struct AppState {
     pub metrics: PrometheusHandle,
     /// The setup page, when this server started with no forge and no stored App.
     pub setup: Option<Arc<setup::Setup>>,
+    /// The App's page on GitHub, for the status page, when the setup page created the
+    /// App (now or at an earlier start); `None` for an App given by flags.
+    pub github_app_page: ArcSwapOption<status::AppPage>,
 }
 
 /// A server started in this process (the binary runs one; tests run several).
@@ -196,6 +201,7 @@ async fn connect_gitlab(
 /// Starts the server and the bot's workers; returns once it listens.
 pub async fn start(mut config: ServeConfig) -> anyhow::Result<RunningServer> {
     // Flags win; else the App the setup page stored.
+    let mut github_app_page = None;
     if config.github.is_none()
         && let Some(site) = &config.setup
         && let Some(app) = stored_app::StoredApp::load(&config.data_dir)?
@@ -203,6 +209,10 @@ pub async fn start(mut config: ServeConfig) -> anyhow::Result<RunningServer> {
         crate::redact::register_secret(&String::from_utf8_lossy(app.private_key.expose_secret()));
         crate::redact::register_secret(app.webhook_secret.expose_secret());
         tracing::info!(app_id = app.id, slug = %app.slug, "serving the GitHub App stored in the data directory");
+        github_app_page = Some(Arc::new(status::AppPage {
+            slug: app.slug.clone(),
+            url: app.html_url.clone(),
+        }));
         config.github = Some(GitHubServeConfig {
             app_id: app.id,
             private_key: app.private_key,
@@ -338,6 +348,7 @@ pub async fn start(mut config: ServeConfig) -> anyhow::Result<RunningServer> {
         bot: bot.clone(),
         metrics: metrics_handle(),
         setup,
+        github_app_page: ArcSwapOption::new(github_app_page),
     });
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await
@@ -388,7 +399,8 @@ fn server_sandbox(config: &ServeConfig) -> anyhow::Result<crate::exec::sandbox::
 
 /// The HTTP routes, with the per-request limits (the listener enforces the rest):
 /// `/webhooks/github` when GitHub is served or set up here, `/webhooks/gitlab`
-/// when `state.gitlab` is set, `/setup…` when the setup page is on.
+/// when `state.gitlab` is set, `/setup…` when the setup page is on; `/` (the
+/// status page), the probes and `/metrics` always.
 pub fn router(state: Arc<AppState>, limits: &HttpLimits) -> Router {
     // Only webhooks do work worth queueing for; probes must answer under load.
     // One limit for both forges: what it bounds is the store and the bot.
@@ -419,6 +431,7 @@ pub fn router(state: Arc<AppState>, limits: &HttpLimits) -> Router {
         );
     }
     routes
+        .route("/", get(status::show))
         // Alive whatever the sandbox says (a restart would not give it one), and
         // saying what it says: a server without one plans nothing.
         .route(

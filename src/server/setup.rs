@@ -10,6 +10,10 @@
 //! into the bot and the webhook receiver; the page links to the App's install
 //! page. Every page is off (404) once a GitHub App is served.
 //!
+//! A public URL GitHub cannot reach (loopback, private, link-local, a local name:
+//! `public_address`) gets a warning on the form and on GitHub's form, never a refusal:
+//! people test through tunnels, and a GitHub Enterprise Server may be on the same network.
+//!
 //! Everything a request carries is hostile: forms are bounded, URLs parsed and
 //! rebuilt, every rendered value HTML-escaped by the template engine. Never
 //! shows, logs or keeps in memory beyond the swap the App's key or secret.
@@ -71,6 +75,8 @@ struct FormPage<'a> {
     public_url: &'a str,
     organization: &'a str,
     error: Option<&'a str>,
+    /// Why GitHub cannot reach the URL in the form, when it cannot (`public_address`).
+    warning: Option<String>,
     max_url: usize,
     max_org: usize,
 }
@@ -89,6 +95,8 @@ struct ManifestPage {
     webhook_url: String,
     events: &'static [&'static str],
     permissions: Vec<PermissionRow>,
+    /// Why GitHub cannot reach the URL given, when it cannot: a warning, not a refusal.
+    warning: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -170,6 +178,9 @@ impl Setup {
             public_url: &form.public_url,
             organization: &form.organization,
             error,
+            warning: public_url(&form.public_url)
+                .ok()
+                .and_then(|url| super::public_address::warning(&url)),
             max_url: MAX_URL,
             max_org: MAX_ORG,
         };
@@ -207,7 +218,7 @@ impl Setup {
 }
 
 /// Headers of every setup page: not cached, not framed, no script, no referrer.
-fn page_headers() -> [(header::HeaderName, HeaderValue); 5] {
+pub(super) fn page_headers() -> [(header::HeaderName, HeaderValue); 5] {
     [
         (
             header::CONTENT_TYPE,
@@ -422,6 +433,7 @@ pub async fn make_manifest(
         webhook_url: format!("{base}/webhooks/github"),
         events: &APP_EVENTS,
         permissions,
+        warning: super::public_address::warning(&url),
     };
     setup.page(StatusCode::OK, "manifest", &page)
 }
@@ -538,6 +550,12 @@ async fn finish(state: &Arc<AppState>, code: &str) -> Result<Finished, Unfinishe
             .to_vec()
             .into(),
     ])));
+    state
+        .github_app_page
+        .store(Some(Arc::new(super::status::AppPage {
+            slug: app.slug.clone(),
+            url: html_url.clone(),
+        })));
     tracing::info!(app_id = app.id, slug = %app.slug, "GitHub App created through the setup page; serving it");
     Ok(Finished {
         slug: app.slug,

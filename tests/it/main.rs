@@ -75,6 +75,7 @@ mod sandbox;
 mod server_database_loss;
 mod server_gitlab;
 mod server_hostile;
+mod server_status;
 mod setup_browser;
 mod setup_flow;
 mod store_contract;

@@ -304,18 +304,8 @@ const NOBODY: u32 = 65534;
 fn cascade_serve_runs_with_umask_077_and_is_not_dumpable() {
     let data = tempfile::tempdir().unwrap();
     let port = support::free_port();
-    let mut command = Command::new(env!("CARGO_BIN_EXE_cascade"));
-    command
-        .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
-        .arg("--data-dir")
-        .arg(data.path().join("served"))
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null());
-    for (name, _) in std::env::vars() {
-        if name.starts_with("CASCADE_") {
-            command.env_remove(name);
-        }
-    }
+    let mut command = support::setup_serve_command(data.path(), port);
+    command.stderr(std::process::Stdio::null());
     let root = nix::unistd::getuid().is_root();
     if root {
         std::os::unix::fs::chown(data.path(), Some(NOBODY), Some(NOBODY)).unwrap();

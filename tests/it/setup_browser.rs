@@ -4,7 +4,7 @@
 //! forge, continue, create the App on (the fake) GitHub, come back through
 //! GitHub's redirect, see the install link; the App is then served: a webhook
 //! signed with its new secret is taken, one signed otherwise refused.
-//! A missing browser fails the test (`.ci/run` installs both packages).
+//! A missing browser fails the test (`./scripts/test` installs both packages as root on Debian).
 
 use crate::support::bot_world;
 use crate::support::fake_github;
@@ -32,7 +32,7 @@ fn on_path(name: &str) -> PathBuf {
         .find(|path| path.is_file())
         .unwrap_or_else(|| {
             panic!(
-                "{name} is required for the browser test: install Debian's chromium and chromium-driver (apt-get install chromium chromium-driver; .ci/run does)"
+                "{name} is required for the browser test: install Debian's chromium and chromium-driver (apt-get install chromium chromium-driver; ./scripts/test does as root)"
             )
         })
 }

@@ -1,10 +1,13 @@
 //! The setup page over HTTP (the browser walk is `tests/it/setup_browser.rs`): a server
 //! started with no forge creates its GitHub App through the fake GitHub's manifest
 //! flow and serves it without a restart, and again after one; the callback takes
-//! only states it issued; hostile form values and headers come back escaped.
+//! only states it issued; hostile form values and headers come back escaped; a public
+//! URL GitHub cannot reach is warned about, not refused; the status page links to the
+//! App it created.
 
 use crate::support::bot_world;
 use crate::support::fake_github;
+use crate::support::html::{text_of, unescape};
 
 use bot_world::{REPO, push_change, serve_config, setup_config, world_configured};
 use cascade::server::{RunningServer, SetupConfig, start};
@@ -18,17 +21,6 @@ fn client() -> reqwest::Client {
         .redirect(reqwest::redirect::Policy::none())
         .build()
         .unwrap()
-}
-
-/// Handlebars' HTML escapes, undone.
-fn unescape(text: &str) -> String {
-    text.replace("&quot;", "\"")
-        .replace("&#x27;", "'")
-        .replace("&#x60;", "`")
-        .replace("&#x3D;", "=")
-        .replace("&lt;", "<")
-        .replace("&gt;", ">")
-        .replace("&amp;", "&")
 }
 
 /// The value of `attr="…"` in the tag holding `marker`, unescaped.
@@ -427,6 +419,116 @@ async fn hostile_setup_inputs_are_bounded_and_come_back_escaped() {
         personal.manifest["default_permissions"]
             .get("members")
             .is_none()
+    );
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_public_url_github_cannot_reach_is_warned_about_not_refused() {
+    let (_fake, _data, server) = setup_server().await;
+    let url = base(&server);
+    for (public_url, host, what) in [
+        (
+            "http://127.0.0.1:8080",
+            "127.0.0.1",
+            "this machine's own (loopback) address",
+        ),
+        (
+            "http://[::1]:8080",
+            "[::1]",
+            "this machine's own (loopback) address",
+        ),
+        (
+            "http://localhost:8080",
+            "localhost",
+            "this machine's own (loopback) address",
+        ),
+        (
+            "http://10.1.2.3:8080",
+            "10.1.2.3",
+            "a private network address",
+        ),
+        (
+            "https://192.168.1.5/cascade",
+            "192.168.1.5",
+            "a private network address",
+        ),
+        (
+            "http://169.254.169.254",
+            "169.254.169.254",
+            "a link-local address",
+        ),
+        (
+            "http://build.local:8080",
+            "build.local",
+            "a name only a local network resolves",
+        ),
+    ] {
+        let form = manifest_form(&url, public_url, "").await;
+        assert_eq!(
+            form.manifest["hook_attributes"]["url"],
+            format!("{}/webhooks/github", public_url.trim_end_matches('/')),
+            "not refused: GitHub's form is there"
+        );
+        let warning = text_of(&form.html, "warning");
+        assert!(
+            warning.starts_with(&format!("GitHub cannot reach {host}: it is {what}.")),
+            "{warning}"
+        );
+        assert!(
+            warning.contains("a tunnel such as cloudflared or ngrok"),
+            "{warning}"
+        );
+    }
+    for public_url in ["https://cascade.example.com", "http://8.8.8.8:8080"] {
+        let form = manifest_form(&url, public_url, "").await;
+        assert!(
+            !form.html.contains("id=\"warning\""),
+            "{public_url}: {}",
+            form.html
+        );
+    }
+    // The form itself warns about the address it was reached at (here 127.0.0.1),
+    // and not about a proxy's public one.
+    let setup = format!("{url}/setup");
+    let direct = page_text(&setup, &[]).await;
+    assert!(
+        text_of(&direct, "warning").starts_with("GitHub cannot reach 127.0.0.1:"),
+        "{direct}"
+    );
+    let proxied = page_text(&setup, &[("x-forwarded-host", "cascade.example.com")]).await;
+    assert!(!proxied.contains("id=\"warning\""), "{proxied}");
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_status_page_links_to_the_app_the_setup_page_created() {
+    let (fake, data, server) = setup_server().await;
+    let url = base(&server);
+    let before = page_text(&format!("{url}/"), &[]).await;
+    assert_eq!(text_of(&before, "github"), "no App yet: set it up");
+    set_up(&url).await;
+    let app = fake.created_apps().pop().unwrap();
+    let expected = format!(
+        "the App {} (id {}), created by the setup page",
+        app.slug, app.id
+    );
+    let page_link = format!("{}/apps/{}", fake.url(), app.slug);
+    let after = page_text(&format!("{url}/"), &[]).await;
+    assert_eq!(text_of(&after, "github"), expected);
+    assert_eq!(
+        attribute(&after, &format!(">{}</a>", app.slug), "href"),
+        page_link
+    );
+    assert!(!after.contains(&app.webhook_secret) && !after.contains("PRIVATE KEY"));
+    // Started again: the stored App, and its page.
+    server.shutdown().await.unwrap();
+    let server = start(setup_config(&fake, data.path())).await.unwrap();
+    let restarted = page_text(&format!("{}/", base(&server)), &[]).await;
+    assert_eq!(text_of(&restarted, "github"), expected);
+    assert!(
+        restarted.contains(&format!("href=\"{page_link}\"")),
+        "{restarted}"
     );
     server.shutdown().await.unwrap();
 }

@@ -9,6 +9,7 @@ pub mod fixture_tree;
 pub mod git_http;
 pub mod gitlab_world;
 pub mod hostile;
+pub mod html;
 pub mod markdown_oracle;
 pub mod postgres;
 pub mod reads;
@@ -61,6 +62,24 @@ pub fn free_port() -> u16 {
         .local_addr()
         .unwrap()
         .port()
+}
+
+/// The real `cascade serve` with no forge (it serves the setup page) on `port` of
+/// 127.0.0.1, keeping its data in `data/served`, with no `CASCADE_*` variable of this
+/// process's environment and its stdout dropped; the caller picks stderr.
+pub fn setup_serve_command(data: &Path, port: u16) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_cascade"));
+    command
+        .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
+        .arg("--data-dir")
+        .arg(data.join("served"))
+        .stdout(std::process::Stdio::null());
+    for (name, _) in std::env::vars() {
+        if name.starts_with("CASCADE_") {
+            command.env_remove(name);
+        }
+    }
+    command
 }
 
 pub fn copy_dir(from: &Path, to: &Path) {

@@ -211,7 +211,7 @@ fn bin_dir() -> PathBuf {
     versions.sort();
     versions.pop().map(|(_, bin)| bin).expect(
         "PostgreSQL is required for the store tests: no initdb on PATH nor in \
-         /usr/lib/postgresql/*/bin; install Debian's `postgresql` package (.ci/run does)",
+         /usr/lib/postgresql/*/bin; install Debian's `postgresql` package (./scripts/test does as root)",
     )
 }
 

@@ -125,6 +125,11 @@ impl GitHubApp {
         GitHubApp::builder(api_url, app_id, private_key_pem).build()
     }
 
+    /// The App's id (the status page shows it).
+    pub fn app_id(&self) -> u64 {
+        self.transport.app_id()
+    }
+
     pub fn builder(api_url: &str, app_id: u64, private_key_pem: &[u8]) -> GitHubAppBuilder {
         GitHubAppBuilder {
             api_url: api_url.to_string(),
