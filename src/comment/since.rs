@@ -4,7 +4,8 @@
 //! without its drawing. Why it changed (the units applied upstream of it, or an
 //! out-of-band change) is the template's to say, from `since_approval.upstream`.
 //!
-//! Never reads a value beyond the drawn plans; bounded to [`MAX_DIFFERENCE_LINES`] lines.
+//! Never reads a value beyond the drawn plans; bounded to [`MAX_DIFFERENCE_LINES`] lines and
+//! [`MAX_DIFFERENCE_CHARS`] characters.
 
 use crate::plan::PlanSummary;
 use crate::plan::render::RenderedPlan;
@@ -12,6 +13,8 @@ use similar::TextDiff;
 
 /// At most this many lines of difference are shown; the rest is counted.
 pub(super) const MAX_DIFFERENCE_LINES: usize = 200;
+/// And at most this many characters (a drawn plan's own cap).
+const MAX_DIFFERENCE_CHARS: usize = 20_000;
 
 /// Lines of context around each changed line.
 const CONTEXT: usize = 2;
@@ -37,15 +40,19 @@ pub(super) fn difference(
         .header("approved", "now")
         .to_string();
     let lines: Vec<&str> = text.lines().collect();
-    let mut shown: Vec<String> = lines
-        .iter()
-        .take(MAX_DIFFERENCE_LINES)
-        .map(|l| l.chars().map(visible).collect())
-        .collect();
-    if lines.len() > MAX_DIFFERENCE_LINES {
+    let mut shown: Vec<String> = Vec::new();
+    let mut chars = 0;
+    for line in lines.iter().take(MAX_DIFFERENCE_LINES) {
+        chars += line.chars().count() + 1;
+        if chars > MAX_DIFFERENCE_CHARS {
+            break;
+        }
+        shown.push(line.chars().map(visible).collect());
+    }
+    if shown.len() < lines.len() {
         shown.push(format!(
             "… {} more lines (run `cascade plan` to see the whole plan)",
-            lines.len() - MAX_DIFFERENCE_LINES
+            lines.len() - shown.len()
         ));
     }
     Some(shown.join("\n"))
@@ -110,5 +117,28 @@ mod tests {
             "{text}"
         );
         assert_eq!(difference((None, None), (None, Some(&now))), None);
+    }
+
+    #[test]
+    fn a_long_difference_is_cut_and_says_how_much_is_left_out() {
+        let names: Vec<String> = (0..400)
+            .map(|i| format!("r.{i:03}{}", "x".repeat(80)))
+            .collect();
+        let many = |action: &'static str| {
+            let pairs: Vec<(&str, &str)> = names.iter().map(|n| (n.as_str(), action)).collect();
+            summary(&pairs)
+        };
+        let text =
+            difference((None, Some(&many("create"))), (None, Some(&many("delete")))).unwrap();
+        assert!(
+            text.chars().count() <= MAX_DIFFERENCE_CHARS + 100,
+            "{}",
+            text.len()
+        );
+        assert!(text.lines().count() <= MAX_DIFFERENCE_LINES + 1);
+        assert!(
+            text.ends_with("more lines (run `cascade plan` to see the whole plan)"),
+            "{text}"
+        );
     }
 }

@@ -16,6 +16,10 @@ use std::path::PathBuf;
 
 /// At most this many lines of one unit's apply output are shown (its last).
 pub const APPLY_OUTPUT_LINES: usize = 40;
+/// A longer line is cut here (the pull request's code prints what it likes).
+const LINE_CHARS: usize = 300;
+/// At most this many bytes of one unit's output in all: the last lines that fit.
+const OUTPUT_BYTES: usize = 8 * 1024;
 
 impl<E: Executor, S: RunStore> RunCtx<E, S> {
     /// The apply output of each of `units` whose log can be read.
@@ -34,7 +38,7 @@ impl<E: Executor, S: RunStore> RunCtx<E, S> {
                     let (lines, _) = read_tail(&log).ok()?;
                     let section = apply_section(&lines);
                     let last = &section[section.len().saturating_sub(APPLY_OUTPUT_LINES)..];
-                    let shown = cleaned(&redactor, &paths, last);
+                    let shown = bounded(cleaned(&redactor, &paths, last));
                     (!shown.is_empty()).then_some((unit, shown))
                 })
                 .collect()
@@ -56,6 +60,25 @@ fn apply_section(lines: &[String]) -> &[String] {
         Some(i) => trim_blank(&lines[i + 1..]),
         None => &[],
     }
+}
+
+/// Each line cut at [`LINE_CHARS`], then the last lines within [`OUTPUT_BYTES`].
+fn bounded(lines: Vec<String>) -> Vec<String> {
+    let mut kept: Vec<String> = Vec::new();
+    let mut bytes = 0;
+    for line in lines.into_iter().rev() {
+        let line = match line.char_indices().nth(LINE_CHARS) {
+            Some((at, _)) => format!("{}…", &line[..at]),
+            None => line,
+        };
+        bytes += line.len() + 1;
+        if bytes > OUTPUT_BYTES {
+            break;
+        }
+        kept.push(line);
+    }
+    kept.reverse();
+    kept
 }
 
 fn trim_blank(lines: &[String]) -> &[String] {
@@ -93,5 +116,16 @@ mod tests {
         assert!(apply_section(&lines("$ terraform plan\nPlan: 1 to add")).is_empty());
         // Output that only mentions apply is not a command line.
         assert!(apply_section(&lines("$ terraform plan\necho $ terraform apply")).is_empty());
+    }
+
+    #[test]
+    fn output_is_bounded_in_line_length_and_in_all() {
+        let long = vec!["é".repeat(10_000); 40];
+        let shown = bounded(long);
+        assert!(shown.iter().all(|l| l.chars().count() == LINE_CHARS + 1));
+        let total: usize = shown.iter().map(|l| l.len() + 1).sum();
+        assert!(total <= OUTPUT_BYTES && !shown.is_empty(), "{total}");
+        let short = vec!["a".to_string(), "b".to_string()];
+        assert_eq!(bounded(short.clone()), short);
     }
 }

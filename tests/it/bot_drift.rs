@@ -434,7 +434,7 @@ async fn a_unit_locked_by_a_pull_request_is_neither_planned_nor_applied_by_drift
     .await;
     // Its dependents reach dev/dns, which the first pull request still holds.
     let plan = &w.bot_texts(pr2)[0];
-    assert!(plan.contains("| `dev/network` | 1 |"), "{plan}");
+    assert!(plan.contains("| `dev/network` | 1 to add"), "{plan}");
     assert!(!plan.contains("`dev/network` — `locked"), "{plan}");
     assert!(!plan.contains("locked by #0"), "{plan}");
     assert!(

@@ -58,7 +58,7 @@ async fn a_backslash_twin_with_an_exclude_block_does_not_hide_the_real_change() 
     let (comment, title) = planned(&w, n, &head).await;
     assert!(!comment.contains("No changes"), "{comment}");
     assert!(
-        comment.contains("| `dev/net/base` | 1 | 0 | 0 |"),
+        comment.contains("| `dev/net/base` | 1 to add |"),
         "the real unit is planned: {comment}"
     );
     assert!(comment.contains("terraform_data.real_marker"), "{comment}");

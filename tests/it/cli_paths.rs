@@ -60,7 +60,7 @@ fn a_backslash_twin_with_an_exclude_block_does_not_hide_the_real_change() {
     let (code, out, err) = cascade(&dir, &["plan", "--base", "HEAD~1"]);
     assert_eq!(code, 0, "{out}\n{err}");
     assert!(!out.contains("No changes"), "{out}");
-    assert!(out.contains("| `live/base` | 2 | 0 | 0 |"), "{out}");
+    assert!(out.contains("| `live/base` | 2 to add |"), "{out}");
     assert!(out.contains("terraform_data.real_change"), "{out}");
     assert!(!out.contains("twin_marker"), "{out}");
 }
