@@ -391,9 +391,10 @@ pub fn main() -> ExitCode {
 
 /// Logs to stderr, from `info` up for the server and `warn` up for the other commands
 /// (`CASCADE_LOG` decides otherwise): JSON lines with the current span (delivery, pull
-/// request, run) when `json`, text otherwise. The server's text has colours on a terminal
-/// only: a file or a journal asked for text gets no escape sequences.
+/// request, run) when `json`, text otherwise. Text has colours on a terminal only: a CI
+/// log, a file or a journal gets no escape sequences.
 fn init_tracing(server: bool, json: bool) {
+    use std::io::IsTerminal as _;
     let default = if server { "info" } else { "warn" };
     let filter = tracing_subscriber::EnvFilter::try_from_env("CASCADE_LOG")
         .unwrap_or_else(|_| default.into());
@@ -402,12 +403,9 @@ fn init_tracing(server: bool, json: bool) {
         .with_writer(std::io::stderr);
     let _ = if json {
         builder.json().with_current_span(true).try_init()
-    } else if server {
-        use std::io::IsTerminal as _;
+    } else {
         builder
             .with_ansi(std::io::stderr().is_terminal())
             .try_init()
-    } else {
-        builder.try_init()
     };
 }

@@ -75,3 +75,25 @@ fn without_a_terminal_each_unit_gets_a_start_and_a_timed_end_line_on_stderr() {
     assert!(timed(done, "planned"), "{done}");
     assert!(!stdout.contains("planned in"), "{stdout}");
 }
+
+#[test]
+fn logs_on_a_pipe_carry_no_colour_escapes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("repo");
+    write_file(&dir, ".cascade.yaml", CONFIG);
+    write_file(&dir, "live/app/terragrunt.hcl", "");
+    write_file(&dir, "live/app/main.tf", &resource("x"));
+    git(&dir, &["init", "-q"]);
+    git(&dir, &["add", "-A"]);
+    git(&dir, &["commit", "-qm", "base"]);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cascade"))
+        .args(["plan", "--changed", "live/app/main.tf"])
+        .current_dir(&dir)
+        .env("CASCADE_LOG", "debug")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains(" DEBUG "), "logs were written: {stderr}");
+    assert!(!stderr.contains('\u{1b}'), "{stderr:?}");
+}
