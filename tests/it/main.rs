@@ -80,6 +80,7 @@ mod setup_browser;
 mod setup_flow;
 mod store_contract;
 mod tg_fixtures;
+mod unit_env_e2e;
 mod unit_file_names;
 mod walk_rules;
 mod walk_unresolved;

@@ -105,6 +105,7 @@ impl Server {
             init_args: vec![],
             timeout: Duration::from_secs(120),
             init_timeout: Duration::from_secs(120),
+            phase: cascade::exec::Phase::Plan,
         }
     }
 
@@ -248,6 +249,7 @@ async fn a_data_directory_inside_the_repository_stays_out_of_reach() {
             init_args: vec![],
             timeout: Duration::from_secs(120),
             init_timeout: Duration::from_secs(120),
+            phase: cascade::exec::Phase::Plan,
         }
     };
     let inside = job("file(\"${path.module}/../../.cascade/cascade.db\")");
