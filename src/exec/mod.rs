@@ -1,8 +1,8 @@
 //! Running terraform, tofu or terragrunt in a unit: the process seam.
 //!
 //! Owns the command lines, the environment (an allow-list of the server's
-//! variables, non-interactive, no colour, no checkpoint calls, one shared
-//! plugin cache), timeouts and signals, and the per-unit logs. The plan JSON
+//! variables, the operator's per-unit variables for the job's phase,
+//! non-interactive, no colour, no checkpoint calls, one shared plugin cache), timeouts and signals, and the per-unit logs. The plan JSON
 //! from `show -json` is read through a pipe into memory and handed back: it is
 //! never written to disk or to a log.
 //!
