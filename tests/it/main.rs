@@ -31,6 +31,7 @@ mod bot_review;
 mod bot_sandbox;
 mod bot_scenarios;
 mod bot_spelling;
+mod bot_unit_env;
 mod catalog_server;
 mod check_text;
 mod cli;

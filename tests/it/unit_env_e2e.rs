@@ -1,8 +1,8 @@
 //! Per-unit credentials (`--unit-env-file`) end to end with `cascade plan` and
 //! `cascade apply` and the real terraform: which unit gets which values, a
 //! plan's values apart from an apply's, a unit that matches no entry, a broken
-//! file refused at start naming where, and no value in the comment, cascade's
-//! output, its logs or its database.
+//! file refused at start naming where, no value in the comment, cascade's output,
+//! its logs or its database, and no credential from `.cascade.yaml`.
 
 use crate::plan_apply_e2e::{commit_modules, ok, state_resources};
 use crate::support;
@@ -236,4 +236,28 @@ fn a_broken_file_stops_the_start_naming_where_and_no_value() {
     assert!(stderr.contains("line 3"), "{stderr}");
     assert!(!stderr.contains("secret-"), "{stderr}");
     assert!(!repo.path().join(".cascade/runs").exists(), "nothing ran");
+}
+
+/// Only the operator defines credentials: `.cascade.yaml` has no key that sets a variable.
+#[test]
+fn a_cascade_yaml_that_defines_a_credential_is_refused() {
+    support::example_repo();
+    let repo = repo();
+    let dir = repo.path();
+    let config = std::fs::read_to_string(dir.join(".cascade.yaml")).unwrap();
+    std::fs::write(
+        dir.join(".cascade.yaml"),
+        format!("{config}env:\n  TF_VAR_role: from-the-repository\n"),
+    )
+    .unwrap();
+    support::git(dir, &["commit", "-qam", "a credential in the repository"]);
+    let out = support::run_in(
+        env!("CARGO_BIN_EXE_cascade"),
+        dir,
+        &["plan", "--changed", "dev/app/main.tf"],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("unknown key `env`"), "{stderr}");
+    assert!(!dir.join("dev/app/terraform.tfstate").exists());
 }
