@@ -71,10 +71,22 @@ enum ValueFile {
     File(FileRef),
 }
 
+/// `{file: PATH}`: a mapping with that one key (serde's derive would also take `[PATH]`).
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(try_from = "BTreeMap<String, PathBuf>")]
 struct FileRef {
     file: PathBuf,
+}
+
+impl TryFrom<BTreeMap<String, PathBuf>> for FileRef {
+    type Error = &'static str;
+
+    fn try_from(mut map: BTreeMap<String, PathBuf>) -> Result<FileRef, Self::Error> {
+        match (map.remove("file"), map.is_empty()) {
+            (Some(file), true) => Ok(FileRef { file }),
+            _ => Err("expected `{file: PATH}`"),
+        }
+    }
 }
 
 impl UnitEnv {
@@ -115,6 +127,11 @@ impl UnitEnv {
                 Phase::Apply => &e.apply,
             })
             .map(|(k, v)| (k.as_str(), v))
+    }
+
+    /// How many entries the file has.
+    pub fn len(&self) -> usize {
+        self.entries.len()
     }
 
     /// Whether no entry was given.

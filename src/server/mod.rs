@@ -296,6 +296,12 @@ pub async fn start(mut config: ServeConfig) -> anyhow::Result<RunningServer> {
         );
     }
     let sandbox = server_sandbox(&config)?;
+    if !config.unit_env.is_empty() {
+        tracing::info!(
+            entries = config.unit_env.len(),
+            "per-unit credentials (--unit-env-file): units matching an entry get its values"
+        );
+    }
     let executor = ProcessExecutor::new(config.data_dir.join("exec"))
         .with_sandbox(sandbox)
         .with_binary(crate::unit::Tool::Terraform, config.terraform_bin.clone())

@@ -85,6 +85,14 @@ fn errors_name_the_path_in_the_file_and_never_a_value() {
         @"[0].plan.AWS_PROFILE: a string, or `{file: PATH}` to read the value from a file at line 2, column 23"
     );
     insta::assert_snapshot!(
+        error("- units: a\n  plan: {AWS_PROFILE: [x]}\n"),
+        @"[0].plan.AWS_PROFILE: a string, or `{file: PATH}` to read the value from a file at line 2, column 23"
+    );
+    insta::assert_snapshot!(
+        error("- units: a\n  plan: {AWS_PROFILE: {file: x, mode: y}}\n"),
+        @"[0].plan.AWS_PROFILE: a string, or `{file: PATH}` to read the value from a file at line 2, column 23"
+    );
+    insta::assert_snapshot!(
         error("- units: a\n  apply: topsecret-value\n"),
         @"[0].apply: expected mapping start at line 2, column 10"
     );
