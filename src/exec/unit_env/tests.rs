@@ -113,3 +113,11 @@ fn errors_name_the_path_in_the_file_and_never_a_value() {
         @"[0].apply.X: cannot read /nonexistent/missing: No such file or directory (os error 2)"
     );
 }
+
+#[test]
+fn a_shape_error_that_quotes_a_value_loses_the_quote() {
+    assert_eq!(
+        unquoted(r#"invalid type: string "hush-9999", expected a map at line 2"#),
+        "invalid type: string …, expected a map at line 2"
+    );
+}
