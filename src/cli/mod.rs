@@ -97,6 +97,8 @@ struct RunOptions {
     #[command(flatten)]
     pass: PassEnv,
     #[command(flatten)]
+    unit_env: UnitEnvArgs,
+    #[command(flatten)]
     sandbox: SandboxArgs,
     #[command(flatten)]
     plan_limits: PlanLimitArgs,
@@ -213,6 +215,30 @@ pub struct PassEnv {
         value_delimiter = ','
     )]
     pub names: Vec<String>,
+}
+
+/// `--unit-env-file`, shared by the commands that run terraform.
+#[derive(clap::Args, Debug, Default)]
+pub struct UnitEnvArgs {
+    /// The operator's per-unit credentials (YAML; see README, "Per-unit credentials"):
+    /// repository and unit globs to variables for plans and for applies. Read once, at
+    /// start; a problem in it stops the start, naming where it is.
+    #[arg(
+        long = "unit-env-file",
+        value_name = "PATH",
+        env = "CASCADE_UNIT_ENV_FILE"
+    )]
+    pub file: Option<PathBuf>,
+}
+
+impl UnitEnvArgs {
+    /// The file's entries (none without the flag), their values registered with the redactor.
+    pub fn load(&self) -> anyhow::Result<std::sync::Arc<crate::exec::UnitEnv>> {
+        Ok(std::sync::Arc::new(match &self.file {
+            Some(file) => crate::exec::UnitEnv::load(file)?,
+            None => crate::exec::UnitEnv::default(),
+        }))
+    }
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

@@ -48,6 +48,7 @@ pub(super) async fn engine(
     }
     let executor = ProcessExecutor::new(data.join("exec"))
         .with_environment(std::env::vars_os(), &options.pass.names)
+        .with_unit_env(options.unit_env.load()?)
         .with_sandbox(sandbox)
         .with_plan_limits(options.plan_limits.limits()?);
     Ok(Engine {

@@ -200,6 +200,8 @@ pub struct ServeArgs {
     #[command(flatten)]
     pass: super::PassEnv,
     #[command(flatten)]
+    unit_env: super::UnitEnvArgs,
+    #[command(flatten)]
     sandbox: super::SandboxArgs,
     #[command(flatten)]
     plan_limits: super::PlanLimitArgs,
@@ -452,6 +454,7 @@ impl ServeArgs {
             unit_timeout: Duration::from_secs(self.unit_timeout),
             init_timeout: Duration::from_secs(self.init_timeout),
             plan_limits: self.plan_limits.limits()?,
+            unit_env: self.unit_env.load()?,
             sandbox,
             discovery_timeout: Duration::from_secs(self.discovery_timeout),
             replica_lease: Duration::from_secs(self.replica_lease),

@@ -232,21 +232,26 @@ fn default_requirements() -> Vec<ApplyRequirement> {
 impl ConfigFile {
     /// Reads one YAML document. An empty document (or only comments) is the default.
     pub(super) fn from_yaml(text: &str) -> Result<ConfigFile, serde_saphyr::Error> {
-        // Snippets would be rendered into our messages twice; we print locations ourselves.
-        // The budget stops alias bombs and absurd nesting long before they cost anything.
-        let options = serde_saphyr::options! {
-            with_snippet: false,
-            budget: serde_saphyr::budget! {
-                max_nodes: 100_000,
-                max_events: 200_000,
-                max_depth: 32,
-                max_total_scalar_bytes: 1 << 20,
-            },
-            alias_limits: serde_saphyr::alias_limits! {
-                max_total_replayed_events: 100_000,
-            },
-        };
-        serde_saphyr::from_str_with_options::<Table<ConfigFile>>(text, options).map(|t| t.0)
+        serde_saphyr::from_str_with_options::<Table<ConfigFile>>(text, yaml_options()).map(|t| t.0)
+    }
+}
+
+/// How cascade reads a YAML file it is given (`.cascade.yaml`, the operator's
+/// `--unit-env-file`).
+pub(crate) fn yaml_options() -> serde_saphyr::Options {
+    // Snippets would be rendered into our messages twice; we print locations ourselves.
+    // The budget stops alias bombs and absurd nesting long before they cost anything.
+    serde_saphyr::options! {
+        with_snippet: false,
+        budget: serde_saphyr::budget! {
+            max_nodes: 100_000,
+            max_events: 200_000,
+            max_depth: 32,
+            max_total_scalar_bytes: 1 << 20,
+        },
+        alias_limits: serde_saphyr::alias_limits! {
+            max_total_replayed_events: 100_000,
+        },
     }
 }
 

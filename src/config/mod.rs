@@ -18,6 +18,7 @@
 mod diagnose;
 pub mod drift;
 mod file;
+pub(crate) use file::yaml_options;
 pub mod retries;
 #[cfg(test)]
 mod tests;

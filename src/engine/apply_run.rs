@@ -211,6 +211,7 @@ impl<E: Executor, S: RunStore> Engine<E, S> {
             paths: super::failure_log::server_paths(&self.data_dir, &run_dir, targets.values()),
             run_dir,
             repo: run.repo.clone(),
+            phase: crate::exec::Phase::Apply,
             timeout: self.timeout,
             init_timeout: self.init_timeout,
             cancel: CancellationToken::new(),

@@ -3,7 +3,7 @@
 
 use super::{Engine, PlanTarget};
 use crate::config::RetryPolicy;
-use crate::exec::{Executor, PlanJson, UnitJob};
+use crate::exec::{Executor, Phase, PlanJson, UnitJob};
 use crate::plan::render::{RenderOptions, RenderedPlan};
 use crate::plan::{PlanDocument, PlanId, PlanSummary};
 use crate::store::{
@@ -81,6 +81,8 @@ pub(super) struct RunCtx<E, S> {
     pub run_dir: PathBuf,
     /// The plan key the run is for (`owner/name#7`, a repository, a directory).
     pub repo: PlanKey,
+    /// A plan run's or an apply run's: which credentials its units get.
+    pub phase: Phase,
     pub timeout: Duration,
     pub init_timeout: Duration,
     pub cancel: CancellationToken,
@@ -142,6 +144,7 @@ impl<E: Executor, S: RunStore> RunCtx<E, S> {
             init_args: target.init_args.clone(),
             timeout: self.timeout,
             init_timeout: self.init_timeout,
+            phase: self.phase,
         }
     }
 
@@ -391,6 +394,7 @@ impl<E: Executor, S: RunStore> Engine<E, S> {
             paths: super::failure_log::server_paths(&self.data_dir, &run_dir, targets.iter()),
             run_dir,
             repo: repo.clone(),
+            phase: Phase::Plan,
             timeout: self.timeout,
             init_timeout: self.init_timeout,
             cancel: cancel.clone(),

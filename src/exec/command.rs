@@ -124,6 +124,7 @@ mod tests {
             init_args: vec![],
             timeout: Duration::from_secs(60),
             init_timeout: Duration::from_secs(60),
+            phase: crate::exec::Phase::Plan,
         }
     }
 

@@ -56,6 +56,17 @@ pub const FIXED: &[(&str, &str)] = &[
     ("NO_COLOR", "1"),
 ];
 
+/// What cascade sets for every command besides [`FIXED`]: the tools' search
+/// path, their own home and temporary directory, the provider cache.
+const OWN: &[&str] = &["PATH", "HOME", "TMPDIR", "TF_PLUGIN_CACHE_DIR"];
+
+/// Whether cascade sets `name` itself for every command (or never passes it): an
+/// operator's per-unit variables may not (`--unit-env-file`), so none changes how
+/// cascade runs the tools.
+pub(super) fn set_by_cascade(name: &str) -> bool {
+    name.starts_with(NEVER) || OWN.contains(&name) || FIXED.iter().any(|(k, _)| *k == name)
+}
+
 /// Names given to `cascade serve --pass-env`, for executors built without their own list.
 static DEFAULT_PASS: RwLock<Vec<String>> = RwLock::new(Vec::new());
 

@@ -1,8 +1,8 @@
 //! Running terraform, tofu or terragrunt in a unit: the process seam.
 //!
 //! Owns the command lines, the environment (an allow-list of the server's
-//! variables, non-interactive, no colour, no checkpoint calls, one shared
-//! plugin cache), timeouts and signals, and the per-unit logs. The plan JSON
+//! variables, the operator's per-unit variables for the job's phase,
+//! non-interactive, no colour, no checkpoint calls, one shared plugin cache), timeouts and signals, and the per-unit logs. The plan JSON
 //! from `show -json` is read through a pipe into memory and handed back: it is
 //! never written to disk or to a log.
 //!
@@ -25,6 +25,7 @@ mod preflight;
 mod process;
 pub mod sandbox;
 mod step_process;
+mod unit_env;
 
 pub use crate::redact::redact;
 pub use command::{Step, command_line};
@@ -32,6 +33,7 @@ pub use denied::Refused;
 pub use env::{ChildEnv, set_default_pass_env};
 pub use plan_json::{DEFAULT_MAX_PLAN_JSON_MIB, DEFAULT_PLAN_MEMORY_MIB, PlanJson, PlanLimits};
 pub use process::ProcessExecutor;
+pub use unit_env::UnitEnv;
 
 use crate::unit::Tool;
 use crate::unit::UnitPath;
@@ -73,6 +75,18 @@ pub struct UnitJob {
     /// The longest `init` may run (a module host that never answers must not
     /// hold the repository's `init` turn for the whole unit timeout).
     pub init_timeout: Duration,
+    /// Which job the commands belong to, which picks the unit's credentials
+    /// (`--unit-env-file`): a plan's, or an apply's (its fresh plan included).
+    pub phase: Phase,
+}
+
+/// A plan job (a pull request's plan, `/plan`, drift) or an apply job (`/apply`:
+/// the fresh plan of each unit and its apply). The apply's fresh plan is part
+/// of the apply: it reads the state with the credentials that then write it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    Plan,
+    Apply,
 }
 
 impl UnitJob {

@@ -9,10 +9,12 @@ use super::plan_json::{self, PlanBudget, PlanJson, PlanLimits};
 use super::preflight::{self, InitRecords, TrackedTools};
 use super::sandbox::{Reach, Sandbox, SandboxMode, SandboxState, SandboxUser};
 use super::step_process::{self, Launch, StepFiles, StopOnDrop, private_dir};
+use super::unit_env::UnitEnv;
 use super::{ExecError, Executor, Resumed, UnitJob};
 use crate::redact::Redactor;
 use crate::unit::Tool;
 use nix::sys::signal::Signal;
+use secrecy::ExposeSecret;
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -64,6 +66,8 @@ pub struct ProcessExecutor {
     limit: Option<std::sync::Arc<tokio::sync::Semaphore>>,
     /// The largest plan JSON one unit may produce, in bytes.
     max_plan_json: u64,
+    /// The operator's per-unit variables (`--unit-env-file`).
+    unit_env: Arc<UnitEnv>,
     /// What every plan being read or parsed at once may take.
     plan_memory: PlanBudget,
 }
@@ -92,6 +96,7 @@ impl ProcessExecutor {
             tracked: TrackedTools::default(),
             limit: None,
             max_plan_json: PlanLimits::default().max_json_mib << 20,
+            unit_env: Arc::default(),
             plan_memory: PlanBudget::new(PlanLimits::default().memory_mib),
         }
     }
@@ -125,6 +130,13 @@ impl ProcessExecutor {
     ) -> ProcessExecutor {
         self.env = ChildEnv::from_parent(parent, pass);
         self.redactor = self.env.redactor();
+        self
+    }
+
+    /// Gives each unit's commands the variables the operator's file gives it
+    /// for the job's phase (`--unit-env-file`), over what the parent passes.
+    pub fn with_unit_env(mut self, unit_env: Arc<UnitEnv>) -> ProcessExecutor {
+        self.unit_env = unit_env;
         self
     }
 
@@ -180,12 +192,15 @@ impl ProcessExecutor {
     /// temporary directory are its own (`tmp`): the server's home is out of
     /// its reach, and `/tmp` is shared with everything else on the machine.
     fn child_env(&self, job: &UnitJob, tmp: Option<&Path>) -> Vec<(OsString, OsString)> {
+        let unit: Vec<(&str, &str)> = self.unit_vars(job).collect();
         let mut vars: Vec<(OsString, OsString)> = self
             .env
             .vars()
             .filter(|(k, _)| tmp.is_none() || !matches!(k.to_str(), Some("HOME" | "TMPDIR")))
+            .filter(|(k, _)| !unit.iter().any(|(name, _)| k.to_str() == Some(name)))
             .map(|(k, v)| (k.to_os_string(), v.to_os_string()))
             .collect();
+        vars.extend(unit.iter().map(|(k, v)| (k.into(), v.into())));
         vars.extend(FIXED.iter().map(|(k, v)| (k.into(), v.into())));
         vars.push(("TF_PLUGIN_CACHE_DIR".into(), self.cache(job).into()));
         if let Some(tmp) = tmp {
@@ -193,6 +208,14 @@ impl ProcessExecutor {
             vars.push(("TMPDIR".into(), tmp.into()));
         }
         vars
+    }
+
+    /// The operator's variables for this job's unit and phase, exposed only to go
+    /// into the child's environment.
+    fn unit_vars<'a>(&'a self, job: &'a UnitJob) -> impl Iterator<Item = (&'a str, &'a str)> {
+        self.unit_env
+            .vars(&job.repo, &job.unit, job.phase)
+            .map(|(k, v)| (k, v.expose_secret()))
     }
 
     /// The provider cache of the job's repository.
@@ -269,7 +292,16 @@ impl ProcessExecutor {
                 .filter_map(|program| self.resolve(program)),
         );
         // What the credentials and configuration variables the tools get name.
-        for (name, value) in self.env.vars() {
+        // The operator's per-unit variables replace the parent's of the same name.
+        let unit: Vec<(&std::ffi::OsStr, &std::ffi::OsStr)> = self
+            .unit_vars(job)
+            .map(|(k, v)| (std::ffi::OsStr::new(k), std::ffi::OsStr::new(v)))
+            .collect();
+        let parent = self
+            .env
+            .vars()
+            .filter(|(k, _)| !unit.iter().any(|(name, _)| name == k));
+        for (name, value) in parent.chain(unit.iter().copied()) {
             if name
                 .to_str()
                 .is_some_and(|n| super::sandbox::PATH_VARIABLES.contains(&n))

@@ -76,6 +76,8 @@ pub struct ServeConfig {
     pub sandbox: crate::exec::sandbox::SandboxConfig,
     /// The largest plan JSON of one unit, and the memory all plans share.
     pub plan_limits: crate::exec::PlanLimits,
+    /// The operator's per-unit credentials (`--unit-env-file`); `Debug` shows no value.
+    pub unit_env: Arc<crate::exec::UnitEnv>,
     /// How long discovering one pull request (head and base) may take.
     pub discovery_timeout: Duration,
     /// How long a replica's claims and leases outlive its last heartbeat: a
@@ -294,6 +296,12 @@ pub async fn start(mut config: ServeConfig) -> anyhow::Result<RunningServer> {
         );
     }
     let sandbox = server_sandbox(&config)?;
+    if !config.unit_env.is_empty() {
+        tracing::info!(
+            entries = config.unit_env.len(),
+            "per-unit credentials (--unit-env-file): units matching an entry get its values"
+        );
+    }
     let executor = ProcessExecutor::new(config.data_dir.join("exec"))
         .with_sandbox(sandbox)
         .with_binary(crate::unit::Tool::Terraform, config.terraform_bin.clone())
@@ -301,7 +309,8 @@ pub async fn start(mut config: ServeConfig) -> anyhow::Result<RunningServer> {
         .with_binary(crate::unit::Tool::Terragrunt, config.terragrunt_bin.clone())
         .with_grace(config.shutdown_grace)
         .with_limit(config.parallelism)
-        .with_plan_limits(config.plan_limits);
+        .with_plan_limits(config.plan_limits)
+        .with_unit_env(config.unit_env.clone());
     let shutdown = CancellationToken::new();
     let bot = Bot::start(BotConfig {
         forges: Forges::new(github, gitlab),

@@ -357,6 +357,29 @@ fn serve_takes_allowed_owners_and_repository_labels() {
 }
 
 #[test]
+fn serve_refuses_a_broken_unit_env_file_naming_where_and_no_value() {
+    let s = Secrets::new();
+    let file = s.dir.path().join("unit-env.yaml");
+    std::fs::write(
+        &file,
+        "- units: prod/**\n  plan: {AWS_PROFILE: plan-hush-7777}\n  apply: {AWS_PROFILE: [apply-hush-8888]}\n",
+    )
+    .unwrap();
+    let github: Vec<String> = github_flags(&s);
+    let github: Vec<&str> = github.iter().map(String::as_str).collect();
+    let err = serve_refused(
+        &github,
+        &[("CASCADE_UNIT_ENV_FILE", file.to_str().unwrap())],
+    );
+    assert!(
+        err.contains("unit-env.yaml is not valid: [0].apply.AWS_PROFILE"),
+        "{err}"
+    );
+    assert!(err.contains("line 3"), "{err}");
+    assert!(!err.contains("hush"), "{err}");
+}
+
+#[test]
 fn serve_takes_source_hosts_and_a_git_config_of_the_operators() {
     let s = Secrets::new();
     let config = cascade::cli::serve_config(github_flags(&s)).unwrap();

@@ -47,6 +47,7 @@ fn job(tmp: &Path, repo: &str, unit: &str, main_tf: &str, init_timeout: Duration
         init_args: vec![],
         timeout: Duration::from_secs(600),
         init_timeout,
+        phase: cascade::exec::Phase::Plan,
     }
 }
 

@@ -37,6 +37,7 @@ fn job(dir: &Path, timeout: Duration) -> UnitJob {
         init_args: vec![],
         timeout,
         init_timeout: timeout,
+        phase: cascade::exec::Phase::Plan,
     }
 }
 

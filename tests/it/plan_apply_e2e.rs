@@ -388,7 +388,7 @@ fn modules_repo(units: &[&str], slow: &[&str]) -> tempfile::TempDir {
 }
 
 /// Writes `.cascade.yaml` and a `.gitignore` for terraform's files, and commits everything.
-fn commit_modules(dir: &Path, config: &str) {
+pub(crate) fn commit_modules(dir: &Path, config: &str) {
     std::fs::write(dir.join(".cascade.yaml"), config).unwrap();
     std::fs::write(
         dir.join(".gitignore"),
@@ -401,7 +401,7 @@ fn commit_modules(dir: &Path, config: &str) {
 }
 
 /// The resources in a unit's state, by name, each with its `input`.
-fn state_resources(dir: &Path, unit: &str) -> Vec<(String, Json)> {
+pub(crate) fn state_resources(dir: &Path, unit: &str) -> Vec<(String, Json)> {
     let state: Json = serde_json::from_str(
         &std::fs::read_to_string(dir.join(unit).join("terraform.tfstate")).unwrap(),
     )
@@ -700,7 +700,7 @@ fn cascade_with_token(dir: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
-fn ok(out: &Output) -> String {
+pub(crate) fn ok(out: &Output) -> String {
     assert!(
         out.status.success(),
         "{}",

@@ -105,6 +105,7 @@ impl Server {
             init_args: vec![],
             timeout: Duration::from_secs(120),
             init_timeout: Duration::from_secs(120),
+            phase: cascade::exec::Phase::Plan,
         }
     }
 
@@ -211,6 +212,50 @@ async fn each_thing_cascade_holds_is_refused_by_its_class_and_nothing_of_it_is_r
     assert!(String::from_utf8_lossy(json.bytes()).contains("readable-shared-file"));
 }
 
+/// The operator's per-unit variables that name files (`--unit-env-file`) open those files
+/// to the commands that get them, and to no other: a plan's commands read the plan's token
+/// and not the apply's.
+#[tokio::test]
+async fn a_units_credential_files_are_readable_by_its_own_phase_only() {
+    let s = Server::new();
+    let tokens = s.tmp.path().join("tokens");
+    std::fs::create_dir_all(&tokens).unwrap();
+    std::fs::write(tokens.join("plan"), "PLAN-TOKEN-5e1f").unwrap();
+    std::fs::write(tokens.join("apply"), "APPLY-TOKEN-7a2b").unwrap();
+    let file = format!(
+        "- units: live/**\n  plan: {{AWS_WEB_IDENTITY_TOKEN_FILE: {0}/plan}}\n  apply: {{AWS_WEB_IDENTITY_TOKEN_FILE: {0}/apply}}\n",
+        tokens.display()
+    );
+    let unit_env = cascade::exec::UnitEnv::parse(&file, Path::new("/")).unwrap();
+    let exec = s.executor().with_unit_env(std::sync::Arc::new(unit_env));
+    let read = |phase: &str| format!("file(\"{}/{phase}\")", tokens.display());
+    let plan = |mut job: UnitJob, phase| {
+        job.phase = phase;
+        let exec = &exec;
+        async move { exec.plan(&job, &CancellationToken::new()).await }
+    };
+    use cascade::exec::Phase::{Apply, Plan};
+
+    let json = plan(s.unit_reading("live/app", &read("plan")), Plan)
+        .await
+        .unwrap();
+    assert!(String::from_utf8_lossy(json.bytes()).contains("PLAN-TOKEN-5e1f"));
+    let json = plan(s.unit_reading("live/app", &read("apply")), Apply)
+        .await
+        .unwrap();
+    assert!(String::from_utf8_lossy(json.bytes()).contains("APPLY-TOKEN-7a2b"));
+    // A plan cannot read the apply's token, nor a unit no entry matches the plan's.
+    for (unit, token, phase) in [("live/app", "apply", Plan), ("other/app", "plan", Plan)] {
+        let err = plan(s.unit_reading(unit, &read(token)), phase)
+            .await
+            .expect_err(unit);
+        assert!(
+            matches!(err, ExecError::SandboxRefused { .. }),
+            "{unit} reading the {token} token: {err}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn a_data_directory_inside_the_repository_stays_out_of_reach() {
     // `cascade plan`'s default: <repo>/.cascade, inside the tree terraform may read.
@@ -248,6 +293,7 @@ async fn a_data_directory_inside_the_repository_stays_out_of_reach() {
             init_args: vec![],
             timeout: Duration::from_secs(120),
             init_timeout: Duration::from_secs(120),
+            phase: cascade::exec::Phase::Plan,
         }
     };
     let inside = job("file(\"${path.module}/../../.cascade/cascade.db\")");

@@ -102,6 +102,7 @@ pub fn serve_config(fake: &FakeGitHub, data: &Path) -> ServeConfig {
         init_timeout: Duration::from_secs(300),
         sandbox: Default::default(),
         plan_limits: Default::default(),
+        unit_env: Default::default(),
         discovery_timeout: Duration::from_secs(60),
         replica_lease: Duration::from_secs(15),
         drift_tick: Duration::from_secs(60),
