@@ -23,6 +23,7 @@ pub mod retries;
 #[cfg(test)]
 mod tests;
 mod validate;
+pub mod workflows;
 
 pub use retries::RetryPolicy;
 
@@ -79,6 +80,8 @@ pub struct RepoConfig {
     pub retries: retries::RetryPolicy,
     /// Drift detection on the default branch (default: none).
     pub drift: Option<drift::DriftConfig>,
+    /// The teams' own steps around plan and apply, in file order (default: none).
+    pub workflows: Vec<workflows::Workflow>,
     /// `ignore`, compiled.
     ignore_set: CompiledGlobs,
 }
@@ -99,6 +102,7 @@ impl Default for RepoConfig {
             branches: CompiledGlobs::default(),
             retries: retries::RetryPolicy::default(),
             drift: None,
+            workflows: Vec::new(),
             ignore_set: CompiledGlobs::default(),
         }
     }
@@ -269,6 +273,12 @@ impl RepoConfig {
             Some(module) => Some(module.executor),
             None => self.environment_of(unit).and_then(|env| env.executor),
         }
+    }
+
+    /// The workflow of `unit`: the first that covers it, if any.
+    pub fn workflow_for(&self, unit: &UnitPath) -> Option<&workflows::Workflow> {
+        let environment = self.environment_of(unit).map(|e| e.name.as_str());
+        self.workflows.iter().find(|w| w.covers(unit, environment))
     }
 
     /// The JSON schema of `.cascade.yaml` for editors, pretty-printed. The repository

@@ -50,6 +50,7 @@ pub(super) fn repo_config(file: ConfigFile) -> Result<RepoConfig, Problem> {
         branches,
         retries,
         drift,
+        workflows: Vec::new(),
         ignore_set,
     })
 }

@@ -145,6 +145,8 @@ impl<E: Executor, S: RunStore> RunCtx<E, S> {
             timeout: self.timeout,
             init_timeout: self.init_timeout,
             phase: self.phase,
+            workflow: None,
+            plan_targets: Vec::new(),
         }
     }
 

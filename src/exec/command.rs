@@ -125,6 +125,8 @@ mod tests {
             timeout: Duration::from_secs(60),
             init_timeout: Duration::from_secs(60),
             phase: crate::exec::Phase::Plan,
+            workflow: None,
+            plan_targets: Vec::new(),
         }
     }
 

@@ -78,6 +78,11 @@ pub struct UnitJob {
     /// Which job the commands belong to, which picks the unit's credentials
     /// (`--unit-env-file`): a plan's, or an apply's (its fresh plan included).
     pub phase: Phase,
+    /// The unit's workflow (`.cascade.yaml` `workflows:`, the default branch's), whose
+    /// extra arguments and variables its commands get; `None`: the built-in steps only.
+    pub workflow: Option<std::sync::Arc<crate::config::workflows::Workflow>>,
+    /// Stage one of a two-stage apply: `plan` plans only these addresses (`-target=`).
+    pub plan_targets: Vec<String>,
 }
 
 /// A plan job (a pull request's plan, `/plan`, drift) or an apply job (`/apply`:
@@ -164,6 +169,51 @@ pub enum ExecError {
     },
 }
 
+/// What a `run` step of a workflow is given besides its unit's job.
+#[derive(Clone, Copy, Debug)]
+pub struct StepCall<'a> {
+    pub step: &'a crate::config::workflows::RunStep,
+    pub hook: crate::config::workflows::Hook,
+    pub vars: &'a StepVars,
+    /// The unit's plan JSON for a `stdin: plan_json` step (through a pipe, never a file).
+    pub stdin: Option<&'a [u8]>,
+}
+
+/// The facts a step gets as `CASCADE_*` variables (besides `CASCADE_UNIT`, its job's
+/// unit, and `CASCADE_PHASE`, its hook, and `CASCADE_PLANFILE`, the job's plan file).
+#[derive(Clone, Debug, Default)]
+pub struct StepVars {
+    /// `owner/name` (GitHub), `group/project` (GitLab), the directory (CLI).
+    pub repo: String,
+    /// The pull request's number; none for drift and the CLI.
+    pub pr: Option<u64>,
+    pub head_sha: String,
+    pub base_sha: String,
+    /// The plan id: known to apply-phase steps only (a plan's id is made from every
+    /// unit's plan).
+    pub plan_id: Option<String>,
+    /// JSON of every unit's result so far, for post steps: a file in the run's private
+    /// directory the step may read.
+    pub results_file: Option<PathBuf>,
+}
+
+/// How a `run` step ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StepOutput {
+    /// Its exit code (0: success).
+    pub code: i32,
+    /// Its standard output and error, interleaved, redacted, without the server's
+    /// paths: the last [`MAX_STEP_OUTPUT`] bytes (on a character boundary).
+    pub output: String,
+    /// True when more was written than `output` keeps.
+    pub truncated: bool,
+    pub took: Duration,
+}
+
+/// The most of a step's output cascade keeps (for the check run and the store); the
+/// comment shows less.
+pub const MAX_STEP_OUTPUT: usize = 64 << 10;
+
 /// What became of an apply an earlier cascade process started.
 #[derive(Debug)]
 pub enum Resumed {
@@ -222,6 +272,25 @@ pub trait Executor: Send + Sync + 'static {
     ) -> impl Future<Output = Result<Resumed, ExecError>> + Send {
         let _ = (job, stop);
         async { Ok(Resumed::Nothing) }
+    }
+
+    /// Runs a workflow's `run` step for `job`'s unit, in the unit's directory, in the
+    /// sandbox, within the step's timeout. `Err` when it could not be run or was stopped
+    /// (a non-zero exit is `Ok` with its code). The default refuses: an executor that
+    /// runs no steps must not pretend one passed.
+    fn run_step(
+        &self,
+        job: &UnitJob,
+        call: StepCall<'_>,
+        cancel: &CancellationToken,
+    ) -> impl Future<Output = Result<StepOutput, ExecError>> + Send {
+        let _ = (job, cancel);
+        let reason = format!(
+            "this executor runs no workflow steps (`{}` in {})",
+            call.step.name,
+            call.hook.name()
+        );
+        async move { Err(ExecError::Refused { reason }) }
     }
 
     /// The redaction applied to the children's output: the registered secrets and, for a

@@ -48,6 +48,8 @@ fn job(tmp: &Path, repo: &str, unit: &str, main_tf: &str, init_timeout: Duration
         timeout: Duration::from_secs(600),
         init_timeout,
         phase: cascade::exec::Phase::Plan,
+        workflow: None,
+        plan_targets: Vec::new(),
     }
 }
 

@@ -38,6 +38,8 @@ fn job(dir: &Path, timeout: Duration) -> UnitJob {
         timeout,
         init_timeout: timeout,
         phase: cascade::exec::Phase::Plan,
+        workflow: None,
+        plan_targets: Vec::new(),
     }
 }
 

@@ -106,6 +106,8 @@ impl Server {
             timeout: Duration::from_secs(120),
             init_timeout: Duration::from_secs(120),
             phase: cascade::exec::Phase::Plan,
+            workflow: None,
+            plan_targets: Vec::new(),
         }
     }
 
@@ -294,6 +296,8 @@ async fn a_data_directory_inside_the_repository_stays_out_of_reach() {
             timeout: Duration::from_secs(120),
             init_timeout: Duration::from_secs(120),
             phase: cascade::exec::Phase::Plan,
+            workflow: None,
+            plan_targets: Vec::new(),
         }
     };
     let inside = job("file(\"${path.module}/../../.cascade/cascade.db\")");
