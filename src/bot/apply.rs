@@ -102,7 +102,7 @@ pub async fn command_apply(
             id,
             &record.head_sha,
             &dir_for,
-            &config.retries,
+            crate::engine::RunRules::from(config).for_pull_request(key.number()),
             |_| {},
         )
         .await?
@@ -181,6 +181,12 @@ pub async fn command_apply(
             .filter(|u| u.status == UnitStatus::Failed)
             .count();
         with_failure_logs(&mut result, &outcome.failure_logs, failed, "failed");
+    }
+    if forge.kind().check_shows_text() {
+        super::verdict::with_step_outputs(
+            &mut result,
+            outcome.units.iter().map(|u| (&u.path, u.steps.as_slice())),
+        );
     }
     ctx.set_check(&mut record, &result).await?;
     ctx.transition(&mut record, state).await?;

@@ -266,7 +266,7 @@ async fn run(
             &branch.sha,
             &branch.sha,
             targets,
-            &config.retries,
+            crate::engine::RunRules::from(config),
             cancel,
             |_| {},
         )
@@ -659,7 +659,7 @@ async fn apply_locked(
             id,
             &branch.sha,
             &dir_for,
-            &config.retries,
+            crate::engine::RunRules::from(config),
             |_| {},
         )
         .await

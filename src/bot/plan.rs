@@ -7,7 +7,7 @@ use super::ctx::PrCtx;
 use super::discover::{self, Discovered, Interrupted};
 use super::refusal::Refusal;
 use super::rules::refuse_base;
-use super::verdict::{plan_check, with_failure_logs};
+use super::verdict::{plan_check, with_failure_logs, with_step_outputs};
 use super::{Bot, WorkKey};
 use crate::comment::plan_view;
 use crate::comment::{Comments, Problem};
@@ -173,7 +173,7 @@ pub async fn plan_pull_request(
         return Ok(());
     }
     ctx.transition(&mut record, PrState::Discovering).await?;
-    let retries = config.retries.clone();
+    let rules = crate::engine::RunRules::from(&config).for_pull_request(key.number());
     let catalog = bot.catalog(forge.git_credential().await?);
     let input = discover::input(ctx, checkout.clone(), config, only, catalog);
     let (mut plan_targets, unresolved, merge_base, sources) = match bot
@@ -235,7 +235,7 @@ pub async fn plan_pull_request(
             pr.head_sha.as_str(),
             &merge_base,
             plan_targets,
-            &retries,
+            rules,
             cancel.clone(),
             |_| {},
         )
@@ -273,6 +273,16 @@ pub async fn plan_pull_request(
             &outcome.failure_logs,
             view.failed.len(),
             "failed to plan",
+        );
+    }
+    if forge.kind().check_shows_text() {
+        with_step_outputs(
+            &mut verdict,
+            outcome
+                .plan
+                .units
+                .iter()
+                .map(|u| (&u.path, u.steps.as_slice())),
         );
     }
     ctx.set_check(&mut record, &verdict).await?;

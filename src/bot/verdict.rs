@@ -5,7 +5,7 @@
 //! plan to approve (`action_required`). A pull request whose units are all locked is
 //! never "no changes".
 
-use crate::comment::{PlanView, failure_logs_text};
+use crate::comment::{PlanView, failure_logs_text, step_outputs_text};
 use crate::engine::LogTail;
 use crate::forge::github::CHECK_TEXT_LIMIT;
 use crate::forge::{CheckOutput, CheckStatus, Spelling};
@@ -107,6 +107,55 @@ pub fn with_failure_logs(check: &mut CheckOutput, logs: &[LogTail], failed: usiz
     }
 }
 
+/// Adds every workflow step's output (`steps`: each unit's steps, in order) to a check's
+/// text, after what it holds, within GitHub's limit: the whole output the comment shows
+/// only part of.
+pub fn with_step_outputs<'a>(
+    check: &mut CheckOutput,
+    steps: impl Iterator<Item = (&'a crate::unit::UnitPath, &'a [crate::store::StepRecord])>,
+) {
+    let tails: Vec<(String, LogTail)> = steps
+        .flat_map(|(unit, steps)| steps.iter().map(move |s| (unit, s)))
+        .filter(|(_, s)| !s.output.is_empty() || !s.error.is_empty())
+        .map(|(unit, s)| {
+            let verdict = match (s.status, s.code) {
+                (crate::store::StepStatus::Passed, _) => "passed".to_string(),
+                (_, Some(code)) => format!("failed with exit code {code}"),
+                (_, None) => "did not finish".to_string(),
+            };
+            let heading = format!(
+                "### {} — {} ({}): {verdict}\n\n",
+                crate::inert::code(unit.as_str()),
+                crate::inert::code(&s.name),
+                s.hook
+            );
+            let text = if s.output.is_empty() {
+                &s.error
+            } else {
+                &s.output
+            };
+            let tail = LogTail {
+                unit: unit.to_string(),
+                lines: text.lines().map(str::to_string).collect(),
+                earlier: s.truncated,
+            };
+            (heading, tail)
+        })
+        .collect();
+    if tails.is_empty() {
+        return;
+    }
+    let room = CHECK_TEXT_LIMIT.saturating_sub(check.text.len() + 2);
+    let text = step_outputs_text(tails.iter().map(|(h, t)| (h.clone(), t)), room);
+    if text.is_empty() {
+        return;
+    }
+    if !check.text.is_empty() {
+        check.text.push_str("\n\n");
+    }
+    check.text.push_str(&text);
+}
+
 fn units(n: usize) -> String {
     format!("{n} unit{}", if n == 1 { "" } else { "s" })
 }
@@ -132,6 +181,7 @@ mod tests {
             summary: None,
             rendered: None,
             retried: 0,
+            steps: Vec::new(),
         }
     }
 

@@ -121,7 +121,7 @@ async fn run_async(args: &DriftArgs) -> anyhow::Result<ExitCode> {
             &head,
             &head,
             plan_targets.clone(),
-            &scan.config.retries,
+            &scan.config,
             cancel_on_ctrl_c(),
             progress(plan_targets.len(), PLAN),
         )

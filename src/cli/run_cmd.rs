@@ -197,7 +197,7 @@ async fn plan_async(args: &PlanArgs) -> anyhow::Result<ExitCode> {
             &head,
             &base,
             to_plan,
-            &head_scan.config.retries,
+            &head_scan.config,
             cancel_on_ctrl_c(),
             observe,
         )
@@ -255,16 +255,15 @@ async fn apply_async(args: &ApplyArgs) -> anyhow::Result<ExitCode> {
     let total = plan.as_ref().map(|p| p.units.len()).unwrap_or(0);
     // Transient apply failures are retried as the repository says; with a
     // `.cascade.yaml` it cannot read, as by default (the apply itself was approved).
-    let retries = crate::config::RepoConfig::load(&dir)
-        .map(|c| c.retries)
-        .unwrap_or_default();
+    // Its workflows too: the apply runs their apply-phase steps.
+    let rules = crate::config::RepoConfig::load(&dir).unwrap_or_default();
     let outcome = match engine
         .apply(
             &plan_key,
             &id,
             &head,
             &dir_for,
-            &retries,
+            &rules,
             progress(total, APPLY),
         )
         .await?

@@ -63,6 +63,8 @@ struct ApplyUnitContext {
     fence: String,
     /// As in [`ProblemContext`].
     see_check: bool,
+    /// Its apply-phase workflow steps that show.
+    steps: Vec<super::steps::StepContext>,
 }
 
 impl ApplyContext {
@@ -131,6 +133,12 @@ impl ApplyContext {
             })
             .filter(|t| t.count > 0)
             .collect();
+        let mut budget = super::steps::StepBudget::default();
+        let mut steps: std::collections::BTreeMap<&str, Vec<super::steps::StepContext>> = view
+            .steps
+            .iter()
+            .map(|u| (u.unit.as_str(), budget.contexts(&u.steps)))
+            .collect();
         ApplyContext {
             plan_id: line(&view.plan_id),
             outcome: view.outcome,
@@ -160,6 +168,7 @@ impl ApplyContext {
                         detail,
                         fence,
                         see_check,
+                        steps: steps.remove(u.path.as_str()).unwrap_or_default(),
                     }
                 })
                 .collect(),

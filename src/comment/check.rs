@@ -40,27 +40,50 @@ impl Block {
 /// at most `limit` bytes long. `failed` is how many units failed in all, so the units
 /// whose logs are not shown are counted.
 pub fn failure_logs_text(logs: &[LogTail], failed: usize, what: &str, limit: usize) -> String {
-    let mut blocks: Vec<Block> = logs
+    let headed = logs
         .iter()
         .take(MAX_LOG_TAILS)
-        .map(|tail| {
+        .map(|tail| (format!("### {} {what}\n\n", code(&tail.unit)), tail));
+    let rest_note = |shown: usize| match failed.saturating_sub(shown) {
+        0 => String::new(),
+        1 => "1 more unit failed; its log is not shown here.\n".to_string(),
+        n => format!("{n} more units failed; their logs are not shown here.\n"),
+    };
+    blocks_text(INTRO, headed, rest_note, limit)
+}
+
+/// The output of workflow steps, each under its heading (cascade's own Markdown, with the
+/// unit and step names made inert by the caller), fairly sharing `limit` bytes: the
+/// check's text after the failure logs.
+pub fn step_outputs_text<'a>(
+    steps: impl Iterator<Item = (String, &'a LogTail)>,
+    limit: usize,
+) -> String {
+    blocks_text(STEPS_INTRO, steps, |_| String::new(), limit)
+}
+
+const STEPS_INTRO: &str = "## Workflow steps\n\nThe output of each workflow step, most recent lines last. Secrets and the server's paths are hidden.\n\n";
+
+fn blocks_text<'a>(
+    intro: &str,
+    headed: impl Iterator<Item = (String, &'a LogTail)>,
+    rest_note: impl Fn(usize) -> String,
+    limit: usize,
+) -> String {
+    let mut blocks: Vec<Block> = headed
+        .map(|(heading, tail)| {
             let lines: Vec<String> = tail.lines.iter().map(|l| log_line(l)).collect();
             Block {
-                heading: format!("### {} {what}\n\n", code(&tail.unit)),
+                heading,
                 fence: fence_for(&lines.join("\n")),
                 lines,
                 earlier: tail.earlier,
             }
         })
         .collect();
-    let rest_note = |shown: usize| match failed.saturating_sub(shown) {
-        0 => String::new(),
-        1 => "1 more unit failed; its log is not shown here.\n".to_string(),
-        n => format!("{n} more units failed; their logs are not shown here.\n"),
-    };
     // Units whose frames alone do not fit are left out, last first.
     while !blocks.is_empty() {
-        let fixed: usize = INTRO.len()
+        let fixed: usize = intro.len()
             + rest_note(blocks.len()).len()
             + blocks.iter().map(Block::frame).sum::<usize>();
         if fixed < limit {
@@ -68,7 +91,7 @@ pub fn failure_logs_text(logs: &[LogTail], failed: usize, what: &str, limit: usi
         }
         blocks.pop();
     }
-    let fixed: usize = INTRO.len()
+    let fixed: usize = intro.len()
         + rest_note(blocks.len()).len()
         + blocks.iter().map(Block::frame).sum::<usize>();
     if blocks.is_empty() || fixed >= limit {
@@ -83,7 +106,7 @@ pub fn failure_logs_text(logs: &[LogTail], failed: usize, what: &str, limit: usi
         &blocks.iter().map(Block::need).collect::<Vec<_>>(),
         limit - fixed,
     );
-    let mut out = String::from(INTRO);
+    let mut out = String::from(intro);
     for (block, share) in blocks.iter().zip(shares) {
         render_block(&mut out, block, share);
     }

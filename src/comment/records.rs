@@ -96,7 +96,24 @@ pub fn plan_view(plan: &PlanRecord, unresolved: &[(UnitPath, String)]) -> PlanVi
             .collect(),
         locked: Vec::new(),
         sources: Vec::new(),
+        steps: steps_of(plan.units.iter().map(|u| (&u.path, u.steps.as_slice()))),
     }
+}
+
+/// The visible steps of each unit, failed units first (the comment's budget for step
+/// output goes to them first), then in the order given.
+fn steps_of<'a>(
+    units: impl Iterator<Item = (&'a UnitPath, &'a [crate::store::StepRecord])>,
+) -> Vec<super::steps::UnitSteps> {
+    let mut all: Vec<super::steps::UnitSteps> = units
+        .filter_map(|(unit, steps)| super::steps::unit_steps(unit.as_str(), steps))
+        .collect();
+    all.sort_by_key(|u| {
+        !u.steps
+            .iter()
+            .any(|s| s.status == crate::store::StepStatus::Failed)
+    });
+    all
 }
 
 /// The apply result comment's view.
@@ -144,6 +161,7 @@ pub fn apply_view(outcome: &Applied, unresolved: &[(UnitPath, String)]) -> Apply
         outcome: result,
         units,
         new_plan: outcome.new_plan.as_ref().map(|p| plan_view(p, unresolved)),
+        steps: steps_of(outcome.units.iter().map(|u| (&u.path, u.steps.as_slice()))),
     }
 }
 

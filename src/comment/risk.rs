@@ -181,6 +181,7 @@ mod tests {
             locked: Vec::new(),
             sources: Vec::new(),
             rounds: 1,
+            steps: Vec::new(),
         }
     }
 

@@ -13,6 +13,7 @@
 
 use super::diff::diff_text;
 use super::risk::{RISKS_SHOWN, RiskContext, resource_parts, risks, summary};
+use super::steps::{StepBudget, StepContext};
 use crate::forge::Spelling;
 use crate::inert::{fence_for, visible_line};
 use crate::plan::render::RenderedPlan;
@@ -55,6 +56,8 @@ pub struct PlanView {
     /// of units this plan changes upstream of a provisional unit (each link may stop the
     /// apply and come back as a new plan).
     pub rounds: usize,
+    /// The workflow steps each unit shows (`visible_on`), by unit.
+    pub steps: Vec<super::steps::UnitSteps>,
 }
 
 /// A remote stack source: the repository (no credentials), the ref it names, the commit
@@ -125,6 +128,8 @@ pub struct ApplyView {
     /// When a unit's plan changed since approval: the new plan for what remains, with its
     /// new id, shown inside the apply result.
     pub new_plan: Option<PlanView>,
+    /// The apply-phase workflow steps each unit shows, by unit.
+    pub steps: Vec<super::steps::UnitSteps>,
 }
 
 /// How an apply ended.
@@ -241,6 +246,15 @@ pub(super) struct PlanContext {
     unresolved: Vec<ProblemContext>,
     locked: Vec<ProblemContext>,
     sources: Vec<SourceContext>,
+    /// Steps of units with no section of their own (unchanged units): `{unit, steps}`.
+    other_steps: Vec<UnitStepsContext>,
+}
+
+/// A unit's steps, for units shown nowhere else.
+#[derive(Serialize)]
+struct UnitStepsContext {
+    unit: String,
+    steps: Vec<StepContext>,
 }
 
 /// A remote source's row: the commit short, like the head's.
@@ -292,6 +306,8 @@ pub(super) struct UnitContext {
     diff_lines: usize,
     /// True when the rendered plan was left out so that the comment fits its comments.
     diff_cut: bool,
+    /// Its workflow steps that show (`visible_on`), in the order they ran.
+    steps: Vec<StepContext>,
 }
 
 #[derive(Serialize)]
@@ -310,6 +326,8 @@ struct ProblemContext {
     see_check: bool,
     /// True for an unresolved unit this plan orders after the others.
     ordered_last: bool,
+    /// Its workflow steps that show.
+    steps: Vec<StepContext>,
 }
 
 impl PlanContext {
@@ -347,7 +365,7 @@ impl PlanContext {
             .filter(|u| !u.no_changes && u.resources.len() + u.outputs.len() > 0)
             .map(|u| UnitContext::with_diff(u, wave_of(view, &u.path)))
             .collect();
-        PlanContext {
+        let mut context = PlanContext {
             plan_id: line(&view.plan_id),
             apply_command: spelling.command(&format!("apply {}", line(&view.plan_id))),
             command_prefix: spelling.command_prefix.to_string(),
@@ -407,6 +425,35 @@ impl PlanContext {
                     units: s.units,
                 })
                 .collect(),
+            other_steps: Vec::new(),
+        };
+        context.place_steps(&view.steps);
+        context
+    }
+
+    /// Puts each unit's steps in its section: a failed or skipped unit's list item, a
+    /// changed unit's block, or else the list of other units' steps; failures first, so
+    /// they are the last to lose their place in the comment's budget.
+    fn place_steps(&mut self, steps: &[super::steps::UnitSteps]) {
+        let mut budget = StepBudget::default();
+        for unit in steps {
+            let path = line(&unit.unit);
+            let contexts = budget.contexts(&unit.steps);
+            if let Some(p) = self
+                .failed
+                .iter_mut()
+                .chain(self.skipped.iter_mut())
+                .find(|p| p.unit == path)
+            {
+                p.steps = contexts;
+            } else if let Some(u) = self.changed_units.iter_mut().find(|u| u.path == path) {
+                u.steps = contexts;
+            } else {
+                self.other_steps.push(UnitStepsContext {
+                    unit: path,
+                    steps: contexts,
+                });
+            }
         }
     }
 }
@@ -464,6 +511,7 @@ impl UnitContext {
             diff_fence: String::new(),
             diff_lines: 0,
             diff_cut: false,
+            steps: Vec::new(),
         }
     }
 
@@ -509,6 +557,7 @@ impl ProblemContext {
             retried: String::new(),
             see_check: false,
             ordered_last: false,
+            steps: Vec::new(),
         }
     }
 

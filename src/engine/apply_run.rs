@@ -13,8 +13,9 @@
 //! then means it was applied).
 
 use super::plan_run::{RunCtx, UnitPlan, plan_id, record_unrun};
+use super::steps::{HookEnd, Recording, RunRules};
 use super::{Engine, PlanTarget};
-use crate::config::RetryPolicy;
+use crate::config::workflows::Hook;
 use crate::exec::{Executor, Resumed};
 use crate::plan::PlanId;
 use crate::store::{
@@ -90,6 +91,8 @@ pub struct UnitApply {
     /// When its plan changed since approval: both plans, and what this apply applied
     /// upstream of it.
     pub since_approval: Option<super::SinceApproval>,
+    /// Its workflow's apply-phase steps (`pre_apply`, `pre_destroy`, `post_apply`).
+    pub steps: Vec<crate::store::StepRecord>,
 }
 
 /// What an apply did.
@@ -126,9 +129,10 @@ impl<E: Executor, S: RunStore> Engine<E, S> {
         id: &PlanId,
         head: &str,
         dir_for: &(dyn Fn(&PlannedUnit) -> super::UnitDir + Sync),
-        retries: &RetryPolicy,
+        rules: impl Into<RunRules>,
         observe: impl FnMut(WalkEvent<'_>),
     ) -> anyhow::Result<Result<ApplyOutcome, ApplyError>> {
+        let rules: RunRules = rules.into();
         let held = match self.take_claim(repo, id).await? {
             Ok(held) => held,
             Err(holder) => {
@@ -140,7 +144,7 @@ impl<E: Executor, S: RunStore> Engine<E, S> {
             }
         };
         let result = self
-            .apply_claimed(repo, id, head, dir_for, retries, observe)
+            .apply_claimed(repo, id, head, dir_for, &rules, observe)
             .await;
         self.release_claim(held).await;
         result
@@ -180,7 +184,7 @@ impl<E: Executor, S: RunStore> Engine<E, S> {
                 &run,
                 &plan,
                 &|_| super::UnitDir::of(Path::new(""), Path::new(""), &UnitPath::new(".")),
-                RetryPolicy::default(),
+                RunRules::default(),
             )
             .await?;
         let now = CancellationToken::new();
@@ -196,7 +200,7 @@ impl<E: Executor, S: RunStore> Engine<E, S> {
         run: &RunRecord,
         plan: &PlanRecord,
         dir_for: &(dyn Fn(&PlannedUnit) -> super::UnitDir + Sync),
-        retries: RetryPolicy,
+        rules: RunRules,
     ) -> anyhow::Result<RunCtx<E, S>> {
         let targets: BTreeMap<UnitPath, PlanTarget> = plan
             .units
@@ -204,7 +208,9 @@ impl<E: Executor, S: RunStore> Engine<E, S> {
             .map(|u| (u.path.clone(), target_of(u, dir_for(u))))
             .collect();
         let run_dir = PathBuf::from(&run.dir);
+        let previous = self.unit_results(&run.id).await?;
         Ok(RunCtx {
+            steps: super::steps::previous_steps(&previous),
             executor: self.executor.clone(),
             store: self.store.clone(),
             run_id: run.id.clone(),
@@ -217,12 +223,21 @@ impl<E: Executor, S: RunStore> Engine<E, S> {
             cancel: CancellationToken::new(),
             shutdown: self.shutdown.clone(),
             targets,
-            previous: self.unit_results(&run.id).await?,
+            previous,
             generated: Default::default(),
-            retries,
+            retries: rules.retries.clone(),
             retried: Default::default(),
             retry_at: Default::default(),
             clock: self.clock.clone(),
+            step_vars: crate::exec::StepVars {
+                repo: run.repo.repository().to_string(),
+                pr: rules.pr,
+                head_sha: plan.head.clone(),
+                base_sha: plan.base.clone(),
+                plan_id: Some(plan.id.as_str().to_string()),
+                results_file: None,
+            },
+            rules,
         })
     }
 
@@ -232,7 +247,7 @@ impl<E: Executor, S: RunStore> Engine<E, S> {
         id: &PlanId,
         head: &str,
         dir_for: &(dyn Fn(&PlannedUnit) -> super::UnitDir + Sync),
-        retries: &RetryPolicy,
+        rules: &RunRules,
         observe: impl FnMut(WalkEvent<'_>),
     ) -> anyhow::Result<Result<ApplyOutcome, ApplyError>> {
         let plan = match self.current_plan_named(repo, id).await? {
@@ -279,9 +294,7 @@ impl<E: Executor, S: RunStore> Engine<E, S> {
             .iter()
             .map(|u| (u.path.clone(), u.clone()))
             .collect();
-        let mut ctx = self
-            .apply_ctx(&run, &plan, dir_for, retries.clone())
-            .await?;
+        let mut ctx = self.apply_ctx(&run, &plan, dir_for, rules.clone()).await?;
         // Before anything else: applies an earlier process left running.
         let found = reattach(&ctx, &self.shutdown).await;
         ctx.previous = self.unit_results(&run.id).await?;
@@ -340,6 +353,7 @@ impl<E: Executor, S: RunStore> Engine<E, S> {
                     duration: timings.get(&u.path).copied(),
                     output: outputs.remove(&u.path).unwrap_or_default(),
                     since_approval: super::since_approval::since_approval(u, &plan.units, &records),
+                    steps: r.map(|r| r.steps.clone()).unwrap_or_default(),
                 }
             })
             .collect();
@@ -508,7 +522,11 @@ async fn apply_one<E: Executor, S: RunStore>(
     unit: &UnitPath,
 ) -> Outcome {
     let previous = ctx.previous.get(unit).map(|r| r.status);
-    if matches!(previous, Some(UnitStatus::Applied | UnitStatus::Unchanged)) {
+    if previous == Some(UnitStatus::Applied) {
+        // Applied by an earlier process: only the post_apply steps it did not finish run.
+        return finish_post_apply(ctx, unit, Outcome::Done).await;
+    }
+    if previous == Some(UnitStatus::Unchanged) {
         return Outcome::Done;
     }
     if found.running.contains(unit) {
@@ -583,7 +601,65 @@ async fn apply_one<E: Executor, S: RunStore>(
             .await;
         return Outcome::Done;
     }
-    apply_with_retries(ctx, target, expected, fresh, timings).await
+    let hook = match target.destroy {
+        true => Hook::PreDestroy,
+        false => Hook::PreApply,
+    };
+    let planning = Recording {
+        status: UnitStatus::Planning,
+        detail: "",
+        plan: Some(&fresh),
+    };
+    if let HookEnd::Failed(why) = ctx.run_hook(target, hook, false, None, planning).await {
+        // Nothing was applied: the state is as it was.
+        ctx.record(unit, UnitStatus::Failed, why.clone(), Some(fresh))
+            .await;
+        let outcome = Outcome::Failed(why);
+        return finish_post_apply(ctx, unit, outcome).await;
+    }
+    let outcome = apply_with_retries(ctx, target, expected, fresh, timings).await;
+    finish_post_apply(ctx, unit, outcome).await
+}
+
+/// Runs `unit`'s `post_apply` steps after its apply ended with `outcome` (those a run of
+/// this job already finished are not run again). A failed step leaves an applied unit
+/// applied (it is never applied again) but holds its dependents back, unless it ignores
+/// errors: then it is a warning.
+async fn finish_post_apply<E: Executor, S: RunStore>(
+    ctx: &RunCtx<E, S>,
+    unit: &UnitPath,
+    outcome: Outcome,
+) -> Outcome {
+    let Some(target) = ctx.targets.get(unit) else {
+        return outcome;
+    };
+    let record = ctx
+        .store
+        .unit_records(&ctx.run_id)
+        .await
+        .ok()
+        .and_then(|records| records.into_iter().find(|r| &r.unit == unit));
+    let (status, detail, plan) = match &record {
+        Some(r) => (r.status, r.detail.clone(), UnitPlan::of_record(r)),
+        None => (UnitStatus::Failed, String::new(), None),
+    };
+    let failed = !matches!(outcome, Outcome::Done);
+    let recording = Recording {
+        status,
+        detail: &detail,
+        plan: plan.as_ref(),
+    };
+    match ctx
+        .run_hook(target, Hook::PostApply, failed, None, recording)
+        .await
+    {
+        HookEnd::Failed(why) if !failed => {
+            let why = format!("applied, then {why}");
+            ctx.record(unit, status, why.clone(), plan).await;
+            Outcome::Failed(why)
+        }
+        _ => outcome,
+    }
 }
 
 /// Applies a unit whose fresh plan is the approved one. After a transient

@@ -16,6 +16,7 @@ mod current_plan;
 pub mod failure_log;
 mod plan_run;
 mod since_approval;
+mod steps;
 
 pub use apply_run::{ApplyError, ApplyOutcome, ApplyRecovery, UnitApply};
 pub use claim::{LEASE_SECS, owner_alive, this_host};
@@ -23,6 +24,7 @@ pub use current_plan::{NotCurrent, Was};
 pub use failure_log::{LogTail, MAX_LOG_TAILS};
 pub use plan_run::PlanOutcome;
 pub use since_approval::SinceApproval;
+pub use steps::RunRules;
 // What the engine plans: built from discovery below it (`scan::targets`).
 pub use crate::scan::{
     PlanTarget, UnitDir, head_targets, stack_dir, stack_path, targets, unit_dir,

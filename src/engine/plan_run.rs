@@ -1,8 +1,9 @@
 //! A plan run: every target planned in dependency order, each result
 //! persisted as it lands, the whole bound to a plan id.
 
+use super::steps::{HookEnd, Recording, RunRules};
 use super::{Engine, PlanTarget};
-use crate::config::RetryPolicy;
+use crate::config::workflows::Hook;
 use crate::exec::{Executor, Phase, PlanJson, UnitJob};
 use crate::plan::render::{RenderOptions, RenderedPlan};
 use crate::plan::{PlanDocument, PlanId, PlanSummary};
@@ -93,7 +94,7 @@ pub(super) struct RunCtx<E, S> {
     /// Stacks generated in this run: each once, before its first unit plans.
     pub generated: StacksGenerated,
     /// How transient plan failures are retried.
-    pub retries: RetryPolicy,
+    pub retries: crate::config::RetryPolicy,
     /// How many times each unit's plan (or apply) was tried again, counting
     /// the tries of an earlier process that this run resumes.
     pub retried: std::sync::Mutex<BTreeMap<UnitPath, u32>>,
@@ -102,6 +103,12 @@ pub(super) struct RunCtx<E, S> {
     pub clock: Arc<dyn crate::clock::Clock>,
     /// The server's directories, replaced in every detail recorded and log line shown.
     pub paths: crate::redact::ServerPaths,
+    /// The repository's rules for this run: its workflows.
+    pub rules: super::steps::RunRules,
+    /// What every step of the run is told (`CASCADE_REPO`, `CASCADE_HEAD_SHA`, …).
+    pub step_vars: crate::exec::StepVars,
+    /// Each unit's steps so far, recorded with it.
+    pub steps: super::steps::StepsSoFar,
 }
 
 /// Why a unit has no plan.
@@ -145,7 +152,7 @@ impl<E: Executor, S: RunStore> RunCtx<E, S> {
             timeout: self.timeout,
             init_timeout: self.init_timeout,
             phase: self.phase,
-            workflow: None,
+            workflow: self.rules.workflow(&target.path),
             plan_targets: Vec::new(),
         }
     }
@@ -168,6 +175,7 @@ impl<E: Executor, S: RunStore> RunCtx<E, S> {
             rendered,
             retried: self.retried_so_far(unit),
             retry_at: lock(&self.retry_at).get(unit).copied(),
+            steps: self.steps_of(unit),
         };
         if let Err(e) = self.store.record_unit(&self.run_id, &record).await {
             tracing::error!(unit = %unit, error = %e, "cannot record a unit's result");
@@ -218,12 +226,24 @@ impl<E: Executor, S: RunStore> RunCtx<E, S> {
 
     /// Plans one unit: the saved plan file, its summary and its rendering. The plan JSON
     /// is read, summarised and drawn here, once, off the async workers, and dropped.
+    /// Runs no workflow step (an apply's fresh plan is made with this).
     pub async fn plan_unit(&self, target: &PlanTarget) -> Result<UnitPlan, String> {
-        self.try_plan(target).await.map_err(|f| f.reason)
+        let json = self.try_plan(target).await.map_err(|f| f.reason)?;
+        self.read_plan(target, json).await
     }
 
-    /// [`RunCtx::plan_unit`], telling a failure of the tool from any other.
-    async fn try_plan(&self, target: &PlanTarget) -> Result<UnitPlan, PlanFailure> {
+    /// Summarises and draws a unit's plan JSON off the async workers; the bytes go.
+    pub async fn read_plan(&self, target: &PlanTarget, json: PlanJson) -> Result<UnitPlan, String> {
+        let redactor = self.executor.redactor();
+        let unit = target.path.clone();
+        tokio::task::spawn_blocking(move || UnitPlan::of_show_json(&unit, json, &redactor))
+            .await
+            .map_err(|e| format!("reading the plan stopped: {e}"))
+            .and_then(|plan| plan)
+    }
+
+    /// One try of a unit's plan: its JSON, telling a failure of the tool from any other.
+    async fn try_plan(&self, target: &PlanTarget) -> Result<PlanJson, PlanFailure> {
         let other = |reason: String| PlanFailure {
             reason,
             tool_failed: false,
@@ -236,21 +256,13 @@ impl<E: Executor, S: RunStore> RunCtx<E, S> {
             self.generate_stack(stack, target).await.map_err(other)?;
         }
         let job = self.job(target);
-        let json = self
-            .executor
+        self.executor
             .plan(&job, &self.cancel)
             .await
             .map_err(|e| PlanFailure {
                 tool_failed: matches!(e, crate::exec::ExecError::Failed { .. }),
                 reason: e.to_string(),
-            })?;
-        let redactor = self.executor.redactor();
-        let unit = target.path.clone();
-        tokio::task::spawn_blocking(move || UnitPlan::of_show_json(&unit, json, &redactor))
-            .await
-            .map_err(|e| format!("reading the plan stopped: {e}"))
-            .and_then(|plan| plan)
-            .map_err(other)
+            })
     }
 
     /// Plans one unit, trying again after each transient failure while the policy allows:
@@ -258,7 +270,7 @@ impl<E: Executor, S: RunStore> RunCtx<E, S> {
     /// shutdown) ends the wait at once. Past the limit, the last failure stands. How many
     /// retries it took is in `retried`. The worker keeps its slot of the walk while it
     /// waits (the walk counts a slot per running worker).
-    async fn plan_with_retries(&self, target: &PlanTarget) -> Result<UnitPlan, Unplanned> {
+    async fn plan_with_retries(&self, target: &PlanTarget) -> Result<PlanJson, Unplanned> {
         let unit = &target.path;
         if let Some(left) = self.resumed_wait(unit)
             && !self.wait_for_retry(unit, left, &self.cancel).await
@@ -378,7 +390,7 @@ impl<E: Executor, S: RunStore> Engine<E, S> {
         head: &str,
         base: &str,
         targets: Vec<PlanTarget>,
-        retries: &RetryPolicy,
+        rules: impl Into<RunRules>,
         cancel: CancellationToken,
         observe: impl FnMut(WalkEvent<'_>),
     ) -> anyhow::Result<PlanOutcome> {
@@ -387,6 +399,7 @@ impl<E: Executor, S: RunStore> Engine<E, S> {
             Some(run) => run,
             None => self.new_run(repo, RunKind::Plan, key).await?,
         };
+        let rules: RunRules = rules.into();
         let previous = self.unit_results(&run.id).await?;
         let run_dir = PathBuf::from(&run.dir);
         let ctx = Arc::new(RunCtx {
@@ -405,12 +418,22 @@ impl<E: Executor, S: RunStore> Engine<E, S> {
                 .iter()
                 .map(|t| (t.path.clone(), t.clone()))
                 .collect(),
+            steps: super::steps::previous_steps(&previous),
             previous,
             generated: Default::default(),
-            retries: retries.clone(),
+            retries: rules.retries.clone(),
             retried: Default::default(),
             retry_at: Default::default(),
             clock: self.clock.clone(),
+            step_vars: crate::exec::StepVars {
+                repo: repo.repository().to_string(),
+                pr: rules.pr,
+                head_sha: head.to_string(),
+                base_sha: base.to_string(),
+                plan_id: None,
+                results_file: None,
+            },
+            rules,
         });
         let walk = Walk::new(
             targets
@@ -453,6 +476,7 @@ impl<E: Executor, S: RunStore> Engine<E, S> {
                     summary: record.and_then(|r| r.summary.clone()),
                     rendered: record.and_then(|r| r.rendered.clone()),
                     retried: record.map(|r| r.retried).unwrap_or(0),
+                    steps: record.map(|r| r.steps.clone()).unwrap_or_default(),
                 }
             })
             .collect();
@@ -506,9 +530,33 @@ async fn plan_one<E: Executor, S: RunStore>(ctx: &RunCtx<E, S>, unit: &UnitPath)
         }
     }
     let target = &ctx.targets[unit];
+    // A unit planned again starts its steps again.
+    ctx.clear_steps(unit);
     ctx.record(unit, UnitStatus::Planning, String::new(), None)
         .await;
-    match ctx.plan_with_retries(target).await {
+    let planning = Recording {
+        status: UnitStatus::Planning,
+        detail: "",
+        plan: None,
+    };
+    let pre = ctx
+        .run_hook(target, Hook::PrePlan, false, None, planning)
+        .await;
+    let planned = match pre {
+        HookEnd::Failed(why) => Err(Unplanned::Failed(why)),
+        HookEnd::Passed => ctx.plan_with_retries(target).await,
+    };
+    let failed = planned.is_err();
+    let stdin = planned.as_ref().ok().map(|json| json.bytes());
+    let post = ctx
+        .run_hook(target, Hook::PostPlan, failed, stdin, planning)
+        .await;
+    let planned = match (planned, post) {
+        (Ok(json), HookEnd::Passed) => ctx.read_plan(target, json).await.map_err(Unplanned::Failed),
+        (Ok(_), HookEnd::Failed(why)) => Err(Unplanned::Failed(why)),
+        (Err(e), _) => Err(e),
+    };
+    match planned {
         Ok(plan) => {
             ctx.record(unit, UnitStatus::Planned, String::new(), Some(plan))
                 .await;

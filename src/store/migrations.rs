@@ -52,6 +52,11 @@ pub(super) const SQLITE: &[Embedded] = &[
         "pushers",
         include_str!("../../migrations/0010_pushers.sql"),
     ),
+    (
+        11,
+        "unit_steps",
+        include_str!("../../migrations/0011_unit_steps.sql"),
+    ),
 ];
 
 /// The PostgreSQL schema, in order: the twins of [`SQLITE`].
@@ -105,6 +110,11 @@ pub(super) const POSTGRES: &[Embedded] = &[
         10,
         "pushers",
         include_str!("../../migrations/postgres/0010_pushers.sql"),
+    ),
+    (
+        11,
+        "unit_steps",
+        include_str!("../../migrations/postgres/0011_unit_steps.sql"),
     ),
 ];
 

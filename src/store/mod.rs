@@ -29,6 +29,7 @@ mod replica_id;
 mod rows;
 mod run_store;
 mod sqlite;
+mod steps;
 mod waiting;
 
 pub use any::{AnyStore, open};
@@ -42,6 +43,7 @@ pub use pushers::Pusher;
 pub use replica_id::ReplicaId;
 pub use run_store::RunStore;
 pub use sqlite::SqliteStore;
+pub use steps::{StepRecord, StepStatus};
 
 use crate::plan::render::RenderedPlan;
 use crate::plan::{Fingerprint, PlanId, PlanSummary};
@@ -133,6 +135,8 @@ pub struct UnitRecord {
     /// While it waits to be tried again: when (seconds since the epoch). A run
     /// resumed after a restart waits out the rest and goes on counting.
     pub retry_at: Option<i64>,
+    /// Its workflow's `run` steps so far, in the order they ran.
+    pub steps: Vec<StepRecord>,
 }
 
 /// One unit of an approvable plan.
@@ -165,6 +169,9 @@ pub struct PlannedUnit {
     /// stored before cascade retried). Kept in the plan record's JSON, so no migration.
     #[serde(default)]
     pub retried: u32,
+    /// Its workflow's plan-phase steps (`pre_plan`, `post_plan`) and how they ended.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<StepRecord>,
 }
 
 impl PlannedUnit {

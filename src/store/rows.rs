@@ -80,6 +80,11 @@ pub(super) fn unit_record(row: &impl StoredRow) -> anyhow::Result<UnitRecord> {
             .transpose()?,
         retried: u32::try_from(row.int("retried")?).unwrap_or(0),
         retry_at: row.maybe_int("retry_at")?,
+        steps: row
+            .maybe_text("steps")?
+            .map(|s| serde_json::from_str(&s))
+            .transpose()?
+            .unwrap_or_default(),
     })
 }
 

@@ -58,6 +58,7 @@ fn planned(path: &str, wave: usize, destroy: bool, json: &[u8]) -> PlannedUnit {
         summary: Some(PlanSummary::from_show_json(json).unwrap()),
         rendered: Some(RenderedPlan::from_show_json(json, &RenderOptions::default()).unwrap()),
         retried: 0,
+        steps: Vec::new(),
     }
 }
 
@@ -256,6 +257,7 @@ fn an_apply_result_shows_the_new_plan_rendered_the_same_way() {
             },
         ],
         new_plan: Some(new_plan),
+        steps: Vec::new(),
     };
     let parts = Comments::new().apply_comment(&view, COMMENT_LIMIT).unwrap();
     check_parts(&parts, COMMENT_LIMIT);

@@ -115,6 +115,7 @@ fn hostile_plan() -> PlanView {
             units: 3,
         }],
         rounds: 1,
+        steps: Vec::new(),
     }
 }
 
@@ -214,6 +215,7 @@ fn a_hostile_apply_comment_is_inert() {
             },
         ],
         new_plan: Some(hostile_plan()),
+        steps: Vec::new(),
     };
     let parts = Comments::new().apply_comment(&view, COMMENT_LIMIT).unwrap();
     assert_eq!(parts.len(), 1);

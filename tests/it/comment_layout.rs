@@ -87,6 +87,7 @@ fn large_plan() -> PlanView {
         locked: Vec::new(),
         sources: Vec::new(),
         rounds: 1,
+        steps: Vec::new(),
     }
 }
 

@@ -110,6 +110,7 @@ fn plan_view(plan_id: &str, waves: Vec<WaveView>, destroys: Vec<UnitView>) -> Pl
         ordered_last: Vec::new(),
         sources: Vec::new(),
         rounds: 1,
+        steps: Vec::new(),
     }
 }
 
@@ -371,6 +372,7 @@ fn apply_that_fully_applied() {
             apply_unit("live/prod/legacy/queue", ApplyStatus::Applied, ""),
         ],
         new_plan: None,
+        steps: Vec::new(),
     };
     let body = render_apply(&view);
     assert!(body.starts_with(APPLY_MARKER));
@@ -408,6 +410,7 @@ fn apply_that_partly_failed() {
             apply_unit("live/prod/legacy/queue", ApplyStatus::Applied, ""),
         ],
         new_plan: None,
+        steps: Vec::new(),
     };
     let body = render_apply(&view);
     assert_balanced(&body);
@@ -453,6 +456,7 @@ fn apply_stopped_because_the_plan_changed() {
             ),
         ],
         new_plan: Some(new_plan),
+        steps: Vec::new(),
     };
     let body = render_apply(&view);
     assert_balanced(&body);
@@ -641,6 +645,7 @@ fn an_apply_with_a_new_plan_splits_with_the_apply_marker() {
             "",
         )],
         new_plan: Some(plan),
+        steps: Vec::new(),
     };
     let parts = Comments::new().apply_comment(&view, COMMENT_LIMIT).unwrap();
     assert!(parts.len() > 1);
@@ -674,6 +679,7 @@ fn an_override_directory_replaces_only_the_templates_it_holds() {
         outcome: ApplyOutcome::Failed,
         units: vec![apply_unit("live/prod/a", ApplyStatus::Failed, "boom")],
         new_plan: None,
+        steps: Vec::new(),
     };
     let body = &comments.apply_comment(&apply, COMMENT_LIMIT).unwrap()[0];
     assert!(body.contains("❌ failed — `boom`"), "{body}");
@@ -787,6 +793,7 @@ fn an_apply_result_spelled_for_gitlab() {
             ),
         ],
         new_plan: None,
+        steps: Vec::new(),
     };
     let body = &gitlab_comments().apply_comment(&view, 1_000_000).unwrap()[0];
     assert!(body.contains("comment `cascade plan` to plan what is left"));
@@ -842,6 +849,7 @@ fn failed_units_point_to_the_check_where_it_shows_their_logs() {
             ),
         ],
         new_plan: None,
+        steps: Vec::new(),
     };
     let body = &Comments::new()
         .logs_in_check(true)

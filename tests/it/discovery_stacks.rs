@@ -388,7 +388,7 @@ async fn plan_in_checkout(
             "head",
             "base",
             db_change_targets(&repo.root(), checkout),
-            &Default::default(),
+            cascade::engine::RunRules::default(),
             CancellationToken::new(),
             |_| {},
         )

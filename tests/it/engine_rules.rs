@@ -227,7 +227,7 @@ async fn plan(f: &Fixture, head: &str) -> cascade::engine::PlanOutcome {
             head,
             "base",
             targets(),
-            &Default::default(),
+            cascade::engine::RunRules::default(),
             CancellationToken::new(),
             |_| {},
         )
@@ -249,7 +249,7 @@ async fn apply(
             id,
             head,
             &dir_for,
-            &Default::default(),
+            cascade::engine::RunRules::default(),
             |_| {},
         )
         .await
@@ -574,7 +574,7 @@ async fn an_interrupted_plan_resumes_without_planning_finished_units_again() {
             "h1",
             "base",
             targets(),
-            &Default::default(),
+            cascade::engine::RunRules::default(),
             cancel,
             move |e| {
                 if matches!(e, cascade::walk::WalkEvent::Finished(..)) {
@@ -995,7 +995,7 @@ async fn a_unit_whose_path_leaves_its_directory_is_refused_and_never_run() {
             "h1",
             "base",
             targets,
-            &Default::default(),
+            cascade::engine::RunRules::default(),
             CancellationToken::new(),
             |_| {},
         )

@@ -219,6 +219,7 @@ fn unit_record(unit: &str, status: UnitStatus, detail: &str) -> UnitRecord {
         detail: detail.into(),
         summary: Some(summary("f1")),
         rendered: Some(rendered()),
+        steps: Vec::new(),
     }
 }
 
@@ -244,6 +245,7 @@ fn plan(id: &str, repo: &str, created_at: i64) -> PlanRecord {
             rendered: Some(rendered()),
             // Kept in the plan's JSON: both backends must give it back.
             retried: 2,
+            steps: Vec::new(),
         }],
         created_at,
     }

@@ -1,0 +1,291 @@
+//! A unit's workflow steps within a run: which `run` steps of a hook run (by `when` and
+//! how the unit's run has gone), each result recorded with the unit as it lands (so a
+//! resumed run knows which finished), and what a failed step does to the unit.
+//!
+//! Owns the rules of issue 25's item 2 and 4: a failed step fails the unit with its name
+//! and exit code, unless `ignore_errors` makes it a warning; a finished step is never run
+//! again by a resumed run; steps are never retried (only the built-in plan and apply
+//! are). Never runs a process itself (the executor does) and never shows anything (the
+//! comment does, by each record's `visible`).
+
+use super::PlanTarget;
+use super::plan_run::RunCtx;
+use crate::config::RepoConfig;
+use crate::config::RetryPolicy;
+use crate::config::workflows::{Hook, RunStep, VisibleOn, When, Workflow};
+use crate::exec::{Executor, StepCall, StepVars};
+use crate::store::{RunStore, StepRecord, StepStatus, UnitRecord};
+use crate::unit::UnitPath;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// What a run takes from the repository's rules (the default branch's `.cascade.yaml`)
+/// and from the request that started it. A bare [`RetryPolicy`] is rules without
+/// workflows.
+#[derive(Clone, Debug, Default)]
+pub struct RunRules {
+    pub retries: RetryPolicy,
+    /// Where the units' workflows come from; `None`: no workflow steps.
+    pub config: Option<Arc<RepoConfig>>,
+    /// The pull request's number (`CASCADE_PR`); none for drift and the CLI.
+    pub pr: Option<u64>,
+}
+
+impl From<&RetryPolicy> for RunRules {
+    fn from(retries: &RetryPolicy) -> RunRules {
+        RunRules {
+            retries: retries.clone(),
+            ..RunRules::default()
+        }
+    }
+}
+
+impl From<RetryPolicy> for RunRules {
+    fn from(retries: RetryPolicy) -> RunRules {
+        (&retries).into()
+    }
+}
+
+impl From<&RepoConfig> for RunRules {
+    fn from(config: &RepoConfig) -> RunRules {
+        RunRules {
+            retries: config.retries.clone(),
+            config: Some(Arc::new(config.clone())),
+            pr: None,
+        }
+    }
+}
+
+impl RunRules {
+    /// The workflow of `unit`, if one covers it.
+    pub fn workflow(&self, unit: &UnitPath) -> Option<Arc<Workflow>> {
+        self.config
+            .as_ref()
+            .and_then(|c| c.workflow_for(unit))
+            .map(|w| Arc::new(w.clone()))
+    }
+
+    /// With the pull request's number.
+    pub fn for_pull_request(mut self, number: u64) -> RunRules {
+        self.pr = Some(number);
+        self
+    }
+}
+
+/// What a unit's record says while a hook's steps are recorded with it.
+#[derive(Clone, Copy)]
+pub(super) struct Recording<'a> {
+    pub status: crate::store::UnitStatus,
+    pub detail: &'a str,
+    pub plan: Option<&'a super::plan_run::UnitPlan>,
+}
+
+/// How a hook's steps went.
+pub(super) enum HookEnd {
+    /// Every step that ran passed or only warned (or none ran).
+    Passed,
+    /// A step failed: the unit fails with this reason.
+    Failed(String),
+}
+
+/// The steps recorded so far, by unit: copied into every record of the unit.
+pub(super) type StepsSoFar = std::sync::Mutex<BTreeMap<UnitPath, Vec<StepRecord>>>;
+
+impl<E: Executor, S: RunStore> RunCtx<E, S> {
+    /// Runs the steps of `hook` for `target`'s unit, in order: each whose `when` matches
+    /// how the unit's run has gone so far (`failed`, updated by each failing step), and
+    /// not one a run of this same job already finished (`resume`). Each result is
+    /// recorded with the unit as it lands, under `status`. `stdin` is the plan JSON, for
+    /// the steps that ask for it.
+    pub(super) async fn run_hook(
+        &self,
+        target: &PlanTarget,
+        hook: Hook,
+        mut failed: bool,
+        stdin: Option<&[u8]>,
+        record_as: Recording<'_>,
+    ) -> HookEnd {
+        let unit = &target.path;
+        let Some(workflow) = self.rules.workflow(unit) else {
+            return HookEnd::Passed;
+        };
+        let mut reason = None;
+        for (index, step) in workflow.steps(hook).iter().enumerate() {
+            if self.step_done(unit, hook, index) || !runs(step.when, failed) {
+                continue;
+            }
+            let record = self.run_one(target, hook, index, step, stdin).await;
+            let failed_now = record.status == StepStatus::Failed;
+            if failed_now && reason.is_none() {
+                reason = Some(record.failure());
+            }
+            failed |= failed_now;
+            self.add_step(unit, record);
+            // The unit's own reason stays first; a step's failure fills an empty one.
+            let detail = match (&reason, record_as.detail) {
+                (Some(why), "") => why.clone(),
+                (_, detail) => detail.to_string(),
+            };
+            self.record(unit, record_as.status, detail, record_as.plan.cloned())
+                .await;
+        }
+        match reason {
+            Some(why) => HookEnd::Failed(why),
+            None => HookEnd::Passed,
+        }
+    }
+
+    async fn run_one(
+        &self,
+        target: &PlanTarget,
+        hook: Hook,
+        index: usize,
+        step: &RunStep,
+        stdin: Option<&[u8]>,
+    ) -> StepRecord {
+        let job = self.job(target);
+        let vars = StepVars {
+            results_file: match hook.is_post() {
+                true => self.results_file(&job.work, hook).await,
+                false => None,
+            },
+            ..self.step_vars.clone()
+        };
+        let call = StepCall {
+            step,
+            hook,
+            vars: &vars,
+            stdin: match step.stdin {
+                crate::config::workflows::Stdin::PlanJson => stdin,
+                crate::config::workflows::Stdin::None => None,
+            },
+        };
+        let started = std::time::Instant::now();
+        let result = self.executor.run_step(&job, call, &self.cancel).await;
+        let (code, error, output, truncated, took) = match result {
+            Ok(out) => (
+                Some(out.code),
+                String::new(),
+                out.output,
+                out.truncated,
+                out.took,
+            ),
+            Err(e) => (None, e.to_string(), String::new(), false, started.elapsed()),
+        };
+        let ok = code == Some(0);
+        let status = match (ok, step.ignore_errors) {
+            (true, _) => StepStatus::Passed,
+            (false, true) => StepStatus::Warned,
+            (false, false) => StepStatus::Failed,
+        };
+        let visible = match step.visible_on {
+            VisibleOn::Never => false,
+            VisibleOn::Always => true,
+            VisibleOn::Failure => !ok,
+        };
+        StepRecord {
+            hook: hook.name().to_string(),
+            index,
+            name: step.name.clone(),
+            status,
+            code,
+            error: self.paths.scrub(&crate::redact::redact(&error)),
+            output: self.paths.scrub(&crate::redact::redact(&output)),
+            truncated,
+            visible,
+            markdown: step.format == crate::config::workflows::Format::Markdown,
+            took_ms: took.as_millis() as u64,
+        }
+    }
+
+    /// Whether step `index` of `hook` already finished for `unit` in this job.
+    fn step_done(&self, unit: &UnitPath, hook: Hook, index: usize) -> bool {
+        lock(&self.steps)
+            .get(unit)
+            .is_some_and(|s| s.iter().any(|r| r.hook == hook.name() && r.index == index))
+    }
+
+    fn add_step(&self, unit: &UnitPath, record: StepRecord) {
+        lock(&self.steps)
+            .entry(unit.clone())
+            .or_default()
+            .push(record);
+    }
+
+    /// The steps recorded for `unit` so far.
+    pub(super) fn steps_of(&self, unit: &UnitPath) -> Vec<StepRecord> {
+        lock(&self.steps).get(unit).cloned().unwrap_or_default()
+    }
+
+    /// Forgets `unit`'s steps: its plan starts again from the first step.
+    pub(super) fn clear_steps(&self, unit: &UnitPath) {
+        lock(&self.steps).remove(unit);
+    }
+
+    /// Every unit's result so far as JSON, in a file of the unit's private directory a
+    /// post step may read (`CASCADE_RESULTS_FILE`): unit, status, detail, counts.
+    async fn results_file(&self, work: &std::path::Path, hook: Hook) -> Option<PathBuf> {
+        let records = self.store.unit_records(&self.run_id).await.ok()?;
+        let results: Vec<serde_json::Value> = records.iter().map(result_json).collect();
+        let text = serde_json::to_vec_pretty(&results).ok()?;
+        let path = work.join(format!("results-{}.json", hook.name()));
+        write_private(work, &path, &text).ok()?;
+        Some(path)
+    }
+}
+
+/// Writes `text` to `path` in `dir` (made 0700 if missing), readable by cascade only.
+fn write_private(
+    dir: &std::path::Path,
+    path: &std::path::Path,
+    text: &[u8],
+) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)?;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)?;
+    file.write_all(text)
+}
+
+fn result_json(record: &UnitRecord) -> serde_json::Value {
+    serde_json::json!({
+        "unit": record.unit.as_str(),
+        "status": record.status.as_str(),
+        "detail": record.detail,
+        "counts": record.summary.as_ref().map(|s| &s.counts),
+        "fingerprint": record.summary.as_ref().map(|s| s.fingerprint.as_str()),
+    })
+}
+
+/// Whether a step with `when` runs once the unit's run has (`failed`) or has not failed.
+fn runs(when: When, failed: bool) -> bool {
+    match when {
+        When::Success => !failed,
+        When::Failure => failed,
+        When::Always => true,
+    }
+}
+
+/// The steps each unit of `previous` recorded: what a resumed run starts from.
+pub(super) fn previous_steps(previous: &BTreeMap<UnitPath, UnitRecord>) -> StepsSoFar {
+    std::sync::Mutex::new(
+        previous
+            .iter()
+            .filter(|(_, r)| !r.steps.is_empty())
+            .map(|(u, r)| (u.clone(), r.steps.clone()))
+            .collect(),
+    )
+}
+
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
