@@ -690,7 +690,7 @@ async fn apply_with_retries<E: Executor, S: RunStore>(
         )
         .await;
         let started = std::time::Instant::now();
-        let result = ctx.executor.apply(&ctx.job(target), &ctx.shutdown).await;
+        let result = ctx.apply_unit(target, expected).await;
         timings
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -701,7 +701,12 @@ async fn apply_with_retries<E: Executor, S: RunStore>(
                     .await;
                 return Outcome::Done;
             }
-            Err(e) => e,
+            Err(super::two_stage::StageError::Exec(e)) => e,
+            Err(super::two_stage::StageError::Changed(why)) => {
+                ctx.record(unit, UnitStatus::Failed, why.clone(), Some(fresh))
+                    .await;
+                return Outcome::Failed(why);
+            }
         };
         let why = error.to_string();
         let transient = matches!(error, crate::exec::ExecError::Failed { .. })

@@ -17,6 +17,7 @@ pub mod failure_log;
 mod plan_run;
 mod since_approval;
 mod steps;
+mod two_stage;
 
 pub use apply_run::{ApplyError, ApplyOutcome, ApplyRecovery, UnitApply};
 pub use claim::{LEASE_SECS, owner_alive, this_host};
