@@ -369,6 +369,9 @@ async fn publish(
     }))
 }
 
+/// The most step output the drift issue shows (its body has GitHub's 65,536 characters).
+const DRIFT_STEPS: usize = 16 << 10;
+
 fn short(sha: &str) -> &str {
     &sha[..sha.len().min(7)]
 }
@@ -411,6 +414,16 @@ fn issue_body(
         code(&drift.schedule_text)
     );
     out.push_str(&shown.markdown());
+    // The plan-phase workflow steps that show (`visible_on`), bounded like a comment's.
+    let steps: Vec<crate::comment::UnitSteps> = plan
+        .units
+        .iter()
+        .filter_map(|u| crate::comment::unit_steps(u.path.as_str(), &u.steps))
+        .collect();
+    if !steps.is_empty() {
+        out.push('\n');
+        out.push_str(&crate::comment::steps_markdown(&steps, DRIFT_STEPS));
+    }
     if !locked.is_empty() {
         out.push_str("\n**Not checked** (locked by a pull request):");
         for (unit, pr) in locked {

@@ -63,6 +63,39 @@ pub fn unit_steps(unit: &str, records: &[StepRecord]) -> Option<UnitSteps> {
     })
 }
 
+/// The visible steps of `units` as Markdown without a template (the drift issue), within
+/// `budget` bytes of output: per unit a line naming it, then each step's verdict and body.
+pub fn steps_markdown(units: &[UnitSteps], budget: usize) -> String {
+    let mut budget = StepBudget { left: budget };
+    let mut out = String::new();
+    for unit in units {
+        out.push_str(&format!(
+            "Workflow steps of {}:\n\n",
+            crate::inert::code(&unit.unit)
+        ));
+        for step in budget.contexts(&unit.steps) {
+            out.push_str(&format!(
+                "- {} ({}) — {} · {}\n\n",
+                crate::inert::code(&step.name),
+                step.hook,
+                step.verdict,
+                step.took
+            ));
+            if step.markdown {
+                out.push_str(&step.body);
+                out.push_str("\n\n");
+            } else if !step.body.is_empty() {
+                out.push_str(&crate::inert::fenced(&step.body, "text"));
+                out.push_str("\n\n");
+            }
+            if !step.cut.is_empty() {
+                out.push_str(&format!("*{}*\n\n", step.cut));
+            }
+        }
+    }
+    out
+}
+
 /// What a template sees of one step.
 #[derive(Clone, Debug, Serialize)]
 pub(super) struct StepContext {
