@@ -15,7 +15,7 @@ pub fn plan_json(plan: &PlanRecord) -> Value {
         "plan_id": plan.id,
         "head": plan.head,
         "base": plan.base,
-        "units": plan.units.iter().map(|u| json!({
+        "units": plan.units.iter().map(|u| with_steps(json!({
             "path": u.path,
             "wave": u.wave,
             "status": u.status.as_str(),
@@ -25,7 +25,7 @@ pub fn plan_json(plan: &PlanRecord) -> Value {
             "detail": u.detail,
             "retried": u.retried,
             "diff": u.rendered.as_ref().map(|r| r.text()),
-        })).collect::<Vec<_>>(),
+        }), &u.steps)).collect::<Vec<_>>(),
         "totals": totals(plan),
     })
 }
@@ -34,7 +34,7 @@ pub fn apply_json(outcome: &ApplyOutcome) -> Value {
     json!({
         "plan_id": outcome.plan_id,
         "complete": outcome.complete(),
-        "units": outcome.units.iter().map(|u| json!({
+        "units": outcome.units.iter().map(|u| with_steps(json!({
             "path": u.path,
             "status": u.status.as_str(),
             "detail": u.detail,
@@ -49,9 +49,17 @@ pub fn apply_json(outcome: &ApplyOutcome) -> Value {
             "since_approval": u.since_approval.as_ref().map(|c| json!({
                 "applied_upstream": c.applied_upstream,
             })),
-        })).collect::<Vec<_>>(),
+        }), &u.steps)).collect::<Vec<_>>(),
         "new_plan": outcome.new_plan.as_ref().map(plan_json),
     })
+}
+
+/// A unit's JSON with its workflow steps, when it ran any.
+fn with_steps(mut unit: Value, steps: &[crate::store::StepRecord]) -> Value {
+    if !steps.is_empty() {
+        unit["steps"] = json!(steps);
+    }
+    unit
 }
 
 /// The comment the bot would post: every part, separated by a rule.

@@ -13,7 +13,7 @@
 //! then means it was applied).
 
 use super::plan_run::{RunCtx, UnitPlan, plan_id, record_unrun};
-use super::steps::{HookEnd, Recording, RunRules};
+use super::steps::{HookEnd, RunRules};
 use super::{Engine, PlanTarget};
 use crate::config::workflows::Hook;
 use crate::exec::{Executor, Resumed};
@@ -524,7 +524,7 @@ async fn apply_one<E: Executor, S: RunStore>(
     let previous = ctx.previous.get(unit).map(|r| r.status);
     if previous == Some(UnitStatus::Applied) {
         // Applied by an earlier process: only the post_apply steps it did not finish run.
-        return finish_post_apply(ctx, unit, Outcome::Done).await;
+        return ctx.post_apply(unit, Outcome::Done).await;
     }
     if previous == Some(UnitStatus::Unchanged) {
         return Outcome::Done;
@@ -552,15 +552,25 @@ async fn apply_one<E: Executor, S: RunStore>(
     };
     ctx.record(unit, UnitStatus::Planning, String::new(), None)
         .await;
+    // A destroy's pre_destroy steps run before its fresh plan: they may take resources
+    // out of its state (platctl's state_purge), which the plan must then see.
+    if target.destroy
+        && let HookEnd::Failed(why) = ctx.pre_hook(target, Hook::PreDestroy, None).await
+    {
+        ctx.record(unit, UnitStatus::Failed, why.clone(), None)
+            .await;
+        return ctx.post_apply(unit, Outcome::Failed(why)).await;
+    }
     let fresh = match ctx.plan_unit(target).await {
         Ok(plan) => plan,
         Err(why) => {
             ctx.record(unit, UnitStatus::Failed, why.clone(), None)
                 .await;
-            return Outcome::Failed(why);
+            return ctx.post_apply(unit, Outcome::Failed(why)).await;
         }
     };
-    if fresh.summary.fingerprint != expected.fingerprint {
+    let purged = target.destroy && super::steps::purged(&fresh.summary, expected);
+    if fresh.summary.fingerprint != expected.fingerprint && !purged {
         if previous == Some(UnitStatus::Applying) && fresh.summary.is_empty() {
             // Killed after terraform applied it but before cascade recorded that.
             ctx.record(
@@ -601,65 +611,17 @@ async fn apply_one<E: Executor, S: RunStore>(
             .await;
         return Outcome::Done;
     }
-    let hook = match target.destroy {
-        true => Hook::PreDestroy,
-        false => Hook::PreApply,
-    };
-    let planning = Recording {
-        status: UnitStatus::Planning,
-        detail: "",
-        plan: Some(&fresh),
-    };
-    if let HookEnd::Failed(why) = ctx.run_hook(target, hook, false, None, planning).await {
+    if !target.destroy
+        && let HookEnd::Failed(why) = ctx.pre_hook(target, Hook::PreApply, Some(&fresh)).await
+    {
         // Nothing was applied: the state is as it was.
         ctx.record(unit, UnitStatus::Failed, why.clone(), Some(fresh))
             .await;
         let outcome = Outcome::Failed(why);
-        return finish_post_apply(ctx, unit, outcome).await;
+        return ctx.post_apply(unit, outcome).await;
     }
     let outcome = apply_with_retries(ctx, target, expected, fresh, timings).await;
-    finish_post_apply(ctx, unit, outcome).await
-}
-
-/// Runs `unit`'s `post_apply` steps after its apply ended with `outcome` (those a run of
-/// this job already finished are not run again). A failed step leaves an applied unit
-/// applied (it is never applied again) but holds its dependents back, unless it ignores
-/// errors: then it is a warning.
-async fn finish_post_apply<E: Executor, S: RunStore>(
-    ctx: &RunCtx<E, S>,
-    unit: &UnitPath,
-    outcome: Outcome,
-) -> Outcome {
-    let Some(target) = ctx.targets.get(unit) else {
-        return outcome;
-    };
-    let record = ctx
-        .store
-        .unit_records(&ctx.run_id)
-        .await
-        .ok()
-        .and_then(|records| records.into_iter().find(|r| &r.unit == unit));
-    let (status, detail, plan) = match &record {
-        Some(r) => (r.status, r.detail.clone(), UnitPlan::of_record(r)),
-        None => (UnitStatus::Failed, String::new(), None),
-    };
-    let failed = !matches!(outcome, Outcome::Done);
-    let recording = Recording {
-        status,
-        detail: &detail,
-        plan: plan.as_ref(),
-    };
-    match ctx
-        .run_hook(target, Hook::PostApply, failed, None, recording)
-        .await
-    {
-        HookEnd::Failed(why) if !failed => {
-            let why = format!("applied, then {why}");
-            ctx.record(unit, status, why.clone(), plan).await;
-            Outcome::Failed(why)
-        }
-        _ => outcome,
-    }
+    ctx.post_apply(unit, outcome).await
 }
 
 /// Applies a unit whose fresh plan is the approved one. After a transient

@@ -14,8 +14,9 @@ use crate::config::RepoConfig;
 use crate::config::RetryPolicy;
 use crate::config::workflows::{Hook, RunStep, VisibleOn, When, Workflow};
 use crate::exec::{Executor, StepCall, StepVars};
-use crate::store::{RunStore, StepRecord, StepStatus, UnitRecord};
+use crate::store::{RunStore, StepRecord, StepStatus, UnitRecord, UnitStatus};
 use crate::unit::UnitPath;
+use crate::walk::Outcome;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -199,6 +200,63 @@ impl<E: Executor, S: RunStore> RunCtx<E, S> {
         }
     }
 
+    /// Runs `unit`'s `post_apply` steps after its apply ended with `outcome` (those a run of
+    /// this job already finished are not run again). A failed step leaves an applied unit
+    /// applied (it is never applied again) but holds its dependents back, unless it ignores
+    /// errors: then it is a warning.
+    pub(super) async fn post_apply(&self, unit: &UnitPath, outcome: Outcome) -> Outcome {
+        let Some(target) = self.targets.get(unit) else {
+            return outcome;
+        };
+        let record = self
+            .store
+            .unit_records(&self.run_id)
+            .await
+            .ok()
+            .and_then(|records| records.into_iter().find(|r| &r.unit == unit));
+        let (status, detail, plan) = match &record {
+            Some(r) => (
+                r.status,
+                r.detail.clone(),
+                super::plan_run::UnitPlan::of_record(r),
+            ),
+            None => (UnitStatus::Failed, String::new(), None),
+        };
+        let failed = !matches!(outcome, Outcome::Done);
+        let recording = Recording {
+            status,
+            detail: &detail,
+            plan: plan.as_ref(),
+        };
+        match self
+            .run_hook(target, Hook::PostApply, failed, None, recording)
+            .await
+        {
+            HookEnd::Failed(why) if !failed => {
+                let why = format!("applied, then {why}");
+                self.record(unit, status, why.clone(), plan).await;
+                Outcome::Failed(why)
+            }
+            _ => outcome,
+        }
+    }
+
+    /// The steps of a pre hook (`pre_apply`, `pre_destroy`) before anything is applied, the
+    /// unit recorded as planning with `plan` (its fresh plan, when made).
+    pub(super) async fn pre_hook(
+        &self,
+        target: &PlanTarget,
+        hook: Hook,
+        plan: Option<&super::plan_run::UnitPlan>,
+    ) -> HookEnd {
+        let planning = Recording {
+            status: crate::store::UnitStatus::Planning,
+            detail: "",
+            plan,
+        };
+        self.run_hook(target, hook, false, None, planning).await
+    }
+
     /// Whether step `index` of `hook` already finished for `unit` in this job.
     fn step_done(&self, unit: &UnitPath, hook: Hook, index: usize) -> bool {
         lock(&self.steps)
@@ -264,6 +322,26 @@ fn result_json(record: &UnitRecord) -> serde_json::Value {
         "counts": record.summary.as_ref().map(|s| &s.counts),
         "fingerprint": record.summary.as_ref().map(|s| s.fingerprint.as_str()),
     })
+}
+
+/// Whether a destroy's fresh plan, made after its `pre_destroy` steps, destroys only part of
+/// what was approved and nothing else: the steps took the rest out of its state (platctl's
+/// `state_purge`), so applying it destroys less than the reviewer approved, never more.
+pub(super) fn purged(
+    fresh: &crate::plan::PlanSummary,
+    approved: &crate::plan::PlanSummary,
+) -> bool {
+    let approved: std::collections::BTreeSet<(&str, &[String])> = approved
+        .resources
+        .iter()
+        .map(|r| (r.address.as_str(), r.actions.as_slice()))
+        .collect();
+    fresh.resources.len() < approved.len()
+        && fresh.outputs.iter().all(|o| o.action == "delete")
+        && fresh.resources.iter().all(|r| {
+            r.actions == ["delete"]
+                && approved.contains(&(r.address.as_str(), r.actions.as_slice()))
+        })
 }
 
 /// Whether a step with `when` runs once the unit's run has (`failed`) or has not failed.
