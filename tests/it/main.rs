@@ -72,6 +72,7 @@ mod plan_fingerprint;
 mod plan_render;
 mod plan_render_oracle;
 mod plan_retries;
+mod platctl_hooks;
 mod private_data;
 mod sandbox;
 mod server_database_loss;
