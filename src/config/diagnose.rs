@@ -5,6 +5,9 @@ use super::FILE_NAME;
 use super::file::{
     APPLY_PERMISSION_KEYS, DRIFT_KEYS, ENVIRONMENT_KEYS, MODULE_KEYS, RETRIES_KEYS, TOP_KEYS,
 };
+use super::workflows::file::{
+    APPLY_KEYS, PHASE_KEYS, RUN_KEYS, STEP_KEYS, VAR_KEYS, WORKFLOW_KEYS,
+};
 use crate::problem::{Problem, ProblemKind};
 use serde_saphyr::{Error, Location, MessageFormatter, UserMessageFormatter};
 use std::borrow::Cow;
@@ -118,6 +121,18 @@ fn key_owner(expected: &[&str]) -> &'static str {
         "`retries`"
     } else if expected == DRIFT_KEYS {
         "`drift`"
+    } else if expected == WORKFLOW_KEYS {
+        "a workflow"
+    } else if expected == PHASE_KEYS {
+        "a workflow's `init` or `plan`"
+    } else if expected == APPLY_KEYS {
+        "a workflow's `apply`"
+    } else if expected == VAR_KEYS {
+        "an `env` entry"
+    } else if expected == STEP_KEYS {
+        "a hook's step (the one kind of step is `run`)"
+    } else if expected == RUN_KEYS {
+        "a `run` step"
     } else {
         "this mapping"
     }

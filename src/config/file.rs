@@ -9,6 +9,7 @@
 //! the key, because serde-saphyr's own "expected sequence start" cannot say which key was
 //! wrong. Those texts are full sentences; `diagnose` appends what was found instead.
 
+use super::workflows::file::WorkflowEntry;
 use super::{ApplyRequirement, ApprovalWord};
 use crate::unit::Tool;
 use schemars::JsonSchema;
@@ -33,6 +34,7 @@ pub(super) const TOP_KEYS: &[&str] = &[
     "branches",
     "retries",
     "drift",
+    "workflows",
 ];
 /// Keys allowed in `apply_permission`.
 pub(super) const APPLY_PERMISSION_KEYS: &[&str] = &["users", "teams"];
@@ -141,6 +143,17 @@ pub(super) struct ConfigFile {
     #[serde(default, deserialize_with = "drift")]
     #[schemars(with = "Option<DriftEntry>")]
     pub drift: Option<Spanned<DriftEntry>>,
+
+    /// A team's own steps around plan and apply, by unit: each workflow names the units
+    /// it covers (globs and/or environments), extra arguments for the built-in `init`,
+    /// `plan` and `apply` (from an allow-list), a two-stage apply's `targets`, variables
+    /// (credentials only selected from the server, `from_server`), and `run` steps for
+    /// the hooks `pre_plan`, `post_plan`, `pre_apply`, `post_apply` and `pre_destroy`. A
+    /// unit's workflow is the first that covers it. Read from the default branch only, so
+    /// a pull request cannot add a step to its own run.
+    #[serde(default, deserialize_with = "super::workflows::file::workflows")]
+    #[schemars(with = "Vec<WorkflowEntry>", extend("default" = []))]
+    pub workflows: Vec<WorkflowEntry>,
 }
 
 /// When and where drift detection runs.
@@ -217,6 +230,7 @@ impl Default for ConfigFile {
             branches: Vec::new(),
             retries: None,
             drift: None,
+            workflows: Vec::new(),
         }
     }
 }
@@ -319,11 +333,11 @@ impl<'de> Deserialize<'de> for EnvironmentEntry {
 }
 
 /// A struct that must be written as a mapping; says so by name when it is not.
-struct Table<T>(T);
+pub(super) struct Table<T>(pub(super) T);
 
 /// What a [`Table`] is when written as nothing, and what a user is told when it is
 /// written as something other than a mapping.
-trait TableShape: Sized {
+pub(super) trait TableShape: Sized {
     const EXPECTING: &'static str;
     /// The value of an empty node, when that is allowed.
     fn empty() -> Option<Self>;
@@ -416,7 +430,7 @@ impl<'de, T: Deserialize<'de>> Visitor<'de> for ListVisitor<T> {
     }
 }
 
-fn list<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+pub(super) fn list<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
     deserializer: D,
     expecting: &'static str,
 ) -> Result<Vec<T>, D::Error> {

@@ -23,7 +23,8 @@ use std::collections::btree_map::Entry;
 use std::time::Duration;
 
 /// Turns the parsed file into a `RepoConfig`, or the first problem found, checking
-/// environments, implicit_deps, ignore and modules in that order.
+/// environments, implicit_deps, ignore and modules in that order (workflows after
+/// environments, whose names they use).
 pub(super) fn repo_config(file: ConfigFile) -> Result<RepoConfig, Problem> {
     let environments = environments(file.environments)?;
     let implicit_deps = implicit_deps(file.implicit_deps)?;
@@ -36,6 +37,7 @@ pub(super) fn repo_config(file: ConfigFile) -> Result<RepoConfig, Problem> {
     requirements.dedup();
     let (approvals, pushers_may_approve) = approvals(&file.approvals)?;
     let branches = compile_globs("branches", &file.branches)?;
+    let workflows = super::workflows::workflows(file.workflows, &environments)?;
     Ok(RepoConfig {
         environments,
         implicit_deps,
@@ -50,7 +52,7 @@ pub(super) fn repo_config(file: ConfigFile) -> Result<RepoConfig, Problem> {
         branches,
         retries,
         drift,
-        workflows: Vec::new(),
+        workflows,
         ignore_set,
     })
 }
@@ -519,8 +521,9 @@ fn transient_pattern(pattern: &Spanned<String>) -> Result<Regex, Problem> {
         })
 }
 
-/// A wait written like `500ms`, `5s` or `2m`.
-fn duration(text: &str) -> Option<Duration> {
+/// A wait written like `500ms`, `5s`, `2m` or `1h` (what Go's durations also read, so
+/// terraform's `-lock-timeout` takes it too).
+pub(super) fn duration(text: &str) -> Option<Duration> {
     let digits = text.find(|c: char| !c.is_ascii_digit())?;
     let (number, unit) = text.split_at(digits);
     let number: u64 = number.parse().ok()?;
@@ -528,6 +531,7 @@ fn duration(text: &str) -> Option<Duration> {
         "ms" => Some(Duration::from_millis(number)),
         "s" => Some(Duration::from_secs(number)),
         "m" => number.checked_mul(60).map(Duration::from_secs),
+        "h" => number.checked_mul(3600).map(Duration::from_secs),
         _ => None,
     }
 }

@@ -10,6 +10,14 @@
 //! selected by name, `from_server:`), bounded timeouts and output. Never runs anything:
 //! the executor runs the steps, the engine decides when.
 
+mod args;
+mod check;
+pub(super) mod file;
+mod vars;
+
+pub(super) use check::workflows;
+pub use vars::{SET_BY_CASCADE, changes_how_tools_run, looks_like_credential, set_by_cascade};
+
 use crate::unit::UnitPath;
 use std::time::Duration;
 
@@ -129,28 +137,34 @@ pub struct RunStep {
 }
 
 /// Whether a step runs, by how the unit's run has gone so far.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
 pub enum When {
     /// Only while everything before it succeeded (the default).
     #[default]
     Success,
     /// Only once something before it failed.
     Failure,
+    /// Whatever happened before it.
     Always,
 }
 
 /// When a step's output appears in the comment.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
 pub enum VisibleOn {
+    /// Never (the output is still in the check run and the unit's log).
     Never,
     /// Only when it failed (the default).
     #[default]
     Failure,
+    /// Whether it failed or not.
     Always,
 }
 
 /// How a step's output is shown in the comment.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
 pub enum Format {
     /// In a code block (the default).
     #[default]
@@ -160,7 +174,8 @@ pub enum Format {
 }
 
 /// A step's standard input.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
 pub enum Stdin {
     /// Nothing (`/dev/null`).
     #[default]
@@ -191,3 +206,6 @@ impl Workflow {
         by_units && by_env
     }
 }
+
+#[cfg(test)]
+mod tests;

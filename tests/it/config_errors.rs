@@ -463,7 +463,7 @@ fn schema_file_matches_the_code() {
 }
 
 #[test]
-fn schema_describes_every_key_and_both_environment_forms() {
+fn schema_describes_every_key_both_environment_forms_and_workflows() {
     let schema: serde_json::Value = serde_json::from_str(&RepoConfig::json_schema()).unwrap();
     let properties = schema["properties"].as_object().unwrap();
     let mut keys: Vec<&str> = properties.keys().map(String::as_str).collect();
@@ -482,7 +482,8 @@ fn schema_describes_every_key_and_both_environment_forms() {
             "ignore",
             "implicit_deps",
             "modules",
-            "retries"
+            "retries",
+            "workflows"
         ]
     );
     for (key, property) in properties {
@@ -506,6 +507,34 @@ fn schema_describes_every_key_and_both_environment_forms() {
             );
         }
     }
+    for def in [
+        "WorkflowEntry",
+        "PhaseEntry",
+        "ApplyEntry",
+        "VarEntry",
+        "StepEntry",
+        "RunEntry",
+    ] {
+        assert_eq!(defs[def]["additionalProperties"], false, "{def}");
+        for (key, property) in defs[def]["properties"].as_object().unwrap() {
+            assert!(
+                property["description"].is_string(),
+                "`{def}.{key}` has no description"
+            );
+        }
+    }
+    let words = |def: &str| -> Vec<String> {
+        defs[def]["oneOf"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|variant| variant["const"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(words("When"), ["success", "failure", "always"]);
+    assert_eq!(words("VisibleOn"), ["never", "failure", "always"]);
+    assert_eq!(words("Format"), ["code", "markdown"]);
+    assert_eq!(words("Stdin"), ["none", "plan_json"]);
     let executors: Vec<&str> = defs["Executor"]["oneOf"]
         .as_array()
         .unwrap()
