@@ -19,6 +19,7 @@ mod command;
 mod denied;
 mod diagnostics;
 mod env;
+mod job_env;
 mod log;
 mod plan_json;
 mod preflight;
