@@ -1,6 +1,7 @@
 //! The real executor: each command a detached process (see `step_process`)
 //! with its output redacted into the unit's log once it ends, timeouts, and
-//! SIGTERM-then-SIGKILL stopping of the whole process group.
+//! SIGTERM-then-SIGKILL stopping of the whole process group. A workflow's `run`
+//! steps go the same way (`process/run_step.rs`).
 
 use super::command::{Step, command_line, command_name};
 use super::env::{ChildEnv, FIXED, default_pass_env};
@@ -11,7 +12,7 @@ use super::preflight::{self, InitRecords, TrackedTools};
 use super::sandbox::{Reach, Sandbox, SandboxMode, SandboxState, SandboxUser};
 use super::step_process::{self, Launch, StepFiles, StopOnDrop, private_dir};
 use super::unit_env::UnitEnv;
-use super::{ExecError, Executor, Resumed, UnitJob};
+use super::{ExecError, Executor, Resumed, StepCall, StepOutput, UnitJob};
 use crate::redact::Redactor;
 use crate::unit::Tool;
 use nix::sys::signal::Signal;
@@ -21,6 +22,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
+
+mod run_step;
 
 /// What `show -json` says of a plan that changes nothing, returned when
 /// `plan -detailed-exitcode` already said so.
@@ -409,6 +412,7 @@ impl ProcessExecutor {
             dir: &job.dir,
             env: self.child_env(job, &vars, confined.as_ref().map(|_| tmp.as_path())),
             capture_stdout: step == Step::Show,
+            pipe_stdin: false,
             confined: confined.as_ref(),
         };
         let mut started =
@@ -620,6 +624,15 @@ impl Executor for ProcessExecutor {
         self.run(job, Step::StackGenerate, Stop::Cancel(cancel))
             .await
             .map(|_| ())
+    }
+
+    async fn run_step(
+        &self,
+        job: &UnitJob,
+        call: StepCall<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<StepOutput, ExecError> {
+        self.step(job, call, cancel).await
     }
 
     async fn resume_apply(
