@@ -207,5 +207,29 @@ impl Workflow {
     }
 }
 
+impl Workflow {
+    /// A workflow named `name` that covers every unit and adds nothing: no extra
+    /// arguments, targets, variables or steps, to be filled in field by field (tests
+    /// outside the crate cannot name its glob set).
+    pub fn with_name(name: &str) -> Workflow {
+        Workflow {
+            name: name.to_string(),
+            units: Vec::new(),
+            unit_set: globset::GlobSet::empty(),
+            environments: Vec::new(),
+            init_args: Vec::new(),
+            plan_args: Vec::new(),
+            apply_args: Vec::new(),
+            targets: Vec::new(),
+            env: Vec::new(),
+            pre_plan: Vec::new(),
+            post_plan: Vec::new(),
+            pre_apply: Vec::new(),
+            post_apply: Vec::new(),
+            pre_destroy: Vec::new(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests;

@@ -1,4 +1,5 @@
-//! The exact command lines cascade runs, per tool and step. Kept pure so the
+//! The exact command lines cascade runs, per tool and step, with the unit's
+//! workflow's extra arguments and a two-stage apply's targets. Kept pure so the
 //! terragrunt executor (no binary on these machines) is tested by its lines.
 
 use super::UnitJob;
@@ -21,10 +22,13 @@ pub fn command_line(tool: Tool, step: Step, job: &UnitJob) -> (&'static str, Vec
     let plan_file = job.plan_file.to_string_lossy().to_string();
     let mut args: Vec<String> = Vec::new();
     let program = tool_name(tool);
+    // The workflow's extra arguments (checked against an allow-list when read).
+    let workflow = job.workflow.as_deref();
     match step {
         Step::Init => {
             args.extend(["init", "-input=false", "-no-color"].map(String::from));
             args.extend(job.init_args.iter().cloned());
+            args.extend(workflow.iter().flat_map(|w| w.init_args.iter().cloned()));
         }
         Step::Plan => {
             args.extend(
@@ -41,6 +45,8 @@ pub fn command_line(tool: Tool, step: Step, job: &UnitJob) -> (&'static str, Vec
             if job.destroy {
                 args.push("-destroy".into());
             }
+            args.extend(workflow.iter().flat_map(|w| w.plan_args.iter().cloned()));
+            args.extend(job.plan_targets.iter().map(|t| format!("-target={t}")));
             args.push(format!("-out={plan_file}"));
         }
         Step::Show => args.extend([
@@ -61,6 +67,8 @@ pub fn command_line(tool: Tool, step: Step, job: &UnitJob) -> (&'static str, Vec
                 ]
                 .map(String::from),
             );
+            // Before the plan file: terraform reads no option after it.
+            args.extend(workflow.iter().flat_map(|w| w.apply_args.iter().cloned()));
             args.push(plan_file);
         }
     }
@@ -177,5 +185,79 @@ mod tests {
             line(Tool::Tofu, Step::Apply, false),
             "tofu apply -input=false -no-color -auto-approve -lock-timeout=5m /data/runs/r1/plans/live--vpc.tfplan"
         );
+    }
+
+    /// A job whose workflow adds arguments to each built-in command.
+    fn with_workflow(tool: Tool, targets: &[&str]) -> UnitJob {
+        let mut workflow = crate::config::workflows::Workflow::with_name("two-stage");
+        workflow.init_args = vec!["-upgrade".into()];
+        workflow.plan_args = vec!["-parallelism=5".into(), "-refresh=false".into()];
+        workflow.apply_args = vec!["-parallelism=2".into()];
+        UnitJob {
+            tool,
+            workflow: Some(std::sync::Arc::new(workflow)),
+            plan_targets: targets.iter().map(|t| t.to_string()).collect(),
+            ..job(false)
+        }
+    }
+
+    fn workflow_line(tool: Tool, step: Step, targets: &[&str]) -> String {
+        let (program, args) = command_line(tool, step, &with_workflow(tool, targets));
+        format!("{program} {}", args.join(" "))
+    }
+
+    #[test]
+    fn a_workflows_extra_arguments_go_to_their_own_command() {
+        assert_eq!(
+            workflow_line(Tool::Terraform, Step::Init, &[]),
+            "terraform init -input=false -no-color -upgrade"
+        );
+        assert_eq!(
+            workflow_line(Tool::Terraform, Step::Plan, &[]),
+            "terraform plan -input=false -no-color -lock-timeout=5m -detailed-exitcode -parallelism=5 -refresh=false -out=/data/runs/r1/plans/live--vpc.tfplan"
+        );
+        // Before the plan file, which ends terraform's options.
+        assert_eq!(
+            workflow_line(Tool::Terraform, Step::Apply, &[]),
+            "terraform apply -input=false -no-color -auto-approve -lock-timeout=5m -parallelism=2 /data/runs/r1/plans/live--vpc.tfplan"
+        );
+        assert_eq!(
+            workflow_line(Tool::Terragrunt, Step::Apply, &[]),
+            "terragrunt apply -input=false -no-color -auto-approve -lock-timeout=5m -parallelism=2 /data/runs/r1/plans/live--vpc.tfplan --non-interactive"
+        );
+        // `show` and `stack generate` take none.
+        assert_eq!(
+            workflow_line(Tool::Terraform, Step::Show, &[]),
+            "terraform show -json -no-color /data/runs/r1/plans/live--vpc.tfplan"
+        );
+        assert_eq!(
+            workflow_line(Tool::Terragrunt, Step::StackGenerate, &[]),
+            "terragrunt stack generate --non-interactive"
+        );
+    }
+
+    #[test]
+    fn a_first_stage_plans_only_its_targets() {
+        assert_eq!(
+            workflow_line(
+                Tool::Terragrunt,
+                Step::Plan,
+                &["helm_release.crds", "module.x.aws_iam_role.r[\"a\"]"]
+            ),
+            "terragrunt plan -input=false -no-color -lock-timeout=5m -detailed-exitcode -parallelism=5 -refresh=false -target=helm_release.crds -target=module.x.aws_iam_role.r[\"a\"] -out=/data/runs/r1/plans/live--vpc.tfplan --non-interactive"
+        );
+        // Targets go to `plan` only: the apply applies the plan file, which holds them.
+        assert_eq!(
+            workflow_line(Tool::Terraform, Step::Apply, &["helm_release.crds"]),
+            workflow_line(Tool::Terraform, Step::Apply, &[])
+        );
+        // A job with no workflow but targets (a stage of the built-in two-stage apply).
+        let job = UnitJob {
+            tool: Tool::Terraform,
+            plan_targets: vec!["a.b".into()],
+            ..job(false)
+        };
+        let (_, args) = command_line(Tool::Terraform, Step::Plan, &job);
+        assert!(args.contains(&"-target=a.b".to_string()), "{args:?}");
     }
 }

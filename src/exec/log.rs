@@ -1,7 +1,8 @@
 //! A unit's log: each command line, then the command's output read back from
 //! the raw output file, redacted as one stream (so a PEM block spanning lines
 //! goes whole) before anything is written. Terraform's `Error:` blocks (see
-//! `diagnostics.rs`) and the last lines are kept for the failure excerpt. Bounded: lines are cut at 64 KiB and a log stops growing
+//! `diagnostics.rs`) and the last lines are kept for the failure excerpt, and, for a
+//! workflow's step, the end of its redacted output. Bounded: lines are cut at 64 KiB and a log stops growing
 //! at 64 MiB per command.
 
 use super::ExecError;
@@ -23,6 +24,33 @@ pub(super) struct LogSink {
     tail: VecDeque<String>,
     errors: super::diagnostics::ErrorBlocks,
     refusals: super::denied::RefusalWatch,
+    kept: Option<Kept>,
+}
+
+/// The last lines of redacted output, at least `bytes` of them when there were as many.
+struct Kept {
+    bytes: usize,
+    lines: VecDeque<String>,
+    /// What `lines` holds, newlines included.
+    held: usize,
+    /// Some line was let go.
+    dropped: bool,
+}
+
+impl Kept {
+    fn push(&mut self, line: &str) {
+        self.lines.push_back(line.to_string());
+        self.held += line.len() + 1;
+        while self
+            .lines
+            .front()
+            .is_some_and(|first| self.held - (first.len() + 1) >= self.bytes)
+        {
+            let first = self.lines.pop_front().unwrap_or_default();
+            self.held -= first.len() + 1;
+            self.dropped = true;
+        }
+    }
 }
 
 impl LogSink {
@@ -41,6 +69,30 @@ impl LogSink {
             tail: VecDeque::new(),
             errors: Default::default(),
             refusals: Default::default(),
+            kept: None,
+        })
+    }
+
+    /// From now on, also keeps the last lines of the output (redacted) that make up at
+    /// least `bytes` bytes, for [`LogSink::kept`].
+    pub fn keep(&mut self, bytes: usize) {
+        self.kept = Some(Kept {
+            bytes,
+            lines: VecDeque::new(),
+            held: 0,
+            dropped: false,
+        });
+    }
+
+    /// The kept output, each line ended by a newline, and whether earlier lines were let go.
+    pub fn kept(&self) -> Option<(String, bool)> {
+        self.kept.as_ref().map(|kept| {
+            let mut text = String::with_capacity(kept.held);
+            for line in &kept.lines {
+                text.push_str(line);
+                text.push('\n');
+            }
+            (text, kept.dropped)
         })
     }
 
@@ -94,6 +146,9 @@ impl LogSink {
     }
 
     fn remember(&mut self, line: String) {
+        if let Some(kept) = &mut self.kept {
+            kept.push(&line);
+        }
         if line.trim().is_empty() {
             return;
         }

@@ -1,10 +1,13 @@
 //! Running terraform, tofu or terragrunt in a unit: the process seam.
 //!
 //! Owns the command lines, the environment (an allow-list of the server's
-//! variables, the operator's per-unit variables for the job's phase,
-//! non-interactive, no colour, no checkpoint calls, one shared plugin cache), timeouts and signals, and the per-unit logs. The plan JSON
-//! from `show -json` is read through a pipe into memory and handed back: it is
-//! never written to disk or to a log.
+//! variables, the operator's per-unit variables for the job's phase and those
+//! the unit's workflow selects or sets, non-interactive, no colour, no
+//! checkpoint calls, one shared plugin cache), timeouts and signals, and the
+//! per-unit logs. It also runs a workflow's `run` steps, under the same rules.
+//! The plan JSON from `show -json` is read through a pipe into memory and
+//! handed back (and to a step that asks, through a pipe): it is never written
+//! to disk or to a log.
 //!
 //! Every command runs in its own process group with its output going to a
 //! file in the run's private directory (mode 0700), so an apply outlives a
@@ -19,6 +22,7 @@ mod command;
 mod denied;
 mod diagnostics;
 mod env;
+mod job_env;
 mod log;
 mod plan_json;
 mod preflight;

@@ -1,26 +1,29 @@
 //! The real executor: each command a detached process (see `step_process`)
 //! with its output redacted into the unit's log once it ends, timeouts, and
-//! SIGTERM-then-SIGKILL stopping of the whole process group.
+//! SIGTERM-then-SIGKILL stopping of the whole process group. A workflow's `run`
+//! steps go the same way (`process/run_step.rs`).
 
 use super::command::{Step, command_line, command_name};
 use super::env::{ChildEnv, FIXED, default_pass_env};
+use super::job_env::{JobVar, job_vars};
 use super::log::LogSink;
 use super::plan_json::{self, PlanBudget, PlanJson, PlanLimits};
 use super::preflight::{self, InitRecords, TrackedTools};
 use super::sandbox::{Reach, Sandbox, SandboxMode, SandboxState, SandboxUser};
 use super::step_process::{self, Launch, StepFiles, StopOnDrop, private_dir};
 use super::unit_env::UnitEnv;
-use super::{ExecError, Executor, Resumed, UnitJob};
+use super::{ExecError, Executor, Resumed, StepCall, StepOutput, UnitJob};
 use crate::redact::Redactor;
 use crate::unit::Tool;
 use nix::sys::signal::Signal;
-use secrecy::ExposeSecret;
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
+
+mod run_step;
 
 /// What `show -json` says of a plan that changes nothing, returned when
 /// `plan -detailed-exitcode` already said so.
@@ -188,19 +191,24 @@ impl ProcessExecutor {
         }
     }
 
-    /// What a command gets of the environment. Confined, its home and
-    /// temporary directory are its own (`tmp`): the server's home is out of
-    /// its reach, and `/tmp` is shared with everything else on the machine.
-    fn child_env(&self, job: &UnitJob, tmp: Option<&Path>) -> Vec<(OsString, OsString)> {
-        let unit: Vec<(&str, &str)> = self.unit_vars(job).collect();
+    /// What a command gets of the environment: the job's own variables (`unit`)
+    /// over the parent's. Confined, its home and temporary directory are its own
+    /// (`tmp`): the server's home is out of its reach, and `/tmp` is shared with
+    /// everything else on the machine.
+    fn child_env(
+        &self,
+        job: &UnitJob,
+        unit: &[JobVar<'_>],
+        tmp: Option<&Path>,
+    ) -> Vec<(OsString, OsString)> {
         let mut vars: Vec<(OsString, OsString)> = self
             .env
             .vars()
             .filter(|(k, _)| tmp.is_none() || !matches!(k.to_str(), Some("HOME" | "TMPDIR")))
-            .filter(|(k, _)| !unit.iter().any(|(name, _)| k.to_str() == Some(name)))
+            .filter(|(k, _)| !unit.iter().any(|v| k.to_str() == Some(v.name)))
             .map(|(k, v)| (k.to_os_string(), v.to_os_string()))
             .collect();
-        vars.extend(unit.iter().map(|(k, v)| (k.into(), v.into())));
+        vars.extend(unit.iter().map(|v| (v.name.into(), v.value.into())));
         vars.extend(FIXED.iter().map(|(k, v)| (k.into(), v.into())));
         vars.push(("TF_PLUGIN_CACHE_DIR".into(), self.cache(job).into()));
         if let Some(tmp) = tmp {
@@ -210,12 +218,10 @@ impl ProcessExecutor {
         vars
     }
 
-    /// The operator's variables for this job's unit and phase, exposed only to go
-    /// into the child's environment.
-    fn unit_vars<'a>(&'a self, job: &'a UnitJob) -> impl Iterator<Item = (&'a str, &'a str)> {
-        self.unit_env
-            .vars(&job.repo, &job.unit, job.phase)
-            .map(|(k, v)| (k, v.expose_secret()))
+    /// The job's own variables (the operator's for its unit and phase, those its
+    /// workflow selects or sets), or why it may not run.
+    fn job_vars<'a>(&'a self, job: &'a UnitJob) -> Result<Vec<JobVar<'a>>, ExecError> {
+        job_vars(&self.unit_env, &self.env, job)
     }
 
     /// The provider cache of the job's repository.
@@ -261,8 +267,9 @@ impl ProcessExecutor {
 
     /// What `step` of `job` may reach besides what every command may: its
     /// tree, its provider cache (writable only during `init`), its unit's
-    /// directory and private directories, its saved plan, and the tools.
-    fn reach(&self, job: &UnitJob, step: Step, tmp: &Path) -> Reach {
+    /// directory and private directories, its saved plan, the tools, and what
+    /// the server's variables (`unit`: the job's own) name.
+    fn reach(&self, job: &UnitJob, step: Step, tmp: &Path, unit: &[JobVar<'_>]) -> Reach {
         let cache = self.cache(job);
         let mut reach = Reach {
             read: vec![real(&job.root)],
@@ -292,16 +299,17 @@ impl ProcessExecutor {
                 .filter_map(|program| self.resolve(program)),
         );
         // What the credentials and configuration variables the tools get name.
-        // The operator's per-unit variables replace the parent's of the same name.
-        let unit: Vec<(&std::ffi::OsStr, &std::ffi::OsStr)> = self
-            .unit_vars(job)
-            .map(|(k, v)| (std::ffi::OsStr::new(k), std::ffi::OsStr::new(v)))
-            .collect();
+        // The job's own variables replace the parent's of the same name; a
+        // workflow's plain value is the repository's, so it opens nothing.
         let parent = self
             .env
             .vars()
-            .filter(|(k, _)| !unit.iter().any(|(name, _)| name == k));
-        for (name, value) in parent.chain(unit.iter().copied()) {
+            .filter(|(k, _)| !unit.iter().any(|v| k.to_str() == Some(v.name)));
+        let server = unit
+            .iter()
+            .filter(|v| v.from_server)
+            .map(|v| (std::ffi::OsStr::new(v.name), std::ffi::OsStr::new(v.value)));
+        for (name, value) in parent.chain(server) {
             if name
                 .to_str()
                 .is_some_and(|n| super::sandbox::PATH_VARIABLES.contains(&n))
@@ -362,6 +370,7 @@ impl ProcessExecutor {
         {
             return Err(ExecError::Cancelled);
         }
+        let vars = self.job_vars(job)?;
         let (_, args) = command_line(job.tool, step, job);
         let program = self.binary(job.tool);
         let name = command_name(job.tool, step);
@@ -375,7 +384,7 @@ impl ProcessExecutor {
         }
         let confined = self
             .sandbox
-            .confine(&self.reach(job, step, &tmp))
+            .confine(&self.reach(job, step, &tmp, &vars))
             .map_err(|source| ExecError::Sandbox {
                 command: name.clone(),
                 source,
@@ -401,8 +410,9 @@ impl ProcessExecutor {
             program,
             args: &args,
             dir: &job.dir,
-            env: self.child_env(job, confined.as_ref().map(|_| tmp.as_path())),
+            env: self.child_env(job, &vars, confined.as_ref().map(|_| tmp.as_path())),
             capture_stdout: step == Step::Show,
+            pipe_stdin: false,
             confined: confined.as_ref(),
         };
         let mut started =
@@ -440,18 +450,26 @@ impl ProcessExecutor {
         if code == 0 || (step == Step::Plan && code == 2) {
             return Ok((captured, code));
         }
-        if matches!(self.sandbox.state(), SandboxState::Enforced { .. })
-            && let Some((verb, path)) = log.refused()
-        {
-            let mut known = self.sandbox.known();
-            known.push((real(&job.root), "the checkout outside the unit's directory"));
-            return Err(ExecError::SandboxRefused {
-                command: name,
-                verb,
-                what: super::denied::class_of(path, &job.dir, &known),
-            });
+        if let Some(refused) = self.refusal(job, &name, &log) {
+            return Err(refused);
         }
         Err(failure(name, code, log.excerpt()))
+    }
+
+    /// The access the sandbox refused a failed `command`, as its output reported
+    /// it, named by class.
+    fn refusal(&self, job: &UnitJob, command: &str, log: &LogSink) -> Option<ExecError> {
+        if !matches!(self.sandbox.state(), SandboxState::Enforced { .. }) {
+            return None;
+        }
+        let (verb, path) = log.refused()?;
+        let mut known = self.sandbox.known();
+        known.push((real(&job.root), "the checkout outside the unit's directory"));
+        Some(ExecError::SandboxRefused {
+            command: command.to_string(),
+            verb,
+            what: super::denied::class_of(path, &job.dir, &known),
+        })
     }
 
     async fn wait(
@@ -583,6 +601,7 @@ impl Executor for ProcessExecutor {
     async fn apply(&self, job: &UnitJob, shutdown: &CancellationToken) -> Result<(), ExecError> {
         self.ready(job)?;
         preflight::check(job, &self.tracked, &self.records)?;
+        self.job_vars(job)?;
         let _slot = self.slot().await;
         let started = std::time::Instant::now();
         let result = self
@@ -605,6 +624,15 @@ impl Executor for ProcessExecutor {
         self.run(job, Step::StackGenerate, Stop::Cancel(cancel))
             .await
             .map(|_| ())
+    }
+
+    async fn run_step(
+        &self,
+        job: &UnitJob,
+        call: StepCall<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<StepOutput, ExecError> {
+        self.step(job, call, cancel).await
     }
 
     async fn resume_apply(
@@ -645,6 +673,7 @@ impl ProcessExecutor {
     ) -> Result<PlanJson, ExecError> {
         self.ready(job)?;
         preflight::check(job, &self.tracked, &self.records)?;
+        self.job_vars(job)?;
         if let Some(dir) = job.plan_file.parent() {
             private_dir(dir)?;
         }

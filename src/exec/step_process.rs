@@ -28,19 +28,36 @@ use tokio_util::sync::CancellationToken;
 const POLL: Duration = Duration::from_millis(200);
 
 /// The wrapper: `$1` is where it writes its process id, `$2` where it writes
-/// the exit status, the rest is the command. Its no-op traps keep it alive
-/// while the command handles SIGTERM/SIGINT (a shell runs a trap only once its
-/// foreground command has finished), so the status is written even when the
-/// command is stopped.
-const WRAPPER: &str = r#"trap : TERM INT HUP
-printf '%s\n' "$$" > "$1" || exit 125
-status=$2
-shift 2
-"$@" </dev/null
-code=$?
-printf '%s\n' "$code" > "$status"
-exit "$code"
-"#;
+/// the exit status, the rest is the command, whose standard input `$stdin`
+/// redirects. Its no-op traps keep it alive while the command handles
+/// SIGTERM/SIGINT (a shell runs a trap only once its foreground command has
+/// finished), so the status is written even when the command is stopped.
+macro_rules! wrapper {
+    ($stdin:literal) => {
+        concat!(
+            "trap : TERM INT HUP\n",
+            "printf '%s\\n' \"$$\" > \"$1\" || exit 125\n",
+            "status=$2\n",
+            "shift 2\n",
+            "\"$@\" ",
+            $stdin,
+            "\n",
+            "code=$?\n",
+            "printf '%s\\n' \"$code\" > \"$status\"\n",
+            "exit \"$code\"\n",
+        )
+    };
+}
+
+/// The lock is the wrapper's standard input; the command reads nothing.
+const WRAPPER: &str = wrapper!("</dev/null");
+
+/// The wrapper's standard input is a pipe the command reads (a step's plan JSON),
+/// and the lock is its descriptor 3, which the command does not inherit.
+const WRAPPER_PIPED: &str = wrapper!("3<&-");
+
+/// The descriptor the lock has in a wrapper whose standard input is a pipe.
+const LOCK_FD: i32 = 3;
 
 /// Creates `dir` (and its missing parents) readable by cascade's user only.
 pub(super) fn private_dir(dir: &Path) -> Result<(), ExecError> {
@@ -266,6 +283,9 @@ pub(super) struct Launch<'a> {
     pub env: Vec<(std::ffi::OsString, std::ffi::OsString)>,
     /// Standard output through a pipe (the plan JSON), not to the output file.
     pub capture_stdout: bool,
+    /// Standard input through a pipe (a step's plan JSON), not `/dev/null`: the
+    /// started child's `stdin` is its write end.
+    pub pipe_stdin: bool,
     /// The sandbox's ruleset, entered by the wrapper before it runs anything
     /// (`None`: unconfined).
     pub confined: Option<&'a super::sandbox::Confined>,
@@ -292,7 +312,11 @@ pub(super) fn start(
     let mut command = tokio::process::Command::new("/bin/sh");
     command
         .arg("-c")
-        .arg(WRAPPER)
+        .arg(if launch.pipe_stdin {
+            WRAPPER_PIPED
+        } else {
+            WRAPPER
+        })
         .arg("cascade-step")
         .arg(&files.pid)
         .arg(&files.status)
@@ -301,7 +325,6 @@ pub(super) fn start(
         .current_dir(launch.dir)
         .env_clear()
         .envs(launch.env)
-        .stdin(std::process::Stdio::from(lock))
         .stdout(stdout)
         .stderr(std::process::Stdio::from(out))
         // Its own group: the terminal's Ctrl-C and cascade's death do not reach it;
@@ -315,10 +338,60 @@ pub(super) fn start(
             command.pre_exec(move || super::sandbox::enter(fd));
         }
     }
+    // Kept open until the child has it: its descriptor is the child's to inherit.
+    let mut lock_held = None;
+    if launch.pipe_stdin {
+        use std::os::fd::AsRawFd;
+        let fd = lock.as_raw_fd();
+        command.stdin(std::process::Stdio::piped());
+        // After `enter`, whose ruleset may be the descriptor this replaces.
+        // SAFETY: `dup2` and `fcntl` are system calls, as the child of a fork must make.
+        unsafe {
+            command.pre_exec(move || lock_as_fd3(fd));
+        }
+        lock_held = Some(lock);
+    } else {
+        command.stdin(std::process::Stdio::from(lock));
+    }
     let child = command.spawn()?;
     // The command holds cascade's copy of the lock (as the child's stdin):
     // dropping it leaves the lock to the wrapper alone.
     drop(command);
+    drop(lock_held);
     let group = child.id().map(|id| Pid::from_raw(id as i32));
     Ok(Started { child, group })
+}
+
+/// In the child, between `fork` and `exec`: the lock at `fd` becomes descriptor
+/// [`LOCK_FD`], inherited across `exec` (every descriptor cascade opens is
+/// close-on-exec).
+fn lock_as_fd3(fd: i32) -> std::io::Result<()> {
+    // SAFETY: plain system calls with integer arguments.
+    let done = unsafe {
+        if fd == LOCK_FD {
+            libc::fcntl(fd, libc::F_SETFD, 0)
+        } else {
+            libc::dup2(fd, LOCK_FD)
+        }
+    };
+    if done < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The wrapper of terraform's commands is the one an earlier cascade may have left
+    /// running: byte for byte what it was before steps could be given a pipe.
+    #[test]
+    fn the_wrappers_differ_only_in_the_commands_standard_input() {
+        assert_eq!(
+            WRAPPER,
+            "trap : TERM INT HUP\nprintf '%s\\n' \"$$\" > \"$1\" || exit 125\nstatus=$2\nshift 2\n\"$@\" </dev/null\ncode=$?\nprintf '%s\\n' \"$code\" > \"$status\"\nexit \"$code\"\n"
+        );
+        assert_eq!(WRAPPER_PIPED, WRAPPER.replace("</dev/null", "3<&-"));
+    }
 }

@@ -9,7 +9,9 @@
 //! `repository` and `units` globs match, as Atlantis reads its repository
 //! list. Every value is a secret: held in [`SecretString`] and registered with
 //! the redactor as it is read, so it is masked in every log, excerpt and
-//! comment. Never logs, quotes or returns a value in an error, and never lets
+//! comment. A **named** entry (`name:`) is never given automatically: only a
+//! workflow of the repository's (`from_server: NAME`) selects it, one variable at
+//! a time, and only for the repositories and units its globs cover. Never logs, quotes or returns a value in an error, and never lets
 //! a repository (its `.cascade.yaml`, its files) add or change an entry.
 
 use super::Phase;
@@ -29,6 +31,8 @@ pub struct UnitEnv {
 
 #[derive(Debug)]
 struct Entry {
+    /// Set: the entry is given only when a workflow selects it by this name.
+    name: Option<String>,
     repository: Option<GlobMatcher>,
     units: GlobSet,
     /// `env` overlaid with `plan`.
@@ -41,11 +45,16 @@ struct Entry {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct EntryFile {
+    /// Makes the entry one a workflow selects (`from_server: NAME`), never given
+    /// automatically.
+    #[serde(default)]
+    name: Option<String>,
     /// Glob over the repository (`acme/*`; `gitlab:group/*`; the CLI: its directory).
     #[serde(default)]
     repository: Option<String>,
-    /// Glob or globs over the unit's path (`prod/**`).
-    units: Globs,
+    /// Glob or globs over the unit's path (`prod/**`); a named entry's default is `**`.
+    #[serde(default)]
+    units: Option<Globs>,
     #[serde(default)]
     env: BTreeMap<String, ValueFile>,
     #[serde(default)]
@@ -107,11 +116,19 @@ impl UnitEnv {
             .enumerate()
             .map(|(i, entry)| Entry::checked(i, entry, base))
             .collect::<anyhow::Result<Vec<Entry>>>()?;
+        for (i, entry) in entries.iter().enumerate() {
+            let Some(name) = &entry.name else { continue };
+            if let Some(j) = entries[..i].iter().position(|e| e.name == entry.name) {
+                anyhow::bail!(
+                    "[{i}].name: `{name}` is also the name of [{j}]; make each name unique"
+                );
+            }
+        }
         Ok(UnitEnv { entries })
     }
 
     /// The variables `unit` of `repo` gets in `phase`, by name: the first matching
-    /// entry's, or none.
+    /// entry's without a name, or none.
     pub fn vars(
         &self,
         repo: &str,
@@ -120,13 +137,37 @@ impl UnitEnv {
     ) -> impl Iterator<Item = (&str, &SecretString)> {
         self.entries
             .iter()
-            .find(|e| e.matches(repo, unit))
+            .find(|e| e.name.is_none() && e.matches(repo, unit))
             .into_iter()
             .flat_map(move |e| match phase {
                 Phase::Plan => &e.plan,
                 Phase::Apply => &e.apply,
             })
             .map(|(k, v)| (k.as_str(), v))
+    }
+
+    /// The value of `var` in `phase` that the entry named `entry` gives `unit` of `repo`,
+    /// when a workflow selects it.
+    pub(super) fn selected(
+        &self,
+        entry: &str,
+        repo: &str,
+        unit: &UnitPath,
+        phase: Phase,
+        var: &str,
+    ) -> Result<&SecretString, NotSelected> {
+        // An entry that exists but does not cover the unit answers as one that does not
+        // exist: a repository learns nothing of the entries made for others.
+        let entry = self
+            .entries
+            .iter()
+            .find(|e| e.name.as_deref() == Some(entry) && e.matches(repo, unit))
+            .ok_or(NotSelected::NoEntry)?;
+        let values = match phase {
+            Phase::Plan => &entry.plan,
+            Phase::Apply => &entry.apply,
+        };
+        values.get(var).ok_or(NotSelected::NoVariable)
     }
 
     /// How many entries the file has.
@@ -138,6 +179,15 @@ impl UnitEnv {
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
+}
+
+/// Why a workflow's selection gives no value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum NotSelected {
+    /// No entry of that name covers the unit.
+    NoEntry,
+    /// The entry gives no such variable in the job's phase.
+    NoVariable,
 }
 
 /// The YAML list, its shape errors named by their path in the file (entries counted
@@ -181,9 +231,18 @@ impl Entry {
             .map(|glob| compile(glob).map(|g| g.compile_matcher()))
             .transpose()
             .with_context(|| format!("[{i}].repository"))?;
-        let globs = match entry.units {
-            Globs::One(glob) => vec![glob],
-            Globs::Many(globs) => globs,
+        let name = entry
+            .name
+            .map(|name| check_entry_name(&name).map(|()| name))
+            .transpose()
+            .with_context(|| format!("[{i}].name"))?;
+        let globs = match (entry.units, &name) {
+            (Some(Globs::One(glob)), _) => vec![glob],
+            (Some(Globs::Many(globs)), _) => globs,
+            (None, Some(_)) => vec!["**".to_string()],
+            (None, None) => anyhow::bail!(
+                "[{i}]: missing field `units`; name the units it is for (`prod/**`), or give the entry a `name:` for workflows to select it by"
+            ),
         };
         if globs.is_empty() {
             anyhow::bail!("[{i}].units: name at least one glob (`prod/**`)");
@@ -199,6 +258,7 @@ impl Entry {
         let mut apply = env;
         apply.extend(values(i, "apply", entry.apply, base)?);
         Ok(Entry {
+            name,
             repository,
             units,
             plan,
@@ -252,6 +312,18 @@ fn values(
             Ok((name, SecretString::from(value)))
         })
         .collect()
+}
+
+/// An entry's name, as a workflow writes it after `from_server:`.
+fn check_entry_name(name: &str) -> anyhow::Result<()> {
+    let plain = !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'));
+    if !plain {
+        anyhow::bail!("not a plain name; use letters, digits, `_`, `.` and `-`");
+    }
+    Ok(())
 }
 
 /// A variable an entry may set: a plain name, none of cascade's own.

@@ -298,7 +298,7 @@ async fn an_apply_is_never_stopped_for_its_output() {
 }
 
 /// Polls `cond` for up to 10 s.
-async fn until(what: &str, cond: impl Fn() -> bool) {
+pub(crate) async fn until(what: &str, cond: impl Fn() -> bool) {
     for _ in 0..200 {
         if cond() {
             return;
@@ -308,7 +308,7 @@ async fn until(what: &str, cond: impl Fn() -> bool) {
     panic!("timed out waiting for {what}");
 }
 
-fn alive(pid: i32) -> bool {
+pub(crate) fn alive(pid: i32) -> bool {
     // A zombie is gone for our purposes: look at its state.
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .map(|s| {

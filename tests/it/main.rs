@@ -58,6 +58,7 @@ mod drift;
 mod engine_rules;
 mod exec_init;
 mod exec_process;
+mod exec_steps;
 mod git_diff;
 mod github_client;
 mod gitlab_client;

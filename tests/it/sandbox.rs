@@ -20,12 +20,12 @@ use crate::support;
 /// A server's data directory with a checkout of pull request 1 (whose units run),
 /// another pull request's checkout, a mirror and a database, and the App's key
 /// outside it.
-struct Server {
-    tmp: tempfile::TempDir,
+pub(crate) struct Server {
+    pub(crate) tmp: tempfile::TempDir,
 }
 
 impl Server {
-    fn new() -> Server {
+    pub(crate) fn new() -> Server {
         let tmp = tempfile::tempdir().unwrap();
         let s = Server { tmp };
         for dir in ["live/app", "modules/service"] {
@@ -46,21 +46,21 @@ impl Server {
         s
     }
 
-    fn data(&self) -> PathBuf {
+    pub(crate) fn data(&self) -> PathBuf {
         self.tmp.path().join("data")
     }
 
-    fn checkout(&self) -> PathBuf {
+    pub(crate) fn checkout(&self) -> PathBuf {
         self.data().join("workspaces/checkouts/acme/infra/pr-1")
     }
 
-    fn key(&self) -> PathBuf {
+    pub(crate) fn key(&self) -> PathBuf {
         self.tmp.path().join("keys/app.pem")
     }
 
     /// The server's sandbox, which must be enforced here: a kernel without
     /// Landlock is a failure, never a skip.
-    fn sandbox(&self) -> Sandbox {
+    pub(crate) fn sandbox(&self) -> Sandbox {
         let config = SandboxConfig {
             secrets: vec![(self.key(), "the GitHub App's private key")],
             ..SandboxConfig::default()
@@ -77,7 +77,7 @@ impl Server {
         sandbox
     }
 
-    fn executor(&self) -> ProcessExecutor {
+    pub(crate) fn executor(&self) -> ProcessExecutor {
         let parent = [
             ("PATH", std::env::var("PATH").unwrap()),
             ("CHECKPOINT_DISABLE", "1".into()),
@@ -88,7 +88,7 @@ impl Server {
             .with_sandbox(self.sandbox())
     }
 
-    fn job(&self, unit: &str) -> UnitJob {
+    pub(crate) fn job(&self, unit: &str) -> UnitJob {
         let stem = unit.replace('/', "--");
         let run = self.data().join("runs/r1");
         UnitJob {
@@ -112,7 +112,7 @@ impl Server {
     }
 
     /// A unit whose one resource's input is `expr`.
-    fn unit_reading(&self, unit: &str, expr: &str) -> UnitJob {
+    pub(crate) fn unit_reading(&self, unit: &str, expr: &str) -> UnitJob {
         let job = self.job(unit);
         std::fs::create_dir_all(&job.dir).unwrap();
         std::fs::write(

@@ -98,9 +98,9 @@ fn errors_name_the_path_in_the_file_and_never_a_value() {
     );
     insta::assert_snapshot!(
         error("- units: a\n  aply: {X: x}\n"),
-        @"[0].aply: unknown field `aply`, expected one of repository, units, env, plan, apply at line 2, column 3"
+        @"[0].aply: unknown field `aply`, expected one of name, repository, units, env, plan, apply at line 2, column 3"
     );
-    insta::assert_snapshot!(error("- repository: x\n"), @"[0]: missing field `units` at line 1, column 3");
+    insta::assert_snapshot!(error("- repository: x\n"), @"[0]: missing field `units`; name the units it is for (`prod/**`), or give the entry a `name:` for workflows to select it by");
     insta::assert_snapshot!(error("units: a\n"), @"the file: expected sequence start at line 1, column 1");
     insta::assert_snapshot!(error("- units: 'a/[b'\n"), @"[0].units[0]: `a/[b` is not a valid glob (unclosed character class; missing ']'); use `*`, `**`, `?`, `[abc]` or `{a,b}`");
     insta::assert_snapshot!(error("- units: []\n"), @"[0].units: name at least one glob (`prod/**`)");
@@ -119,5 +119,120 @@ fn a_shape_error_that_quotes_a_value_loses_the_quote() {
     assert_eq!(
         unquoted(r#"invalid type: string "hush-9999", expected a map at line 2"#),
         "invalid type: string …, expected a map at line 2"
+    );
+}
+
+const NAMED: &str = r#"
+- units: prod/**
+  plan: {AWS_PROFILE: prod-readonly}
+- name: prod-deployer
+  repository: "acme/*"
+  units: prod/**
+  plan: {AWS_ROLE_ARN: prod-plan-role}
+  apply: {AWS_ROLE_ARN: prod-apply-role}
+- name: argocd.token-1
+  env: {ARGOCD_AUTH_TOKEN: argo-token-value}
+"#;
+
+fn selected(env: &UnitEnv, entry: &str, unit: &str, phase: Phase, var: &str) -> String {
+    match env.selected(entry, "acme/infra", &UnitPath::new(unit), phase, var) {
+        Ok(value) => value.expose_secret().to_string(),
+        Err(not) => format!("{not:?}"),
+    }
+}
+
+#[test]
+fn a_named_entry_is_given_only_when_selected_and_only_where_its_globs_reach() {
+    let env = parse(NAMED).unwrap();
+    // Never automatically, even where it is the only entry matching.
+    assert_eq!(
+        vars(&env, "acme/infra", "prod/vpc", Phase::Apply),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        vars(&env, "acme/infra", "prod/vpc", Phase::Plan),
+        ["AWS_PROFILE=prod-readonly"]
+    );
+    assert!(vars(&env, "acme/infra", "dev/app", Phase::Plan).is_empty());
+    // Selected: the value for the job's phase.
+    assert_eq!(
+        selected(
+            &env,
+            "prod-deployer",
+            "prod/vpc",
+            Phase::Plan,
+            "AWS_ROLE_ARN"
+        ),
+        "prod-plan-role"
+    );
+    assert_eq!(
+        selected(
+            &env,
+            "prod-deployer",
+            "prod/vpc",
+            Phase::Apply,
+            "AWS_ROLE_ARN"
+        ),
+        "prod-apply-role"
+    );
+    // `units` defaults to every unit for a named entry.
+    assert_eq!(
+        selected(
+            &env,
+            "argocd.token-1",
+            "dev/app",
+            Phase::Apply,
+            "ARGOCD_AUTH_TOKEN"
+        ),
+        "argo-token-value"
+    );
+    // A unit outside its globs is told what an unknown name is told.
+    assert_eq!(
+        selected(
+            &env,
+            "prod-deployer",
+            "dev/app",
+            Phase::Plan,
+            "AWS_ROLE_ARN"
+        ),
+        "NoEntry"
+    );
+    assert_eq!(
+        env.selected(
+            "prod-deployer",
+            "other/infra",
+            &UnitPath::new("prod/vpc"),
+            Phase::Plan,
+            "AWS_ROLE_ARN"
+        )
+        .map(|_| ()),
+        Err(NotSelected::NoEntry)
+    );
+    assert_eq!(
+        selected(&env, "nobody", "prod/vpc", Phase::Plan, "AWS_ROLE_ARN"),
+        "NoEntry"
+    );
+    assert_eq!(
+        selected(
+            &env,
+            "prod-deployer",
+            "prod/vpc",
+            Phase::Plan,
+            "AWS_PROFILE"
+        ),
+        "NoVariable"
+    );
+}
+
+#[test]
+fn names_are_plain_and_unique() {
+    insta::assert_snapshot!(
+        error("- name: 'prod deployer'\n  env: {X: x}\n"),
+        @"[0].name: not a plain name; use letters, digits, `_`, `.` and `-`"
+    );
+    insta::assert_snapshot!(error("- name: ''\n"), @"[0].name: not a plain name; use letters, digits, `_`, `.` and `-`");
+    insta::assert_snapshot!(
+        error("- name: a\n  env: {X: x}\n- units: b\n- name: a\n  units: c\n"),
+        @"[2].name: `a` is also the name of [0]; make each name unique"
     );
 }
