@@ -51,13 +51,22 @@ impl<E: Executor, S: RunStore> RunCtx<E, S> {
 }
 
 /// The lines after the last command line cascade wrote for an apply (`$ terraform apply …`,
-/// `$ terragrunt apply …`); nothing when there is none.
+/// `$ terragrunt apply …`), up to the next command line cascade wrote (a `post_apply`
+/// step's `$ [post_apply] …`, whose output the comment shows as the step's); nothing when
+/// there is none.
 fn apply_section(lines: &[String]) -> &[String] {
     let is_apply = |l: &String| {
         l.starts_with("$ ") && l.split_whitespace().nth(2).is_some_and(|w| w == "apply")
     };
     match lines.iter().rposition(is_apply) {
-        Some(i) => trim_blank(&lines[i + 1..]),
+        Some(i) => {
+            let rest = &lines[i + 1..];
+            let end = rest
+                .iter()
+                .position(|l| l.starts_with("$ ["))
+                .unwrap_or(rest.len());
+            trim_blank(&rest[..end])
+        }
         None => &[],
     }
 }
@@ -114,6 +123,12 @@ mod tests {
             ]
         );
         assert!(apply_section(&lines("$ terraform plan\nPlan: 1 to add")).is_empty());
+        assert_eq!(
+            apply_section(&lines(
+                "$ terraform apply p\nApply complete!\n$ [post_apply] sh -c x\nstep says"
+            )),
+            ["Apply complete!"]
+        );
         // Output that only mentions apply is not a command line.
         assert!(apply_section(&lines("$ terraform plan\necho $ terraform apply")).is_empty());
     }

@@ -63,10 +63,10 @@ fn unit_log(dir: &Path, unit: &str) -> String {
     walkdir::WalkDir::new(dir.join(".cascade/runs"))
         .into_iter()
         .filter_map(Result::ok)
+        // `<wave>_<unit>-<digest>.log`
         .filter(|e| {
-            e.file_name()
-                .to_string_lossy()
-                .ends_with(&format!("_{unit}.log"))
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.ends_with(".log") && name.contains(&format!("_{unit}-"))
         })
         .map(|e| std::fs::read_to_string(e.path()).unwrap())
         .collect()
@@ -169,52 +169,63 @@ fn argocd_account_token_is_best_effort_after_the_apply() {
 
 #[test]
 fn state_purge_takes_resources_out_of_state_before_the_destroy() {
-    let main = r#"resource "terraform_data" "realm" {
+    let main = r#"terraform {
+  backend "local" {}
+}
+
+resource "terraform_data" "realm" {
   input = "realm"
-  provisioner "local-exec" {
-    when    = destroy
-    command = "touch realm-destroyed"
-  }
 }
 
 resource "terraform_data" "other" {
   input = "other"
 }
 "#;
-    let repo = repo(
-        "keycloak-config",
-        main,
-        "workflows:\n  - name: state_purge\n    units: [keycloak-config]\n    pre_destroy:\n      - run: {name: state_purge, command: [terraform, state, rm, terraform_data.realm]}\n",
+    let keep = "terraform {\n  backend \"local\" {}\n}\n\nresource \"terraform_data\" \"keep\" {\n  input = \"keep\"\n}\n";
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    for (unit, text) in [("live/keycloak-config", main), ("live/keep", keep)] {
+        std::fs::create_dir_all(dir.join(unit)).unwrap();
+        std::fs::write(dir.join(unit).join("main.tf"), text).unwrap();
+        std::fs::write(dir.join(unit).join("terragrunt.hcl"), "").unwrap();
+    }
+    commit_modules(
+        dir,
+        "environments:\n  live: {path: live, executor: terraform}\nworkflows:\n  - name: state_purge\n    units: [live/keycloak-config]\n    pre_destroy:\n      - run: {name: state_purge, command: [terraform, state, rm, terraform_data.realm]}\n",
     );
-    let dir = repo.path();
-    plan_and_apply(dir, "keycloak-config/main.tf");
+    plan_and_apply(dir, "live/keycloak-config/main.tf");
     support::git(dir, &["checkout", "-qb", "teardown"]);
-    support::git(dir, &["rm", "-q", "keycloak-config/main.tf"]);
-    // No longer a module; the workflow (a glob) still covers the unit being destroyed.
-    let config = std::fs::read_to_string(dir.join(".cascade.yaml")).unwrap();
-    let config = config.replace("modules:\n  - path: keycloak-config\n", "");
-    std::fs::write(dir.join(".cascade.yaml"), config).unwrap();
-    support::git(dir, &["commit", "-qam", "tear down keycloak-config"]);
+    support::git(
+        dir,
+        &[
+            "rm",
+            "-q",
+            "live/keycloak-config/main.tf",
+            "live/keycloak-config/terragrunt.hcl",
+        ],
+    );
+    support::git(dir, &["commit", "-qm", "tear down keycloak-config"]);
     let plan = ok_json(&cascade(
         dir,
         &["plan", "--base", "main", "--format", "json"],
     ));
-    let planned = unit(&plan, "keycloak-config");
+    let planned = unit(&plan, "live/keycloak-config");
     assert_eq!(planned["destroy"], true, "{plan}");
     assert_eq!(planned["counts"]["destroy"], 2, "{plan}");
     let id = plan["plan_id"].as_str().unwrap().to_string();
     let result = ok_json(&cascade(dir, &["apply", &id, "--format", "json"]));
-    let applied = unit(&result, "keycloak-config");
+    let applied = unit(&result, "live/keycloak-config");
     assert_eq!(applied["status"], "applied", "{result}");
     assert_eq!(applied["steps"][0]["name"], "state_purge", "{result}");
+    assert_eq!(applied["steps"][0]["status"], "passed", "{result}");
     assert_eq!(
         applied["applied"]["counts"]["destroy"], 1,
         "only what stayed in state: {result}"
     );
-    let log = unit_log(dir, "keycloak-config");
+    let log = unit_log(dir, "live--keycloak-config");
     assert!(log.contains("Removed terraform_data.realm"), "{log}");
     assert!(
         !log.contains("terraform_data.realm: Destroying"),
-        "the purged resource was not destroyed one by one: {log}"
+        "the purged resource was not destroyed: {log}"
     );
 }

@@ -83,7 +83,11 @@ fn a_restarted_apply_does_not_run_a_finished_post_apply_step_again() {
     let log: String = walkdir::WalkDir::new(dir.join(".cascade/runs"))
         .into_iter()
         .filter_map(Result::ok)
-        .filter(|e| e.file_name().to_string_lossy().ends_with("_app.log"))
+        // `<wave>_app-<digest>.log`
+        .filter(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.ends_with(".log") && name.contains("_app-")
+        })
         .map(|e| std::fs::read_to_string(e.path()).unwrap())
         .collect();
     assert_eq!(log.matches("Apply complete!").count(), 1, "{log}");
