@@ -119,6 +119,11 @@ async fn a_step_reads_the_plan_json_from_a_pipe_and_no_file_holds_it() {
     let n = w.open_pr("alice", "feature", &w.head_sha, false);
     w.send_pr(n, "opened").await;
     w.until("the plan", |w| w.checks_done(&w.head_sha)).await;
+    let plan = w.plan_comment(n);
+    assert!(
+        plan.contains("<code>digest</code> (post_plan) — passed"),
+        "{plan}"
+    );
     let check = w.check_now(&w.head_sha);
     let field = |name: &str| {
         check
@@ -129,14 +134,25 @@ async fn a_step_reads_the_plan_json_from_a_pipe_and_no_file_holds_it() {
             .to_string()
     };
     let digest = field("digest");
-    let planfile = field("planfile");
+    // The step is told the plan file's path; the check shows it by its label only.
+    assert_eq!(field("planfile"), "$CASCADE_PLANFILE");
+    let planfile = walkdir::WalkDir::new(w.data.path().join("runs"))
+        .into_iter()
+        .map(Result::unwrap)
+        .find(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.starts_with("global--dns") && name.ends_with(".tfplan")
+        })
+        .expect("the unit's saved plan")
+        .into_path();
     // cascade's own: `terraform show -json` of the plan file the step was told about.
     let unit = w
         .data
         .path()
         .join("workspaces/checkouts/acme/infra/pr-1/global/dns");
     let shown = std::process::Command::new("terraform")
-        .args(["show", "-json", "-no-color", &planfile])
+        .args(["show", "-json", "-no-color"])
+        .arg(&planfile)
         .current_dir(&unit)
         .output()
         .unwrap();
@@ -170,10 +186,10 @@ async fn a_step_that_reads_the_servers_data_is_refused_by_the_sandbox() {
 workflows:
   - name: thief
     units: ["global/dns"]
-    pre_plan:
+    post_plan:
       - run:
           name: thief
-          command: [sh, -c, "d=$(dirname \"$CASCADE_PLANFILE\"); cat \"$d/../../../cascade.db\" | head -c 100; ls \"$d/../../..\"; exit 0"]
+          command: [sh, -c, "d=$(dirname \"$CASCADE_RESULTS_FILE\")/../../../..; ls \"$d\"; cat \"$d/cascade.db\" | head -c 100; exit 0"]
           visible_on: always
 "#,
     )
