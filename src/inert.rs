@@ -120,7 +120,10 @@ pub fn text(raw: &str) -> String {
 /// `@user`, `#12`, `GH-12`; GitLab also `!12`, `~label`, `%milestone`, `$12`, `&12`), and
 /// inside `://` and `www.` (autolinks).
 fn joins_after(chars: &[char], i: usize) -> bool {
-    let word_start = |at: usize| at == 0 || !chars[at - 1].is_alphanumeric();
+    // A word starts after anything but an ASCII letter or digit: a forge's pattern may see
+    // a boundary between `é` and `GH-12` (a regex `\b` over ASCII words), and a joiner too
+    // many is invisible where one too few is a link.
+    let word_start = |at: usize| at == 0 || !chars[at - 1].is_ascii_alphanumeric();
     let lower = |at: usize| chars[at].to_ascii_lowercase();
     match chars[i] {
         '@' | '#' | '!' | '~' | '%' | '$' | '&' => true,
@@ -319,6 +322,10 @@ mod tests {
         assert_eq!(
             text("www.evil.com awww.x WWW.y"),
             format!("www{J}.evil.com awww.x WWW{J}.y")
+        );
+        assert_eq!(
+            text("éGH-7 éwww.x xGH-8"),
+            format!("éGH-{J}7 éwww{J}.x xGH-8")
         );
         assert_eq!(text("- item"), "\\- item");
         assert_eq!(
