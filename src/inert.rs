@@ -22,6 +22,8 @@
 //!   table row, where `|` must be escaped even in code.
 //! - [`html_code`] — `<code>` in an HTML block (`<summary>`), HTML-escaped.
 //! - [`fenced`] — a fenced code block whose fence no line can close.
+//! - [`markdown`] — a workflow step's Markdown output, read and written back as the few
+//!   blocks cascade writes itself, each piece of text through the functions above.
 //!
 //! [`register`] gives the comment templates (which a repository may override) the same
 //! functions as helpers — `{{code x}}`, `{{cell x}}`, `{{html_code x}}`,
@@ -30,15 +32,19 @@
 //! it is; the built-in templates use them for cascade's own Markdown, never for a pull
 //! request's text.
 //!
-//! It never shortens text (callers decide what fits), never decides what is shown, and its
-//! results contain no control character (but the newlines of a fenced block) and no
-//! character that hides or reorders text.
+//! It never shortens text (callers decide what fits; [`markdown`] is given its limit),
+//! never decides what is shown, and its results contain no control character (but the
+//! newlines of a fenced block or of [`markdown`]'s blocks) and no character that hides or
+//! reorders text.
 
 use handlebars::{
     Context, Handlebars, Helper, HelperDef, HelperResult, Output, RenderContext, RenderError,
     RenderErrorReason,
 };
 use std::borrow::Cow;
+
+mod markdown;
+pub use markdown::markdown;
 
 /// Invisible, and not a word character: `@⁠team` is no mention, `#⁠12` no reference,
 /// `https:⁠//x` no autolink. Unlike a zero-width space it allows no line break.
@@ -120,7 +126,10 @@ pub fn text(raw: &str) -> String {
 /// `@user`, `#12`, `GH-12`; GitLab also `!12`, `~label`, `%milestone`, `$12`, `&12`), and
 /// inside `://` and `www.` (autolinks).
 fn joins_after(chars: &[char], i: usize) -> bool {
-    let word_start = |at: usize| at == 0 || !chars[at - 1].is_alphanumeric();
+    // A word starts after anything but an ASCII letter or digit: a forge's pattern may see
+    // a boundary between `é` and `GH-12` (a regex `\b` over ASCII words), and a joiner too
+    // many is invisible where one too few is a link.
+    let word_start = |at: usize| at == 0 || !chars[at - 1].is_ascii_alphanumeric();
     let lower = |at: usize| chars[at].to_ascii_lowercase();
     match chars[i] {
         '@' | '#' | '!' | '~' | '%' | '$' | '&' => true,
@@ -319,6 +328,10 @@ mod tests {
         assert_eq!(
             text("www.evil.com awww.x WWW.y"),
             format!("www{J}.evil.com awww.x WWW{J}.y")
+        );
+        assert_eq!(
+            text("éGH-7 éwww.x xGH-8"),
+            format!("éGH-{J}7 éwww{J}.x xGH-8")
         );
         assert_eq!(text("- item"), "\\- item");
         assert_eq!(

@@ -21,6 +21,7 @@ const TARGETS: &[(&str, Target)] = &[
     ("cascade_yaml", fuzz_targets::cascade_yaml),
     ("command", fuzz_targets::command),
     ("webhook", fuzz_targets::webhook),
+    ("inert_markdown", fuzz_targets::inert_markdown),
 ];
 
 /// Known-open crashes: the directory under `fuzz/regressions` and the target that replays it.

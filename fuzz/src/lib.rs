@@ -268,6 +268,39 @@ pub fn webhook(data: &[u8]) {
     }
 }
 
+/// `inert_markdown`: the input as a workflow step's Markdown output (`format: markdown`),
+/// shown within a step's usual limit and within a small one that forces a cut.
+///
+/// Checks: no panic; the result fits its limit; it holds no control character but newlines
+/// and tabs, and no zero-width or bidi character but cascade's word joiner; and written
+/// again with a paragraph after it, that paragraph stays a paragraph at the top level, so
+/// nothing the result opened (a fence, a list, a quote) swallows what follows it in a
+/// comment. (The unit tests in `src/inert/markdown/` re-read results with pulldown-cmark;
+/// this lib may use only what cascade offers, so it re-reads them through cascade.)
+pub fn inert_markdown(data: &[u8]) {
+    let raw = String::from_utf8_lossy(data);
+    for limit in [8 * 1024, 300] {
+        let out = cascade::inert::markdown(&raw, limit);
+        assert!(out.len() <= limit, "{} bytes past {limit}", out.len());
+        let hidden = out.chars().find(|&c| {
+            (c.is_control() && c != '\n' && c != '\t')
+                || matches!(
+                    c,
+                    '\u{200B}'..='\u{200F}'
+                        | '\u{202A}'..='\u{202E}'
+                        | '\u{2066}'..='\u{2069}'
+                        | '\u{FEFF}'
+                )
+        });
+        assert!(hidden.is_none(), "{hidden:?} in:\n{out}");
+        let again = cascade::inert::markdown(&format!("{out}\n\nSENTINEL"), usize::MAX);
+        assert!(
+            again == "SENTINEL" || again.ends_with("\n\nSENTINEL"),
+            "a paragraph after the result is swallowed:\n{out}\n---\n{again}",
+        );
+    }
+}
+
 /// Every file in `dir` that is an input (not a note), sorted, for replaying.
 pub fn inputs_in(dir: &Path) -> Vec<std::path::PathBuf> {
     let Ok(entries) = std::fs::read_dir(dir) else {

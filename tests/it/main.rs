@@ -66,6 +66,7 @@ mod gitlab_failures;
 mod gitlab_inert;
 mod gitlab_scenarios;
 mod graph_props;
+mod inert_markdown;
 mod layers;
 mod layout;
 mod plan_apply_e2e;
