@@ -150,7 +150,7 @@ impl StepBudget {
             let text = super::view::block_text(&step.error);
             (tail(&text, room).to_string(), String::new())
         } else if step.markdown {
-            let body = crate::inert::fenced(&step.output, "");
+            let body = crate::inert::markdown(&step.output, room);
             let cut = match step.truncated {
                 true => {
                     "Only the end of its output was kept; the whole output is in the unit's log."

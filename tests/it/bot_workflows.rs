@@ -53,7 +53,12 @@ async fn a_post_plan_steps_markdown_is_shown_inert_in_its_units_section_and_whol
     assert!(!plan.contains("@acme/admins"), "{plan}");
     assert!(!plan.contains("](https://evil"), "{plan}");
     assert!(!plan.contains("![pixel]"), "{plan}");
-    assert!(!plan.contains("<img"), "{plan}");
+    // Raw HTML is shown as code, never as an element.
+    assert!(
+        plan.contains("```html\n<img src=x onerror=alert(1)>"),
+        "{plan}"
+    );
+    assert_eq!(plan.matches("<img").count(), 1, "{plan}");
     // The step is in the section of the unit it ran for.
     let section = plan
         .find("<code>global/dns</code> —")
