@@ -123,7 +123,10 @@ async fn main() {
     }
     let (base, off, on) = (median(base), median(off), median(on));
     println!("{STEPS} `true` steps, median of {ROUNDS} rounds:");
-    println!("  spawned directly (baseline)   {:7.2} ms/step", per_step(base));
+    println!(
+        "  spawned directly (baseline)   {:7.2} ms/step",
+        per_step(base)
+    );
     println!(
         "  run_step, sandbox off         {:7.2} ms/step  ({:.1}x baseline)",
         per_step(off),

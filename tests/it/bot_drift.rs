@@ -629,3 +629,36 @@ async fn a_failed_command_on_the_drift_issue_posts_nowhere_else() {
         "nothing is posted on issue #0: {stray:#?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn drift_runs_the_plan_phase_steps_and_its_issue_shows_the_visible_ones() {
+    let terraform = Terraform::new();
+    let workflows = r#"workflows:
+  - name: checks
+    units: ["global/*"]
+    pre_plan:
+      - run: {name: lint, command: [sh, -c, "echo lint found nothing"], visible_on: always}
+      - run: {name: quiet, command: [sh, -c, "echo QUIET-STEP-OUTPUT"], visible_on: never}
+    post_plan:
+      - run: {name: cost, command: [sh, -c, "echo '**+$3/month**'"], visible_on: always, format: markdown}
+    post_apply:
+      - run: {name: apply-only, command: [sh, -c, "echo APPLY-ONLY"], visible_on: always}
+"#;
+    let w = drift_world(&format!("{DRIFT}{workflows}"), &terraform).await;
+    installed(&w, &w.hook()).await;
+    let issue = drift_issue(&w).await;
+    let body = &issue.body;
+    assert!(body.contains("Workflow steps of `global/dns`"), "{body}");
+    assert!(body.contains("`lint` (pre_plan) — passed"), "{body}");
+    assert!(body.contains("lint found nothing"), "{body}");
+    assert!(body.contains("`cost` (post_plan) — passed"), "{body}");
+    assert!(
+        body.contains("**\\+\\$"),
+        "markdown kept, made inert: {body}"
+    );
+    // `visible_on: never` steps ran but are not shown; apply-phase steps do not run at all.
+    assert!(!body.contains("QUIET-STEP-OUTPUT"), "{body}");
+    assert!(!body.contains("apply-only"), "{body}");
+    // Units the workflow does not cover ran no step.
+    assert!(!body.contains("Workflow steps of `dev/network`"), "{body}");
+}

@@ -3,7 +3,8 @@
 //! output in its unit's section, inert, with its whole output in the check run; a failing
 //! `pre_apply` that stops its unit and skips its dependents without touching state; a
 //! step reading the plan JSON from its standard input (a pipe), whose digest matches the
-//! plan's own, with no copy of the JSON on disk; a step reading the App's key, refused.
+//! plan's own, with no copy of the JSON on disk; a step reading the server's database,
+//! refused; a workflow defining a credential, refused without quoting it.
 
 use crate::support::bot_world::{REPO, World, world_with};
 use sha2::{Digest, Sha256};
@@ -208,5 +209,31 @@ workflows:
         assert!(!text.contains("SQLite format"), "{text}");
         assert!(text.contains("Permission denied"), "{text}");
     }
+    w.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_workflow_that_defines_a_credential_is_refused_and_never_quoted() {
+    let secret = "wJalrXUtnFEMI-K7MDENG-bPxRfiCYEXAMPLEKEY";
+    let w = world_with(&format!(
+        "workflows:\n  - name: leaky\n    env:\n      - {{name: AWS_SECRET_ACCESS_KEY, value: {secret}}}\n"
+    ))
+    .await;
+    let n = w.open_pr("alice", "feature", &w.head_sha, false);
+    w.send_pr(n, "opened").await;
+    w.until("the failed check and the comment", |w| {
+        w.checks_done(&w.head_sha) && !w.bot_texts(n).is_empty()
+    })
+    .await;
+    let comment = &w.bot_texts(n)[0];
+    assert!(comment.contains("AWS_SECRET_ACCESS_KEY"), "{comment}");
+    assert!(comment.contains("from_server"), "{comment}");
+    assert!(!comment.contains(secret), "{comment}");
+    let check = w.check_now(&w.head_sha);
+    assert_eq!(check.conclusion.as_deref(), Some("failure"));
+    let all = format!("{}{}{}", check.title, check.summary, check.text);
+    assert!(!all.contains(secret), "{all}");
+    // Nothing ran: no run directory was made.
+    assert!(!w.data.path().join("runs").exists());
     w.finish().await;
 }
