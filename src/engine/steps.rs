@@ -367,3 +367,44 @@ pub(super) fn previous_steps(previous: &BTreeMap<UnitPath, UnitRecord>) -> Steps
 fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::{Counts, Fingerprint, PlanSummary, ResourceChange};
+
+    fn plan(changes: &[(&str, &str)]) -> PlanSummary {
+        PlanSummary {
+            counts: Counts::default(),
+            resources: changes
+                .iter()
+                .map(|(address, action)| ResourceChange {
+                    address: address.to_string(),
+                    actions: vec![action.to_string()],
+                    forced_by: Vec::new(),
+                })
+                .collect(),
+            outputs: Vec::new(),
+            fingerprint: Fingerprint::empty(),
+        }
+    }
+
+    #[test]
+    fn a_destroy_purged_of_some_resources_destroys_less_and_nothing_else() {
+        let approved = plan(&[("a.realm", "delete"), ("a.other", "delete")]);
+        assert!(purged(&plan(&[("a.other", "delete")]), &approved));
+        assert!(purged(&plan(&[]), &approved), "everything purged");
+        // Not less: the same plan is the fingerprint's business, not the purge rule's.
+        assert!(!purged(&approved.clone(), &approved));
+        // Something the reviewer did not approve.
+        assert!(!purged(&plan(&[("a.new", "delete")]), &approved));
+        assert!(!purged(&plan(&[("a.other", "create")]), &approved));
+    }
+
+    #[test]
+    fn when_picks_steps_by_how_the_run_has_gone() {
+        assert!(runs(When::Success, false) && !runs(When::Success, true));
+        assert!(!runs(When::Failure, false) && runs(When::Failure, true));
+        assert!(runs(When::Always, false) && runs(When::Always, true));
+    }
+}

@@ -237,3 +237,85 @@ async fn a_workflow_that_defines_a_credential_is_refused_and_never_quoted() {
     assert!(!w.data.path().join("runs").exists());
     w.finish().await;
 }
+
+const TWO_STAGES: &str = r#"
+workflows:
+  - name: crd_two_stage
+    units: ["global/crd"]
+    apply: {targets: [terraform_data.crds]}
+"#;
+
+/// A unit whose `app` can only be applied once `crds` is: its provisioner checks the mark
+/// `crds` leaves.
+const CRD_UNIT: &str = r#"terraform {
+  backend "local" {}
+}
+
+resource "terraform_data" "crds" {
+  input = "crds"
+  provisioner "local-exec" {
+    command = "touch crds-installed"
+  }
+}
+
+resource "terraform_data" "app" {
+  input = "app"
+  provisioner "local-exec" {
+    command = "test -f crds-installed"
+  }
+}
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_two_stage_apply_applies_exactly_the_reviewed_resources_targets_first() {
+    let w = world_with(TWO_STAGES).await;
+    let (n, head) = w.open_adding(
+        "alice",
+        "crds",
+        &[
+            ("global/crd/terragrunt.hcl", ""),
+            ("global/crd/main.tf", CRD_UNIT),
+        ],
+    );
+    w.send_pr(n, "opened").await;
+    w.until("the plan", |w| w.checks_done(&head)).await;
+    let plan = w.plan_comment(n);
+    assert!(plan.contains("| `global/crd` | 2 to add |"), "{plan}");
+    let result = apply(&w, n).await;
+    assert_eq!(w.applied_units(n), ["global/crd"], "{result}");
+    assert!(result.contains("2 added"), "{result}");
+    let unit = w
+        .data
+        .path()
+        .join("workspaces/checkouts/acme/infra/pr-1/global/crd");
+    let state = std::fs::read_to_string(unit.join("terraform.tfstate")).unwrap();
+    assert!(
+        state.contains("\"crds\"") && state.contains("\"app\""),
+        "{state}"
+    );
+    // Two applies of one resource each, the targets' first.
+    let log: String = walkdir::WalkDir::new(w.data.path().join("runs"))
+        .into_iter()
+        .map(Result::unwrap)
+        .filter(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.ends_with(".log") && name.contains("_global--crd-")
+        })
+        .map(|e| std::fs::read_to_string(e.path()).unwrap())
+        .collect();
+    let stages: Vec<&str> = log
+        .lines()
+        .filter(|l| l.starts_with("$ terraform apply") || l.starts_with("Apply complete!"))
+        .collect();
+    assert_eq!(stages.len(), 4, "{log}");
+    assert!(stages[0].contains(".stage1.tfplan"), "{log}");
+    assert!(
+        stages[1].starts_with("Apply complete! Resources: 1 added"),
+        "{log}"
+    );
+    assert!(
+        stages[3].starts_with("Apply complete! Resources: 1 added"),
+        "{log}"
+    );
+    w.finish().await;
+}
