@@ -142,6 +142,23 @@ fn holds_secret(name: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn the_configurations_list_of_cascades_own_variables_is_this_one() {
+        // `.cascade.yaml` refuses a workflow setting what cascade sets (config sits below
+        // exec, so it keeps its own copy of the list): the two must say the same.
+        let ours: Vec<&str> = OWN
+            .iter()
+            .copied()
+            .chain(FIXED.iter().map(|(k, _)| *k))
+            .collect();
+        let mut theirs = crate::config::workflows::SET_BY_CASCADE.to_vec();
+        let mut ours_sorted = ours.clone();
+        ours_sorted.sort_unstable();
+        theirs.sort_unstable();
+        assert_eq!(ours_sorted, theirs);
+        assert!(crate::config::workflows::set_by_cascade("CASCADE_ANYTHING"));
+    }
     use super::*;
 
     #[test]
