@@ -182,8 +182,16 @@ impl StepBudget {
             fence: fence_for(&body),
             body,
             cut,
-            took: format!("{:.1} s", step.took_ms as f64 / 1000.0),
+            took: took_text(step.took_ms),
         }
+    }
+}
+
+/// "40 ms", "2.5 s": how long a step took.
+fn took_text(ms: u64) -> String {
+    match ms {
+        0..1000 => format!("{ms} ms"),
+        _ => format!("{:.1} s", ms as f64 / 1000.0),
     }
 }
 
@@ -244,6 +252,8 @@ mod tests {
         assert!(ctx.body.starts_with("line "));
         assert!(ctx.cut.contains("`cascade` check"));
         assert_eq!(ctx.verdict, "failed with exit code 2");
+        assert_eq!(ctx.took, "1.5 s");
+        assert_eq!(took_text(40), "40 ms");
     }
 
     #[test]
