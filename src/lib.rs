@@ -29,6 +29,7 @@ pub mod git_process;
 pub mod graph;
 pub mod inert;
 pub mod plan;
+pub mod policy;
 pub mod private_dir;
 pub mod problem;
 pub mod redact;

@@ -24,7 +24,7 @@ const LAYERS: &[&[&str]] = &[
     ],
     &["graph", "config"],
     &["discovery", "terragrunt"],
-    &["affected", "scan", "plan"],
+    &["affected", "scan", "plan", "policy"],
     &["forge", "store", "catalog"],
     &["exec", "command"],
     &["engine"],

@@ -1,0 +1,1 @@
+//! The input document a policy sees (see the parent module).
