@@ -9,7 +9,7 @@ use super::{
     PlanStatus, PostgresStore, PullRequestRecord, Pusher, RunKind, RunRecord, RunStore,
     SqliteStore, UnitRecord,
 };
-use super::{PlanKey, ReplicaId};
+use super::{PlanKey, PolicyApproval, ReplicaId};
 use crate::event::DeliveryId;
 use crate::plan::PlanId;
 use crate::unit::UnitPath;
@@ -273,6 +273,23 @@ impl BotStore for AnyStore {
 
     async fn pushers(&self, repo: &str, number: u64) -> anyhow::Result<Vec<Pusher>> {
         on_backend!(self, s => s.pushers(repo, number))
+    }
+
+    async fn approve_policies(
+        &self,
+        key: &PlanKey,
+        plan_id: &PlanId,
+        approval: &PolicyApproval,
+    ) -> anyhow::Result<()> {
+        on_backend!(self, s => s.approve_policies(key, plan_id, approval))
+    }
+
+    async fn policy_approvals(
+        &self,
+        key: &PlanKey,
+        plan_id: &PlanId,
+    ) -> anyhow::Result<Vec<PolicyApproval>> {
+        on_backend!(self, s => s.policy_approvals(key, plan_id))
     }
 
     async fn claim_deliveries(

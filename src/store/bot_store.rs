@@ -9,7 +9,9 @@ use super::{
     DeliveryRecord, DeliveryStatus, DriftRecord, Lock, PullRequestRecord, Pusher, ReplicaId,
     RunStore,
 };
+use super::{PlanKey, PolicyApproval};
 use crate::event::DeliveryId;
+use crate::plan::PlanId;
 use crate::unit::UnitPath;
 use std::future::Future;
 
@@ -159,6 +161,22 @@ pub trait BotStore: RunStore {
         repo: &str,
         number: u64,
     ) -> impl Future<Output = anyhow::Result<Vec<Pusher>>> + Send;
+
+    /// Records an owner's approval of a policy set's failures for plan `plan_id` of
+    /// `key`; the same set approved again by the same user keeps the first record.
+    fn approve_policies(
+        &self,
+        key: &PlanKey,
+        plan_id: &PlanId,
+        approval: &PolicyApproval,
+    ) -> impl Future<Output = anyhow::Result<()>> + Send;
+
+    /// Every policy approval recorded for plan `plan_id` of `key`, by set then user.
+    fn policy_approvals(
+        &self,
+        key: &PlanKey,
+        plan_id: &PlanId,
+    ) -> impl Future<Output = anyhow::Result<Vec<PolicyApproval>>> + Send;
 
     /// Claims, for `owner` until `until`, at most `limit` deliveries still to
     /// process whose claim ran out before `now` (or that nobody claimed), oldest

@@ -57,6 +57,11 @@ pub(super) const SQLITE: &[Embedded] = &[
         "unit_steps",
         include_str!("../../migrations/0011_unit_steps.sql"),
     ),
+    (
+        12,
+        "policy_approvals",
+        include_str!("../../migrations/0012_policy_approvals.sql"),
+    ),
 ];
 
 /// The PostgreSQL schema, in order: the twins of [`SQLITE`].
@@ -115,6 +120,11 @@ pub(super) const POSTGRES: &[Embedded] = &[
         11,
         "unit_steps",
         include_str!("../../migrations/postgres/0011_unit_steps.sql"),
+    ),
+    (
+        12,
+        "policy_approvals",
+        include_str!("../../migrations/postgres/0012_policy_approvals.sql"),
     ),
 ];
 

@@ -26,7 +26,7 @@ use super::{
     ApplyClaim, BotStore, DeliveryRecord, DeliveryStatus, Lock, PlanRecord, PlanStatus,
     PullRequestRecord, Pusher, RunKind, RunRecord, RunStore, UnitRecord,
 };
-use super::{PlanKey, ReplicaId};
+use super::{PlanKey, PolicyApproval, ReplicaId};
 use crate::event::DeliveryId;
 use crate::plan::PlanId;
 use crate::unit::UnitPath;
@@ -598,6 +598,32 @@ impl BotStore for PostgresStore {
 
     async fn pushers(&self, repo: &str, number: u64) -> anyhow::Result<Vec<Pusher>> {
         super::pushers::postgres::pushers(&mut *self.pool.acquire().await?, repo, number).await
+    }
+
+    async fn approve_policies(
+        &self,
+        key: &PlanKey,
+        plan_id: &PlanId,
+        approval: &PolicyApproval,
+    ) -> anyhow::Result<()> {
+        let conn = &mut *self.pool.acquire().await?;
+        super::policy_approvals::postgres::approve_policies(
+            conn,
+            key.as_str(),
+            plan_id.as_str(),
+            approval,
+        )
+        .await
+    }
+
+    async fn policy_approvals(
+        &self,
+        key: &PlanKey,
+        plan_id: &PlanId,
+    ) -> anyhow::Result<Vec<PolicyApproval>> {
+        let conn = &mut *self.pool.acquire().await?;
+        super::policy_approvals::postgres::policy_approvals(conn, key.as_str(), plan_id.as_str())
+            .await
     }
 
     async fn claim_deliveries(

@@ -5,7 +5,7 @@ use super::{
     ApplyClaim, BotStore, DeliveryRecord, DeliveryStatus, Lock, PlanRecord, PlanStatus,
     PullRequestRecord, Pusher, RunKind, RunRecord, RunStore, UnitRecord,
 };
-use super::{PlanKey, ReplicaId};
+use super::{PlanKey, PolicyApproval, ReplicaId};
 use crate::event::DeliveryId;
 use crate::plan::PlanId;
 use crate::unit::UnitPath;
@@ -528,6 +528,32 @@ impl BotStore for SqliteStore {
 
     async fn pushers(&self, repo: &str, number: u64) -> anyhow::Result<Vec<Pusher>> {
         super::pushers::sqlite::pushers(&mut *self.pool.acquire().await?, repo, number).await
+    }
+
+    async fn approve_policies(
+        &self,
+        key: &PlanKey,
+        plan_id: &PlanId,
+        approval: &PolicyApproval,
+    ) -> anyhow::Result<()> {
+        let conn = &mut *self.pool.acquire().await?;
+        super::policy_approvals::sqlite::approve_policies(
+            conn,
+            key.as_str(),
+            plan_id.as_str(),
+            approval,
+        )
+        .await
+    }
+
+    async fn policy_approvals(
+        &self,
+        key: &PlanKey,
+        plan_id: &PlanId,
+    ) -> anyhow::Result<Vec<PolicyApproval>> {
+        let conn = &mut *self.pool.acquire().await?;
+        super::policy_approvals::sqlite::policy_approvals(conn, key.as_str(), plan_id.as_str())
+            .await
     }
 
     async fn claim_deliveries(

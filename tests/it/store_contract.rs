@@ -23,8 +23,8 @@ use cascade::plan::render::{RenderOptions, RenderedPlan};
 use cascade::plan::{Counts, Fingerprint, PlanId, PlanSummary};
 use cascade::store::{
     AnyStore, ApplyClaim, BotStore, DeliveryRecord, DeliveryStatus, Lock, PlanKey, PlanRecord,
-    PlanStatus, PlannedUnit, PrState, PullRequestRecord, Pusher, ReplicaId, RunKind, RunRecord,
-    RunStore, UnitRecord, UnitStatus,
+    PlanStatus, PlannedUnit, PolicyApproval, PrState, PullRequestRecord, Pusher, ReplicaId,
+    RunKind, RunRecord, RunStore, UnitRecord, UnitStatus,
 };
 use cascade::unit::Tool;
 use cascade::unit::UnitPath;
@@ -149,6 +149,7 @@ contract!(
     the_plan_comments_extra_parts_are_replaced_whole,
     the_plan_comments_parts_saved_at_once_are_one_list,
     who_pushed_to_a_pull_request_is_kept_once_each_across_a_reopen,
+    policy_approvals_are_bound_to_their_plan_id_and_survive_a_reopen,
     pull_request_state_and_installations_round_trip,
     an_apply_claim_has_one_holder_and_one_taker_over,
     eight_tasks_taking_one_apply_claim_leave_one_holder,
@@ -977,6 +978,58 @@ async fn who_pushed_to_a_pull_request_is_kept_once_each_across_a_reopen(backend:
         [pusher("carol", Some(u64::MAX >> 1), "h4")]
     );
     assert!(store.pushers("acme/infra", 8).await.unwrap().is_empty());
+}
+
+async fn policy_approvals_are_bound_to_their_plan_id_and_survive_a_reopen(backend: Backend) {
+    let key = PlanKey::from_stored("acme/infra#7");
+    let (first, second) = (
+        PlanId::from_stored("aaaaaaaaaaaa".into()),
+        PlanId::from_stored("bbbbbbbbbbbb".into()),
+    );
+    let approval = |set: &str, user: &str, at: i64| PolicyApproval {
+        set: set.into(),
+        user: user.into(),
+        at,
+    };
+    {
+        let store = backend.open().await;
+        assert!(
+            store
+                .policy_approvals(&key, &first)
+                .await
+                .unwrap()
+                .is_empty()
+        );
+        for a in [
+            approval("prod-guard", "carol", 10),
+            approval("costs", "dave", 11),
+            // The same set by the same owner again keeps the first record.
+            approval("prod-guard", "carol", 12),
+        ] {
+            store.approve_policies(&key, &first, &a).await.unwrap();
+        }
+        let other = PlanKey::from_stored("acme/infra#8");
+        store
+            .approve_policies(&other, &first, &approval("prod-guard", "erin", 13))
+            .await
+            .unwrap();
+    }
+    let store = backend.open().await;
+    assert_eq!(
+        store.policy_approvals(&key, &first).await.unwrap(),
+        [
+            approval("costs", "dave", 11),
+            approval("prod-guard", "carol", 10)
+        ]
+    );
+    // A new plan id (a push, a changed fingerprint) has none of them.
+    assert!(
+        store
+            .policy_approvals(&key, &second)
+            .await
+            .unwrap()
+            .is_empty()
+    );
 }
 
 async fn pull_request_state_and_installations_round_trip(backend: Backend) {
