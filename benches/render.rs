@@ -135,6 +135,7 @@ fn record(doc: &[u8]) -> PlanRecord {
         rendered: Some(RenderedPlan::from_show_json(doc, &RenderOptions::default()).unwrap()),
         retried: 0,
         steps: Vec::new(),
+        policies: Vec::new(),
     };
     PlanRecord {
         id: PlanId::from_stored("3f9a2c1b7d4e".into()),

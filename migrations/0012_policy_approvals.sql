@@ -9,3 +9,6 @@ CREATE TABLE policy_approvals (
     approved_at INTEGER NOT NULL,  -- seconds since the epoch
     PRIMARY KEY (plan_key, plan_id, policy_set, login)
 );
+
+-- What each policy set found in a unit's plan (JSON list of PolicyResult); NULL: none.
+ALTER TABLE unit_results ADD COLUMN policies TEXT;

@@ -7,3 +7,5 @@ CREATE TABLE policy_approvals (
     approved_at BIGINT NOT NULL,
     PRIMARY KEY (plan_key, plan_id, policy_set, login)
 );
+
+ALTER TABLE unit_results ADD COLUMN policies TEXT;

@@ -182,6 +182,7 @@ mod tests {
             rendered: None,
             retried: 0,
             steps: Vec::new(),
+            policies: Vec::new(),
         }
     }
 

@@ -182,6 +182,7 @@ mod tests {
             sources: Vec::new(),
             rounds: 1,
             steps: Vec::new(),
+            policies: Vec::new(),
         }
     }
 

@@ -58,6 +58,8 @@ pub struct PlanView {
     pub rounds: usize,
     /// The workflow steps each unit shows (`visible_on`), by unit.
     pub steps: Vec<super::steps::UnitSteps>,
+    /// What the policy sets found, by unit then set (only units with findings).
+    pub policies: Vec<super::policies::PolicyView>,
 }
 
 /// A remote stack source: the repository (no credentials), the ref it names, the commit
@@ -248,6 +250,9 @@ pub(super) struct PlanContext {
     sources: Vec<SourceContext>,
     /// Steps of units with no section of their own (unchanged units): `{unit, steps}`.
     other_steps: Vec<UnitStepsContext>,
+    /// Policy findings that block the apply, then those that do not.
+    policy_blocks: Vec<super::policies::PolicyContext>,
+    policy_notes: Vec<super::policies::PolicyContext>,
 }
 
 /// A unit's steps, for units shown nowhere else.
@@ -426,6 +431,18 @@ impl PlanContext {
                 })
                 .collect(),
             other_steps: Vec::new(),
+            policy_blocks: view
+                .policies
+                .iter()
+                .filter(|p| p.blocks)
+                .map(super::policies::PolicyContext::new)
+                .collect(),
+            policy_notes: view
+                .policies
+                .iter()
+                .filter(|p| !p.blocks)
+                .map(super::policies::PolicyContext::new)
+                .collect(),
         };
         context.place_steps(&view.steps);
         context

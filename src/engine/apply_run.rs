@@ -211,6 +211,7 @@ impl<E: Executor, S: RunStore> Engine<E, S> {
         let previous = self.unit_results(&run.id).await?;
         Ok(RunCtx {
             steps: super::steps::previous_steps(&previous),
+            policies: Default::default(),
             executor: self.executor.clone(),
             store: self.store.clone(),
             run_id: run.id.clone(),

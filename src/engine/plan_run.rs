@@ -109,6 +109,8 @@ pub(super) struct RunCtx<E, S> {
     pub step_vars: crate::exec::StepVars,
     /// Each unit's steps so far, recorded with it.
     pub steps: super::steps::StepsSoFar,
+    /// What each unit's policy checks found, recorded with it.
+    pub policies: std::sync::Mutex<BTreeMap<UnitPath, Vec<crate::store::PolicyResult>>>,
 }
 
 /// Why a unit has no plan.
@@ -176,6 +178,7 @@ impl<E: Executor, S: RunStore> RunCtx<E, S> {
             retried: self.retried_so_far(unit),
             retry_at: lock(&self.retry_at).get(unit).copied(),
             steps: self.steps_of(unit),
+            policies: lock(&self.policies).get(unit).cloned().unwrap_or_default(),
         };
         if let Err(e) = self.store.record_unit(&self.run_id, &record).await {
             tracing::error!(unit = %unit, error = %e, "cannot record a unit's result");
@@ -419,6 +422,7 @@ impl<E: Executor, S: RunStore> Engine<E, S> {
                 .map(|t| (t.path.clone(), t.clone()))
                 .collect(),
             steps: super::steps::previous_steps(&previous),
+            policies: Default::default(),
             previous,
             generated: Default::default(),
             retries: rules.retries.clone(),
@@ -477,6 +481,7 @@ impl<E: Executor, S: RunStore> Engine<E, S> {
                     rendered: record.and_then(|r| r.rendered.clone()),
                     retried: record.map(|r| r.retried).unwrap_or(0),
                     steps: record.map(|r| r.steps.clone()).unwrap_or_default(),
+                    policies: record.map(|r| r.policies.clone()).unwrap_or_default(),
                 }
             })
             .collect();

@@ -24,6 +24,7 @@ mod leases;
 mod migrations;
 mod plan_key;
 mod policy_approvals;
+mod policy_results;
 mod postgres;
 mod pushers;
 mod replica_id;
@@ -40,6 +41,7 @@ pub use claims::ApplyClaim;
 pub use drift::DriftRecord;
 pub use plan_key::{DRIFT_NUMBER, PlanKey};
 pub use policy_approvals::PolicyApproval;
+pub use policy_results::{PolicyMessage, PolicyResult};
 pub use postgres::PostgresStore;
 pub use pushers::Pusher;
 pub use replica_id::ReplicaId;
@@ -139,6 +141,8 @@ pub struct UnitRecord {
     pub retry_at: Option<i64>,
     /// Its workflow's `run` steps so far, in the order they ran.
     pub steps: Vec<StepRecord>,
+    /// What each policy set found in its plan (none when no set applies or it did not plan).
+    pub policies: Vec<PolicyResult>,
 }
 
 /// One unit of an approvable plan.
@@ -174,6 +178,9 @@ pub struct PlannedUnit {
     /// Its workflow's plan-phase steps (`pre_plan`, `post_plan`) and how they ended.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub steps: Vec<StepRecord>,
+    /// What each policy set found in its plan.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub policies: Vec<PolicyResult>,
 }
 
 impl PlannedUnit {

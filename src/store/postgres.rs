@@ -183,9 +183,9 @@ impl RunStore for PostgresStore {
 
     async fn record_unit(&self, run_id: &str, unit: &UnitRecord) -> anyhow::Result<()> {
         sqlx::query(sqlx::AssertSqlSafe(format!(
-            "INSERT INTO unit_results (run_id, unit, status, detail, summary, rendered, retried, retry_at, steps, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, {NOW})
+            "INSERT INTO unit_results (run_id, unit, status, detail, summary, rendered, retried, retry_at, steps, policies, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, {NOW})
              ON CONFLICT (run_id, unit) DO UPDATE SET status = excluded.status, detail = excluded.detail, summary = excluded.summary, rendered = excluded.rendered,
-             retried = excluded.retried, retry_at = excluded.retry_at, steps = excluded.steps, updated_at = excluded.updated_at",
+             retried = excluded.retried, retry_at = excluded.retry_at, steps = excluded.steps, policies = excluded.policies, updated_at = excluded.updated_at",
         )))
         .bind(run_id)
         .bind(text(unit.unit.as_str()))
@@ -196,6 +196,7 @@ impl RunStore for PostgresStore {
         .bind(i64::from(unit.retried))
         .bind(unit.retry_at)
         .bind(rows::json(Some(&unit.steps).filter(|s| !s.is_empty()))?)
+        .bind(rows::json(Some(&unit.policies).filter(|p| !p.is_empty()))?)
         .execute(&self.pool)
         .await?;
         Ok(())
@@ -203,7 +204,7 @@ impl RunStore for PostgresStore {
 
     async fn unit_records(&self, run_id: &str) -> anyhow::Result<Vec<UnitRecord>> {
         sqlx::query(
-            "SELECT unit, status, detail, summary, rendered, retried, retry_at, steps FROM unit_results WHERE run_id = $1 ORDER BY unit",
+            "SELECT unit, status, detail, summary, rendered, retried, retry_at, steps, policies FROM unit_results WHERE run_id = $1 ORDER BY unit",
         )
         .bind(run_id)
         .fetch_all(&self.pool)

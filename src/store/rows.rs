@@ -85,6 +85,11 @@ pub(super) fn unit_record(row: &impl StoredRow) -> anyhow::Result<UnitRecord> {
             .map(|s| serde_json::from_str(&s))
             .transpose()?
             .unwrap_or_default(),
+        policies: row
+            .maybe_text("policies")?
+            .map(|s| serde_json::from_str(&s))
+            .transpose()?
+            .unwrap_or_default(),
     })
 }
 

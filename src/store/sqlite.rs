@@ -126,9 +126,9 @@ impl RunStore for SqliteStore {
         let summary = rows::json(unit.summary.as_ref())?;
         let rendered = rows::json(unit.rendered.as_ref())?;
         sqlx::query(
-            "INSERT INTO unit_results (run_id, unit, status, detail, summary, rendered, retried, retry_at, steps, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, strftime('%s','now'))
+            "INSERT INTO unit_results (run_id, unit, status, detail, summary, rendered, retried, retry_at, steps, policies, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, strftime('%s','now'))
              ON CONFLICT (run_id, unit) DO UPDATE SET status = excluded.status, detail = excluded.detail, summary = excluded.summary, rendered = excluded.rendered,
-             retried = excluded.retried, retry_at = excluded.retry_at, steps = excluded.steps, updated_at = excluded.updated_at",
+             retried = excluded.retried, retry_at = excluded.retry_at, steps = excluded.steps, policies = excluded.policies, updated_at = excluded.updated_at",
         )
         .bind(run_id)
         .bind(unit.unit.as_str())
@@ -139,6 +139,7 @@ impl RunStore for SqliteStore {
         .bind(i64::from(unit.retried))
         .bind(unit.retry_at)
         .bind(rows::json(Some(&unit.steps).filter(|s| !s.is_empty()))?)
+        .bind(rows::json(Some(&unit.policies).filter(|p| !p.is_empty()))?)
         .execute(&self.pool)
         .await?;
         Ok(())
@@ -146,7 +147,7 @@ impl RunStore for SqliteStore {
 
     async fn unit_records(&self, run_id: &str) -> anyhow::Result<Vec<UnitRecord>> {
         let found = sqlx::query(
-            "SELECT unit, status, detail, summary, rendered, retried, retry_at, steps FROM unit_results WHERE run_id = ? ORDER BY unit",
+            "SELECT unit, status, detail, summary, rendered, retried, retry_at, steps, policies FROM unit_results WHERE run_id = ? ORDER BY unit",
         )
         .bind(run_id)
         .fetch_all(&self.pool)

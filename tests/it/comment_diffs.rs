@@ -59,6 +59,7 @@ fn planned(path: &str, wave: usize, destroy: bool, json: &[u8]) -> PlannedUnit {
         rendered: Some(RenderedPlan::from_show_json(json, &RenderOptions::default()).unwrap()),
         retried: 0,
         steps: Vec::new(),
+        policies: Vec::new(),
     }
 }
 

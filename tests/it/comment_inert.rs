@@ -116,6 +116,7 @@ fn hostile_plan() -> PlanView {
         }],
         rounds: 1,
         steps: Vec::new(),
+        policies: Vec::new(),
     }
 }
 

@@ -88,6 +88,7 @@ fn large_plan() -> PlanView {
         sources: Vec::new(),
         rounds: 1,
         steps: Vec::new(),
+        policies: Vec::new(),
     }
 }
 

@@ -111,6 +111,7 @@ fn plan_view(plan_id: &str, waves: Vec<WaveView>, destroys: Vec<UnitView>) -> Pl
         sources: Vec::new(),
         rounds: 1,
         steps: Vec::new(),
+        policies: Vec::new(),
     }
 }
 
@@ -860,4 +861,66 @@ fn failed_units_point_to_the_check_where_it_shows_their_logs() {
         "{body}"
     );
     assert!(!body.contains("full message"), "{body}");
+}
+
+#[test]
+fn a_plan_with_policy_findings_leads_with_what_blocks_and_collapses_warnings() {
+    use cascade::store::{PolicyApproval, PolicyMessage, PolicyResult};
+    let finding = |set: &str, blocking: bool, denies: &[&str], warnings: &[&str]| {
+        let messages = |list: &[&str], rule: &str| {
+            list.iter()
+                .map(|m| PolicyMessage {
+                    rule: rule.into(),
+                    message: m.to_string(),
+                })
+                .collect()
+        };
+        PolicyResult {
+            set: set.into(),
+            blocking,
+            denies: messages(denies, "data.main.deny"),
+            warnings: messages(warnings, "data.main.warn"),
+            error: String::new(),
+        }
+    };
+    let db = [
+        finding(
+            "prod-guard",
+            true,
+            &["`aws_db_instance.main` is **destroyed** in prod; two approvals needed (@acme/dba)"],
+            &[],
+        ),
+        finding(
+            "costs",
+            false,
+            &[],
+            &["`db.r6g.4xlarge` costs more than $1,000/month"],
+        ),
+    ];
+    let app = [finding(
+        "tags",
+        true,
+        &["missing tag `owner` on `aws_instance.web`"],
+        &[],
+    )];
+    let approvals = [PolicyApproval {
+        set: "tags".into(),
+        user: "carol".into(),
+        at: 1,
+    }];
+    let mut view = realistic_plan();
+    view.policies = cascade::comment::policy_views(
+        [
+            ("live/prod/data/rds", &db[..]),
+            ("live/prod/app/web", &app[..]),
+        ]
+        .into_iter(),
+        &approvals,
+    );
+    let body = render_plan(&view);
+    assert_balanced(&body);
+    assert!(!body.contains("@acme/dba"), "{body}");
+    let blocking = body.find("Policies: blocking").expect("the section");
+    assert!(blocking < body.find("Destroys and replacements").unwrap());
+    insta::assert_snapshot!("comment_plan_policies", body);
 }

@@ -221,6 +221,7 @@ fn unit_record(unit: &str, status: UnitStatus, detail: &str) -> UnitRecord {
         summary: Some(summary("f1")),
         rendered: Some(rendered()),
         steps: Vec::new(),
+        policies: Vec::new(),
     }
 }
 
@@ -247,6 +248,7 @@ fn plan(id: &str, repo: &str, created_at: i64) -> PlanRecord {
             // Kept in the plan's JSON: both backends must give it back.
             retried: 2,
             steps: Vec::new(),
+            policies: Vec::new(),
         }],
         created_at,
     }

@@ -1,0 +1,172 @@
+//! The plan comment's "Policies" section: per unit, each blocking set's failing rules
+//! (their messages as inert Markdown), who approved them for this plan id, and the
+//! warnings collapsed. Messages are written by the default branch's policy authors but
+//! quote what a pull request planned, so they go through `inert::markdown`, bounded.
+//! Never decides what blocks: each result says so (`PolicyResult::blocks`).
+
+use crate::store::{PolicyApproval, PolicyResult};
+use serde::Serialize;
+
+/// The most of one message the comment shows.
+const MESSAGE_SHOWN: usize = 2 << 10;
+/// The most messages shown per unit and set; the rest are counted.
+const MESSAGES_PER_SET: usize = 10;
+
+/// One unit's findings from one policy set.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PolicyView {
+    pub unit: String,
+    pub set: String,
+    /// Its findings stop the apply (a blocking set with a denial or an error).
+    pub blocks: bool,
+    /// Owners who approved this set's failures for this plan id.
+    pub approved_by: Vec<String>,
+    pub denies: Vec<String>,
+    pub warnings: Vec<String>,
+    /// Why the set could not be evaluated, else empty.
+    pub error: String,
+}
+
+/// The views of `results` by unit, with the approvals recorded for the plan.
+pub fn policy_views<'a>(
+    results: impl Iterator<Item = (&'a str, &'a [PolicyResult])>,
+    approvals: &[PolicyApproval],
+) -> Vec<PolicyView> {
+    results
+        .flat_map(|(unit, sets)| sets.iter().map(move |r| (unit, r)))
+        .filter(|(_, r)| !r.denies.is_empty() || !r.warnings.is_empty() || !r.error.is_empty())
+        .map(|(unit, r)| PolicyView {
+            unit: unit.to_string(),
+            set: r.set.clone(),
+            blocks: r.blocks(),
+            approved_by: approvals
+                .iter()
+                .filter(|a| a.set == r.set)
+                .map(|a| a.user.clone())
+                .collect(),
+            denies: r.denies.iter().map(|m| m.message.clone()).collect(),
+            warnings: r.warnings.iter().map(|m| m.message.clone()).collect(),
+            error: r.error.clone(),
+        })
+        .collect()
+}
+
+/// What the template sees of one unit's findings from one set.
+#[derive(Clone, Debug, Serialize)]
+pub(super) struct PolicyContext {
+    unit: String,
+    set: String,
+    blocks: bool,
+    /// "approved by carol for this plan", one line, cascade's words; empty when not.
+    approved: String,
+    /// Each message rendered inert (cascade-made Markdown, one list item each).
+    denies: Vec<String>,
+    warnings: Vec<String>,
+    /// "3 more" when messages were left out.
+    more: String,
+    error: String,
+}
+
+impl PolicyContext {
+    pub(super) fn new(view: &PolicyView) -> PolicyContext {
+        let shown = |messages: &[String]| -> Vec<String> {
+            messages
+                .iter()
+                .take(MESSAGES_PER_SET)
+                .map(|m| one_item(&crate::inert::markdown(m, MESSAGE_SHOWN)))
+                .collect()
+        };
+        let left = view.denies.len().saturating_sub(MESSAGES_PER_SET)
+            + view.warnings.len().saturating_sub(MESSAGES_PER_SET);
+        PolicyContext {
+            unit: super::view::line(&view.unit),
+            set: super::view::line(&view.set),
+            blocks: view.blocks,
+            approved: match view.approved_by.as_slice() {
+                [] => String::new(),
+                users => format!(
+                    "approved by {} for this plan",
+                    users
+                        .iter()
+                        .map(|u| crate::inert::code(u))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            },
+            denies: shown(&view.denies),
+            warnings: shown(&view.warnings),
+            more: match left {
+                0 => String::new(),
+                n => format!("{n} more"),
+            },
+            error: super::view::failure_line(&view.error),
+        }
+    }
+}
+
+/// Inert Markdown made to sit in one list item: its lines indented under the bullet.
+fn one_item(markdown: &str) -> String {
+    markdown.lines().collect::<Vec<_>>().join("\n  ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::PolicyMessage;
+
+    fn result(set: &str, blocking: bool, denies: &[&str], warnings: &[&str]) -> PolicyResult {
+        let messages = |list: &[&str], rule: &str| {
+            list.iter()
+                .map(|m| PolicyMessage {
+                    rule: rule.into(),
+                    message: m.to_string(),
+                })
+                .collect()
+        };
+        PolicyResult {
+            set: set.into(),
+            blocking,
+            denies: messages(denies, "data.main.deny"),
+            warnings: messages(warnings, "data.main.warn"),
+            error: String::new(),
+        }
+    }
+
+    #[test]
+    fn blocking_findings_name_their_approvers_and_clean_sets_are_left_out() {
+        let results = [
+            result("prod-guard", true, &["no destroy in prod"], &[]),
+            result("costs", false, &[], &["big instance"]),
+            result("tags", true, &[], &[]),
+        ];
+        let approvals = [PolicyApproval {
+            set: "prod-guard".into(),
+            user: "carol".into(),
+            at: 1,
+        }];
+        let views = policy_views([("prod/db", &results[..])].into_iter(), &approvals);
+        assert_eq!(views.len(), 2, "{views:?}");
+        assert!(views[0].blocks);
+        assert_eq!(views[0].approved_by, ["carol"]);
+        assert!(!views[1].blocks, "a warn set blocks nothing");
+        let context = PolicyContext::new(&views[0]);
+        assert_eq!(context.approved, "approved by `carol` for this plan");
+    }
+
+    #[test]
+    fn a_message_is_inert_and_bounded() {
+        let long = format!(
+            "@acme/admins see #12 [x](https://evil) {}",
+            "y".repeat(5000)
+        );
+        let view = &policy_views(
+            [("a", &[result("s", true, &[long.as_str()], &[])][..])].into_iter(),
+            &[],
+        )[0];
+        let context = PolicyContext::new(view);
+        let shown = &context.denies[0];
+        assert!(shown.len() <= MESSAGE_SHOWN + 64, "{}", shown.len());
+        assert!(!shown.contains("@acme/admins"), "{shown}");
+        assert!(!shown.contains("](https://evil)"), "{shown}");
+    }
+}
