@@ -1,5 +1,5 @@
 //! The command line: `cascade graph`, `affected`, `plan`, `apply`, `drift`,
-//! `serve` and `schema`. `cascade graph` and `cascade affected`: each command
+//! `serve`, `schema` and `policy test`. `cascade graph` and `cascade affected`: each command
 //! loads the repo configuration, discovers the graph and prints it for people
 //! (text) or for programs (JSON, DOT, mermaid). Exit codes: 0 when there is
 //! nothing wrong, 1 when the graph has problems (output is still printed),
@@ -9,6 +9,7 @@ mod affected_cmd;
 mod drift_cmd;
 mod graph_cmd;
 mod no_units;
+mod policy_cmd;
 mod progress;
 mod render;
 mod repo;
@@ -51,6 +52,29 @@ enum Command {
     Serve(Box<serve_cmd::ServeArgs>),
     /// Print the JSON schema of `.cascade.yaml`, for editors.
     Schema,
+    /// Work with Rego policies without the bot.
+    #[command(subcommand)]
+    Policy(PolicyCommand),
+}
+
+#[derive(Subcommand, Debug)]
+enum PolicyCommand {
+    /// Run the `test_*` rules of a policy directory's `*_test.rego` files (as `opa test`
+    /// does): `ok` or `FAIL` per test, then a summary. Exit status: 0 when every test
+    /// passed, 1 when one failed or there was none, 2 when the policies could not be read
+    /// or compiled.
+    Test(PolicyTestArgs),
+}
+
+#[derive(clap::Args, Debug)]
+struct PolicyTestArgs {
+    /// The repository's directory (default: the top level of the git repository around
+    /// the current directory, as git finds it).
+    #[arg(long, env = "CASCADE_REPO")]
+    repo: Option<PathBuf>,
+    /// The policy directory, relative to the repository.
+    #[arg(long, value_name = "PATH", default_value = "policies")]
+    dir: String,
 }
 
 #[derive(clap::Args, Debug)]
@@ -311,7 +335,7 @@ impl Command {
                 run.data_dir.as_mut().map(absolute).transpose()?;
             }
             Command::Serve(args) => args.make_paths_absolute()?,
-            Command::Graph(_) | Command::Affected(_) | Command::Schema => {}
+            Command::Graph(_) | Command::Affected(_) | Command::Schema | Command::Policy(_) => {}
         }
         Ok(())
     }
@@ -392,8 +416,9 @@ pub fn main() -> ExitCode {
         return ExitCode::from(2);
     }
     // plan, apply, drift and serve first set a private umask and make the process
-    // non-dumpable (`private_dir::protect_process`, in each of them); graph, affected
-    // and schema create no file, run no terraform and hold no secret, so they need neither.
+    // non-dumpable (`private_dir::protect_process`, in each of them); graph, affected,
+    // schema and policy test create no file, run no terraform and hold no secret, so they
+    // need neither.
     let result = match cli.command {
         Command::Graph(args) => graph_cmd::run(&args),
         Command::Affected(args) => affected_cmd::run(&args),
@@ -401,6 +426,7 @@ pub fn main() -> ExitCode {
         Command::Apply(args) => run_cmd::apply(&args),
         Command::Drift(args) => drift_cmd::run(&args),
         Command::Serve(args) => serve_cmd::run(*args),
+        Command::Policy(PolicyCommand::Test(args)) => policy_cmd::test(&args),
         Command::Schema => {
             println!("{}", crate::config::RepoConfig::json_schema());
             Ok(ExitCode::SUCCESS)

@@ -1,0 +1,41 @@
+//! Every bound the policy engine puts on a policy set and its evaluation, in one place.
+//!
+//! Owns: the numbers (files, bytes, evaluation time, range sizes) and nothing else.
+//! The numbers are far above what real policy sets need (conftest's own examples are a
+//! few files of a few KiB, evaluated in milliseconds) and far below what would hurt the
+//! server. Must never: depend on anything in the repository; these are constants so
+//! that a pull request, or a policy, cannot move them.
+//!
+//! There is no memory limit: regorus's (`allocator-memory-limits`) needs regorus's own
+//! mimalloc as the process's global allocator and sets one ceiling for the whole process,
+//! not one evaluation. Memory is bounded instead by the time limit (checked before every
+//! expression and builtin call), by [`MAX_RANGE_ELEMENTS`] (the one builtin that allocates
+//! in proportion to a number it is given) and, in the end, by the server's cgroup.
+
+use std::time::Duration;
+
+/// The largest `.rego` file a policy set may hold.
+pub const MAX_POLICY_FILE_BYTES: u64 = 256 << 10;
+
+/// The most `.rego` files (tests included) one policy set may hold.
+pub const MAX_POLICY_FILES: usize = 256;
+
+/// The most bytes one policy set's `.rego` files may hold together.
+pub const MAX_POLICY_SET_BYTES: u64 = 4 << 20;
+
+/// How deep the directories of a policy set may nest below its own.
+pub const MAX_POLICY_DIR_DEPTH: usize = 16;
+
+/// How long one unit's evaluation of one policy set may take, all its rules together.
+pub const EVALUATION_TIME: Duration = Duration::from_secs(2);
+
+/// How long one `test_*` rule may take in `cascade policy test`.
+pub const TEST_TIME: Duration = EVALUATION_TIME;
+
+/// How many pieces of work regorus does between two looks at the clock: each look
+/// costs a clock read, and each piece is one expression or builtin call.
+pub const TIME_CHECK_INTERVAL: u32 = 32;
+
+/// The most numbers `numbers.range` and `numbers.range_step` may produce: regorus
+/// allocates the whole array in one call, before it looks at the clock again.
+pub const MAX_RANGE_ELEMENTS: u64 = 1_000_000;
