@@ -50,7 +50,15 @@ enum Command {
     /// requests, apply on `/apply <id>`.
     Serve(Box<serve_cmd::ServeArgs>),
     /// Print the JSON schema of `.cascade.yaml`, for editors.
-    Schema,
+    Schema(SchemaArgs),
+}
+
+#[derive(clap::Args, Debug)]
+struct SchemaArgs {
+    /// Print instead the JSON schema of the document a policy sees for one unit
+    /// (`input` in Rego).
+    #[arg(long)]
+    policy_input: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -311,7 +319,7 @@ impl Command {
                 run.data_dir.as_mut().map(absolute).transpose()?;
             }
             Command::Serve(args) => args.make_paths_absolute()?,
-            Command::Graph(_) | Command::Affected(_) | Command::Schema => {}
+            Command::Graph(_) | Command::Affected(_) | Command::Schema(_) => {}
         }
         Ok(())
     }
@@ -401,8 +409,12 @@ pub fn main() -> ExitCode {
         Command::Apply(args) => run_cmd::apply(&args),
         Command::Drift(args) => drift_cmd::run(&args),
         Command::Serve(args) => serve_cmd::run(*args),
-        Command::Schema => {
-            println!("{}", crate::config::RepoConfig::json_schema());
+        Command::Schema(args) => {
+            if args.policy_input {
+                println!("{}", crate::policy::input::json_schema());
+            } else {
+                println!("{}", crate::config::RepoConfig::json_schema());
+            }
             Ok(ExitCode::SUCCESS)
         }
     };
