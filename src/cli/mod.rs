@@ -51,7 +51,7 @@ enum Command {
     /// requests, apply on `/apply <id>`.
     Serve(Box<serve_cmd::ServeArgs>),
     /// Print the JSON schema of `.cascade.yaml`, for editors.
-    Schema,
+    Schema(SchemaArgs),
     /// Work with Rego policies without the bot.
     #[command(subcommand)]
     Policy(PolicyCommand),
@@ -64,6 +64,14 @@ enum PolicyCommand {
     /// passed, 1 when one failed or there was none, 2 when the policies could not be read
     /// or compiled.
     Test(PolicyTestArgs),
+}
+
+#[derive(clap::Args, Debug)]
+struct SchemaArgs {
+    /// Print instead the JSON schema of the document a policy sees for one unit
+    /// (`input` in Rego).
+    #[arg(long)]
+    policy_input: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -335,7 +343,7 @@ impl Command {
                 run.data_dir.as_mut().map(absolute).transpose()?;
             }
             Command::Serve(args) => args.make_paths_absolute()?,
-            Command::Graph(_) | Command::Affected(_) | Command::Schema | Command::Policy(_) => {}
+            Command::Graph(_) | Command::Affected(_) | Command::Schema(_) | Command::Policy(_) => {}
         }
         Ok(())
     }
@@ -427,8 +435,12 @@ pub fn main() -> ExitCode {
         Command::Drift(args) => drift_cmd::run(&args),
         Command::Serve(args) => serve_cmd::run(*args),
         Command::Policy(PolicyCommand::Test(args)) => policy_cmd::test(&args),
-        Command::Schema => {
-            println!("{}", crate::config::RepoConfig::json_schema());
+        Command::Schema(args) => {
+            if args.policy_input {
+                println!("{}", crate::policy::input::json_schema());
+            } else {
+                println!("{}", crate::config::RepoConfig::json_schema());
+            }
             Ok(ExitCode::SUCCESS)
         }
     };

@@ -5,6 +5,7 @@ use super::FILE_NAME;
 use super::file::{
     APPLY_PERMISSION_KEYS, DRIFT_KEYS, ENVIRONMENT_KEYS, MODULE_KEYS, RETRIES_KEYS, TOP_KEYS,
 };
+use super::policies::file::{OWNERS_KEYS, POLICY_KEYS};
 use super::workflows::file::{
     APPLY_KEYS, PHASE_KEYS, RUN_KEYS, STEP_KEYS, VAR_KEYS, WORKFLOW_KEYS,
 };
@@ -133,6 +134,10 @@ fn key_owner(expected: &[&str]) -> &'static str {
         "a hook's step (the one kind of step is `run`)"
     } else if expected == RUN_KEYS {
         "a `run` step"
+    } else if expected == POLICY_KEYS {
+        "a policy set"
+    } else if expected == OWNERS_KEYS {
+        "a policy set's `owners`"
     } else {
         "this mapping"
     }

@@ -9,6 +9,7 @@
 //! the key, because serde-saphyr's own "expected sequence start" cannot say which key was
 //! wrong. Those texts are full sentences; `diagnose` appends what was found instead.
 
+use super::policies::file::PolicyEntry;
 use super::workflows::file::WorkflowEntry;
 use super::{ApplyRequirement, ApprovalWord};
 use crate::unit::Tool;
@@ -35,6 +36,7 @@ pub(super) const TOP_KEYS: &[&str] = &[
     "retries",
     "drift",
     "workflows",
+    "policies",
 ];
 /// Keys allowed in `apply_permission`.
 pub(super) const APPLY_PERMISSION_KEYS: &[&str] = &["users", "teams"];
@@ -154,6 +156,16 @@ pub(super) struct ConfigFile {
     #[serde(default, deserialize_with = "super::workflows::file::workflows")]
     #[schemars(with = "Vec<WorkflowEntry>", extend("default" = []))]
     pub workflows: Vec<WorkflowEntry>,
+
+    /// Policy sets: directories of Rego files (conftest semantics: `deny`, `violation`
+    /// and `warn` rules in `package main` or a listed namespace) evaluated over every
+    /// planned unit's plan, its place in the dependency graph and the pull request. A
+    /// `block` set's failure stops the unit's apply until one of its `owners` approves it
+    /// for that plan id. Read from the default branch only, policies included, so a pull
+    /// request is judged by the policies it does not change.
+    #[serde(default, deserialize_with = "super::policies::file::policies")]
+    #[schemars(with = "Vec<PolicyEntry>", extend("default" = []))]
+    pub policies: Vec<PolicyEntry>,
 }
 
 /// When and where drift detection runs.
@@ -231,6 +243,7 @@ impl Default for ConfigFile {
             retries: None,
             drift: None,
             workflows: Vec::new(),
+            policies: Vec::new(),
         }
     }
 }
@@ -628,14 +641,18 @@ fn transient<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<Spanned<S
     )
 }
 
-fn logins<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<Spanned<String>>, D::Error> {
+pub(super) fn logins<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Vec<Spanned<String>>, D::Error> {
     list(
         deserializer,
         "`users` must be a list of GitHub logins, like `users: [alice, bob]`",
     )
 }
 
-fn teams<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<Spanned<String>>, D::Error> {
+pub(super) fn teams<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Vec<Spanned<String>>, D::Error> {
     list(
         deserializer,
         "`teams` must be a list of teams, like `teams: [acme/platform]`",

@@ -19,6 +19,7 @@ mod diagnose;
 pub mod drift;
 mod file;
 pub(crate) use file::yaml_options;
+pub mod policies;
 pub mod retries;
 #[cfg(test)]
 mod tests;
@@ -82,6 +83,9 @@ pub struct RepoConfig {
     pub drift: Option<drift::DriftConfig>,
     /// The teams' own steps around plan and apply, in file order (default: none).
     pub workflows: Vec<workflows::Workflow>,
+    /// The policy sets every planned unit is checked against, in file order (default:
+    /// none).
+    pub policies: Vec<policies::PolicySet>,
     /// `ignore`, compiled.
     ignore_set: CompiledGlobs,
 }
@@ -103,6 +107,7 @@ impl Default for RepoConfig {
             retries: retries::RetryPolicy::default(),
             drift: None,
             workflows: Vec::new(),
+            policies: Vec::new(),
             ignore_set: CompiledGlobs::default(),
         }
     }

@@ -38,6 +38,7 @@ pub(super) fn repo_config(file: ConfigFile) -> Result<RepoConfig, Problem> {
     let (approvals, pushers_may_approve) = approvals(&file.approvals)?;
     let branches = compile_globs("branches", &file.branches)?;
     let workflows = super::workflows::workflows(file.workflows, &environments)?;
+    let policies = super::policies::policies(file.policies)?;
     Ok(RepoConfig {
         environments,
         implicit_deps,
@@ -53,6 +54,7 @@ pub(super) fn repo_config(file: ConfigFile) -> Result<RepoConfig, Problem> {
         retries,
         drift,
         workflows,
+        policies,
         ignore_set,
     })
 }
@@ -280,14 +282,32 @@ fn is_team_slug(text: &str) -> bool {
 
 fn apply_permission(spanned: Spanned<ApplyPermissionEntry>) -> Result<ApplyPermission, Problem> {
     let entry = spanned.value;
+    let out = people(&entry.users, &entry.teams, "apply_permission")?;
+    if out.users.is_empty() && out.teams.is_empty() {
+        return Err(problem_at(
+            spanned.referenced,
+            "`apply_permission` lists no users and no teams, so nobody could apply; list \
+             `users` and/or `teams`, or remove the key to let everyone with write permission apply",
+        ));
+    }
+    Ok(out)
+}
+
+/// Users and teams as `apply_permission` (and a policy set's `owners`, `key`) lists
+/// them, checked, without repeats; empty when both lists are.
+pub(super) fn people(
+    users: &[Spanned<String>],
+    teams: &[Spanned<String>],
+    key: &str,
+) -> Result<ApplyPermission, Problem> {
     let mut out = ApplyPermission::default();
-    for user in &entry.users {
+    for user in users {
         let login = user.value.trim().trim_start_matches('@');
         if !is_login(login) && !is_gitlab_name(login) {
             return Err(problem_at(
                 user.referenced,
                 format!(
-                    "`{}` in `apply_permission.users` is not a GitHub login or GitLab username; \
+                    "`{}` in `{key}.users` is not a GitHub login or GitLab username; \
                      write them like `alice`",
                     user.value.trim()
                 ),
@@ -297,7 +317,7 @@ fn apply_permission(spanned: Spanned<ApplyPermissionEntry>) -> Result<ApplyPermi
             out.users.push(login.to_string());
         }
     }
-    for team in &entry.teams {
+    for team in teams {
         let text = team.value.trim();
         // GitHub's `org/team-slug`, or a GitLab group's full path (`acme/platform/sre`).
         let github =
@@ -317,7 +337,7 @@ fn apply_permission(spanned: Spanned<ApplyPermissionEntry>) -> Result<ApplyPermi
             return Err(problem_at(
                 team.referenced,
                 format!(
-                    "`{text}` in `apply_permission.teams` is not a team; write it as \
+                    "`{text}` in `{key}.teams` is not a team; write it as \
                      `organization/team-slug` (GitHub) or a group's full path (GitLab), like \
                      `acme/platform`"
                 ),
@@ -327,18 +347,21 @@ fn apply_permission(spanned: Spanned<ApplyPermissionEntry>) -> Result<ApplyPermi
             out.teams.push(name);
         }
     }
-    if out.users.is_empty() && out.teams.is_empty() {
-        return Err(problem_at(
-            spanned.referenced,
-            "`apply_permission` lists no users and no teams, so nobody could apply; list \
-             `users` and/or `teams`, or remove the key to let everyone with write permission apply",
-        ));
-    }
     Ok(out)
 }
 
+/// A name that goes into messages, the comment and commands (a workflow's, a policy
+/// set's): `[a-z0-9_-]+`, at most `max` characters.
+pub(super) fn is_plain_name(text: &str, max: usize) -> bool {
+    !text.is_empty()
+        && text.len() <= max
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'_' | b'-'))
+}
+
 /// A repo-relative directory, normalised; `place` says where it was written, for messages.
-fn unit_path(raw: &Spanned<String>, place: &str) -> Result<UnitPath, Problem> {
+pub(super) fn unit_path(raw: &Spanned<String>, place: &str) -> Result<UnitPath, Problem> {
     let text = raw.value.trim();
     let shown = shortened(text);
     let at = raw.referenced;

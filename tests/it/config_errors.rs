@@ -482,6 +482,7 @@ fn schema_describes_every_key_both_environment_forms_and_workflows() {
             "ignore",
             "implicit_deps",
             "modules",
+            "policies",
             "retries",
             "workflows"
         ]

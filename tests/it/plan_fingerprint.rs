@@ -5,12 +5,12 @@
 //! source, so nothing is downloaded. The tests fail, never skip, without terraform. The plan
 //! JSON is held in memory, as cascade does; only the binary plan file touches the disk.
 
+use crate::support::terraform::terraform;
 use cascade::plan::{Fingerprint, PlanId, PlanSummary};
 use cascade::unit::UnitPath;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use std::path::Path;
-use std::process::Command;
 
 /// A terraform working directory in a temporary directory, initialised.
 struct Workdir {
@@ -65,32 +65,6 @@ impl Workdir {
             &["apply", "-input=false", "-no-color", "-auto-approve", "p"],
         );
     }
-}
-
-/// Runs terraform in `dir` and returns its stdout; panics with its stderr on failure.
-fn terraform(dir: &Path, args: &[&str]) -> Vec<u8> {
-    let out = Command::new("terraform")
-        .args(args)
-        .current_dir(dir)
-        .env("CHECKPOINT_DISABLE", "1")
-        .env("TF_IN_AUTOMATION", "1")
-        .env("TF_INPUT", "0")
-        .env_remove("TF_CLI_ARGS")
-        .env_remove("TF_CLI_ARGS_plan")
-        .env_remove("TF_CLI_ARGS_apply")
-        .env_remove("TF_WORKSPACE")
-        .output()
-        .unwrap_or_else(|e| {
-            panic!(
-                "could not run `terraform` ({e}): these tests need terraform 1.7 or later on PATH"
-            )
-        });
-    assert!(
-        out.status.success(),
-        "terraform {args:?} failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out.stdout
 }
 
 /// Counts, labels and outputs: what the comment shows. Fingerprints of applied state hold

@@ -18,10 +18,10 @@
 //!   line before the comparison;
 //! - cascade writes `# forces replacement` where terraform's dynamic values drop it.
 
+use crate::support::terraform::terraform;
 use cascade::plan::render::{RenderOptions, RenderedPlan};
 use regex::Regex;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::LazyLock;
 
 /// Every secret in the corpus contains this.
@@ -29,27 +29,6 @@ const SECRET_MARK: &str = "s3cr3t";
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/render")
-}
-
-/// Runs terraform in `dir` and returns its stdout; panics with its stderr on failure.
-fn terraform(dir: &Path, args: &[&str]) -> Vec<u8> {
-    let out = Command::new("terraform")
-        .args(args)
-        .current_dir(dir)
-        .env("CHECKPOINT_DISABLE", "1")
-        .env("TF_IN_AUTOMATION", "1")
-        .env("TF_INPUT", "0")
-        .env_remove("TF_CLI_ARGS")
-        .env_remove("TF_CLI_ARGS_plan")
-        .env_remove("TF_WORKSPACE")
-        .output()
-        .unwrap_or_else(|e| panic!("could not run `terraform` ({e}): these tests need it on PATH"));
-    assert!(
-        out.status.success(),
-        "terraform {args:?} failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out.stdout
 }
 
 /// A planned case: terraform's human rendering and the plan JSON.

@@ -17,6 +17,7 @@ pub mod recorder;
 pub mod replicas;
 pub mod replies;
 pub mod show_json;
+pub mod terraform;
 pub mod wait;
 
 use std::path::{Path, PathBuf};

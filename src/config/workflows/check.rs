@@ -12,7 +12,7 @@ use super::{
 };
 use crate::config::Environment;
 use crate::config::diagnose::{problem_at, shortened};
-use crate::config::validate::{compile_globs, duration};
+use crate::config::validate::{compile_globs, duration, is_plain_name};
 use crate::problem::Problem;
 use serde_saphyr::Spanned;
 use std::time::Duration;
@@ -94,12 +94,7 @@ fn phase_args(phase: Phase, args: Option<Vec<Spanned<String>>>) -> Result<Vec<St
 /// `[a-z0-9_-]+`, at most [`MAX_NAME_CHARS`]: it goes into messages and the comment.
 fn workflow_name(name: &Spanned<String>) -> Result<String, Problem> {
     let text = name.value.as_str();
-    let plain = !text.is_empty()
-        && text.len() <= MAX_NAME_CHARS
-        && text
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'_' | b'-'));
-    if !plain {
+    if !is_plain_name(text, MAX_NAME_CHARS) {
         return Err(problem_at(
             name.referenced,
             format!(
