@@ -9,6 +9,7 @@ mod affected_cmd;
 mod drift_cmd;
 mod graph_cmd;
 mod no_units;
+mod policies;
 mod policy_cmd;
 mod progress;
 mod render;

@@ -6,7 +6,7 @@ use crate::comment::Comments;
 use crate::comment::{SourceView, apply_view, plan_view, totals};
 use crate::engine::ApplyOutcome;
 use crate::forge::github::COMMENT_LIMIT;
-use crate::store::PlanRecord;
+use crate::store::{PlanRecord, PlannedUnit};
 use crate::unit::UnitPath;
 use serde_json::{Value, json};
 
@@ -15,7 +15,15 @@ pub fn plan_json(plan: &PlanRecord) -> Value {
         "plan_id": plan.id,
         "head": plan.head,
         "base": plan.base,
-        "units": plan.units.iter().map(|u| with_steps(json!({
+        "units": plan.units.iter().map(unit_json).collect::<Vec<_>>(),
+        "totals": totals(plan),
+    })
+}
+
+/// One planned unit; `steps` and `policies` only when it has any.
+fn unit_json(u: &PlannedUnit) -> Value {
+    let mut unit = with_steps(
+        json!({
             "path": u.path,
             "wave": u.wave,
             "status": u.status.as_str(),
@@ -25,9 +33,13 @@ pub fn plan_json(plan: &PlanRecord) -> Value {
             "detail": u.detail,
             "retried": u.retried,
             "diff": u.rendered.as_ref().map(|r| r.text()),
-        }), &u.steps)).collect::<Vec<_>>(),
-        "totals": totals(plan),
-    })
+        }),
+        &u.steps,
+    );
+    if !u.policies.is_empty() {
+        unit["policies"] = json!(u.policies);
+    }
+    unit
 }
 
 pub fn apply_json(outcome: &ApplyOutcome) -> Value {

@@ -188,6 +188,8 @@ async fn plan_async(args: &PlanArgs) -> anyhow::Result<ExitCode> {
             _ => root.clone(),
         };
     }
+    let rules = crate::engine::RunRules::from(&head_scan.config)
+        .with_policies(super::policies::checks(&dir, &head_scan.config)?);
     let engine = engine(&data, &data, &args.run).await?;
     let plan_key = PlanKey::directory(&dir);
     let observe = progress(to_plan.len(), PLAN);
@@ -197,7 +199,7 @@ async fn plan_async(args: &PlanArgs) -> anyhow::Result<ExitCode> {
             &head,
             &base,
             to_plan,
-            &head_scan.config,
+            rules,
             cancel_on_ctrl_c(),
             observe,
         )

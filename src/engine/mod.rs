@@ -15,6 +15,7 @@ mod claim;
 mod current_plan;
 pub mod failure_log;
 mod plan_run;
+mod policies;
 mod since_approval;
 mod steps;
 mod two_stage;
@@ -24,6 +25,7 @@ pub use claim::{LEASE_SECS, owner_alive, this_host};
 pub use current_plan::{NotCurrent, Was};
 pub use failure_log::{LogTail, MAX_LOG_TAILS};
 pub use plan_run::PlanOutcome;
+pub use policies::PolicyCheck;
 pub use since_approval::SinceApproval;
 pub use steps::RunRules;
 // What the engine plans: built from discovery below it (`scan::targets`).

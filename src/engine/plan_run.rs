@@ -245,6 +245,30 @@ impl<E: Executor, S: RunStore> RunCtx<E, S> {
             .and_then(|plan| plan)
     }
 
+    /// Reads a unit's plan and, while its JSON is still in memory, checks it against the
+    /// run's policy sets.
+    async fn read_and_check(
+        &self,
+        target: &PlanTarget,
+        json: PlanJson,
+    ) -> Result<UnitPlan, Unplanned> {
+        if self.rules.policies.is_empty() {
+            return self
+                .read_plan(target, json)
+                .await
+                .map_err(Unplanned::Failed);
+        }
+        // Copied for the policy input, dropped once it is built; the plan memory budget
+        // share of `json` is held until then.
+        let bytes = json.bytes().to_vec();
+        let plan = self
+            .read_plan(target, json)
+            .await
+            .map_err(Unplanned::Failed)?;
+        self.check_policies(target, &bytes, &plan).await;
+        Ok(plan)
+    }
+
     /// One try of a unit's plan: its JSON, telling a failure of the tool from any other.
     async fn try_plan(&self, target: &PlanTarget) -> Result<PlanJson, PlanFailure> {
         let other = |reason: String| PlanFailure {
@@ -557,7 +581,7 @@ async fn plan_one<E: Executor, S: RunStore>(ctx: &RunCtx<E, S>, unit: &UnitPath)
         .run_hook(target, Hook::PostPlan, failed, stdin, planning)
         .await;
     let planned = match (planned, post) {
-        (Ok(json), HookEnd::Passed) => ctx.read_plan(target, json).await.map_err(Unplanned::Failed),
+        (Ok(json), HookEnd::Passed) => ctx.read_and_check(target, json).await,
         (Ok(_), HookEnd::Failed(why)) => Err(Unplanned::Failed(why)),
         (Err(e), _) => Err(e),
     };

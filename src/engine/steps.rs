@@ -31,6 +31,9 @@ pub struct RunRules {
     pub config: Option<Arc<RepoConfig>>,
     /// The pull request's number (`CASCADE_PR`); none for drift and the CLI.
     pub pr: Option<u64>,
+    /// The policy sets every planned unit is checked against (compiled from the
+    /// default branch's tree); none: no policy checks.
+    pub policies: Vec<super::PolicyCheck>,
 }
 
 impl From<&RetryPolicy> for RunRules {
@@ -54,6 +57,7 @@ impl From<&RepoConfig> for RunRules {
             retries: config.retries.clone(),
             config: Some(Arc::new(config.clone())),
             pr: None,
+            policies: Vec::new(),
         }
     }
 }
@@ -65,6 +69,12 @@ impl RunRules {
             .as_ref()
             .and_then(|c| c.workflow_for(unit))
             .map(|w| Arc::new(w.clone()))
+    }
+
+    /// With the policy sets to check every planned unit against.
+    pub fn with_policies(mut self, policies: Vec<super::PolicyCheck>) -> RunRules {
+        self.policies = policies;
+        self
     }
 
     /// With the pull request's number.

@@ -38,6 +38,7 @@ mod check_text;
 mod cli;
 mod cli_paths;
 mod cli_plan_failures;
+mod cli_policies;
 mod cli_policy_test;
 mod cli_progress;
 mod cli_repo;
