@@ -66,17 +66,7 @@ resource "terraform_data" "unit" {{
     assert!(plan.contains("input  = \"[redacted]\""), "{plan}");
     assert!(plan.contains("input  = \"creds\""), "{plan}");
 
-    let id = w.plan_id(n);
-    w.fake.set_permission(REPO, "bob", "write");
-    w.fake.approve(REPO, n, "bob");
-    w.comment(n, "bob", &format!("/apply {id}")).await;
-    w.until("the apply result", |w| {
-        w.fake
-            .bot_comments(REPO, n)
-            .iter()
-            .any(|c| c.body.starts_with("<!-- cascade:apply"))
-    })
-    .await;
+    w.approve_and_apply(n).await;
     let mut applied = w.applied_units(n);
     applied.sort();
     assert_eq!(applied, ["global/creds", "global/shown"]);

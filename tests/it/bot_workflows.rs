@@ -6,22 +6,12 @@
 //! plan's own, with no copy of the JSON on disk; a step reading the server's database,
 //! refused; a workflow defining a credential, refused without quoting it.
 
-use crate::support::bot_world::{REPO, World, world_with};
+use crate::support::bot_world::{World, world_with};
 use sha2::{Digest, Sha256};
 
-/// Approves pull request `n` and comments `/apply <id>` as bob; waits for the result.
+/// Approves pull request `n` and comments `/apply <id>` as bob: the apply result.
 async fn apply(w: &World, n: u64) -> String {
-    let id = w.plan_id(n);
-    w.fake.set_permission(REPO, "bob", "write");
-    w.fake.approve(REPO, n, "bob");
-    w.comment(n, "bob", &format!("/apply {id}")).await;
-    w.until("the apply result", |w| {
-        w.fake
-            .bot_comments(REPO, n)
-            .iter()
-            .any(|c| c.body.starts_with("<!-- cascade:apply"))
-    })
-    .await;
+    w.approve_and_apply(n).await;
     w.apply_comment(n)
 }
 

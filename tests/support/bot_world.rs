@@ -321,6 +321,22 @@ impl World {
         comment.body
     }
 
+    /// bob, a writer, approves pull request `number` and comments `/apply <its plan id>`;
+    /// answers once the apply result is posted (not yet read).
+    pub async fn approve_and_apply(&self, number: u64) {
+        let id = self.plan_id(number);
+        self.fake.set_permission(REPO, "bob", "write");
+        self.fake.approve(REPO, number, "bob");
+        self.comment(number, "bob", &format!("/apply {id}")).await;
+        self.until("the apply result", |w| {
+            w.fake
+                .bot_comments(REPO, number)
+                .iter()
+                .any(|c| c.body.starts_with("<!-- cascade:apply"))
+        })
+        .await;
+    }
+
     /// The units the newest apply result on `number` lists as applied (it is read).
     pub fn applied_units(&self, number: u64) -> Vec<String> {
         crate::support::applied_units(&self.apply_comment(number))
