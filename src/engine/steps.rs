@@ -31,6 +31,9 @@ pub struct RunRules {
     pub config: Option<Arc<RepoConfig>>,
     /// The pull request's number (`CASCADE_PR`); none for drift and the CLI.
     pub pr: Option<u64>,
+    /// `config`'s workflows, shared: every command of a unit is given its workflow, and a
+    /// copy each time would clone its globs and steps.
+    workflows: Vec<Arc<Workflow>>,
     /// The policy sets every planned unit is checked against (compiled from the
     /// default branch's tree); none: no policy checks.
     pub policies: Vec<super::PolicyCheck>,
@@ -57,6 +60,7 @@ impl From<&RepoConfig> for RunRules {
             retries: config.retries.clone(),
             config: Some(Arc::new(config.clone())),
             pr: None,
+            workflows: config.workflows.iter().cloned().map(Arc::new).collect(),
             policies: Vec::new(),
         }
     }
@@ -65,10 +69,13 @@ impl From<&RepoConfig> for RunRules {
 impl RunRules {
     /// The workflow of `unit`, if one covers it.
     pub fn workflow(&self, unit: &UnitPath) -> Option<Arc<Workflow>> {
-        self.config
-            .as_ref()
-            .and_then(|c| c.workflow_for(unit))
-            .map(|w| Arc::new(w.clone()))
+        let config = self.config.as_ref()?;
+        let found = config.workflow_for(unit)?;
+        let at = config
+            .workflows
+            .iter()
+            .position(|w| std::ptr::eq(w, found))?;
+        self.workflows.get(at).cloned()
     }
 
     /// With the policy sets to check every planned unit against.
