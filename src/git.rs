@@ -211,6 +211,27 @@ pub fn materialize(dir: &Path, rev: &str, dest: &Path) -> anyhow::Result<()> {
         .with_context(|| format!("writing the files of `{rev}` into `{}`", dest.display()))
 }
 
+/// Writes only the files of `rev` under `paths` (repo-relative directories) into `dest`
+/// (an empty directory), as [`materialize`] writes all of them: for the default branch's
+/// policy directories, which must not cost a copy of the whole repository.
+pub fn materialize_paths(dir: &Path, rev: &str, dest: &Path, paths: &[&str]) -> anyhow::Result<()> {
+    let repo = open(dir)?;
+    let tree = commit(&repo, rev)?.tree()?;
+    std::fs::create_dir_all(dest).with_context(|| format!("creating `{}`", dest.display()))?;
+    if paths.is_empty() {
+        return Ok(());
+    }
+    let mut checkout = git2::build::CheckoutBuilder::new();
+    checkout.target_dir(dest).update_index(false).force();
+    // Each path is a pathspec: a directory matches everything under it. The paths come
+    // from the default branch's `.cascade.yaml`, never from a pull request.
+    for path in paths {
+        checkout.path(*path);
+    }
+    repo.checkout_tree(tree.as_object(), Some(&mut checkout))
+        .with_context(|| format!("writing the files of `{rev}` into `{}`", dest.display()))
+}
+
 /// Whether the tree of `rev` (in the repository holding `dir`) has a file at `path`
 /// (relative to the top-level); false when there is no repository or no such revision.
 pub fn has_file_at(dir: &Path, rev: &str, path: &str) -> bool {

@@ -348,12 +348,33 @@ impl Workspaces {
     /// and reused afterwards (for discovery at the base revision). The
     /// directory appears atomically: it is written beside and renamed.
     pub fn tree(&self, repo: &str, sha: &str) -> anyhow::Result<PathBuf> {
+        self.written(repo, sha, None)
+    }
+
+    /// Only the files under `dirs` (repo-relative directories) of commit `sha`, written
+    /// once to `<root>/policy-trees/<owner>/<name>/<full sha>-<digest of dirs>` as
+    /// [`Self::tree`] writes all of them: the default branch's policy directories, read
+    /// without a copy of the whole repository.
+    pub fn subtree(&self, repo: &str, sha: &str, dirs: &[&str]) -> anyhow::Result<PathBuf> {
+        self.written(repo, sha, Some(dirs))
+    }
+
+    fn written(&self, repo: &str, sha: &str, only: Option<&[&str]>) -> anyhow::Result<PathBuf> {
         let name = RepoName::parse(repo)?;
         let repo = name.key();
         let mirror = self.existing_mirror(&name)?;
         let doing = format!("cannot write the files of {sha} of {repo}");
         let full = crate::git::resolve(&mirror, sha).map_err(|e| anyhow!("{doing}: {e:#}"))?;
-        let dest = name.dir_in(&self.root, "trees").join(&full);
+        let dest = match only {
+            None => name.dir_in(&self.root, "trees").join(&full),
+            Some(dirs) => {
+                use sha2::Digest as _;
+                let digest = sha2::Sha256::digest(dirs.join("\n").as_bytes());
+                let digest = hex::encode(&digest[..8]);
+                name.dir_in(&self.root, "policy-trees")
+                    .join(format!("{full}-{digest}"))
+            }
+        };
         if dest.is_dir() {
             return Ok(dest);
         }
@@ -369,8 +390,11 @@ impl Workspaces {
                     parent.display()
                 )
             })?;
-        crate::git::materialize(&mirror, &full, scratch.path())
-            .map_err(|e| anyhow!("{doing}: {e:#}"))?;
+        match only {
+            None => crate::git::materialize(&mirror, &full, scratch.path()),
+            Some(dirs) => crate::git::materialize_paths(&mirror, &full, scratch.path(), dirs),
+        }
+        .map_err(|e| anyhow!("{doing}: {e:#}"))?;
         match std::fs::rename(scratch.path(), &dest) {
             Ok(()) => {
                 let _ = scratch.keep();

@@ -25,7 +25,7 @@ pub use claim::{LEASE_SECS, owner_alive, this_host};
 pub use current_plan::{NotCurrent, Was};
 pub use failure_log::{LogTail, MAX_LOG_TAILS};
 pub use plan_run::PlanOutcome;
-pub use policies::PolicyCheck;
+pub use policies::{PolicyCheck, compile_sets};
 pub use since_approval::SinceApproval;
 pub use steps::RunRules;
 // What the engine plans: built from discovery below it (`scan::targets`).

@@ -45,10 +45,18 @@ impl<E: Executor, S: RunStore> RunCtx<E, S> {
             fingerprint: plan.summary.fingerprint.to_string(),
         };
         let facts = self.unit_facts(target);
+        let pull_request = self.rules.pull_request.clone();
         let now = self.clock.now();
         // Walking a large plan for sensitive values is CPU work: off the async workers.
         let Ok(input) = tokio::task::spawn_blocking(move || {
-            unit_input(&document, &facts, &change, None, None, now)
+            unit_input(
+                &document,
+                &facts,
+                &change,
+                pull_request.as_deref(),
+                None,
+                now,
+            )
         })
         .await
         else {
@@ -111,4 +119,26 @@ impl<E: Executor, S: RunStore> RunCtx<E, S> {
             reads: Vec::new(),
         }
     }
+}
+
+/// Every set of `sets`, compiled from the tree at `root` (the repository root, or the
+/// default branch's policy directories written out): the first set that cannot be read
+/// or compiled is named with its reason.
+pub fn compile_sets(
+    root: &std::path::Path,
+    sets: &[crate::config::policies::PolicySet],
+) -> anyhow::Result<Vec<PolicyCheck>> {
+    use anyhow::Context as _;
+    sets.iter()
+        .map(|set| {
+            let files = crate::policy::engine::load_set(root, &set.path)
+                .with_context(|| format!("cannot read policy set `{}`", set.name))?;
+            let evaluator = Evaluator::new(&set.name, &files, &set.namespaces)
+                .with_context(|| format!("cannot compile policy set `{}`", set.name))?;
+            Ok(PolicyCheck {
+                evaluator: Arc::new(evaluator),
+                enforcement: set.enforcement,
+            })
+        })
+        .collect()
 }

@@ -37,6 +37,9 @@ pub struct RunRules {
     /// The policy sets every planned unit is checked against (compiled from the
     /// default branch's tree); none: no policy checks.
     pub policies: Vec<super::PolicyCheck>,
+    /// What a policy is told of the pull request (`input.pull_request`); none for drift
+    /// and the CLI.
+    pub pull_request: Option<Arc<crate::policy::input::PullRequestFacts>>,
 }
 
 impl From<&RetryPolicy> for RunRules {
@@ -62,6 +65,7 @@ impl From<&RepoConfig> for RunRules {
             pr: None,
             workflows: config.workflows.iter().cloned().map(Arc::new).collect(),
             policies: Vec::new(),
+            pull_request: None,
         }
     }
 }
@@ -81,6 +85,15 @@ impl RunRules {
     /// With the policy sets to check every planned unit against.
     pub fn with_policies(mut self, policies: Vec<super::PolicyCheck>) -> RunRules {
         self.policies = policies;
+        self
+    }
+
+    /// With what policies are told of the pull request.
+    pub fn with_pull_request_facts(
+        mut self,
+        facts: crate::policy::input::PullRequestFacts,
+    ) -> RunRules {
+        self.pull_request = Some(Arc::new(facts));
         self
     }
 
