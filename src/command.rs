@@ -1,6 +1,6 @@
 //! Commands in pull-request comments: turns a comment's text into the `/plan`, `/apply`,
-//! `/unlock` and `/help` commands it holds, and into a reply for each line that starts like
-//! one of our commands but is wrong.
+//! `/approve-policies`, `/unlock` and `/help` commands it holds, and into a reply for each
+//! line that starts like one of our commands but is wrong.
 //!
 //! It owns reading: which lines count ([`parse_comment`]), what each command's arguments
 //! mean, what one comment asks for when it repeats a command ([`read_comment`]: each
@@ -37,6 +37,9 @@ pub enum Command {
     Plan { units: Vec<UnitPath> },
     /// `/apply <id>`: apply exactly the plan with this id.
     Apply { id: PlanId },
+    /// `/approve-policies <id>`: approve, for exactly this plan id, the failures of the
+    /// policy sets the commenter owns.
+    ApprovePolicies { id: PlanId },
     /// `/unlock`: release the PR's locks and discard its plan.
     Unlock,
     /// `/help`: reply with [`help_text`].
@@ -66,7 +69,8 @@ pub enum Parsed {
 /// Markdown), outside fenced and indented code blocks, code spans, block quotes (with their
 /// continuation lines), HTML comments and `<pre>` blocks. Inside `<details>` it counts. The
 /// command word ends at whitespace or a comma, so `/planned` and `/applyx` are not ours, and
-/// only `/plan`, `/apply`, `/unlock` and `/help` are: other `/words` belong to other bots.
+/// only `/plan`, `/apply`, `/approve-policies`, `/unlock` and `/help` are: other `/words`
+/// belong to other bots.
 /// Arguments are separated by whitespace or commas, a code span around an argument is
 /// dropped, and one period at the end of the line is punctuation. Mistakes are worded for
 /// GitHub; see [`parse_comment_spelled`].
@@ -202,6 +206,7 @@ impl fmt::Display for Command {
                 })
             }
             Command::Apply { id } => write!(f, "/apply {id}"),
+            Command::ApprovePolicies { id } => write!(f, "/approve-policies {id}"),
             Command::Unlock => f.write_str("/unlock"),
             Command::Help => f.write_str("/help"),
         }
@@ -240,6 +245,14 @@ const COMMANDS: &[CommandSpec] = &[
                   `/apply 3f9a2c1b7d4e`. Who may apply, and when, is set by the repository; \
                   cascade says why when it refuses.",
         parse: parse_apply,
+    },
+    CommandSpec {
+        name: "approve-policies",
+        usage: "approve-policies <plan id>",
+        summary: "Approve, for exactly this plan id, the failures of the policy sets you own \
+                  (`owners:` in `.cascade.yaml`), so `/apply` may go ahead. Not the PR's author; \
+                  a new plan id needs a new approval.",
+        parse: parse_approve_policies,
     },
     CommandSpec {
         name: "unlock",
@@ -354,13 +367,24 @@ fn parse_plan(args: &[&str]) -> Result<Command, Mistake> {
 
 /// `/apply <id>`
 fn parse_apply(args: &[&str]) -> Result<Command, Mistake> {
-    args.iter().try_for_each(|arg| reject_flag("apply", arg))?;
+    plan_id_argument("apply", args).map(|id| Command::Apply { id })
+}
+
+/// `/approve-policies <id>`
+fn parse_approve_policies(args: &[&str]) -> Result<Command, Mistake> {
+    plan_id_argument("approve-policies", args).map(|id| Command::ApprovePolicies { id })
+}
+
+/// The one plan id `command` takes.
+fn plan_id_argument(command: &'static str, args: &[&str]) -> Result<PlanId, Mistake> {
+    args.iter().try_for_each(|arg| reject_flag(command, arg))?;
     match args {
-        [] => Err(Mistake::MissingPlanId),
-        [id] => PlanId::parse(id)
-            .map(|id| Command::Apply { id })
-            .map_err(|reason| Mistake::BadPlanId { reason }),
-        ids => Err(Mistake::TooManyPlanIds { ids: owned(ids) }),
+        [] => Err(Mistake::MissingPlanId { command }),
+        [id] => PlanId::parse(id).map_err(|reason| Mistake::BadPlanId { command, reason }),
+        ids => Err(Mistake::TooManyPlanIds {
+            command,
+            ids: owned(ids),
+        }),
     }
 }
 
@@ -446,8 +470,11 @@ enum Mistake {
         command: &'static str,
         flag: String,
     },
-    MissingPlanId,
+    MissingPlanId {
+        command: &'static str,
+    },
     TooManyPlanIds {
+        command: &'static str,
         ids: Vec<String>,
     },
     /// Several `/apply` lines in one comment, with different ids.
@@ -456,6 +483,7 @@ enum Mistake {
     },
     /// `reason` is [`PlanId::parse`]'s explanation.
     BadPlanId {
+        command: &'static str,
         reason: String,
     },
     BadUnitPath {
@@ -496,16 +524,17 @@ impl Mistake {
                     how_to(command, spelling)
                 )
             }
-            Mistake::MissingPlanId => respell(
-                "`/apply` needs the plan id from the plan comment, like `/apply 3f9a2c1b7d4e`; \
+            Mistake::MissingPlanId { command } => format!(
+                "`{0}` needs the plan id from the plan comment, like `{0} 3f9a2c1b7d4e`; \
                  post it in a new comment.",
-                spelling,
+                cmd(command),
             ),
-            Mistake::TooManyPlanIds { ids } => format!(
-                "`/apply` takes one plan id, but this line has {} ({}): {}.",
+            Mistake::TooManyPlanIds { command, ids } => format!(
+                "`{}` takes one plan id, but this line has {} ({}): {}.",
+                cmd(command),
                 ids.len(),
                 code_list(ids),
-                how_to("apply", spelling),
+                how_to(command, spelling),
             ),
             Mistake::SeveralPlanIds { ids } => format!(
                 "This comment applies {} different plan ids ({}), so none was applied: {}.",
@@ -513,10 +542,10 @@ impl Mistake {
                 code_list(ids),
                 how_to("apply", spelling),
             ),
-            Mistake::BadPlanId { reason } => {
+            Mistake::BadPlanId { command, reason } => {
                 format!(
                     "{reason}. Post the corrected `{}` line in a new comment.",
-                    cmd("apply")
+                    cmd(command)
                 )
             }
             Mistake::BadUnitPath { path, problem } => {
@@ -551,6 +580,10 @@ fn how_to(command: &str, spelling: &Spelling) -> String {
         "plan" => {
             "post `/plan` to re-plan every unit this PR affects, or name units by their path \
              from the repository root, like `/plan live/dev/vpc live/dev/app`, in a new comment"
+        }
+        "approve-policies" => {
+            "post `/approve-policies` with the plan id from the latest plan comment, like \
+              `/approve-policies 3f9a2c1b7d4e`, in a new comment"
         }
         _ => {
             "post `/apply` with the plan id from the latest plan comment, like \

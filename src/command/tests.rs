@@ -232,6 +232,15 @@ fn apply_missing_id() {
 }
 
 #[test]
+fn approve_policies_takes_one_plan_id() {
+    insta::assert_snapshot!(show("/approve-policies 3f9a2c1b7d4e."), @"/approve-policies 3f9a2c1b7d4e");
+    insta::assert_snapshot!(show("/approve-policies"), @"error on `/approve-policies`: `/approve-policies` needs the plan id from the plan comment, like `/approve-policies 3f9a2c1b7d4e`; post it in a new comment.");
+    insta::assert_snapshot!(show("/approve-policies a b"), @"error on `/approve-policies a b`: `/approve-policies` takes one plan id, but this line has 2 (`a`, `b`): post `/approve-policies` with the plan id from the latest plan comment, like `/approve-policies 3f9a2c1b7d4e`, in a new comment.");
+    // Another bot's `/approve` is not ours.
+    insta::assert_snapshot!(show("/approve"), @"");
+}
+
+#[test]
 fn apply_two_ids() {
     insta::assert_snapshot!(show("/apply 3f9a2c1b7d4e 0123456789ab"), @"error on `/apply 3f9a2c1b7d4e 0123456789ab`: `/apply` takes one plan id, but this line has 2 (`3f9a2c1b7d4e`, `0123456789ab`): post `/apply` with the plan id from the latest plan comment, like `/apply 3f9a2c1b7d4e`, in a new comment.");
 }
@@ -338,6 +347,7 @@ fn help_reply() {
         | --- | --- |
         | `/plan [unit …]` | Re-plan every unit this PR affects, or only the named units (paths from the repository root, like `live/dev/vpc`) and the units that depend on them. Needs the right to apply. |
         | `/apply <plan id>` | Apply exactly the plan with this id, as shown in the plan comment: `/apply 3f9a2c1b7d4e`. Who may apply, and when, is set by the repository; cascade says why when it refuses. |
+        | `/approve-policies <plan id>` | Approve, for exactly this plan id, the failures of the policy sets you own (`owners:` in `.cascade.yaml`), so `/apply` may go ahead. Not the PR's author; a new plan id needs a new approval. |
         | `/unlock` | Release this PR's locks and discard its plan; `/plan` plans again. Needs the right to apply. |
         | `/help` | Show this list. |
     "#);
