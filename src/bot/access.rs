@@ -18,7 +18,7 @@
 use super::WorkKey;
 use super::ctx::PrCtx;
 use super::refusal::{Contribution, Refusal, Uncounted};
-use crate::config::{ApprovalRule, RepoConfig};
+use crate::config::{ApplyPermission, ApprovalRule, RepoConfig};
 use crate::forge::{Actor, Approver, Commit, CommitPerson, Forge, Membership, RepoKey};
 use crate::plan::PlanId;
 use crate::store::{AnyStore, BotStore, Pusher};
@@ -42,13 +42,38 @@ pub async fn refuse_command(
     let Some(allowed) = &config.apply_permission else {
         return None;
     };
-    if allowed.lists_user(user) {
-        return None;
+    match listed(forge, actor, allowed).await {
+        Listed::Yes => None,
+        Listed::No { unreadable } => Some(Refusal::NotPermitted {
+            login: user.clone(),
+            command: command.to_string(),
+            users: allowed.users.clone(),
+            teams: allowed.teams.iter().map(|t| t.to_string()).collect(),
+            memberships_unreadable: unreadable,
+        }),
+    }
+}
+
+/// Whether a list of people (`apply_permission`, a policy set's `owners`) names someone.
+pub enum Listed {
+    Yes,
+    /// Not named; `unreadable` when the forge would not say whether they are in one of
+    /// its teams (which then counts as not).
+    No {
+        unreadable: bool,
+    },
+}
+
+/// Whether `actor` is one of `who`'s users or an active member of one of its teams.
+pub async fn listed(forge: &Forge, actor: &Actor, who: &ApplyPermission) -> Listed {
+    let user = &actor.login;
+    if who.lists_user(user) {
+        return Listed::Yes;
     }
     let mut unreadable = false;
-    for team in &allowed.teams {
+    for team in &who.teams {
         match forge.membership(&team.to_string(), actor).await {
-            Ok(Membership::Member) => return None,
+            Ok(Membership::Member) => return Listed::Yes,
             Ok(Membership::NotMember) => {}
             Ok(Membership::Unreadable) => unreadable = true,
             Err(error) => {
@@ -56,13 +81,7 @@ pub async fn refuse_command(
             }
         }
     }
-    Some(Refusal::NotPermitted {
-        login: user.clone(),
-        command: command.to_string(),
-        users: allowed.users.clone(),
-        teams: allowed.teams.iter().map(|t| t.to_string()).collect(),
-        memberships_unreadable: unreadable,
-    })
+    Listed::No { unreadable }
 }
 
 /// Why the change request's approvals do not allow `/apply` of `id`, or `None` when one
@@ -145,7 +164,7 @@ pub async fn unapproved(
 
 /// Who contributed to a change request: the pushes cascade saw, and its commits since
 /// the base with their authors and committers.
-struct Contributors {
+pub(super) struct Contributors {
     pushers: Vec<Pusher>,
     commits: Vec<Commit>,
 }
@@ -153,7 +172,7 @@ struct Contributors {
 impl Contributors {
     /// The recorded pushers and the forge's commits; a store error is an error, a forge
     /// that does not list the commits a refusal (fail closed).
-    async fn read(
+    pub(super) async fn read(
         forge: &Forge,
         store: &AnyStore,
         key: &WorkKey,
@@ -169,7 +188,7 @@ impl Contributors {
     }
 
     /// How `approver` contributed, if they did: a push first, else their first commit.
-    fn how(&self, approver: &Approver) -> Option<Contribution> {
+    pub(super) fn how(&self, approver: &Approver) -> Option<Contribution> {
         let actor = &approver.actor;
         if self.pushers.iter().any(|p| same_account(actor, p)) {
             return Some(Contribution::Pushed);

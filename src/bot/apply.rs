@@ -1,13 +1,14 @@
 //! `/apply` and its checks in order, once `commands` has found that the commenter
-//! may apply: forks, the planned head, the latest plan id (the engine's rule), the apply
-//! requirements (approvals that count, mergeable), one apply at a time, the locks. A
-//! refusal is returned (`refusal` words it), to be said in the comment's one reply.
+//! may apply: forks, the planned head, the latest plan id (the engine's rule), the policy
+//! sets that fail it and nobody approved for that id, the apply requirements (approvals
+//! that count, mergeable), one apply at a time, the locks. A refusal is returned
+//! (`refusal` words it), to be said in the comment's one reply.
 
 use super::access::unapproved;
 use super::ctx::PrCtx;
 use super::jobs::PrComment;
 use super::plan::discard_plan_files;
-use super::refusal::Refusal;
+use super::refusal::{PolicyRefusal, Refusal};
 use super::verdict::with_failure_logs;
 use crate::comment::Comments;
 use crate::comment::apply_view;
@@ -53,6 +54,18 @@ pub async fn command_apply(
             return refuse(not.into());
         }
     };
+    // A policy failure is the plan's own: said before the approvals it also needs.
+    let approved = bot.store.policy_approvals(&key.plan_key(), id).await?;
+    let blocking = super::policies::blocking(&plan, &approved, config);
+    if !blocking.is_empty() {
+        return refuse(
+            PolicyRefusal::Blocked {
+                id: id.clone(),
+                blocking,
+            }
+            .into(),
+        );
+    }
     if let Some(refusal) = requirements_unmet(ctx, config, id).await? {
         return refuse(refusal);
     }

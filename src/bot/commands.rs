@@ -1,11 +1,13 @@
 //! Commands in pull request comments: each at most once per comment (see
-//! `command::read_comment`), `/help` for anyone, and `/plan`, `/unlock` and `/apply`
-//! only for whoever has the right to apply (`access`). Everything a comment makes cascade
+//! `command::read_comment`), `/help` for anyone, `/plan`, `/unlock` and `/apply` only for
+//! whoever has the right to apply (`access`), and `/approve-policies` for the owners of a
+//! failing policy set (`approve_policies`). Everything a comment makes cascade
 //! say, refusals and mistakes alike, goes out as one reply, counted against the pull
 //! request's reply limit.
 
 use super::access::refuse_command;
 use super::apply::command_apply;
+use super::approve_policies::command_approve_policies;
 use super::ctx::PrCtx;
 use super::jobs::PrComment;
 use super::plan::{current_pr, plan_pull_request, release_and_discard};
@@ -100,6 +102,14 @@ pub async fn handle_comment(
                 continue;
             }
         };
+        if let Command::ApprovePolicies { id } = &command {
+            // Owners of a policy set need not have the right to apply: its own checks.
+            match command_approve_policies(&context.ctx, comment, config, id).await? {
+                Ok(said) => replies.push(said),
+                Err(refusal) => replies.push(refusal.message(spelling)),
+            }
+            continue;
+        }
         let actor = Actor {
             id: comment.author_id,
             login: comment.author.clone(),
@@ -109,7 +119,7 @@ pub async fn handle_comment(
             continue;
         }
         match command {
-            Command::Help => {}
+            Command::Help | Command::ApprovePolicies { .. } => {}
             Command::Unlock => {
                 let n = release_and_discard(bot, key).await?;
                 bot.store

@@ -149,6 +149,8 @@ pub enum Discovered {
         merge_base: String,
         /// The remote sources the targets came from, with their commits.
         sources: Vec<crate::comment::SourceView>,
+        /// The files the pull request changes since the merge base, repo-relative.
+        changed_files: Vec<String>,
     },
 }
 
@@ -220,10 +222,11 @@ pub fn discover(input: DiscoveryInput, deadline: Instant) -> anyhow::Result<Disc
         // `DiscoverySlots::run` throws away whatever arrives past the deadline.
         anyhow::bail!("discovery stopped at its deadline");
     }
+    let changed_files = changes.paths();
     let targets = plan_targets(
         &head,
         &input.checkout,
-        &changes.paths(),
+        &changed_files,
         base.as_ref().map(|(scan, tree)| (scan, tree.as_path())),
         input.only.as_deref(),
     );
@@ -233,6 +236,7 @@ pub fn discover(input: DiscoveryInput, deadline: Instant) -> anyhow::Result<Disc
         targets,
         unresolved: head.unresolved(),
         merge_base: changes.base,
+        changed_files,
     })
 }
 

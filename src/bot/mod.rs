@@ -18,6 +18,7 @@
 mod access;
 mod adapt;
 mod apply;
+mod approve_policies;
 mod commands;
 mod config_report;
 mod ctx;
@@ -27,6 +28,7 @@ mod job_watch;
 mod jobs;
 mod owners;
 mod plan;
+mod policies;
 mod publish;
 mod refusal;
 mod replica;

@@ -5,7 +5,8 @@
 use super::config_report::{ReadAt, invalid_config};
 use super::ctx::PrCtx;
 use super::discover::{self, Discovered, Interrupted};
-use super::refusal::Refusal;
+use super::policies::{compile_default, policy_edits, pull_request_facts};
+use super::refusal::{PolicyRefusal, Refusal};
 use super::rules::refuse_base;
 use super::verdict::{plan_check, with_failure_logs, with_step_outputs};
 use super::{Bot, WorkKey};
@@ -173,10 +174,30 @@ pub async fn plan_pull_request(
         return Ok(());
     }
     ctx.transition(&mut record, PrState::Discovering).await?;
-    let rules = crate::engine::RunRules::from(&config).for_pull_request(key.number());
+    // The default branch's policies, as its `.cascade.yaml`: never the head's own.
+    let checks = match compile_default(ctx, &config, &default.sha).await? {
+        Ok(checks) => checks,
+        Err(problem) => {
+            let why = Refusal::from(PolicyRefusal::SetsUnusable {
+                branch: default.name.clone(),
+                problem,
+            })
+            .message(spelling);
+            let check = CheckOutput::new(
+                CheckStatus::Failure,
+                "cascade: the default branch's policies cannot be used",
+                why.clone(),
+            );
+            return nothing_planned(ctx, &mut record, &check, &why).await;
+        }
+    };
+    let rules = crate::engine::RunRules::from(&config)
+        .for_pull_request(key.number())
+        .with_policies(checks);
+    let policy_config = (!config.policies.is_empty()).then(|| config.clone());
     let catalog = bot.catalog(forge.git_credential().await?);
     let input = discover::input(ctx, checkout.clone(), config, only, catalog);
-    let (mut plan_targets, unresolved, merge_base, sources) = match bot
+    let (mut plan_targets, unresolved, merge_base, sources, changed_files) = match bot
         .discovery
         .run(&cancel, move |deadline| discover::discover(input, deadline))
         .await
@@ -198,7 +219,8 @@ pub async fn plan_pull_request(
                 unresolved,
                 merge_base,
                 sources,
-            } => (targets, unresolved, merge_base, sources),
+                changed_files,
+            } => (targets, unresolved, merge_base, sources, changed_files),
         },
     };
     // Units another pull request holds are not planned here; the comment names the holder.
@@ -220,6 +242,14 @@ pub async fn plan_pull_request(
         t.deps.retain(|d| !held_units.contains(d));
     }
 
+    // What policies are told of the pull request, read only when there are policies.
+    let (rules, policy_edits) = match &policy_config {
+        Some(config) => (
+            rules.with_pull_request_facts(pull_request_facts(ctx, config, &changed_files).await),
+            policy_edits(config, &changed_files),
+        ),
+        None => (rules, Vec::new()),
+    };
     record.state = PrState::Planning;
     let planning = CheckOutput::new(
         CheckStatus::InProgress,
@@ -246,6 +276,22 @@ pub async fn plan_pull_request(
     }
     let mut view = plan_view(&outcome.plan, &unresolved);
     view.sources = sources;
+    view.policy_edits = policy_edits;
+    if !view.policies.is_empty() {
+        // Approvals are bound to the plan id: a plan made again with the same id keeps them.
+        let approvals = bot
+            .store
+            .policy_approvals(&key.plan_key(), &outcome.plan.id)
+            .await?;
+        view.policies = crate::comment::policy_views(
+            outcome
+                .plan
+                .units
+                .iter()
+                .map(|u| (u.path.as_str(), u.policies.as_slice())),
+            &approvals,
+        );
+    }
     view.locked = held
         .iter()
         .map(|l| Problem {

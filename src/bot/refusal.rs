@@ -9,6 +9,10 @@
 //! value a change request or a commenter chose (unit paths, branch names, commands as
 //! typed, team names) is placed with `crate::inert`; logins are mentioned on purpose.
 
+mod policies;
+
+pub use policies::PolicyRefusal;
+
 use crate::engine::{ApplyError, NotCurrent, Was};
 use crate::forge::{ForgeKind, RepoKey, Spelling};
 use crate::inert::{code, fenced, text};
@@ -103,6 +107,8 @@ pub enum Refusal {
     DriftOff,
     /// `/unlock` on the drift issue.
     UnlockOnDriftIssue,
+    /// A refusal that comes from policies.
+    Policies(PolicyRefusal),
 }
 
 /// Where change requests are planned: the default branch, and the branches `branches:`
@@ -401,6 +407,7 @@ impl Refusal {
                 "`{}` is for {cr}s; the drift run holds no locks between runs.",
                 cmd("unlock")
             ),
+            Refusal::Policies(refusal) => refusal.message(spelling),
         }
     }
 }

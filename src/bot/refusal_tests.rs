@@ -152,6 +152,51 @@ samples! {
     },
     "drift_off" => DriftOff: Refusal::DriftOff,
     "unlock_on_drift_issue" => UnlockOnDriftIssue: Refusal::UnlockOnDriftIssue,
+    "policies_blocked" => Policies: Refusal::Policies(PolicyRefusal::Blocked {
+        id: id("3f9a2c1b7d4e"),
+        blocking: vec![
+            crate::bot::policies::Blocking {
+                set: "prod-guard".into(),
+                units: vec!["live/prod/db".into(), "live/prod/@team`x".into()],
+                rules: vec!["data.main.deny".into(), "evaluation error".into()],
+                owners: Some(crate::config::ApplyPermission {
+                    users: vec!["carol".into()],
+                    teams: vec![crate::config::TeamName { org: "acme".into(), slug: "security".into() }],
+                }),
+            },
+            crate::bot::policies::Blocking {
+                set: "old-set".into(),
+                units: vec!["live/dev/app".into()],
+                rules: vec!["data.main.violation".into()],
+                owners: None,
+            },
+        ],
+    }),
+    "policies_not_owner" => Policies: Refusal::Policies(PolicyRefusal::NotOwner {
+        login: "bob".into(),
+        id: id("3f9a2c1b7d4e"),
+        sets: vec![
+            ("prod-guard".into(), Some(crate::config::ApplyPermission { users: vec!["carol".into()], teams: vec![] })),
+            ("tags".into(), Some(crate::config::ApplyPermission::default())),
+        ],
+        memberships_unreadable: true,
+    }),
+    "policies_own_change_author" => Policies: Refusal::Policies(PolicyRefusal::OwnChange {
+        login: "alice".into(),
+        how: None,
+    }),
+    "policies_own_change_pushed" => Policies: Refusal::Policies(PolicyRefusal::OwnChange {
+        login: "dave".into(),
+        how: Some(Contribution::Pushed),
+    }),
+    "policies_nothing_to_approve" => Policies: Refusal::Policies(PolicyRefusal::NothingToApprove {
+        id: id("3f9a2c1b7d4e"),
+    }),
+    "policies_on_drift_issue" => Policies: Refusal::Policies(PolicyRefusal::OnDriftIssue),
+    "policies_sets_unusable" => Policies: Refusal::Policies(PolicyRefusal::SetsUnusable {
+        branch: "main".into(),
+        problem: "cannot compile policy set `guard`: policies/guard/deny.rego:3: unexpected token".into(),
+    }),
 }
 
 #[test]

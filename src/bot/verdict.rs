@@ -55,6 +55,16 @@ pub fn plan_check(
             by.join(", ")
         ));
     }
+    // Units whose apply a policy set stops until one of its owners approves.
+    let blocked: BTreeSet<&str> = view
+        .policies
+        .iter()
+        .filter(|p| p.blocks && p.approved_by.is_empty())
+        .map(|p| p.unit.as_str())
+        .collect();
+    if !blocked.is_empty() {
+        problems.push(format!("policies block {}", units(blocked.len())));
+    }
     let mut summary = format!(
         "Plan `{}`: {} planned.",
         plan.id,
@@ -68,19 +78,28 @@ pub fn plan_check(
             CheckStatus::Failure,
             format!("cascade: {}", problems.join(", ")),
         )
-    } else if !problems.is_empty() {
+    } else if !held.is_empty() {
         summary.push_str(&format!(
             "\n\ncascade plans this {} again by itself once those locks are released.",
             spelling.change_request
         ));
         let mut title = format!("cascade: {}", problems.join(", "));
-        if view.needs_approval {
+        if view.needs_approval && blocked.is_empty() {
             title.push_str(&format!(
                 "; {} applies the rest",
                 spelling.command(&format!("apply {}", plan.id))
             ));
         }
         (CheckStatus::ActionRequired, title)
+    } else if !blocked.is_empty() {
+        (
+            CheckStatus::ActionRequired,
+            format!(
+                "cascade: policies block {}; an owner can comment {}",
+                units(blocked.len()),
+                spelling.command(&format!("approve-policies {}", plan.id))
+            ),
+        )
     } else if view.needs_approval {
         (
             CheckStatus::ActionRequired,
@@ -92,7 +111,76 @@ pub fn plan_check(
     } else {
         (CheckStatus::Success, "cascade: no changes".to_string())
     };
+    with_policy_findings(&mut summary, &view.policies);
     CheckOutput::new(status, title, summary)
+}
+
+/// The most of one policy message the check's summary shows.
+const POLICY_MESSAGE_SHOWN: usize = 1 << 10;
+/// The most policy findings the check's summary lists; the rest are counted.
+const POLICY_FINDINGS_SHOWN: usize = 50;
+
+/// Lists every policy finding under "Policies" in a check's summary: set, unit, whether
+/// it blocks (or who approved it), and each message, inert and bounded.
+fn with_policy_findings(summary: &mut String, policies: &[crate::comment::PolicyView]) {
+    if policies.is_empty() {
+        return;
+    }
+    summary.push_str("\n\n### Policies\n");
+    let mut shown = 0;
+    let mut total = 0;
+    for view in policies {
+        let state = if !view.blocks {
+            "warns".to_string()
+        } else if view.approved_by.is_empty() {
+            "blocks the apply".to_string()
+        } else {
+            format!(
+                "approved by {}",
+                view.approved_by
+                    .iter()
+                    .map(|u| crate::inert::code(u))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        };
+        let mut lines = Vec::new();
+        if !view.error.is_empty() {
+            lines.push(format!(
+                "could not be evaluated: {}",
+                crate::inert::code(&view.error)
+            ));
+        }
+        lines.extend(view.denies.iter().map(|m| m.to_string()));
+        lines.extend(view.warnings.iter().map(|m| format!("⚠️ {m}")));
+        total += lines.len();
+        if shown >= POLICY_FINDINGS_SHOWN {
+            continue;
+        }
+        summary.push_str(&format!(
+            "\n- {} — {}: {state}",
+            crate::inert::code(&view.unit),
+            crate::inert::code(&view.set)
+        ));
+        for line in lines.into_iter().take(POLICY_FINDINGS_SHOWN - shown) {
+            shown += 1;
+            let shown_line = if line.starts_with("could not be evaluated") {
+                line
+            } else {
+                crate::inert::markdown(&line, POLICY_MESSAGE_SHOWN)
+                    .lines()
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            };
+            summary.push_str(&format!("\n  - {shown_line}"));
+        }
+    }
+    if total > shown {
+        summary.push_str(&format!(
+            "\n\n{} more findings are in the plan comment.",
+            total - shown
+        ));
+    }
 }
 
 /// Adds the end of each failed unit's log (`logs`, of the `failed` units that `what`:

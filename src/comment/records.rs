@@ -103,6 +103,7 @@ pub fn plan_view(plan: &PlanRecord, unresolved: &[(UnitPath, String)]) -> PlanVi
                 .map(|u| (u.path.as_str(), u.policies.as_slice())),
             &[],
         ),
+        policy_edits: Vec::new(),
     }
 }
 

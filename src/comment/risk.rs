@@ -183,6 +183,7 @@ mod tests {
             rounds: 1,
             steps: Vec::new(),
             policies: Vec::new(),
+            policy_edits: Vec::new(),
         }
     }
 

@@ -60,6 +60,8 @@ pub struct PlanView {
     pub steps: Vec<super::steps::UnitSteps>,
     /// What the policy sets found, by unit then set (only units with findings).
     pub policies: Vec<super::policies::PolicyView>,
+    /// The policy files the pull request changes: not used until merged, the comment says.
+    pub policy_edits: Vec<String>,
 }
 
 /// A remote stack source: the repository (no credentials), the ref it names, the commit
@@ -199,6 +201,9 @@ pub enum ApplyStatus {
 /// How many characters of a reason fit on one list line or table cell.
 pub(super) const ONE_LINE_MAX: usize = 240;
 
+/// The most policy files a pull request edits that the comment names; the rest are counted.
+const POLICY_EDITS_SHOWN: usize = 5;
+
 /// What `plan.md.hbs` sees.
 #[derive(Serialize)]
 pub(super) struct PlanContext {
@@ -253,6 +258,11 @@ pub(super) struct PlanContext {
     /// Policy findings that block the apply, then those that do not.
     policy_blocks: Vec<super::policies::PolicyContext>,
     policy_notes: Vec<super::policies::PolicyContext>,
+    /// Some blocking finding is not approved yet: the template says how to approve it.
+    policy_unapproved: bool,
+    /// The policy files the pull request changes (first few), and how many more.
+    policy_edits: Vec<String>,
+    policy_edits_more: usize,
 }
 
 /// A unit's steps, for units shown nowhere else.
@@ -443,6 +453,17 @@ impl PlanContext {
                 .filter(|p| !p.blocks)
                 .map(super::policies::PolicyContext::new)
                 .collect(),
+            policy_unapproved: view
+                .policies
+                .iter()
+                .any(|p| p.blocks && p.approved_by.is_empty()),
+            policy_edits: view
+                .policy_edits
+                .iter()
+                .take(POLICY_EDITS_SHOWN)
+                .map(|f| line(f))
+                .collect(),
+            policy_edits_more: view.policy_edits.len().saturating_sub(POLICY_EDITS_SHOWN),
         };
         context.place_steps(&view.steps);
         context

@@ -117,6 +117,7 @@ fn hostile_plan() -> PlanView {
         rounds: 1,
         steps: Vec::new(),
         policies: Vec::new(),
+        policy_edits: Vec::new(),
     }
 }
 

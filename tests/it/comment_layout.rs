@@ -89,6 +89,7 @@ fn large_plan() -> PlanView {
         rounds: 1,
         steps: Vec::new(),
         policies: Vec::new(),
+        policy_edits: Vec::new(),
     }
 }
 

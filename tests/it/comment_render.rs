@@ -112,6 +112,7 @@ fn plan_view(plan_id: &str, waves: Vec<WaveView>, destroys: Vec<UnitView>) -> Pl
         rounds: 1,
         steps: Vec::new(),
         policies: Vec::new(),
+        policy_edits: Vec::new(),
     }
 }
 

@@ -24,6 +24,7 @@ mod bot_lifecycle;
 mod bot_merge_gate;
 mod bot_origin;
 mod bot_paths;
+mod bot_policies;
 mod bot_recovery;
 mod bot_remote_sources;
 mod bot_replicas;
