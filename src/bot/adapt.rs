@@ -96,6 +96,7 @@ pub fn route(event: Event) -> Routed {
                 mergeable: None,
                 // Read with the merge request, like the base commit.
                 web_url: None,
+                labels: None,
                 pusher: matches!(e.action, MergeRequestAction::Pushed { .. }).then(|| Actor {
                     id: e.user.id,
                     login: e.user.username.clone(),
@@ -201,6 +202,7 @@ fn update(e: &PullRequestEvent, installation: u64) -> PullRequest {
         open: !matches!(e.action, PullRequestAction::Closed { .. }),
         mergeable: None,
         web_url: e.repository.html_url.clone(),
+        labels: None,
         // The sender of these is who pushed (a reopen counts: the branch may have moved
         // while the pull request was closed, and cascade saw no push of it).
         pusher: matches!(

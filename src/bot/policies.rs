@@ -46,8 +46,8 @@ pub async fn compile_default(
 /// What a policy is told of the pull request: its number, author, base, head, the files
 /// it changes (the first [`MAX_CHANGED_FILES`]) and the approvals in force that are not
 /// its author's (on the head, unless `approvals: any_head`). Approvals the forge would not
-/// list are none: a rule that wants them then fails closed. Labels are not read yet, so
-/// they are always empty.
+/// list are none: a rule that wants them then fails closed. Labels come from the forge's
+/// API (read again when the pull request came from a hook).
 pub async fn pull_request_facts(
     ctx: &PrCtx,
     config: &RepoConfig,
@@ -81,8 +81,7 @@ pub async fn pull_request_facts(
         author: pr.author_login().to_string(),
         base_ref: pr.base_ref.clone(),
         head_sha: pr.head_sha.to_string(),
-        // Not read from the forge yet: README's "Policies" says so.
-        labels: Vec::new(),
+        labels: labels(ctx).await,
         changed_files: changed_files
             .iter()
             .take(MAX_CHANGED_FILES)
@@ -90,6 +89,25 @@ pub async fn pull_request_facts(
             .collect(),
         approvals,
         draft: pr.draft,
+    }
+}
+
+/// The pull request's labels as the forge's API says; none (and a warning) when it would
+/// not say.
+async fn labels(ctx: &PrCtx) -> Vec<String> {
+    if let Some(labels) = &ctx.pr.labels {
+        return labels.clone();
+    }
+    let (forge, key) = (&ctx.forge, &ctx.key);
+    match forge
+        .change_request(&key.repo().stored(), key.number())
+        .await
+    {
+        Ok(pr) => pr.labels.unwrap_or_default(),
+        Err(error) => {
+            tracing::warn!(pr = %key, error = format!("{error:#}"), "cannot read the labels; policies are told of none");
+            Vec::new()
+        }
     }
 }
 

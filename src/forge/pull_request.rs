@@ -38,6 +38,9 @@ pub struct PullRequest {
     /// before anything else, since their approval of it must not count. `None` when read
     /// from the API.
     pub pusher: Option<Actor>,
+    /// Its labels' names, as the forge's API answered; `None` when read from a hook
+    /// (cascade reads labels only from the API, when a policy is told of them).
+    pub labels: Option<Vec<String>>,
 }
 
 impl PullRequest {
@@ -85,6 +88,7 @@ mod tests {
             mergeable: None,
             web_url: None,
             pusher: None,
+            labels: None,
         }
     }
 

@@ -37,7 +37,7 @@ import rego.v1
 warn contains msg if {
     input.change.add > 0
     count(input.unit.dependents) > 0
-    msg := sprintf("%s creates resources that %d units depend on", [input.unit.path, count(input.unit.dependents)])
+    msg := sprintf("%s creates resources that %d units depend on (labels: %s)", [input.unit.path, count(input.unit.dependents), concat(" ", input.pull_request.labels)])
 }
 "#;
 
@@ -62,6 +62,8 @@ async fn world_with_policies() -> (World, u64) {
     git_out(dir, &["commit", "-qam", "allow everything"]);
     w.head_sha = push(&w, "feature");
     let n = w.open_pr("alice", "feature", &w.head_sha.clone(), false);
+    w.fake
+        .set_labels(crate::support::bot_world::REPO, n, &["infra", "urgent"]);
     w.send_pr(n, "opened").await;
     w.until("the plan", |w| w.checks_done(&w.head_sha)).await;
     (w, n)
@@ -100,7 +102,10 @@ async fn a_denial_blocks_the_apply_until_an_owner_who_is_not_the_author_approves
     );
     // The warn set's finding is shown, collapsed, and blocks nothing.
     assert!(plan.contains("Policy warnings"), "{plan}");
-    assert!(plan.contains("creates resources that"), "{plan}");
+    assert!(
+        plan.contains("creates resources that 2 units depend on \\(labels: infra urgent\\)"),
+        "{plan}"
+    );
     let check = w.check_now(&w.head_sha);
     assert!(
         check.title.contains("policies block 1 unit"),
@@ -179,5 +184,32 @@ async fn an_approval_is_bound_to_its_plan_id_and_a_push_needs_a_new_one() {
         "{old}"
     );
     assert!(!w.applied(n));
+    w.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_default_branch_policy_that_cannot_be_used_plans_nothing_and_says_why() {
+    // `http.send` is refused at load: a policy gets no network.
+    let w = world_with_files(
+        POLICIES,
+        &[
+            (
+                "policies/guard/guard.rego",
+                "package main\n\nimport rego.v1\n\ndeny contains msg if {\n    r := http.send({\"method\": \"get\", \"url\": \"http://127.0.0.1:9/\"})\n    msg := r.body\n}\n",
+            ),
+            ("policies/cost/cost.rego", COST),
+        ],
+    )
+    .await;
+    let n = w.open_pr("alice", "feature", &w.head_sha, false);
+    w.send_pr(n, "opened").await;
+    w.until("the verdict", |w| w.checks_done(&w.head_sha)).await;
+    let body = w.plan_comment(n);
+    assert!(body.contains("cannot be used"), "{body}");
+    assert!(body.contains("policies/guard/guard.rego"), "{body}");
+    assert!(body.contains("http.send"), "{body}");
+    assert!(body.contains("comment `/plan`"), "{body}");
+    let check = w.check_now(&w.head_sha);
+    assert_eq!(check.conclusion.as_deref(), Some("failure"), "{check:?}");
     w.finish().await;
 }

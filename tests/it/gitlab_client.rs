@@ -149,6 +149,7 @@ async fn a_merge_request_reads_as_a_change_request() {
             mergeable: Some(Mergeable::Yes),
             web_url: Some(format!("{}/{PATH}", w.fake.url())),
             pusher: None,
+            labels: Some(Vec::new()),
         }
     );
     let fork = w.fake.open_merge_request(

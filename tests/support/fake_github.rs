@@ -310,6 +310,8 @@ pub(crate) struct PullModel {
     pub head_repo: Option<PathBuf>,
     /// The base before the last `change_base` (ref, sha): `edited`'s `changes.base`.
     pub previous_base: Option<(String, String)>,
+    /// Its labels' names.
+    pub labels: Vec<String>,
 }
 
 pub(crate) struct CommentModel {
@@ -561,6 +563,7 @@ impl FakeGitHub {
                 reviews: Vec::new(),
                 head_repo: spec.head_repo,
                 previous_base: None,
+                labels: Vec::new(),
             },
         );
         number
@@ -608,6 +611,16 @@ impl FakeGitHub {
             .repo(repo)
             .permissions
             .insert(user.to_string(), role.to_string());
+    }
+
+    /// Sets the pull request's labels (by name).
+    pub fn set_labels(&self, repo: &str, number: u64, labels: &[&str]) {
+        self.model()
+            .repo(repo)
+            .pulls
+            .get_mut(&number)
+            .expect("an open pull request")
+            .labels = labels.iter().map(|l| l.to_string()).collect();
     }
 
     pub fn approve(&self, repo: &str, number: u64, user: &str) {

@@ -136,6 +136,7 @@ fn change_request(pr: PullRequestInfo, installation: u64) -> anyhow::Result<Pull
         mergeable: Some(mergeable),
         web_url: pr.base_web_url,
         pusher: None,
+        labels: Some(pr.labels),
     })
 }
 
@@ -158,6 +159,7 @@ mod tests {
             state: "open".into(),
             merged: false,
             base_web_url: None,
+            labels: Vec::new(),
         }
     }
 

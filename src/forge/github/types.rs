@@ -26,6 +26,8 @@ pub struct PullRequestInfo {
     pub merged: bool,
     /// The base repository's web page (GitHub Enterprise has its own root).
     pub base_web_url: Option<String>,
+    /// The labels' names.
+    pub labels: Vec<String>,
 }
 
 /// One file a pull request touches.
@@ -189,6 +191,14 @@ pub(crate) struct WirePull {
     pub user: Option<WireUser>,
     pub head: WireBranch,
     pub base: WireBranch,
+    #[serde(default)]
+    pub labels: Vec<WireLabel>,
+}
+
+/// A label of a pull request (`labels[]` of "Get a pull request").
+#[derive(Deserialize)]
+pub(crate) struct WireLabel {
+    pub name: String,
 }
 
 impl From<WirePull> for PullRequestInfo {
@@ -212,6 +222,7 @@ impl From<WirePull> for PullRequestInfo {
             state: pr.state,
             merged: pr.merged,
             base_web_url,
+            labels: pr.labels.into_iter().map(|l| l.name).collect(),
         }
     }
 }

@@ -390,6 +390,7 @@ impl Project {
             base_sha: Some(answered_sha("base", &base_sha)?),
             web_url: facts.web_url.clone(),
             pusher: None,
+            labels: Some(mr.labels),
         })
     }
 

@@ -52,6 +52,9 @@ pub(crate) struct WireMergeRequest {
     pub detailed_merge_status: Option<String>,
     /// GitLab before 15.6 has only this coarse word.
     pub merge_status: Option<String>,
+    /// The labels' names (the API lists names unless asked `with_labels_details`).
+    #[serde(default)]
+    pub labels: Vec<String>,
 }
 
 impl WireMergeRequest {

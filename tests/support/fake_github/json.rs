@@ -119,6 +119,17 @@ pub fn pull(api: &str, repo_model: &RepoModel, pr: &PullModel) -> Value {
         "updated_at": "2026-01-05T10:00:00Z",
         "closed_at": if pr.state == "closed" { json!("2026-01-05T11:00:00Z") } else { Value::Null },
         "merged_at": if pr.merged { json!("2026-01-05T11:00:00Z") } else { Value::Null },
+        // Each label as "Get a pull request" shows it:
+        // https://docs.github.com/en/rest/pulls/pulls#get-a-pull-request
+        "labels": pr.labels.iter().map(|name| json!({
+            "id": id_of(&format!("label:{name}")),
+            "node_id": format!("LA_kwDO{}", id_of(&format!("label:{name}"))),
+            "url": format!("{api}/repos/{full}/labels/{name}"),
+            "name": name,
+            "description": Value::Null,
+            "color": "ededed",
+            "default": false,
+        })).collect::<Vec<_>>(),
         "merge_commit_sha": if pr.mergeable == Some(true) { json!(format!("{:0>40}", format!("{n}"))) } else { Value::Null },
         "head": {
             "label": format!("{head_owner}:{}", pr.head_ref),
