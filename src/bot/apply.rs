@@ -8,7 +8,9 @@ use super::access::unapproved;
 use super::ctx::PrCtx;
 use super::jobs::PrComment;
 use super::plan::discard_plan_files;
+use super::policies::{compile_default, pull_request_facts};
 use super::refusal::{PolicyRefusal, Refusal};
+use super::rules::Rules;
 use super::verdict::with_failure_logs;
 use crate::comment::Comments;
 use crate::comment::apply_view;
@@ -23,6 +25,7 @@ use std::collections::BTreeMap;
 pub async fn command_apply(
     ctx: &PrCtx,
     comment: &PrComment,
+    rules: &Rules,
     config: &RepoConfig,
     id: &PlanId,
 ) -> anyhow::Result<Option<Refusal>> {
@@ -72,6 +75,33 @@ pub async fn command_apply(
     if record.state == PrState::Applying {
         return refuse(Refusal::ApplyRunning);
     }
+    // A unit whose fresh plan differs goes to a new plan, judged by the same policies.
+    let checks = match compile_default(ctx, config, &rules.sha).await? {
+        Ok(checks) => checks,
+        Err(problem) => {
+            return refuse(
+                PolicyRefusal::SetsUnusable {
+                    branch: rules.branch.clone(),
+                    problem,
+                    applying: Some(id.clone()),
+                }
+                .into(),
+            );
+        }
+    };
+    let mut run_rules = crate::engine::RunRules::from(config)
+        .for_pull_request(key.number())
+        .with_policies(checks);
+    if !config.policies.is_empty() {
+        let base = record.base_sha.clone();
+        let changed = bot
+            .workspaces
+            .changes(&key.repo().stored(), &base, &record.head_sha)
+            .map(|c| c.paths())
+            .unwrap_or_default();
+        run_rules =
+            run_rules.with_pull_request_facts(pull_request_facts(ctx, config, &changed).await);
+    }
     let units: Vec<_> = plan.units.iter().map(|u| u.path.clone()).collect();
     let held = bot
         .store
@@ -115,7 +145,7 @@ pub async fn command_apply(
             id,
             &record.head_sha,
             &dir_for,
-            crate::engine::RunRules::from(config).for_pull_request(key.number()),
+            run_rules,
             |_| {},
         )
         .await?

@@ -141,7 +141,9 @@ pub async fn handle_comment(
                     replies.push(Refusal::BaseNotApplied(rule).message(spelling));
                     continue;
                 }
-                if let Some(refusal) = command_apply(&context.ctx, comment, config, &id).await? {
+                if let Some(refusal) =
+                    command_apply(&context.ctx, comment, &context.rules, config, &id).await?
+                {
                     replies.push(refusal.message(spelling));
                 }
             }

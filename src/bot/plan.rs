@@ -181,6 +181,7 @@ pub async fn plan_pull_request(
             let why = Refusal::from(PolicyRefusal::SetsUnusable {
                 branch: default.name.clone(),
                 problem,
+                applying: None,
             })
             .message(spelling);
             let check = CheckOutput::new(

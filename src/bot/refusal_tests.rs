@@ -196,6 +196,12 @@ samples! {
     "policies_sets_unusable" => Policies: Refusal::Policies(PolicyRefusal::SetsUnusable {
         branch: "main".into(),
         problem: "cannot compile policy set `guard`: policies/guard/deny.rego:3: unexpected token".into(),
+        applying: None,
+    }),
+    "policies_sets_unusable_at_apply" => Policies: Refusal::Policies(PolicyRefusal::SetsUnusable {
+        branch: "main".into(),
+        problem: "cannot read policy set `guard`: policies/guard/x.rego is a symlink; cascade follows none".into(),
+        applying: Some(id("3f9a2c1b7d4e")),
     }),
 }
 

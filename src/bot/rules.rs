@@ -15,6 +15,8 @@ use crate::problem::Problem;
 pub struct Rules {
     /// The default branch's name.
     pub branch: String,
+    /// Its head commit, whose `.cascade.yaml` and policy sets these are.
+    pub sha: String,
     /// The configuration, or why it is invalid.
     pub config: Result<RepoConfig, Problem>,
 }
@@ -59,6 +61,7 @@ pub async fn rules(ctx: &PrCtx) -> anyhow::Result<Rules> {
     };
     Ok(Rules {
         branch: branch.name,
+        sha: branch.sha,
         config,
     })
 }

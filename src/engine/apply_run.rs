@@ -411,6 +411,8 @@ impl<E: Executor, S: RunStore> Engine<E, S> {
                 {
                     u.summary = r.summary.clone();
                     u.rendered = r.rendered.clone();
+                    // Judged again with its fresh plan (an apply run checks policies too).
+                    u.policies = r.policies.clone();
                 }
                 u.deps.retain(|d| !done(d));
                 u.status = UnitStatus::Planned;

@@ -230,9 +230,12 @@ impl<E: Executor, S: RunStore> RunCtx<E, S> {
     /// Plans one unit: the saved plan file, its summary and its rendering. The plan JSON
     /// is read, summarised and drawn here, once, off the async workers, and dropped.
     /// Runs no workflow step (an apply's fresh plan is made with this).
+    /// A unit's plan is checked against the run's policy sets here too: an apply's fresh
+    /// plan that differs from the approved one becomes part of a new plan, whose findings
+    /// must be its own.
     pub async fn plan_unit(&self, target: &PlanTarget) -> Result<UnitPlan, String> {
         let json = self.try_plan(target).await.map_err(|f| f.reason)?;
-        self.read_plan(target, json).await
+        self.read_checked(target, json).await
     }
 
     /// Summarises and draws a unit's plan JSON off the async workers; the bytes go.
@@ -252,19 +255,19 @@ impl<E: Executor, S: RunStore> RunCtx<E, S> {
         target: &PlanTarget,
         json: PlanJson,
     ) -> Result<UnitPlan, Unplanned> {
+        self.read_checked(target, json)
+            .await
+            .map_err(Unplanned::Failed)
+    }
+
+    async fn read_checked(&self, target: &PlanTarget, json: PlanJson) -> Result<UnitPlan, String> {
         if self.rules.policies.is_empty() {
-            return self
-                .read_plan(target, json)
-                .await
-                .map_err(Unplanned::Failed);
+            return self.read_plan(target, json).await;
         }
         // Copied for the policy input, dropped once it is built; the plan memory budget
         // share of `json` is held until then.
         let bytes = json.bytes().to_vec();
-        let plan = self
-            .read_plan(target, json)
-            .await
-            .map_err(Unplanned::Failed)?;
+        let plan = self.read_plan(target, json).await?;
         self.check_policies(target, &bytes, &plan).await;
         Ok(plan)
     }

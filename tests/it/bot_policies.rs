@@ -213,3 +213,51 @@ async fn a_default_branch_policy_that_cannot_be_used_plans_nothing_and_says_why(
     assert_eq!(check.conclusion.as_deref(), Some("failure"), "{check:?}");
     w.finish().await;
 }
+
+/// Denies `dev/dns` once it points at the real zone: true of its fresh plan after
+/// `global/dns` is applied, never of the first plan (which stands in `zone-mock`).
+const REAL_ZONE: &str = r#"package main
+
+import rego.v1
+
+deny contains msg if {
+    input.unit.path == "dev/dns"
+    some rc in input.plan.resource_changes
+    rc.change.after.input.zone_id != "zone-mock"
+    msg := sprintf("dev/dns would point at %s", [rc.change.after.input.zone_id])
+}
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_unit_whose_plan_changed_at_apply_is_judged_again_in_the_new_plan() {
+    let w = world_with_files(
+        "\npolicies:\n  - name: zones\n    path: policies/zones\n    owners: {users: [carol]}\n",
+        &[("policies/zones/zones.rego", REAL_ZONE)],
+    )
+    .await;
+    let n = w.open_pr("alice", "feature", &w.head_sha, false);
+    w.send_pr(n, "opened").await;
+    w.until("the plan", |w| w.checks_done(&w.head_sha)).await;
+    let first = w.plan_id(n);
+    assert!(!w.plan_comment(n).contains("Policies"));
+    // global/dns applies; dev/dns's fresh plan differs and goes to a new plan.
+    w.approve_and_apply(n).await;
+    let result = w.apply_comment(n);
+    assert!(result.contains("plan changed since approval"), "{result}");
+    let at = result.find("/apply ").expect("the new plan's id");
+    let second: String = result[at + 7..]
+        .chars()
+        .take_while(char::is_ascii_hexdigit)
+        .collect();
+    assert_ne!(first, second);
+    // Its fresh plan was judged: the new plan is blocked until an owner approves it.
+    assert!(
+        result.contains("dev/dns would point at zone-"),
+        "the new plan shows its findings: {result}"
+    );
+    let blocked = say(&w, n, "bob", &format!("/apply {second}"), 3).await;
+    assert!(blocked.contains("policies block plan"), "{blocked}");
+    assert!(blocked.contains("`dev/dns`"), "{blocked}");
+    assert!(!blocked.contains("`prod/dns`"), "{blocked}");
+    w.finish().await;
+}

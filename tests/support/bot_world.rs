@@ -158,7 +158,7 @@ pub async fn world_unserved(extra: &str) -> World {
     world_unserved_with(extra, &[]).await
 }
 
-async fn world_unserved_with(extra: &str, files: &[(&str, &str)]) -> World {
+pub async fn world_unserved_with(extra: &str, files: &[(&str, &str)]) -> World {
     assert!(
         std::process::Command::new("terraform")
             .arg("version")

@@ -33,8 +33,13 @@ pub enum PolicyRefusal {
     NothingToApprove { id: PlanId },
     /// `/approve-policies` on the drift issue, whose plans no policy checks.
     OnDriftIssue,
-    /// The default branch's policy sets cannot be read or compiled: nothing is planned.
-    SetsUnusable { branch: String, problem: String },
+    /// The default branch's policy sets cannot be read or compiled: nothing is planned,
+    /// or plan `applying` is not applied.
+    SetsUnusable {
+        branch: String,
+        problem: String,
+        applying: Option<PlanId>,
+    },
 }
 
 impl From<PolicyRefusal> for Refusal {
@@ -142,13 +147,23 @@ impl PolicyRefusal {
                  which was reviewed, and are not checked against policies.",
                 cmd("approve-policies")
             ),
-            PolicyRefusal::SetsUnusable { branch, problem } => format!(
-                "cascade did not plan this {cr}: the policy sets of `.cascade.yaml` on the default \
-                 branch {} cannot be used ({}). Someone who can change the default branch must fix \
-                 them; then comment `{}`.",
+            PolicyRefusal::SetsUnusable {
+                branch,
+                problem,
+                applying,
+            } => format!(
+                "{}: the policy sets of `.cascade.yaml` on the default branch {} cannot be used \
+                 ({}). Someone who can change the default branch must fix them; then comment `{}`.",
+                match applying {
+                    None => format!("cascade did not plan this {cr}"),
+                    Some(id) => format!("Plan `{id}` was not applied"),
+                },
                 code(branch),
                 code(problem),
-                cmd("plan")
+                match applying {
+                    None => cmd("plan"),
+                    Some(id) => cmd(&format!("apply {id}")),
+                }
             ),
         }
     }
