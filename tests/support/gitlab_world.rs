@@ -139,6 +139,18 @@ pub async fn world_configured(extra: &str, tweak: impl FnOnce(&mut ServeConfig))
 
 /// The fake GitLab, the project and its `feature` branch; no server yet.
 pub async fn world_without_server(extra: &str) -> World {
+    world_without_server_with(extra, &[]).await
+}
+
+/// A world whose base branch's `.cascade.yaml` has `extra` appended and which holds
+/// `files` (path, text) too, on the base branch; the server runs in process.
+pub async fn world_with_files(extra: &str, files: &[(&str, &str)]) -> World {
+    let mut w = world_without_server_with(extra, files).await;
+    w.server = Some(start(config(&w)).await.unwrap());
+    w
+}
+
+async fn world_without_server_with(extra: &str, files: &[(&str, &str)]) -> World {
     assert!(
         std::process::Command::new("terraform")
             .arg("version")
@@ -155,6 +167,11 @@ pub async fn world_without_server(extra: &str) -> World {
     let config_file = work.path().join(".cascade.yaml");
     let text = std::fs::read_to_string(&config_file).unwrap();
     std::fs::write(&config_file, text + extra).unwrap();
+    for (file, text) in files {
+        let path = work.path().join(file);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+    }
     git_out(work.path(), &["init", "-q"]);
     git_out(work.path(), &["add", "-A"]);
     git_out(work.path(), &["commit", "-qm", "example"]);
