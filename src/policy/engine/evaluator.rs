@@ -8,7 +8,7 @@
 //! anywhere, or run on the async runtime's threads ([`Evaluator::evaluate`] moves it
 //! off them).
 
-use super::limits::{EVALUATION_TIME, TIME_CHECK_INTERVAL};
+use super::limits::{CONCURRENT_EVALUATIONS, EVALUATION_TIME, TIME_CHECK_INTERVAL};
 use super::load::PolicyFile;
 use super::purity::{RANGE_LIMIT_MARKER, install_guards, refuse_impure};
 use super::{LimitKind, PolicyError};
@@ -18,6 +18,10 @@ use serde::Deserialize as _;
 use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+/// Evaluations running at once in the process ([`CONCURRENT_EVALUATIONS`]).
+static EVALUATIONS: tokio::sync::Semaphore =
+    tokio::sync::Semaphore::const_new(CONCURRENT_EVALUATIONS);
 
 /// The rules conftest reads, and whether a message of each blocks (`deny`) or not.
 const RULES: [(&str, Severity); 3] = [
@@ -152,6 +156,9 @@ impl Evaluator {
         input: Arc<serde_json::Value>,
     ) -> Result<Findings, PolicyError> {
         let name = self.name.clone();
+        // One at a time in the process: what an evaluation may allocate in its time is
+        // not multiplied by the units that finish planning together.
+        let _turn = EVALUATIONS.acquire().await;
         tokio::task::spawn_blocking(move || self.evaluate_blocking(&input))
             .await
             .unwrap_or_else(|err| {
