@@ -79,6 +79,7 @@ mod plan_render;
 mod plan_render_oracle;
 mod plan_retries;
 mod platctl_hooks;
+mod policy_examples;
 mod policy_input;
 mod private_data;
 mod sandbox;
