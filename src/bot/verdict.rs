@@ -196,6 +196,7 @@ mod tests {
             run_id: "r".into(),
             units,
             created_at: 0,
+            policies: Vec::new(),
         }
     }
 

@@ -431,6 +431,11 @@ impl<E: Executor, S: RunStore> Engine<E, S> {
             run_id: run_id.to_string(),
             units,
             created_at: self.clock.now(),
+            // No whole-plan findings: an apply re-plans units one by one and keeps no
+            // unit's policy input, so the whole-plan sets were not evaluated over this
+            // new set of units, and the source plan's findings were about another set.
+            // A push or `/plan` evaluates them again.
+            policies: Vec::new(),
         };
         self.store.save_plan(&new_plan).await?;
         Ok(Some(new_plan))

@@ -522,6 +522,7 @@ impl<E: Executor, S: RunStore> Engine<E, S> {
             run_id: run.id.clone(),
             units,
             created_at: self.clock.now(),
+            policies: Vec::new(),
         };
         self.store.save_plan(&plan).await?;
         // An interrupted run stays open: the same request resumes it.

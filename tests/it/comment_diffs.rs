@@ -73,6 +73,7 @@ fn record(units: Vec<PlannedUnit>) -> PlanRecord {
         run_id: "run".into(),
         units,
         created_at: 0,
+        policies: Vec::new(),
     }
 }
 
