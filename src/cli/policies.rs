@@ -1,7 +1,8 @@
-//! The policy sets `cascade plan` checks every planned unit against: `.cascade.yaml`'s
-//! `policies:`, read from the repository's working tree (the server reads them from the
-//! default branch's). A set that cannot be read or compiled stops the command with its
-//! reason: a policy author runs the CLI to see their rules work.
+//! The policy sets `cascade plan` checks every planned unit (or the whole plan, for a set
+//! with `input: plan`) against: `.cascade.yaml`'s `policies:`, read from the repository's
+//! working tree (the server reads them from the default branch's). A set that cannot be
+//! read or compiled stops the command with its reason: a policy author runs the CLI to
+//! see their rules work.
 
 use crate::config::RepoConfig;
 use crate::engine::PolicyCheck;
@@ -23,6 +24,7 @@ pub fn checks(dir: &Path, config: &RepoConfig) -> anyhow::Result<Vec<PolicyCheck
             Ok(PolicyCheck {
                 evaluator: Arc::new(evaluator),
                 enforcement: set.enforcement,
+                scope: set.scope,
             })
         })
         .collect()

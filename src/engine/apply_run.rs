@@ -212,6 +212,7 @@ impl<E: Executor, S: RunStore> Engine<E, S> {
         Ok(RunCtx {
             steps: super::steps::previous_steps(&previous),
             policies: Default::default(),
+            documents: Default::default(),
             executor: self.executor.clone(),
             store: self.store.clone(),
             run_id: run.id.clone(),
