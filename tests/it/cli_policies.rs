@@ -137,9 +137,10 @@ fn plan_checks_each_unit_against_the_policy_sets() {
     assert!(!md.contains(SECRET), "{md}");
 }
 
-/// Whole-plan rules: at most one resource added across the plan, and a unit that changes
-/// must plan its dependents; a rule on `input.unit` that must never fire on the whole plan.
-const SPREAD: &str = r#"package main
+/// Whole-plan rules (also run by `engine_policies`): at most one resource added across the
+/// plan, and a unit that changes must plan its dependents; a rule on `input.unit` that must
+/// never fire on the whole plan; the planned units and the plan id, as warnings.
+pub(crate) const SPREAD: &str = r#"package main
 
 import rego.v1
 
@@ -165,6 +166,8 @@ planned(path) if {
 deny contains "evaluated for one unit" if input.unit.path
 
 warn contains concat(", ", [u.unit.path | some u in input.units])
+
+warn contains sprintf("plan %s", [input.plan_id])
 "#;
 
 #[test]
@@ -218,6 +221,11 @@ fn a_whole_plan_set_judges_every_planned_unit_at_once() {
         "the rule on `input.unit` never fired: {spread}"
     );
     assert_eq!(spread["warnings"][0]["message"], "network, app", "{spread}");
+    assert_eq!(
+        spread["warnings"][1]["message"],
+        format!("plan {}", plan["plan_id"].as_str().unwrap()),
+        "the plan's own id: {spread}"
+    );
     for unit in plan["units"].as_array().unwrap() {
         let sets: Vec<&str> = unit["policies"]
             .as_array()

@@ -218,24 +218,7 @@ fn a_plan_comment_shows_each_units_change_as_terraform_draws_it() {
 
 #[test]
 fn whole_plan_findings_come_first_in_the_policies_section_named_the_whole_plan() {
-    use cascade::store::{PolicyMessage, PolicyResult};
-    let finding = |set: &str, blocking: bool, denies: &[&str], warnings: &[&str]| {
-        let messages = |list: &[&str], rule: &str| {
-            list.iter()
-                .map(|m| PolicyMessage {
-                    rule: rule.into(),
-                    message: m.to_string(),
-                })
-                .collect()
-        };
-        PolicyResult {
-            set: set.into(),
-            blocking,
-            denies: messages(denies, "data.main.deny"),
-            warnings: messages(warnings, "data.main.warn"),
-            error: String::new(),
-        }
-    };
+    use crate::comment_render::finding;
     let mut network = planned("live/prod/network", 1, false, &network_plan());
     network.policies = vec![finding(
         "guard",
