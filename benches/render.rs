@@ -146,6 +146,7 @@ fn record(doc: &[u8]) -> PlanRecord {
         run_id: "run".into(),
         units: vec![unit],
         created_at: 0,
+        policies: Vec::new(),
     }
 }
 

@@ -36,7 +36,7 @@ mod steps;
 mod view;
 
 pub use check::{failure_logs_text, step_outputs_text};
-pub use policies::{PolicyView, policy_views};
+pub use policies::{PolicyView, WHOLE_PLAN, plan_policy_views, policy_views};
 pub use records::{apply_view, plan_view, sources_of, totals};
 pub use steps::{COMMENT_STEPS, STEP_SHOWN, StepView, UnitSteps, steps_markdown, unit_steps};
 pub use view::{

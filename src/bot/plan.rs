@@ -284,14 +284,7 @@ pub async fn plan_pull_request(
             .store
             .policy_approvals(&key.plan_key(), &outcome.plan.id)
             .await?;
-        view.policies = crate::comment::policy_views(
-            outcome
-                .plan
-                .units
-                .iter()
-                .map(|u| (u.path.as_str(), u.policies.as_slice())),
-            &approvals,
-        );
+        view.policies = crate::comment::plan_policy_views(&outcome.plan, &approvals);
     }
     view.locked = held
         .iter()

@@ -153,30 +153,31 @@ pub fn blocking(
     config: &RepoConfig,
 ) -> Vec<Blocking> {
     let mut by_set: BTreeMap<&str, Blocking> = BTreeMap::new();
-    for unit in &plan.units {
-        for result in unit.policies.iter().filter(|r| r.blocks()) {
-            if approvals.iter().any(|a| a.set == result.set) {
-                continue;
-            }
-            let entry = by_set.entry(&result.set).or_insert_with(|| Blocking {
-                set: result.set.clone(),
-                units: Vec::new(),
-                rules: Vec::new(),
-                owners: config
-                    .policies
-                    .iter()
-                    .find(|s| s.name == result.set)
-                    .map(|s| s.owners.clone()),
-            });
-            entry.units.push(unit.path.to_string());
-            let mut rules: Vec<&str> = result.denies.iter().map(|m| m.rule.as_str()).collect();
-            if !result.error.is_empty() {
-                rules.push(EVALUATION_ERROR);
-            }
-            for rule in rules {
-                if !entry.rules.iter().any(|r| r == rule) {
-                    entry.rules.push(rule.to_string());
-                }
+    for (unit, result) in plan.policy_results().filter(|(_, r)| r.blocks()) {
+        if approvals.iter().any(|a| a.set == result.set) {
+            continue;
+        }
+        let entry = by_set.entry(&result.set).or_insert_with(|| Blocking {
+            set: result.set.clone(),
+            units: Vec::new(),
+            rules: Vec::new(),
+            owners: config
+                .policies
+                .iter()
+                .find(|s| s.name == result.set)
+                .map(|s| s.owners.clone()),
+        });
+        entry.units.push(match unit {
+            Some(path) => path.to_string(),
+            None => crate::comment::WHOLE_PLAN.to_string(),
+        });
+        let mut rules: Vec<&str> = result.denies.iter().map(|m| m.rule.as_str()).collect();
+        if !result.error.is_empty() {
+            rules.push(EVALUATION_ERROR);
+        }
+        for rule in rules {
+            if !entry.rules.iter().any(|r| r == rule) {
+                entry.rules.push(rule.to_string());
             }
         }
     }
@@ -187,11 +188,9 @@ pub fn blocking(
 /// may approve.
 pub fn failing_sets(plan: &PlanRecord) -> Vec<String> {
     let mut sets: Vec<String> = plan
-        .units
-        .iter()
-        .flat_map(|u| u.policies.iter())
-        .filter(|r| r.blocks())
-        .map(|r| r.set.clone())
+        .policy_results()
+        .filter(|(_, r)| r.blocks())
+        .map(|(_, r)| r.set.clone())
         .collect();
     sets.sort();
     sets.dedup();
@@ -251,6 +250,7 @@ mod tests {
             run_id: "r".into(),
             units,
             created_at: 0,
+            policies: Vec::new(),
         }
     }
 

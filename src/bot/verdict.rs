@@ -56,14 +56,20 @@ pub fn plan_check(
         ));
     }
     // Units whose apply a policy set stops until one of its owners approves.
-    let blocked: BTreeSet<&str> = view
-        .policies
-        .iter()
-        .filter(|p| p.blocks && p.approved_by.is_empty())
-        .map(|p| p.unit.as_str())
-        .collect();
-    if !blocked.is_empty() {
-        problems.push(format!("policies block {}", units(blocked.len())));
+    let unapproved = || {
+        view.policies
+            .iter()
+            .filter(|p| p.blocks && p.approved_by.is_empty())
+    };
+    let blocked: BTreeSet<&str> = unapproved().filter_map(|p| p.unit.as_deref()).collect();
+    let what_blocks = if unapproved().any(|p| p.unit.is_none()) {
+        "the whole plan".to_string()
+    } else {
+        units(blocked.len())
+    };
+    let blocks = unapproved().next().is_some();
+    if blocks {
+        problems.push(format!("policies block {what_blocks}"));
     }
     let mut summary = format!(
         "Plan `{}`: {} planned.",
@@ -84,19 +90,18 @@ pub fn plan_check(
             spelling.change_request
         ));
         let mut title = format!("cascade: {}", problems.join(", "));
-        if view.needs_approval && blocked.is_empty() {
+        if view.needs_approval && !blocks {
             title.push_str(&format!(
                 "; {} applies the rest",
                 spelling.command(&format!("apply {}", plan.id))
             ));
         }
         (CheckStatus::ActionRequired, title)
-    } else if !blocked.is_empty() {
+    } else if blocks {
         (
             CheckStatus::ActionRequired,
             format!(
-                "cascade: policies block {}; an owner can comment {}",
-                units(blocked.len()),
+                "cascade: policies block {what_blocks}; an owner can comment {}",
                 spelling.command(&format!("approve-policies {}", plan.id))
             ),
         )
@@ -159,7 +164,7 @@ fn with_policy_findings(summary: &mut String, policies: &[crate::comment::Policy
         }
         summary.push_str(&format!(
             "\n- {} — {}: {state}",
-            crate::inert::code(&view.unit),
+            crate::inert::code(view.unit.as_deref().unwrap_or(crate::comment::WHOLE_PLAN)),
             crate::inert::code(&view.set)
         ));
         for line in lines.into_iter().take(POLICY_FINDINGS_SHOWN - shown) {
@@ -284,6 +289,7 @@ mod tests {
             run_id: "r".into(),
             units,
             created_at: 0,
+            policies: Vec::new(),
         }
     }
 

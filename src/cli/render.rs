@@ -10,14 +10,20 @@ use crate::store::{PlanRecord, PlannedUnit};
 use crate::unit::UnitPath;
 use serde_json::{Value, json};
 
+/// The plan; `policies`, the whole-plan sets' results (`input: plan`), only when it has
+/// any, as each unit's own `policies`.
 pub fn plan_json(plan: &PlanRecord) -> Value {
-    json!({
+    let mut out = json!({
         "plan_id": plan.id,
         "head": plan.head,
         "base": plan.base,
         "units": plan.units.iter().map(unit_json).collect::<Vec<_>>(),
         "totals": totals(plan),
-    })
+    });
+    if !plan.policies.is_empty() {
+        out["policies"] = json!(plan.policies);
+    }
+    out
 }
 
 /// One planned unit; `steps` and `policies` only when it has any.

@@ -1,21 +1,26 @@
-//! The plan comment's "Policies" section: per unit, each blocking set's failing rules
-//! (their messages as inert Markdown), who approved them for this plan id, and the
+//! The plan comment's "Policies" section: per unit, and for the whole plan (a set with
+//! `input: plan`, labelled "whole plan" in cascade's words), each blocking set's failing
+//! rules (their messages as inert Markdown), who approved them for this plan id, and the
 //! warnings collapsed. Messages are written by the default branch's policy authors but
 //! quote what a pull request planned, so they go through `inert::markdown`, bounded.
 //! Never decides what blocks: each result says so (`PolicyResult::blocks`).
 
-use crate::store::{PolicyApproval, PolicyResult};
+use crate::store::{PlanRecord, PolicyApproval, PolicyResult};
 use serde::Serialize;
+
+/// How the comment names the whole plan where it names a unit elsewhere.
+pub const WHOLE_PLAN: &str = "whole plan";
 
 /// The most of one message the comment shows.
 const MESSAGE_SHOWN: usize = 2 << 10;
 /// The most messages shown per unit and set; the rest are counted.
 const MESSAGES_PER_SET: usize = 10;
 
-/// One unit's findings from one policy set.
+/// One unit's findings from one policy set, or the whole plan's.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct PolicyView {
-    pub unit: String,
+    /// The unit's path; `None` for a set that judged the whole plan.
+    pub unit: Option<String>,
     pub set: String,
     /// Its findings stop the apply (a blocking set with a denial or an error).
     pub blocks: bool,
@@ -32,11 +37,31 @@ pub fn policy_views<'a>(
     results: impl Iterator<Item = (&'a str, &'a [PolicyResult])>,
     approvals: &[PolicyApproval],
 ) -> Vec<PolicyView> {
+    views(
+        results.flat_map(|(unit, sets)| sets.iter().map(move |r| (Some(unit), r))),
+        approvals,
+    )
+}
+
+/// The views of every finding of `plan`: the whole plan's first, then each unit's in
+/// plan order, with the approvals recorded for the plan.
+pub fn plan_policy_views(plan: &PlanRecord, approvals: &[PolicyApproval]) -> Vec<PolicyView> {
+    views(
+        plan.policy_results()
+            .map(|(unit, r)| (unit.map(|u| u.as_str()), r)),
+        approvals,
+    )
+}
+
+/// A view for each result that found something.
+fn views<'a>(
+    results: impl Iterator<Item = (Option<&'a str>, &'a PolicyResult)>,
+    approvals: &[PolicyApproval],
+) -> Vec<PolicyView> {
     results
-        .flat_map(|(unit, sets)| sets.iter().map(move |r| (unit, r)))
         .filter(|(_, r)| !r.denies.is_empty() || !r.warnings.is_empty() || !r.error.is_empty())
         .map(|(unit, r)| PolicyView {
-            unit: unit.to_string(),
+            unit: unit.map(str::to_string),
             set: r.set.clone(),
             blocks: r.blocks(),
             approved_by: approvals
@@ -54,7 +79,10 @@ pub fn policy_views<'a>(
 /// What the template sees of one unit's findings from one set.
 #[derive(Clone, Debug, Serialize)]
 pub(super) struct PolicyContext {
+    /// The unit's path, or "whole plan" (cascade's words) when `whole_plan`.
     unit: String,
+    /// The set judged the whole plan (`input: plan`): no unit to name.
+    whole_plan: bool,
     set: String,
     blocks: bool,
     /// "approved by carol for this plan", one line, cascade's words; empty when not.
@@ -79,7 +107,8 @@ impl PolicyContext {
         let left = view.denies.len().saturating_sub(MESSAGES_PER_SET)
             + view.warnings.len().saturating_sub(MESSAGES_PER_SET);
         PolicyContext {
-            unit: super::view::line(&view.unit),
+            unit: super::view::line(view.unit.as_deref().unwrap_or(WHOLE_PLAN)),
+            whole_plan: view.unit.is_none(),
             set: super::view::line(&view.set),
             blocks: view.blocks,
             approved: match view.approved_by.as_slice() {
@@ -151,6 +180,28 @@ mod tests {
         assert!(!views[1].blocks, "a warn set blocks nothing");
         let context = PolicyContext::new(&views[0]);
         assert_eq!(context.approved, "approved by `carol` for this plan");
+    }
+
+    #[test]
+    fn the_whole_plans_findings_come_first_named_in_cascades_words() {
+        use crate::store::{PlanKey, PlanRecord, PlanStatus};
+        let plan = PlanRecord {
+            id: crate::plan::PlanId::from_stored("3f9a2c1b7d4e".into()),
+            repo: PlanKey::from_stored("acme/infra#7"),
+            head: "h".into(),
+            base: "b".into(),
+            status: PlanStatus::Current,
+            run_id: "r".into(),
+            units: Vec::new(),
+            created_at: 0,
+            policies: vec![result("spread", true, &["3 destroys"], &[])],
+        };
+        let views = plan_policy_views(&plan, &[]);
+        assert_eq!(views.len(), 1);
+        assert_eq!(views[0].unit, None);
+        let context = PolicyContext::new(&views[0]);
+        assert!(context.whole_plan);
+        assert_eq!(context.unit, WHOLE_PLAN);
     }
 
     #[test]

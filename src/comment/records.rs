@@ -97,12 +97,7 @@ pub fn plan_view(plan: &PlanRecord, unresolved: &[(UnitPath, String)]) -> PlanVi
         locked: Vec::new(),
         sources: Vec::new(),
         steps: steps_of(plan.units.iter().map(|u| (&u.path, u.steps.as_slice()))),
-        policies: super::policies::policy_views(
-            plan.units
-                .iter()
-                .map(|u| (u.path.as_str(), u.policies.as_slice())),
-            &[],
-        ),
+        policies: super::policies::plan_policy_views(plan, &[]),
         policy_edits: Vec::new(),
     }
 }

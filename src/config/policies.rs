@@ -2,8 +2,8 @@
 //! planned unit is checked against, as checked data. Read from the default branch only
 //! (like every rule), so a pull request cannot loosen the policies it is judged by.
 //!
-//! Owns the model (each set's name, directory, enforcement, owners and extra Rego
-//! packages) and the checks on it: plain unique names, directories inside the
+//! Owns the model (each set's name, directory, enforcement, owners, extra Rego packages
+//! and whether it sees one unit or the whole plan) and the checks on it: plain unique names, directories inside the
 //! repository, owners as `apply_permission` takes them, package names Rego accepts,
 //! at most [`MAX_POLICY_SETS`] sets. Never reads a policy file nor evaluates anything:
 //! `crate::policy` does.
@@ -46,6 +46,8 @@ pub struct PolicySet {
     /// The Rego packages whose rules count: `main` first, then those listed, without
     /// repeats.
     pub namespaces: Vec<String>,
+    /// `input:`: whether its rules see each unit's document or the whole plan's.
+    pub scope: PolicyScope,
 }
 
 /// What a policy set's `deny` and `violation` messages do.
@@ -60,6 +62,20 @@ pub enum Enforcement {
     Block,
     /// They are shown and block nothing.
     Warn,
+}
+
+/// What a policy set's rules see as `input` (`input:` in `.cascade.yaml`).
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize, JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum PolicyScope {
+    /// One document per planned unit, evaluated as the unit plans (the default).
+    #[default]
+    Unit,
+    /// One document for the whole plan, `input.units[]` holding every planned unit's
+    /// document, evaluated once every unit has planned: for rules across units.
+    Plan,
 }
 
 /// `policies:`, checked.
@@ -121,6 +137,7 @@ fn policy_set(entry: PolicyEntry) -> Result<PolicySet, Problem> {
         enforcement: entry.enforcement.unwrap_or_default(),
         owners,
         namespaces: namespaces(&entry.namespaces)?,
+        scope: entry.input.unwrap_or_default(),
     })
 }
 

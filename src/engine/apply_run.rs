@@ -212,6 +212,7 @@ impl<E: Executor, S: RunStore> Engine<E, S> {
         Ok(RunCtx {
             steps: super::steps::previous_steps(&previous),
             policies: Default::default(),
+            documents: Default::default(),
             executor: self.executor.clone(),
             store: self.store.clone(),
             run_id: run.id.clone(),
@@ -433,6 +434,12 @@ impl<E: Executor, S: RunStore> Engine<E, S> {
             run_id: run_id.to_string(),
             units,
             created_at: self.clock.now(),
+            // The approved plan's whole-plan findings, kept: an apply re-plans units one
+            // by one and keeps no unit's policy input, so the whole-plan sets cannot be
+            // evaluated over this new set of units. Kept rather than dropped, so what
+            // blocked the approved plan blocks the rest (fails closed; the new id needs
+            // its own approval); `/plan` or a push evaluates them again.
+            policies: plan.policies.clone(),
         };
         self.store.save_plan(&new_plan).await?;
         Ok(Some(new_plan))

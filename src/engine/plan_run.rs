@@ -111,6 +111,9 @@ pub(super) struct RunCtx<E, S> {
     pub steps: super::steps::StepsSoFar,
     /// What each unit's policy checks found, recorded with it.
     pub policies: std::sync::Mutex<BTreeMap<UnitPath, Vec<crate::store::PolicyResult>>>,
+    /// Each unit's policy input document, kept until the whole-plan policy sets are
+    /// evaluated; empty unless a set asks for the whole plan.
+    pub documents: std::sync::Mutex<BTreeMap<UnitPath, serde_json::Value>>,
 }
 
 /// Why a unit has no plan.
@@ -450,6 +453,7 @@ impl<E: Executor, S: RunStore> Engine<E, S> {
                 .collect(),
             steps: super::steps::previous_steps(&previous),
             policies: Default::default(),
+            documents: Default::default(),
             previous,
             generated: Default::default(),
             retries: rules.retries.clone(),
@@ -516,8 +520,10 @@ impl<E: Executor, S: RunStore> Engine<E, S> {
         let failure_logs = ctx
             .failure_logs(units.iter().map(|u| (&u.path, u.status, u.detail.as_str())))
             .await;
+        let id = plan_id(head, base, &units);
+        let policies = ctx.check_whole_plan(&units, &id).await;
         let plan = PlanRecord {
-            id: plan_id(head, base, &units),
+            id,
             repo: repo.clone(),
             head: head.to_string(),
             base: base.to_string(),
@@ -525,6 +531,7 @@ impl<E: Executor, S: RunStore> Engine<E, S> {
             run_id: run.id.clone(),
             units,
             created_at: self.clock.now(),
+            policies,
         };
         self.store.save_plan(&plan).await?;
         // An interrupted run stays open: the same request resumes it.
@@ -609,6 +616,6 @@ async fn plan_one<E: Executor, S: RunStore>(ctx: &RunCtx<E, S>, unit: &UnitPath)
 }
 
 /// A map of the run's, poisoned or not (a panicked worker leaves it consistent).
-fn lock<T>(map: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+pub(super) fn lock<T>(map: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     map.lock().unwrap_or_else(|p| p.into_inner())
 }

@@ -62,6 +62,11 @@ pub(super) const SQLITE: &[Embedded] = &[
         "policy_approvals",
         include_str!("../../migrations/0012_policy_approvals.sql"),
     ),
+    (
+        13,
+        "plan_policies",
+        include_str!("../../migrations/0013_plan_policies.sql"),
+    ),
 ];
 
 /// The PostgreSQL schema, in order: the twins of [`SQLITE`].
@@ -125,6 +130,11 @@ pub(super) const POSTGRES: &[Embedded] = &[
         12,
         "policy_approvals",
         include_str!("../../migrations/postgres/0012_policy_approvals.sql"),
+    ),
+    (
+        13,
+        "plan_policies",
+        include_str!("../../migrations/postgres/0013_plan_policies.sql"),
     ),
 ];
 

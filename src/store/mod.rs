@@ -235,4 +235,22 @@ pub struct PlanRecord {
     pub run_id: String,
     pub units: Vec<PlannedUnit>,
     pub created_at: i64,
+    /// What the policy sets that ask for the whole plan (`input: plan`) found in it, one
+    /// result per set (`plans.policies`, migration 0013); each unit's own sets' findings
+    /// are in its `PlannedUnit::policies`.
+    pub policies: Vec<PolicyResult>,
+}
+
+impl PlanRecord {
+    /// Every policy finding of the plan, in one place: the whole-plan sets' first (unit
+    /// `None`), then each unit's (`Some(path)`) in plan order. What decides whether the
+    /// plan is blocked reads this, so no set's result is left out.
+    pub fn policy_results(&self) -> impl Iterator<Item = (Option<&UnitPath>, &PolicyResult)> {
+        let whole = self.policies.iter().map(|r| (None, r));
+        let units = self
+            .units
+            .iter()
+            .flat_map(|u| u.policies.iter().map(move |r| (Some(&u.path), r)));
+        whole.chain(units)
+    }
 }

@@ -1,6 +1,7 @@
 //! What a unit's policy checks found, as a run keeps it: stored with the unit's result
 //! (`unit_results.policies`, migration 0012) and copied into the plan record, so the
-//! comment, the check and `/apply` read the same findings. Messages are the policies'
+//! comment, the check and `/apply` read the same findings; a whole-plan set's findings
+//! are stored with the plan (`plans.policies`, migration 0013). Messages are the policies'
 //! own text, written by the default branch's authors about a pull request's plan: shown
 //! only through `inert`. Never holds a plan value a policy did not put in a message.
 

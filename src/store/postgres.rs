@@ -226,9 +226,9 @@ impl RunStore for PostgresStore {
             .execute(&mut *tx)
             .await?;
         sqlx::query(
-            "INSERT INTO plans (id, repo, head, base, status, run_id, units, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+            "INSERT INTO plans (id, repo, head, base, status, run_id, units, created_at, policies) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
              ON CONFLICT (repo, id) DO UPDATE SET head = excluded.head, base = excluded.base, status = excluded.status,
-               run_id = excluded.run_id, units = excluded.units, created_at = excluded.created_at",
+               run_id = excluded.run_id, units = excluded.units, created_at = excluded.created_at, policies = excluded.policies",
         )
         .bind(plan.id.as_str())
         .bind(plan.repo.as_str())
@@ -238,6 +238,7 @@ impl RunStore for PostgresStore {
         .bind(&plan.run_id)
         .bind(serde_json::to_string(&plan.units)?)
         .bind(plan.created_at)
+        .bind(rows::json(Some(&plan.policies).filter(|p| !p.is_empty()))?)
         .execute(&mut *tx)
         .await?;
         tx.commit().await?;

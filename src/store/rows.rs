@@ -104,6 +104,12 @@ pub(super) fn plan(row: &impl StoredRow) -> anyhow::Result<PlanRecord> {
         units: serde_json::from_str(&row.text("units")?)
             .context("a stored plan does not decode")?,
         created_at: row.int("created_at")?,
+        policies: row
+            .maybe_text("policies")?
+            .map(|s| serde_json::from_str(&s))
+            .transpose()
+            .context("a stored plan's policy findings do not decode")?
+            .unwrap_or_default(),
     })
 }
 

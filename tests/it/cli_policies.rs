@@ -1,7 +1,9 @@
 //! Policy checks in `cascade plan`, with the real terraform and the embedded Rego engine:
 //! a `deny` over a prod unit's change, a `warn`, a rule over the unit's dependents, a policy
 //! that prints its whole input (no sensitive value in it), and one that runs past the time
-//! limit (that unit's set records the error; the command finishes).
+//! limit (that unit's set records the error; the command finishes). A set with `input:
+//! plan` judges the whole plan once, over `input.units[]`: a cap across units and "a unit
+//! that changes must plan its dependents".
 
 use crate::plan_apply_e2e::commit_modules;
 use crate::support;
@@ -133,4 +135,122 @@ fn plan_checks_each_unit_against_the_policy_sets() {
     assert!(md.contains("Policies: blocking"), "{md}");
     assert!(md.contains("prod/db adds 1 resources in prod"), "{md}");
     assert!(!md.contains(SECRET), "{md}");
+}
+
+/// Whole-plan rules (also run by `engine_policies`): at most one resource added across the
+/// plan, and a unit that changes must plan its dependents; a rule on `input.unit` that must
+/// never fire on the whole plan; the planned units and the plan id, as warnings.
+pub(crate) const SPREAD: &str = r#"package main
+
+import rego.v1
+
+deny contains msg if {
+  total := sum([u.change.add | some u in input.units])
+  total > 1
+  msg := sprintf("the plan adds %d resources; at most 1 per pull request", [total])
+}
+
+deny contains msg if {
+  some u in input.units
+  u.change.add > 0
+  some d in u.unit.dependents
+  not planned(d)
+  msg := sprintf("%s changes but its dependent %s did not plan", [u.unit.path, d])
+}
+
+planned(path) if {
+  some u in input.units
+  u.unit.path == path
+}
+
+deny contains "evaluated for one unit" if input.unit.path
+
+warn contains concat(", ", [u.unit.path | some u in input.units])
+
+warn contains sprintf("plan %s", [input.plan_id])
+"#;
+
+#[test]
+fn a_whole_plan_set_judges_every_planned_unit_at_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let backend = "terraform {\n  backend \"local\" {}\n}\n";
+    let data = |name: &str| {
+        format!("{backend}resource \"terraform_data\" \"{name}\" {{\n  input = \"{name}\"\n}}\n")
+    };
+    write(dir, "network/main.tf", &data("vpc"));
+    write(dir, "app/main.tf", &data("app"));
+    // No value for a required variable: its plan fails, so it is not in `input.units`.
+    write(
+        dir,
+        "worker/main.tf",
+        &format!(
+            "{backend}variable \"size\" {{}}\n\nresource \"terraform_data\" \"worker\" {{\n  input = var.size\n}}\n"
+        ),
+    );
+    write(dir, "policies/guard/guard.rego", GUARD);
+    write(dir, "policies/spread/spread.rego", SPREAD);
+    commit_modules(
+        dir,
+        "modules:\n  - path: network\n  - path: app\n    depends_on: [network]\n  - path: worker\n    depends_on: [network]\npolicies:\n  - name: guard\n    path: policies/guard\n  - name: spread\n    path: policies/spread\n    input: plan\n",
+    );
+    let out = support::run_in(
+        env!("CARGO_BIN_EXE_cascade"),
+        dir,
+        &["plan", "--format", "json", "--changed", "network/main.tf"],
+    );
+    let plan: Json = support::stdout_json(&out);
+    assert!(!out.status.success(), "worker fails to plan: {plan}");
+    let whole = plan["policies"].as_array().expect("whole-plan results");
+    assert_eq!(whole.len(), 1, "{plan}");
+    let spread = &whole[0];
+    assert_eq!(spread["set"], "spread");
+    assert_eq!(spread["blocking"], true);
+    let denies: Vec<&str> = spread["denies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["message"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        denies,
+        [
+            "network changes but its dependent worker did not plan",
+            "the plan adds 2 resources; at most 1 per pull request",
+        ],
+        "the rule on `input.unit` never fired: {spread}"
+    );
+    assert_eq!(spread["warnings"][0]["message"], "network, app", "{spread}");
+    assert_eq!(
+        spread["warnings"][1]["message"],
+        format!("plan {}", plan["plan_id"].as_str().unwrap()),
+        "the plan's own id: {spread}"
+    );
+    for unit in plan["units"].as_array().unwrap() {
+        let sets: Vec<&str> = unit["policies"]
+            .as_array()
+            .map(|list| list.iter().map(|s| s["set"].as_str().unwrap()).collect())
+            .unwrap_or_default();
+        assert!(
+            !sets.contains(&"spread"),
+            "a whole-plan set is not evaluated per unit: {unit}"
+        );
+    }
+    // A per-unit rule over the unit's place in the graph, beside it.
+    let network = &plan["units"][0];
+    assert_eq!(network["path"], "network");
+    assert_eq!(
+        network["policies"][0]["warnings"][0]["message"],
+        "network has dependents: app, worker"
+    );
+    let md = support::run_in(
+        env!("CARGO_BIN_EXE_cascade"),
+        dir,
+        &["plan", "--changed", "network/main.tf"],
+    );
+    let md = String::from_utf8_lossy(&md.stdout);
+    assert!(
+        md.contains("- whole plan — `spread`: **blocks the apply**"),
+        "{md}"
+    );
 }

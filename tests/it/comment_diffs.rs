@@ -1,6 +1,7 @@
 //! The plan comment with each unit's rendered plan, through the path the bot takes: plan
 //! JSON → summary and rendering (as the engine makes them) → plan record → view → template →
-//! split and cap. Snapshots of the templates with rendered plans (also split over the cap),
+//! split and cap. Snapshots of the templates with rendered plans (also split over the cap)
+//! and with a plan's policy findings (the whole plan's, then each unit's),
 //! hostile values (5,000 resources, a 1 MiB value, backticks, control characters, HTML)
 //! checked by an independent Markdown parser, and the order in which plans are left out.
 
@@ -73,6 +74,7 @@ fn record(units: Vec<PlannedUnit>) -> PlanRecord {
         run_id: "run".into(),
         units,
         created_at: 0,
+        policies: Vec::new(),
     }
 }
 
@@ -212,6 +214,50 @@ fn a_plan_comment_shows_each_units_change_as_terraform_draws_it() {
     assert!(parsed.code.contains("(sensitive value)"));
     assert!(!body.contains(SECRET) && !body.contains("old-password-1"));
     insta::assert_snapshot!("comment_plan_rendered", body);
+}
+
+#[test]
+fn whole_plan_findings_come_first_in_the_policies_section_named_the_whole_plan() {
+    use crate::comment_render::finding;
+    let mut network = planned("live/prod/network", 1, false, &network_plan());
+    network.policies = vec![finding(
+        "guard",
+        true,
+        &["`terraform_data.vpc` is created in prod"],
+        &[],
+    )];
+    let mut plan = record(vec![network]);
+    plan.policies = vec![
+        finding(
+            "spread",
+            true,
+            &[
+                "`live/prod/network` changes but its dependent `live/prod/app` did not plan (@acme/net)",
+            ],
+            &[],
+        ),
+        finding(
+            "budget",
+            false,
+            &[],
+            &["the plan adds 1 resource across 1 unit"],
+        ),
+        finding("clean", true, &[], &[]),
+    ];
+    let parts = Comments::new()
+        .plan_comment(&plan_view(&plan, &[]), COMMENT_LIMIT)
+        .unwrap();
+    let body = &parts[0];
+    check_parts(&parts, COMMENT_LIMIT);
+    assert!(!body.contains("@acme/net"), "{body}");
+    assert!(
+        !body.contains("clean"),
+        "a set that found nothing is left out: {body}"
+    );
+    let whole = body.find("- whole plan — `spread`").expect(body);
+    assert!(whole < body.find("- `live/prod/network` — `guard`").unwrap());
+    assert!(body.contains("- whole plan — `budget`"), "{body}");
+    insta::assert_snapshot!("comment_plan_whole_plan_policies", body);
 }
 
 #[test]

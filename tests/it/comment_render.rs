@@ -864,26 +864,33 @@ fn failed_units_point_to_the_check_where_it_shows_their_logs() {
     assert!(!body.contains("full message"), "{body}");
 }
 
+/// One policy set's result: its `deny` and `warn` messages from `package main`.
+pub(crate) fn finding(
+    set: &str,
+    blocking: bool,
+    denies: &[&str],
+    warnings: &[&str],
+) -> cascade::store::PolicyResult {
+    let messages = |list: &[&str], rule: &str| {
+        list.iter()
+            .map(|m| cascade::store::PolicyMessage {
+                rule: rule.into(),
+                message: m.to_string(),
+            })
+            .collect()
+    };
+    cascade::store::PolicyResult {
+        set: set.into(),
+        blocking,
+        denies: messages(denies, "data.main.deny"),
+        warnings: messages(warnings, "data.main.warn"),
+        error: String::new(),
+    }
+}
+
 #[test]
 fn a_plan_with_policy_findings_leads_with_what_blocks_and_collapses_warnings() {
-    use cascade::store::{PolicyApproval, PolicyMessage, PolicyResult};
-    let finding = |set: &str, blocking: bool, denies: &[&str], warnings: &[&str]| {
-        let messages = |list: &[&str], rule: &str| {
-            list.iter()
-                .map(|m| PolicyMessage {
-                    rule: rule.into(),
-                    message: m.to_string(),
-                })
-                .collect()
-        };
-        PolicyResult {
-            set: set.into(),
-            blocking,
-            denies: messages(denies, "data.main.deny"),
-            warnings: messages(warnings, "data.main.warn"),
-            error: String::new(),
-        }
-    };
+    use cascade::store::PolicyApproval;
     let db = [
         finding(
             "prod-guard",

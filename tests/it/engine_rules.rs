@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 /// What a unit's next plan returns.
 #[derive(Clone)]
-enum Plan {
+pub(crate) enum Plan {
     /// A plan creating `n` resources whose input is `value` (its fingerprint follows the value).
     Creates(u32, &'static str),
     Empty,
@@ -36,14 +36,14 @@ enum Resume {
 /// whether applies fail or never end, and what re-attaching finds. Counts
 /// every plan and apply.
 #[derive(Default)]
-struct Scripted {
+pub(crate) struct Scripted {
     plans: Mutex<BTreeMap<String, VecDeque<Plan>>>,
     failing_applies: Mutex<Vec<String>>,
     /// Applies that never end (the process "dies" while they run).
     hanging_applies: Mutex<Vec<String>>,
     resumes: Mutex<BTreeMap<String, Resume>>,
     applies: Mutex<Vec<String>>,
-    planned: Mutex<Vec<String>>,
+    pub(crate) planned: Mutex<Vec<String>>,
     /// Failure excerpts of plans that fail.
     excerpt: Mutex<String>,
     /// What the children's environment would hold as secrets (`TF_VAR_*` values).
@@ -51,7 +51,7 @@ struct Scripted {
 }
 
 impl Scripted {
-    fn script(&self, unit: &str, plans: &[Plan]) {
+    pub(crate) fn script(&self, unit: &str, plans: &[Plan]) {
         self.plans
             .lock()
             .unwrap()
@@ -168,12 +168,12 @@ impl Executor for Scripted {
     }
 }
 
-struct Fixture {
-    engine: Engine<Scripted, SqliteStore>,
+pub(crate) struct Fixture {
+    pub(crate) engine: Engine<Scripted, SqliteStore>,
     _dir: tempfile::TempDir,
 }
 
-async fn fixture(exec: Scripted) -> Fixture {
+pub(crate) async fn fixture(exec: Scripted) -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let store = SqliteStore::open(&dir.path().join("cascade.db"))
         .await
@@ -196,7 +196,7 @@ fn p(s: &str) -> UnitPath {
 }
 
 /// vpc <- db <- app, and an unrelated dns.
-fn targets() -> Vec<PlanTarget> {
+pub(crate) fn targets() -> Vec<PlanTarget> {
     let t = |path: &str, wave: usize, deps: &[&str]| PlanTarget {
         path: p(path),
         wave,
@@ -218,7 +218,7 @@ fn targets() -> Vec<PlanTarget> {
     ]
 }
 
-const REPO: &str = "acme/infra";
+pub(crate) const REPO: &str = "acme/infra";
 
 async fn plan(f: &Fixture, head: &str) -> cascade::engine::PlanOutcome {
     f.engine
@@ -564,26 +564,7 @@ async fn an_interrupted_plan_resumes_without_planning_finished_units_again() {
         exec.script(unit, &[Plan::Creates(1, "v1")]);
     }
     let f = fixture(exec).await;
-    // Cancel after the first unit finishes: the rest never start.
-    let cancel = CancellationToken::new();
-    let stop = cancel.clone();
-    let first = f
-        .engine
-        .plan(
-            &PlanKey::from_stored(REPO),
-            "h1",
-            "base",
-            targets(),
-            cascade::engine::RunRules::default(),
-            cancel,
-            move |e| {
-                if matches!(e, cascade::walk::WalkEvent::Finished(..)) {
-                    stop.cancel();
-                }
-            },
-        )
-        .await
-        .unwrap();
+    let first = interrupted_plan(&f, cascade::engine::RunRules::default()).await;
     assert!(first.failed, "an interrupted plan is incomplete");
     let planned_once: Vec<String> = first
         .plan
@@ -614,6 +595,32 @@ async fn an_interrupted_plan_resumes_without_planning_finished_units_again() {
             "{unit}'s rendering survives the resume"
         );
     }
+}
+
+/// Plans [`targets`] at `h1` under `rules`, cancelled as soon as the first unit finishes:
+/// the rest never start and the run stays open for the same request to resume.
+pub(crate) async fn interrupted_plan(
+    f: &Fixture,
+    rules: cascade::engine::RunRules,
+) -> cascade::engine::PlanOutcome {
+    let cancel = CancellationToken::new();
+    let stop = cancel.clone();
+    f.engine
+        .plan(
+            &PlanKey::from_stored(REPO),
+            "h1",
+            "base",
+            targets(),
+            rules,
+            cancel,
+            move |e| {
+                if matches!(e, cascade::walk::WalkEvent::Finished(..)) {
+                    stop.cancel();
+                }
+            },
+        )
+        .await
+        .unwrap()
 }
 
 /// A unit's rendered plan text in `plan` (panics when it has none).

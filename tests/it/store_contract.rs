@@ -2,7 +2,8 @@
 //! `sqlite::` and `postgres::` tests): plans and runs survive a reopen (with
 //! each unit's rendered plan; records stored before it still load),
 //! deliveries are deduplicated by id and wait in arrival order, locks are
-//! exclusive, pull request state and who pushed to it round-trip, apply claims
+//! exclusive, pull request state, who pushed to it and a plan's policy findings
+//! (whole-plan and per unit) round-trip, apply claims
 //! are taken by one and taken over by one, leases expire by the clock. Replicas' delivery
 //! claims are taken only when free or run out (oldest first, within the
 //! limit, never a handled delivery) and renewed only by their owner; a pull
@@ -23,8 +24,8 @@ use cascade::plan::render::{RenderOptions, RenderedPlan};
 use cascade::plan::{Counts, Fingerprint, PlanId, PlanSummary};
 use cascade::store::{
     AnyStore, ApplyClaim, BotStore, DeliveryRecord, DeliveryStatus, Lock, PlanKey, PlanRecord,
-    PlanStatus, PlannedUnit, PolicyApproval, PrState, PullRequestRecord, Pusher, ReplicaId,
-    RunKind, RunRecord, RunStore, UnitRecord, UnitStatus,
+    PlanStatus, PlannedUnit, PolicyApproval, PolicyMessage, PolicyResult, PrState,
+    PullRequestRecord, Pusher, ReplicaId, RunKind, RunRecord, RunStore, UnitRecord, UnitStatus,
 };
 use cascade::unit::Tool;
 use cascade::unit::UnitPath;
@@ -150,6 +151,7 @@ contract!(
     the_plan_comments_parts_saved_at_once_are_one_list,
     who_pushed_to_a_pull_request_is_kept_once_each_across_a_reopen,
     policy_approvals_are_bound_to_their_plan_id_and_survive_a_reopen,
+    a_plans_policy_findings_whole_plan_and_per_unit_survive_a_reopen,
     pull_request_state_and_installations_round_trip,
     an_apply_claim_has_one_holder_and_one_taker_over,
     eight_tasks_taking_one_apply_claim_leave_one_holder,
@@ -251,6 +253,7 @@ fn plan(id: &str, repo: &str, created_at: i64) -> PlanRecord {
             policies: Vec::new(),
         }],
         created_at,
+        policies: Vec::new(),
     }
 }
 
@@ -390,6 +393,10 @@ async fn plans_and_results_stored_before_renderings_were_kept_still_load(backend
     assert_eq!(
         plan.units[0].retried, 0,
         "plans from before retries were never retried"
+    );
+    assert!(
+        plan.policies.is_empty(),
+        "plans from before whole-plan policies have none"
     );
     let records = store.unit_records("r0").await.unwrap();
     assert_eq!(records[0].summary, Some(summary("f1")));
@@ -1032,6 +1039,48 @@ async fn policy_approvals_are_bound_to_their_plan_id_and_survive_a_reopen(backen
             .unwrap()
             .is_empty()
     );
+}
+
+async fn a_plans_policy_findings_whole_plan_and_per_unit_survive_a_reopen(backend: Backend) {
+    let finding = |set: &str, blocking: bool, deny: &str, error: &str| PolicyResult {
+        set: set.into(),
+        blocking,
+        denies: vec![PolicyMessage {
+            rule: "data.main.deny".into(),
+            message: deny.into(),
+        }],
+        warnings: Vec::new(),
+        error: error.into(),
+    };
+    let mut saved = plan("aaaaaaaaaaaa", "acme/infra#7", 1);
+    saved.policies = vec![
+        finding("whole", true, "3 destroys across the plan; at most 2", ""),
+        finding("spread", false, "", "policy set `spread` was stopped"),
+    ];
+    saved.units[0].policies = vec![finding("guard", true, "a adds 1 resource in prod", "")];
+    {
+        let store = backend.open().await;
+        store.save_plan(&saved).await.unwrap();
+    }
+    let store = backend.open().await;
+    let key = PlanKey::from_stored("acme/infra#7");
+    let found = store.plan(&key, &saved.id).await.unwrap().unwrap();
+    assert_eq!(found, saved);
+    let all: Vec<(Option<&str>, &str)> = found
+        .policy_results()
+        .map(|(unit, r)| (unit.map(UnitPath::as_str), r.set.as_str()))
+        .collect();
+    assert_eq!(
+        all,
+        [(None, "whole"), (None, "spread"), (Some("a"), "guard")],
+        "the whole plan's sets first, then each unit's"
+    );
+    // Saved again under the same id (a resumed run): the findings are replaced, and a
+    // plan without whole-plan sets stores none.
+    saved.policies.clear();
+    store.save_plan(&saved).await.unwrap();
+    let found = store.current_plan(&key).await.unwrap().unwrap();
+    assert!(found.policies.is_empty(), "{:?}", found.policies);
 }
 
 async fn pull_request_state_and_installations_round_trip(backend: Backend) {

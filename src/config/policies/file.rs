@@ -3,15 +3,21 @@
 //! the parent module. No checking beyond shape here; the doc comments on fields are the
 //! descriptions editors show, so they are written for users.
 
-use super::Enforcement;
+use super::{Enforcement, PolicyScope};
 use crate::config::file::{Table, TableShape, list, logins, teams};
 use schemars::JsonSchema;
 use serde::de::{Deserialize, Deserializer};
 use serde_saphyr::Spanned;
 
 /// Keys allowed in a policy set, in the order serde reports them.
-pub(in crate::config) const POLICY_KEYS: &[&str] =
-    &["name", "path", "enforcement", "owners", "namespaces"];
+pub(in crate::config) const POLICY_KEYS: &[&str] = &[
+    "name",
+    "path",
+    "enforcement",
+    "owners",
+    "namespaces",
+    "input",
+];
 /// Keys allowed in a policy set's `owners`: `teams` before `users`, unlike
 /// `apply_permission`, so that an unknown key's message can tell the two mappings apart
 /// by the list of keys serde reports.
@@ -46,6 +52,13 @@ pub(in crate::config) struct PolicyEntry {
     #[serde(default, deserialize_with = "namespaces")]
     #[schemars(with = "Vec<String>", extend("default" = []), example = ["terraform.aws"])]
     pub namespaces: Vec<Spanned<String>>,
+    /// What the set's rules see as `input`: `unit` evaluates them once per planned unit
+    /// (`input.plan`, `input.unit`, `input.change`, …); `plan` once per plan, after every
+    /// unit has planned, with `input.units[]` holding each planned unit's document, for
+    /// rules across units. Default `unit`.
+    #[serde(default)]
+    #[schemars(extend("default" = "unit"))]
+    pub input: Option<PolicyScope>,
 }
 
 /// Who may approve a policy set's failures.

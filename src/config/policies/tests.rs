@@ -44,7 +44,7 @@ fn one_set(body: &str) -> String {
 fn a_full_set_becomes_the_model() {
     let yaml = one_set(
         "enforcement: warn\nowners: {users: [\"@Alice\", alice, bob], teams: [acme/Security]}\n\
-         namespaces: [terraform.aws, main, terraform.aws, _x.y_z]",
+         namespaces: [terraform.aws, main, terraform.aws, _x.y_z]\ninput: plan",
     );
     assert_eq!(
         sets(&yaml),
@@ -60,18 +60,25 @@ fn a_full_set_becomes_the_model() {
                 }],
             },
             namespaces: vec!["main".into(), "terraform.aws".into(), "_x.y_z".into()],
+            scope: PolicyScope::Plan,
         }]
     );
 }
 
 #[test]
-fn defaults_block_with_no_owners_and_only_main() {
+fn defaults_block_with_no_owners_only_main_and_each_unit() {
     let set = &sets("policies:\n  - {name: base, path: ./policies/}\n  - {name: all, path: .}\n");
     assert_eq!(set[0].name, "base");
     assert_eq!(set[0].path, "policies");
     assert_eq!(set[0].enforcement, Enforcement::Block);
     assert_eq!(set[0].owners, ApplyPermission::default());
     assert_eq!(set[0].namespaces, vec!["main".to_string()]);
+    assert_eq!(
+        set[0].scope,
+        PolicyScope::Unit,
+        "each unit's document by default"
+    );
+    assert_eq!(sets(&one_set("input: unit"))[0].scope, PolicyScope::Unit);
     assert_eq!(set[1].path, ".");
     assert!(RepoConfig::default().policies.is_empty());
     assert!(sets("policies:\n").is_empty());
@@ -139,6 +146,7 @@ fn refusals_say_where_and_what_to_write() {
             "policies:\n  - {name: prod, path: a//b}\n".into(),
         ),
         ("bad enforcement", one_set("enforcement: deny")),
+        ("bad input", one_set("input: units")),
         ("bad namespace", one_set("namespaces: [terraform-aws]")),
         ("namespace not a list", one_set("namespaces: {a: b}")),
         ("too many namespaces", many_namespaces),
