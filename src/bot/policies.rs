@@ -133,8 +133,8 @@ pub fn policy_edits(config: &RepoConfig, changed_files: &[String]) -> Vec<String
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Blocking {
     pub set: String,
-    /// The units it fails, and `whole plan` for a set over the whole plan.
-    pub units: Vec<String>,
+    /// The units it fails; `None` for a set over the whole plan.
+    pub units: Vec<Option<String>>,
     /// The rules that failed (`data.main.deny`), and "evaluation error" for a set that
     /// could not be evaluated.
     pub rules: Vec<String>,
@@ -167,10 +167,7 @@ pub fn blocking(
                 .find(|s| s.name == result.set)
                 .map(|s| s.owners.clone()),
         });
-        entry.units.push(match unit {
-            Some(path) => path.to_string(),
-            None => crate::comment::WHOLE_PLAN.to_string(),
-        });
+        entry.units.push(unit.map(|path| path.to_string()));
         let mut rules: Vec<&str> = result.denies.iter().map(|m| m.rule.as_str()).collect();
         if !result.error.is_empty() {
             rules.push(EVALUATION_ERROR);
@@ -273,7 +270,10 @@ mod tests {
         ]);
         let found = blocking(&plan, &[], &config);
         assert_eq!(found.len(), 1, "{found:?}");
-        assert_eq!(found[0].units, ["prod/db", "prod/app"]);
+        assert_eq!(
+            found[0].units,
+            [Some("prod/db".to_string()), Some("prod/app".to_string())]
+        );
         assert_eq!(found[0].rules, ["data.main.deny", EVALUATION_ERROR]);
         assert!(found[0].owners.as_ref().unwrap().lists_user("Carol"));
         let approved = PolicyApproval {

@@ -157,7 +157,7 @@ samples! {
         blocking: vec![
             crate::bot::policies::Blocking {
                 set: "prod-guard".into(),
-                units: vec!["live/prod/db".into(), "live/prod/@team`x".into()],
+                units: vec![None, Some("live/prod/db".into()), Some("live/prod/@team`x".into())],
                 rules: vec!["data.main.deny".into(), "evaluation error".into()],
                 owners: Some(crate::config::ApplyPermission {
                     users: vec!["carol".into()],
@@ -166,7 +166,7 @@ samples! {
             },
             crate::bot::policies::Blocking {
                 set: "old-set".into(),
-                units: vec!["live/dev/app".into()],
+                units: vec![Some("live/dev/app".into())],
                 rules: vec!["data.main.violation".into()],
                 owners: None,
             },

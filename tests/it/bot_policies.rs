@@ -261,3 +261,52 @@ async fn a_unit_whose_plan_changed_at_apply_is_judged_again_in_the_new_plan() {
     assert!(!blocked.contains("`prod/dns`"), "{blocked}");
     w.finish().await;
 }
+
+/// Denies a plan that changes more than two units at once, naming the author: a rule
+/// across units, judged once over `input.units[]`.
+const SPREAD: &str = r#"package main
+
+import rego.v1
+
+changed := [u.unit.path | some u in input.units; u.change.add + u.change.change + u.change.destroy > 0]
+
+deny contains msg if {
+    count(changed) > 2
+    msg := sprintf("%s changes %d units at once: %s", [input.pull_request.author, count(changed), concat(", ", changed)])
+}
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_whole_plan_denial_blocks_the_apply_until_an_owner_approves_it() {
+    let w = world_with_files(
+        "\npolicies:\n  - name: spread\n    path: policies/spread\n    input: plan\n    owners: {users: [carol]}\n",
+        &[("policies/spread/spread.rego", SPREAD)],
+    )
+    .await;
+    let n = w.open_pr("alice", "feature", &w.head_sha, false);
+    w.send_pr(n, "opened").await;
+    w.until("the plan", |w| w.checks_done(&w.head_sha)).await;
+    let plan = w.plan_comment(n);
+    let id = w.plan_id(n);
+    assert!(
+        plan.contains("- whole plan — `spread`: **blocks the apply**"),
+        "{plan}"
+    );
+    assert!(plan.contains("alice changes 3 units at once"), "{plan}");
+    let check = w.check_now(&w.head_sha);
+    assert!(
+        check.title.contains("policies block the whole plan"),
+        "{}",
+        check.title
+    );
+    w.fake.approve(crate::support::bot_world::REPO, n, "bob");
+    let refused = say(&w, n, "bob", &format!("/apply {id}"), 2).await;
+    assert!(refused.contains("fails the whole plan;"), "{refused}");
+    let approved = say(&w, n, "carol", &format!("/approve-policies {id}"), 3).await;
+    assert!(approved.contains("policy set `spread`"), "{approved}");
+    w.comment(n, "bob", &format!("/apply {id}")).await;
+    w.until("the apply result", |w| w.applied(n)).await;
+    let result = w.apply_comment(n);
+    assert!(result.contains("global/dns"), "{result}");
+    w.finish().await;
+}

@@ -71,7 +71,11 @@ impl PolicyRefusal {
                 let lines: Vec<String> = blocking
                     .iter()
                     .map(|b| {
-                        let units: Vec<String> = b.units.iter().map(|u| code(u)).collect();
+                        let units: Vec<String> = b
+                            .units
+                            .iter()
+                            .map(|u| u.as_deref().map_or("the whole plan".to_string(), code))
+                            .collect();
                         let rules: Vec<String> = b.rules.iter().map(|r| code(r)).collect();
                         let who = match &b.owners {
                             Some(owners) => format!("can be approved by {}", people(owners)),
