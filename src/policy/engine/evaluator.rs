@@ -30,7 +30,36 @@ const RULES: [(&str, Severity); 3] = [
     ("warn", Severity::Warn),
 ];
 
-#[derive(Clone, Copy)]
+/// The full paths of the rules conftest reads in `packages` (in that order): each base
+/// rule (undefined when a package lacks it), then the prefixed rules `defined` (package,
+/// name) holds, by name.
+fn watched_rules(packages: &[String], defined: &[(String, String)]) -> Vec<(String, Severity)> {
+    let mut rules = Vec::new();
+    for package in packages {
+        for (base, severity) in RULES {
+            rules.push((format!("data.{package}.{base}"), severity));
+        }
+        let mut prefixed: Vec<(String, Severity)> = defined
+            .iter()
+            .filter(|(p, _)| p == package)
+            .filter_map(|(_, name)| {
+                RULES
+                    .iter()
+                    .find(|(base, _)| {
+                        name.strip_prefix(base)
+                            .is_some_and(|rest| rest.len() > 1 && rest.starts_with('_'))
+                    })
+                    .map(|(_, severity)| (format!("data.{package}.{name}"), *severity))
+            })
+            .collect();
+        prefixed.sort_by(|a, b| a.0.cmp(&b.0));
+        prefixed.dedup_by(|a, b| a.0 == b.0);
+        rules.extend(prefixed);
+    }
+    rules
+}
+
+#[derive(Clone, Copy, Debug)]
 enum Severity {
     Deny,
     Warn,
@@ -60,6 +89,9 @@ pub struct Evaluator {
     engine: Engine,
     /// `data.main`, then each namespace: the packages whose rules are read.
     packages: Vec<String>,
+    /// The rules read in each of `packages`, as conftest reads them: `deny`, `violation`
+    /// and `warn`, and every rule named with one of them and `_` (`deny_public_bucket`).
+    rules: Vec<(String, Severity)>,
 }
 
 impl std::fmt::Debug for Evaluator {
@@ -100,10 +132,16 @@ impl Evaluator {
         }
         let files: Vec<&PolicyFile> = files.iter().filter(|f| !f.is_test()).collect();
         let engine = compile(name, &files)?;
+        let mut defined = Vec::new();
+        for file in &files {
+            defined.extend(super::rego_test::rule_names(name, file)?);
+        }
+        let rules = watched_rules(&packages, &defined);
         Ok(Evaluator {
             name: name.to_string(),
             engine,
             packages,
+            rules,
         })
     }
 
@@ -121,27 +159,24 @@ impl Evaluator {
         engine.set_input(input);
         let start = Instant::now();
         let mut findings = Findings::default();
-        for package in &self.packages {
-            for (rule, severity) in RULES {
-                let path = format!("data.{package}.{rule}");
-                let left = EVALUATION_TIME.saturating_sub(start.elapsed());
-                if left.is_zero() {
-                    return Err(self.time_limit());
-                }
-                set_time_limit(&mut engine, left);
-                let value = engine
-                    .eval_query(path.clone(), false)
-                    .map(first_value)
-                    .map_err(|err| self.classify(err))?;
-                let into = match severity {
-                    Severity::Deny => &mut findings.deny,
-                    Severity::Warn => &mut findings.warn,
-                };
-                into.extend(messages(&path, &value).into_iter().map(|message| Finding {
-                    rule: path.clone(),
-                    message,
-                }));
+        for (path, severity) in &self.rules {
+            let left = EVALUATION_TIME.saturating_sub(start.elapsed());
+            if left.is_zero() {
+                return Err(self.time_limit());
             }
+            set_time_limit(&mut engine, left);
+            let value = engine
+                .eval_query(path.clone(), false)
+                .map(first_value)
+                .map_err(|err| self.classify(err))?;
+            let into = match severity {
+                Severity::Deny => &mut findings.deny,
+                Severity::Warn => &mut findings.warn,
+            };
+            into.extend(messages(path, &value).into_iter().map(|message| Finding {
+                rule: path.clone(),
+                message,
+            }));
         }
         for list in [&mut findings.deny, &mut findings.warn] {
             list.sort();

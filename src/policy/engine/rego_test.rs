@@ -84,6 +84,19 @@ pub fn run_tests(set: &str, files: &[PolicyFile]) -> Result<TestReport, PolicyEr
 
 /// The full paths of `file`'s `test_*` rules, each once, in the order it defines them.
 fn test_rules(set: &str, file: &PolicyFile) -> Result<Vec<String>, PolicyError> {
+    Ok(rule_names(set, file)?
+        .into_iter()
+        .filter(|(_, name)| name.starts_with("test_"))
+        .map(|(package, name)| format!("data.{package}.{name}"))
+        .collect())
+}
+
+/// The package of `file` and the names of the rules it defines at its top (each once, in
+/// the order it defines them), read from its syntax tree: what a query cannot list.
+pub(super) fn rule_names(
+    set: &str,
+    file: &PolicyFile,
+) -> Result<Vec<(String, String)>, PolicyError> {
     let parse_error = |err: anyhow::Error| PolicyError::Parse {
         set: set.to_string(),
         message: format!("{err:#}").trim().to_string(),
@@ -98,7 +111,7 @@ fn test_rules(set: &str, file: &PolicyFile) -> Result<Vec<String>, PolicyError> 
         })
         .map_err(parse_error)?;
     let package = module.package.refr.span().text().to_string();
-    let mut names: Vec<String> = Vec::new();
+    let mut names: Vec<(String, String)> = Vec::new();
     for rule in &module.policy {
         let Rule::Spec {
             head: RuleHead::Compr { refr, .. } | RuleHead::Set { refr, .. },
@@ -108,8 +121,8 @@ fn test_rules(set: &str, file: &PolicyFile) -> Result<Vec<String>, PolicyError> 
             continue;
         };
         if let Expr::Var { span, .. } = refr.as_ref() {
-            let name = format!("data.{package}.{}", span.text());
-            if span.text().starts_with("test_") && !names.contains(&name) {
+            let name = (package.clone(), span.text().to_string());
+            if !names.contains(&name) {
                 names.push(name);
             }
         }

@@ -376,3 +376,34 @@ test_loops if { count(numbers.range(0, 1e9)) > 0 }
     assert_eq!(report.passed(), 1);
     assert!(!report.all_passed());
 }
+
+#[test]
+fn prefixed_rules_are_read_as_conftest_reads_them() {
+    let files = [
+        file(
+            "p/main.rego",
+            "package main\nimport rego.v1\ndeny_public_bucket contains \"public\" if { input.public }\nwarn_big contains \"big\" if { input.size > 10 }\ndenyish contains \"not a deny\" if { true }\ndeny_ := \"not one either\"\nviolation_tags contains {\"msg\": \"no tags\"} if { not input.tags }\n",
+        ),
+        file(
+            "p/aws.rego",
+            "package terraform.aws\nimport rego.v1\ndeny_unencrypted contains \"unencrypted\" if { input.public }\n",
+        ),
+        file(
+            "p/other.rego",
+            "package other\nimport rego.v1\ndeny_elsewhere contains \"not watched\" if { true }\n",
+        ),
+    ];
+    let eval = Evaluator::new("test", &files, &["terraform.aws".to_string()]).unwrap();
+    let found = eval
+        .evaluate_blocking(&json!({"public": true, "size": 11}))
+        .unwrap();
+    assert_eq!(
+        messages(&found.deny),
+        [
+            "data.main.deny_public_bucket: public",
+            "data.main.violation_tags: no tags",
+            "data.terraform.aws.deny_unencrypted: unencrypted",
+        ]
+    );
+    assert_eq!(messages(&found.warn), ["data.main.warn_big: big"]);
+}
