@@ -56,6 +56,10 @@ enum Command {
     /// Work with Rego policies without the bot.
     #[command(subcommand)]
     Policy(PolicyCommand),
+    /// One policy evaluation, asked on standard input by cascade itself (see
+    /// `exec::policy_worker`): not for people.
+    #[command(name = "policy-worker", hide = true)]
+    PolicyWorker,
 }
 
 #[derive(Subcommand, Debug)]
@@ -344,7 +348,11 @@ impl Command {
                 run.data_dir.as_mut().map(absolute).transpose()?;
             }
             Command::Serve(args) => args.make_paths_absolute()?,
-            Command::Graph(_) | Command::Affected(_) | Command::Schema(_) | Command::Policy(_) => {}
+            Command::Graph(_)
+            | Command::Affected(_)
+            | Command::Schema(_)
+            | Command::Policy(_)
+            | Command::PolicyWorker => {}
         }
         Ok(())
     }
@@ -436,6 +444,7 @@ pub fn main() -> ExitCode {
         Command::Drift(args) => drift_cmd::run(&args),
         Command::Serve(args) => serve_cmd::run(*args),
         Command::Policy(PolicyCommand::Test(args)) => policy_cmd::test(&args),
+        Command::PolicyWorker => Ok(ExitCode::from(crate::exec::policy_worker::serve() as u8)),
         Command::Schema(args) => {
             if args.policy_input {
                 println!("{}", crate::policy::input::json_schema());

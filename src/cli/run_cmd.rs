@@ -51,6 +51,11 @@ pub(super) async fn engine(
         .with_unit_env(options.unit_env.load()?)
         .with_sandbox(sandbox)
         .with_plan_limits(options.plan_limits.limits()?);
+    // Policies are evaluated in children of this binary, each under a memory ceiling.
+    let executor = match std::env::current_exe() {
+        Ok(exe) => executor.with_policy_worker(crate::exec::policy_worker::PolicyWorker::new(exe)),
+        Err(_) => executor,
+    };
     Ok(Engine {
         executor: Arc::new(executor),
         store: Arc::new(store),

@@ -448,6 +448,8 @@ impl ServeArgs {
             parallelism: self.parallelism,
             allow_forks: self.allow_forks,
             terraform_bin: self.terraform_bin,
+            // This very binary: `cascade policy-worker` evaluates one policy set.
+            policy_worker: std::env::current_exe().ok(),
             tofu_bin: self.tofu_bin,
             terragrunt_bin: self.terragrunt_bin,
             shutdown_grace: Duration::from_secs(self.shutdown_grace),

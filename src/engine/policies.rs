@@ -33,6 +33,21 @@ pub struct PolicyCheck {
 }
 
 impl PolicyCheck {
+    /// The set's findings for `input`: in a child process under a memory ceiling when the
+    /// executor has a policy worker (the server, the CLI), else on the blocking pool.
+    pub async fn evaluate(
+        &self,
+        input: Arc<serde_json::Value>,
+        worker: Option<&crate::exec::policy_worker::PolicyWorker>,
+    ) -> Result<crate::policy::engine::Findings, crate::policy::engine::PolicyError> {
+        match worker {
+            Some(worker) => worker.evaluate(&self.evaluator, &input).await,
+            None => self.evaluator.clone().evaluate(input).await,
+        }
+    }
+}
+
+impl PolicyCheck {
     /// The set's result: its findings, or why it could not be evaluated.
     fn result(&self, evaluated: Result<Findings, String>) -> PolicyResult {
         let message = |f: crate::policy::engine::Finding| PolicyMessage {
@@ -113,7 +128,9 @@ impl<E: Executor, S: RunStore> RunCtx<E, S> {
         let input = Arc::new(input);
         let mut results = Vec::new();
         for check in self.rules.checks_of(PolicyScope::Unit) {
-            let evaluated = check.evaluator.clone().evaluate(input.clone()).await;
+            let evaluated = check
+                .evaluate(input.clone(), self.executor.policy_worker())
+                .await;
             results.push(check.result(evaluated.map_err(|e| e.to_string())));
         }
         lock(&self.policies).insert(target.path.clone(), results);
@@ -172,7 +189,9 @@ impl<E: Executor, S: RunStore> RunCtx<E, S> {
         ));
         let mut results = Vec::new();
         for check in self.rules.checks_of(PolicyScope::Plan) {
-            let evaluated = check.evaluator.clone().evaluate(input.clone()).await;
+            let evaluated = check
+                .evaluate(input.clone(), self.executor.policy_worker())
+                .await;
             results.push(check.result(evaluated.map_err(|e| e.to_string())));
         }
         results

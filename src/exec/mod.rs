@@ -25,6 +25,7 @@ mod env;
 mod job_env;
 mod log;
 mod plan_json;
+pub mod policy_worker;
 mod preflight;
 mod process;
 pub mod sandbox;
@@ -302,5 +303,11 @@ pub trait Executor: Send + Sync + 'static {
     /// Whatever cascade shows of a plan goes through it too.
     fn redactor(&self) -> crate::redact::Redactor {
         crate::redact::Redactor::default()
+    }
+
+    /// Where policy evaluations run in a child process of their own, under a memory
+    /// ceiling; `None` (the default): on this process's blocking pool.
+    fn policy_worker(&self) -> Option<&policy_worker::PolicyWorker> {
+        None
     }
 }

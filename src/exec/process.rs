@@ -69,6 +69,8 @@ pub struct ProcessExecutor {
     limit: Option<std::sync::Arc<tokio::sync::Semaphore>>,
     /// The largest plan JSON one unit may produce, in bytes.
     max_plan_json: u64,
+    /// Where policies are evaluated; `None`: in this process.
+    policy_worker: Option<super::policy_worker::PolicyWorker>,
     /// The operator's per-unit variables (`--unit-env-file`).
     unit_env: Arc<UnitEnv>,
     /// What every plan being read or parsed at once may take.
@@ -101,7 +103,17 @@ impl ProcessExecutor {
             max_plan_json: PlanLimits::default().max_json_mib << 20,
             unit_env: Arc::default(),
             plan_memory: PlanBudget::new(PlanLimits::default().memory_mib),
+            policy_worker: None,
         }
+    }
+
+    /// Evaluates policies in children of `worker` (see [`super::policy_worker`]).
+    pub fn with_policy_worker(
+        mut self,
+        worker: super::policy_worker::PolicyWorker,
+    ) -> ProcessExecutor {
+        self.policy_worker = Some(worker);
+        self
     }
 
     /// Caps each unit's plan JSON and the memory all plans take at once
@@ -588,6 +600,10 @@ fn needs_init(err: &ExecError) -> bool {
 impl Executor for ProcessExecutor {
     fn redactor(&self) -> Redactor {
         self.redactor.clone()
+    }
+
+    fn policy_worker(&self) -> Option<&super::policy_worker::PolicyWorker> {
+        self.policy_worker.as_ref()
     }
 
     async fn plan(&self, job: &UnitJob, cancel: &CancellationToken) -> Result<PlanJson, ExecError> {

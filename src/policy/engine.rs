@@ -63,6 +63,8 @@ pub enum LimitKind {
     /// `numbers.range` / `numbers.range_step` asked for more than
     /// [`limits::MAX_RANGE_ELEMENTS`] numbers.
     Range,
+    /// The evaluation's process passed its memory ceiling (bytes of data).
+    Memory(u64),
 }
 
 impl std::fmt::Display for LimitKind {
@@ -74,6 +76,13 @@ impl std::fmt::Display for LimitKind {
                  a rule loops or builds a value without bound: make each rule's work follow \
                  the input (iterate over `input.plan.resource_changes`, not over a range)",
                 limit.as_millis()
+            ),
+            LimitKind::Memory(ceiling) => write!(
+                f,
+                "it ran into the evaluation memory limit ({} MiB); a rule builds a value \
+                 without bound: make each rule's work follow the input (iterate over \
+                 `input.plan.resource_changes`, not over a range)",
+                ceiling >> 20
             ),
             LimitKind::Range => write!(
                 f,

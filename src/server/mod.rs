@@ -65,6 +65,9 @@ pub struct ServeConfig {
     pub parallelism: usize,
     pub allow_forks: bool,
     pub terraform_bin: String,
+    /// The `cascade` binary policies are evaluated in, one child process each under a
+    /// memory ceiling (`exec::policy_worker`); `None`: in this process, bounded by time.
+    pub policy_worker: Option<PathBuf>,
     pub tofu_bin: String,
     pub terragrunt_bin: String,
     /// How long running applies may take to finish once a shutdown starts.
@@ -311,6 +314,12 @@ pub async fn start(mut config: ServeConfig) -> anyhow::Result<RunningServer> {
         .with_limit(config.parallelism)
         .with_plan_limits(config.plan_limits)
         .with_unit_env(config.unit_env.clone());
+    let executor = match &config.policy_worker {
+        Some(exe) => {
+            executor.with_policy_worker(crate::exec::policy_worker::PolicyWorker::new(exe.clone()))
+        }
+        None => executor,
+    };
     let shutdown = CancellationToken::new();
     let bot = Bot::start(BotConfig {
         forges: Forges::new(github, gitlab),

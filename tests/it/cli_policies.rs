@@ -41,6 +41,17 @@ import rego.v1
 warn contains json.marshal(input.plan) if input.unit.path == "prod/db"
 "#;
 
+/// Allocates as fast as it can: a million-number range for each of a million numbers.
+const BOMB: &str = r#"package main
+
+import rego.v1
+
+deny contains "never" if {
+  input.unit.path == "prod/db"
+  count([numbers.range(0, 999999) | some i in numbers.range(0, 999999)]) < 0
+}
+"#;
+
 const SPIN: &str = r#"package main
 
 import rego.v1
@@ -71,9 +82,10 @@ fn plan_checks_each_unit_against_the_policy_sets() {
     write(dir, "policies/guard/guard.rego", GUARD);
     write(dir, "policies/leak/leak.rego", LEAK);
     write(dir, "policies/spin/spin.rego", SPIN);
+    write(dir, "policies/bomb/bomb.rego", BOMB);
     commit_modules(
         dir,
-        "modules:\n  - path: prod/db\n  - path: prod/app\n    depends_on: [prod/db]\npolicies:\n  - name: guard\n    path: policies/guard\n    owners: {users: [carol]}\n  - name: leak\n    path: policies/leak\n    enforcement: warn\n    owners: {users: [carol]}\n  - name: spin\n    path: policies/spin\n    owners: {users: [carol]}\n",
+        "modules:\n  - path: prod/db\n  - path: prod/app\n    depends_on: [prod/db]\npolicies:\n  - name: guard\n    path: policies/guard\n    owners: {users: [carol]}\n  - name: leak\n    path: policies/leak\n    enforcement: warn\n    owners: {users: [carol]}\n  - name: spin\n    path: policies/spin\n    owners: {users: [carol]}\n  - name: bomb\n    path: policies/bomb\n",
     );
     let out = support::run_in(
         env!("CARGO_BIN_EXE_cascade"),
@@ -123,8 +135,25 @@ fn plan_checks_each_unit_against_the_policy_sets() {
     assert!(printed.contains("terraform_data.db"), "{printed}");
     // The spinning set ran out of time on prod/app only; its error is recorded.
     let spin = set(&app, "spin");
-    assert!(spin["error"].as_str().unwrap().contains("limit"), "{spin}");
+    assert!(
+        spin["error"]
+            .as_str()
+            .unwrap()
+            .contains("evaluation time limit"),
+        "{spin}"
+    );
     assert_eq!(set(&db, "spin")["error"], "", "{db}");
+    // The allocating set was stopped at its memory ceiling, in its own process, on
+    // prod/db only; the other sets of that unit were still judged.
+    let bomb = set(&db, "bomb");
+    assert!(
+        bomb["error"]
+            .as_str()
+            .unwrap()
+            .contains("evaluation memory limit"),
+        "{bomb}"
+    );
+    assert_eq!(set(&app, "bomb")["error"], "", "{app}");
     // The comment shows what blocks, inert; the same plan in Markdown.
     let md = support::run_in(
         env!("CARGO_BIN_EXE_cascade"),

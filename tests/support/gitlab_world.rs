@@ -100,6 +100,7 @@ pub fn config(w: &World) -> ServeConfig {
         parallelism: 4,
         allow_forks: false,
         terraform_bin: "terraform".into(),
+        policy_worker: Some(env!("CARGO_BIN_EXE_cascade").into()),
         tofu_bin: "tofu".into(),
         terragrunt_bin: "terragrunt".into(),
         shutdown_grace: Duration::from_secs(30),

@@ -66,7 +66,7 @@ enum Severity {
 }
 
 /// One message of one rule.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub struct Finding {
     /// The rule's full path: `data.main.deny`.
     pub rule: String,
@@ -76,7 +76,7 @@ pub struct Finding {
 
 /// What a policy set says about one input: messages of `deny` and `violation` rules
 /// (`deny`), and of `warn` rules (`warn`); each sorted and without repeats.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Findings {
     pub deny: Vec<Finding>,
     pub warn: Vec<Finding>,
@@ -89,6 +89,10 @@ pub struct Evaluator {
     engine: Engine,
     /// `data.main`, then each namespace: the packages whose rules are read.
     packages: Vec<String>,
+    /// The set's files (tests left out) and namespaces, as compiled: what a child process
+    /// compiles again (`exec::policy_worker`).
+    files: Vec<PolicyFile>,
+    namespaces: Vec<String>,
     /// The rules read in each of `packages`, as conftest reads them: `deny`, `violation`
     /// and `warn`, and every rule named with one of them and `_` (`deny_public_bucket`).
     rules: Vec<(String, Severity)>,
@@ -141,6 +145,8 @@ impl Evaluator {
             name: name.to_string(),
             engine,
             packages,
+            files: files.into_iter().cloned().collect(),
+            namespaces: namespaces.to_vec(),
             rules,
         })
     }
@@ -148,6 +154,11 @@ impl Evaluator {
     /// The policy set's name.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// The files it was compiled from (its tests left out) and its namespaces.
+    pub fn sources(&self) -> (&[PolicyFile], &[String]) {
+        (&self.files, &self.namespaces)
     }
 
     /// The set's findings for `input`, evaluated on this thread: CPU-bound for up to

@@ -6,14 +6,16 @@
 //! server. Must never: depend on anything in the repository; these are constants so
 //! that a pull request, or a policy, cannot move them.
 //!
-//! There is no memory limit: regorus's (`allocator-memory-limits`) needs regorus's own
-//! mimalloc as the process's global allocator and sets one ceiling for the whole process,
-//! not one evaluation. Memory is bounded instead by the time limit (checked before every
-//! expression and builtin call), by [`MAX_RANGE_ELEMENTS`] (the one builtin that allocates
-//! in proportion to a number it is given), by running one evaluation at a time
-//! ([`CONCURRENT_EVALUATIONS`]) and, in the end, by the server's cgroup. Measured: a policy
-//! written to allocate as fast as it can (a comprehension of large ranges) reaches about
-//! 1.3 GiB before the 2 s limit stops it.
+//! Memory: regorus's own limit (`allocator-memory-limits`) needs regorus's mimalloc fork
+//! as the process's global allocator (it conflicts with the mimalloc cascade links) and
+//! counts the whole process, not one evaluation. So the server and the CLI evaluate each
+//! set in a child process under `RLIMIT_DATA` ([`EVALUATION_MEMORY`], see
+//! `exec::policy_worker`). In process (the library's own tests), memory is bounded by the
+//! time limit (checked before every expression and builtin call), by
+//! [`MAX_RANGE_ELEMENTS`] (the one builtin that allocates in proportion to a number it is
+//! given) and by running one evaluation at a time ([`CONCURRENT_EVALUATIONS`]). Measured:
+//! a policy written to allocate as fast as it can reaches about 1.3 GiB in process before
+//! the 2 s limit stops it, and about 0.5 GiB in a child, where its ceiling stops it.
 
 use std::time::Duration;
 
@@ -33,6 +35,15 @@ pub const MAX_POLICY_DIR_DEPTH: usize = 16;
 /// worst an evaluation can allocate is not multiplied by the units planning together;
 /// evaluations take milliseconds, so the units hardly wait.
 pub const CONCURRENT_EVALUATIONS: usize = 1;
+
+/// The data one evaluation's process may hold before it is stopped, beyond
+/// [`EVALUATION_MEMORY_PER_INPUT_BYTE`] for each byte of its input: the binary, the
+/// compiled set and the parsed input take about a tenth of it.
+pub const EVALUATION_MEMORY: u64 = 512 << 20;
+
+/// The more data an evaluation may hold for each byte of its input (as JSON): the input
+/// is held parsed twice (serde's value and regorus's), several times its text.
+pub const EVALUATION_MEMORY_PER_INPUT_BYTE: u64 = 16;
 
 /// How long one unit's evaluation of one policy set may take, all its rules together.
 pub const EVALUATION_TIME: Duration = Duration::from_secs(2);
