@@ -18,7 +18,10 @@
 //! - the first `evaluate_blocking` of a freshly compiled set (cold: the compile is not
 //!   timed), against `evaluate_blocking` on a set that has evaluated before (warm); each
 //!   is one clone of the compiled engine, every rule of both packages, the findings;
-//! - for comparison, compiling afresh for each unit instead of cloning.
+//! - for comparison, compiling afresh for each unit instead of cloning;
+//! - what the server and `cascade plan` pay: one evaluation in a child `cascade
+//!   policy-worker` under its memory ceiling (start the process, send the set and the
+//!   input, compile, evaluate, read the findings), through `PolicyWorker::evaluate`.
 
 use cascade::policy::engine::{Evaluator, PolicyFile, load_set};
 use serde_json::{Value, json};
@@ -235,6 +238,19 @@ fn main() {
             .unwrap()
     });
 
+    let worker =
+        cascade::exec::policy_worker::PolicyWorker::new(env!("CARGO_BIN_EXE_cascade").into());
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let (child_ms, in_child) = time(|| {
+        runtime
+            .block_on(worker.evaluate(&evaluator, &input))
+            .expect("evaluates in a child")
+    });
+    assert_eq!(in_child, findings, "the child finds what the process finds");
+
     println!(
         "policy set: {} files; input: {RESOURCES} resource changes, {} KiB of JSON",
         files.len(),
@@ -251,4 +267,9 @@ fn main() {
     println!("  evaluate one unit, first after compile    {cold_ms:>8.2} ms");
     println!("  evaluate one unit, warm                   {eval_ms:>8.2} ms");
     println!("  compile + evaluate one unit               {fresh_ms:>8.2} ms");
+    println!("  in a child policy-worker (what is paid)   {child_ms:>8.2} ms");
+    println!(
+        "  child / warm in process                   {:>8.2}x",
+        child_ms / eval_ms
+    );
 }
