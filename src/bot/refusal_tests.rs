@@ -109,6 +109,11 @@ samples! {
     },
     "already_applied" => AlreadyApplied: Refusal::AlreadyApplied { id: id("3f9a2c1b7d4e") },
     "no_current_plan" => NoCurrentPlan: Refusal::NoCurrentPlan { id: id("3f9a2c1b7d4e") },
+    "plan_expired" => PlanExpired: Refusal::PlanExpired {
+        id: id("3f9a2c1b7d4e"),
+        age: std::time::Duration::from_secs(8 * 24 * 3600 + 3 * 3600 + 59),
+        ttl: PlanTtl::DEFAULT,
+    },
     "apply_running" => ApplyRunning: Refusal::ApplyRunning,
     "units_locked" => UnitsLocked: Refusal::UnitsLocked {
         locks: vec![(unit("live/prod/app"), 7), (unit("live/prod/dns"), 12)],

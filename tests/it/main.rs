@@ -58,6 +58,7 @@ mod discovery_remote;
 mod discovery_stacks;
 mod discovery_unknowns;
 mod drift;
+mod engine_expiry;
 mod engine_policies;
 mod engine_rules;
 mod exec_init;
