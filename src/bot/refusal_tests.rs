@@ -293,3 +293,35 @@ fn units_locked_by_several_pull_requests_are_said_to_be() {
         "{two}"
     );
 }
+
+#[test]
+fn a_plan_the_engine_finds_expired_is_refused_as_the_bot_says_it_on_the_drift_issue_too() {
+    let expired = || ApplyError::Expired {
+        id: id("3f9a2c1b7d4e"),
+        age: std::time::Duration::from_secs(3600),
+        ttl: PlanTtl::new(std::time::Duration::from_secs(60)).unwrap(),
+    };
+    for said in [Refusal::EngineRefused, Refusal::DriftApplyRefused] {
+        let refusal = Refusal::engine_refused(expired(), said);
+        assert!(
+            matches!(refusal, Refusal::PlanExpired { .. }),
+            "{refusal:?}"
+        );
+        let text = refusal.message(&Spelling::GITLAB);
+        assert!(
+            text.contains("is 1 hour old, older than `plan_ttl` (1 minute)"),
+            "{text}"
+        );
+        assert!(text.contains("comment `cascade plan`"), "{text}");
+    }
+    let busy = ApplyError::Busy {
+        id: id("3f9a2c1b7d4e"),
+        pid: 1,
+        host: "h".into(),
+    };
+    let refusal = Refusal::engine_refused(busy, Refusal::DriftApplyRefused);
+    assert!(
+        matches!(refusal, Refusal::DriftApplyRefused(ApplyError::Busy { .. })),
+        "{refusal:?}"
+    );
+}
