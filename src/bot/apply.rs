@@ -47,7 +47,11 @@ pub async fn command_apply(
         return refuse(Refusal::NewCommits { id: id.clone() });
     }
     // Asked before the requirements: a stale id is told the current one first.
-    let plan = match bot.engine.current_plan_named(&key.plan_key(), id).await? {
+    let plan = match bot
+        .engine
+        .current_plan_named(&key.plan_key(), id, config.plan_ttl)
+        .await?
+    {
         Ok(plan) => plan,
         Err(mut not) => {
             // Named only when this pull request shows it: never an id nobody here reviewed.
@@ -153,7 +157,7 @@ pub async fn command_apply(
         Ok(outcome) => outcome,
         Err(refusal) => {
             ctx.transition(&mut record, PrState::Commented).await?;
-            return refuse(Refusal::EngineRefused(refusal));
+            return refuse(Refusal::engine_refused(refusal, Refusal::EngineRefused));
         }
     };
     let view = apply_view(&outcome, &[]);

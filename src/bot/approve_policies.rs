@@ -76,7 +76,11 @@ pub async fn command_approve_policies(
     if record.head_sha != pr.head_sha.as_str() {
         return Ok(Err(Refusal::NewCommits { id: id.clone() }));
     }
-    let plan = match bot.engine.current_plan_named(&key.plan_key(), id).await? {
+    let plan = match bot
+        .engine
+        .current_plan_named(&key.plan_key(), id, config.plan_ttl)
+        .await?
+    {
         Ok(plan) => plan,
         Err(mut not) => {
             // Named only when this pull request shows it, as for `/apply`.

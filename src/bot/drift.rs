@@ -643,7 +643,9 @@ async fn apply(
     let applied = apply_locked(bot, key, branch, config, id).await;
     bot.store.release_locks(repo, key.number()).await?;
     let text = match applied? {
-        Err(refusal) => vec![Refusal::DriftApplyRefused(refusal).message(spelling)],
+        Err(refusal) => {
+            vec![Refusal::engine_refused(refusal, Refusal::DriftApplyRefused).message(spelling)]
+        }
         Ok(outcome) => Comments::new()
             .spelled(spelling)
             .apply_comment(&apply_view(&outcome, &[]), forge.comment_limit())?,

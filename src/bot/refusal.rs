@@ -13,6 +13,7 @@ mod policies;
 
 pub use policies::PolicyRefusal;
 
+use crate::config::{PlanTtl, in_words};
 use crate::engine::{ApplyError, NotCurrent, Was};
 use crate::forge::{ForgeKind, RepoKey, Spelling};
 use crate::inert::{code, fenced, text};
@@ -77,6 +78,12 @@ pub enum Refusal {
     AlreadyApplied { id: PlanId },
     /// `id` is no current plan, and there is none.
     NoCurrentPlan { id: PlanId },
+    /// `id` is the current plan, but it was made `age` ago, longer than `plan_ttl`.
+    PlanExpired {
+        id: PlanId,
+        age: std::time::Duration,
+        ttl: PlanTtl,
+    },
     /// An apply of the change request is running.
     ApplyRunning,
     /// Units of the plan are locked by other change requests.
@@ -155,6 +162,11 @@ pub enum Contribution {
 impl From<NotCurrent> for Refusal {
     fn from(not: NotCurrent) -> Refusal {
         match (not.current, not.was) {
+            (_, Was::Expired { age, ttl }) => Refusal::PlanExpired {
+                id: not.id,
+                age,
+                ttl,
+            },
             (Some(current), Was::Unknown) => Refusal::UnknownPlan {
                 id: not.id,
                 current,
@@ -170,6 +182,16 @@ impl From<NotCurrent> for Refusal {
 }
 
 impl Refusal {
+    /// The engine's refusal of an apply: an expired plan said as the bot says it (it
+    /// expired between the bot's check and the engine's), anything else in the engine's
+    /// words, as `said` wraps them.
+    pub fn engine_refused(error: ApplyError, said: fn(ApplyError) -> Refusal) -> Refusal {
+        match error {
+            ApplyError::Expired { id, age, ttl } => Refusal::PlanExpired { id, age, ttl },
+            other => said(other),
+        }
+    }
+
     /// The refusal as said on the forge `spelling` is for.
     pub fn message(&self, spelling: &Spelling) -> String {
         let cr = spelling.change_request;
@@ -302,6 +324,12 @@ impl Refusal {
             ),
             Refusal::NoCurrentPlan { id } => format!(
                 "There is no current plan `{id}` for this {cr}. Comment `{}` to plan again.",
+                cmd("plan")
+            ),
+            Refusal::PlanExpired { id, age, ttl } => format!(
+                "Plan `{id}` is {} old, older than `plan_ttl` ({ttl}) in the default branch's \
+                 `.cascade.yaml`: comment `{}` to plan again, then apply the new id.",
+                in_words(*age),
                 cmd("plan")
             ),
             Refusal::ApplyRunning => {

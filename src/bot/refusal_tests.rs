@@ -109,6 +109,11 @@ samples! {
     },
     "already_applied" => AlreadyApplied: Refusal::AlreadyApplied { id: id("3f9a2c1b7d4e") },
     "no_current_plan" => NoCurrentPlan: Refusal::NoCurrentPlan { id: id("3f9a2c1b7d4e") },
+    "plan_expired" => PlanExpired: Refusal::PlanExpired {
+        id: id("3f9a2c1b7d4e"),
+        age: std::time::Duration::from_secs(8 * 24 * 3600 + 3 * 3600 + 59),
+        ttl: PlanTtl::DEFAULT,
+    },
     "apply_running" => ApplyRunning: Refusal::ApplyRunning,
     "units_locked" => UnitsLocked: Refusal::UnitsLocked {
         locks: vec![(unit("live/prod/app"), 7), (unit("live/prod/dns"), 12)],
@@ -286,5 +291,37 @@ fn units_locked_by_several_pull_requests_are_said_to_be() {
     assert!(
         two.contains("are locked by open merge requests; apply once they are merged"),
         "{two}"
+    );
+}
+
+#[test]
+fn a_plan_the_engine_finds_expired_is_refused_as_the_bot_says_it_on_the_drift_issue_too() {
+    let expired = || ApplyError::Expired {
+        id: id("3f9a2c1b7d4e"),
+        age: std::time::Duration::from_secs(3600),
+        ttl: PlanTtl::new(std::time::Duration::from_secs(60)).unwrap(),
+    };
+    for said in [Refusal::EngineRefused, Refusal::DriftApplyRefused] {
+        let refusal = Refusal::engine_refused(expired(), said);
+        assert!(
+            matches!(refusal, Refusal::PlanExpired { .. }),
+            "{refusal:?}"
+        );
+        let text = refusal.message(&Spelling::GITLAB);
+        assert!(
+            text.contains("is 1 hour old, older than `plan_ttl` (1 minute)"),
+            "{text}"
+        );
+        assert!(text.contains("comment `cascade plan`"), "{text}");
+    }
+    let busy = ApplyError::Busy {
+        id: id("3f9a2c1b7d4e"),
+        pid: 1,
+        host: "h".into(),
+    };
+    let refusal = Refusal::engine_refused(busy, Refusal::DriftApplyRefused);
+    assert!(
+        matches!(refusal, Refusal::DriftApplyRefused(ApplyError::Busy { .. })),
+        "{refusal:?}"
     );
 }

@@ -32,6 +32,7 @@ pub(super) const TOP_KEYS: &[&str] = &[
     "apply_requirements",
     "apply_permission",
     "approvals",
+    "plan_ttl",
     "branches",
     "retries",
     "drift",
@@ -123,6 +124,13 @@ pub(super) struct ConfigFile {
     #[serde(default, deserialize_with = "approvals")]
     #[schemars(with = "ApprovalsEntry", extend("default" = "head"))]
     pub approvals: Vec<ApprovalWord>,
+
+    /// How long a plan may be applied after it was made, from `1s` to `365d` (`30m`,
+    /// `12h`, `7d`). An older plan id is refused by `/apply`; comment `/plan` to plan
+    /// again and apply the new id.
+    #[serde(default)]
+    #[schemars(with = "Option<String>", extend("default" = "7d"), example = "3d")]
+    pub plan_ttl: Option<Spanned<String>>,
 
     /// Base branches, besides the default branch, whose pull requests cascade plans:
     /// globs over branch names (`release/*`, `hotfix/**`). Rules, environments and
@@ -239,6 +247,7 @@ impl Default for ConfigFile {
             apply_requirements: default_requirements(),
             apply_permission: None,
             approvals: Vec::new(),
+            plan_ttl: None,
             branches: Vec::new(),
             retries: None,
             drift: None,

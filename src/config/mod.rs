@@ -19,6 +19,7 @@ mod diagnose;
 pub mod drift;
 mod file;
 pub(crate) use file::yaml_options;
+mod plan_ttl;
 pub mod policies;
 pub mod retries;
 #[cfg(test)]
@@ -26,6 +27,7 @@ mod tests;
 mod validate;
 pub mod workflows;
 
+pub use plan_ttl::{PlanTtl, in_words};
 pub use retries::RetryPolicy;
 
 use crate::problem::{Problem, ProblemKind};
@@ -74,6 +76,8 @@ pub struct RepoConfig {
     /// Whether someone who pushed a commit to the pull request may approve it (default:
     /// no, as GitHub's "require approval of the most recent reviewable push").
     pub pushers_may_approve: bool,
+    /// How long a plan may be applied after it was made (default: 7 days).
+    pub plan_ttl: PlanTtl,
     /// Base branches other than the default whose pull requests are planned (globs over
     /// branch names; default: none).
     branches: CompiledGlobs,
@@ -103,6 +107,7 @@ impl Default for RepoConfig {
             apply_permission: None,
             approvals: ApprovalRule::Head,
             pushers_may_approve: false,
+            plan_ttl: PlanTtl::DEFAULT,
             branches: CompiledGlobs::default(),
             retries: retries::RetryPolicy::default(),
             drift: None,

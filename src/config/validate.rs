@@ -36,6 +36,12 @@ pub(super) fn repo_config(file: ConfigFile) -> Result<RepoConfig, Problem> {
     let mut requirements = file.apply_requirements;
     requirements.dedup();
     let (approvals, pushers_may_approve) = approvals(&file.approvals)?;
+    let plan_ttl = file
+        .plan_ttl
+        .as_ref()
+        .map(super::plan_ttl::plan_ttl)
+        .transpose()?
+        .unwrap_or_default();
     let branches = compile_globs("branches", &file.branches)?;
     let workflows = super::workflows::workflows(file.workflows, &environments)?;
     let policies = super::policies::policies(file.policies)?;
@@ -50,6 +56,7 @@ pub(super) fn repo_config(file: ConfigFile) -> Result<RepoConfig, Problem> {
         apply_permission,
         approvals,
         pushers_may_approve,
+        plan_ttl,
         branches,
         retries,
         drift,

@@ -39,6 +39,15 @@ pub enum ApplyError {
     #[error("plan {id} was already applied; plan again to see what is left")]
     Consumed { id: PlanId },
     #[error(
+        "plan {id} is {} old, older than `plan_ttl` ({ttl}); run `cascade plan` again and apply the new id",
+        crate::config::in_words(*age)
+    )]
+    Expired {
+        id: PlanId,
+        age: std::time::Duration,
+        ttl: crate::config::PlanTtl,
+    },
+    #[error(
         "the repository changed since plan {id} was made (planned at {planned}, now at {now}); plan again and approve the new id"
     )]
     Stale {
@@ -252,7 +261,7 @@ impl<E: Executor, S: RunStore> Engine<E, S> {
         rules: &RunRules,
         observe: impl FnMut(WalkEvent<'_>),
     ) -> anyhow::Result<Result<ApplyOutcome, ApplyError>> {
-        let plan = match self.current_plan_named(repo, id).await? {
+        let plan = match self.current_plan_named(repo, id, rules.plan_ttl).await? {
             Ok(plan) => plan,
             Err(not) => return Ok(Err(not.into())),
         };

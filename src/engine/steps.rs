@@ -40,6 +40,8 @@ pub struct RunRules {
     /// What a policy is told of the pull request (`input.pull_request`); none for drift
     /// and the CLI.
     pub pull_request: Option<Arc<crate::policy::input::PullRequestFacts>>,
+    /// How old a plan an apply names may be (`plan_ttl`; default 7 days).
+    pub plan_ttl: crate::config::PlanTtl,
 }
 
 impl From<&RetryPolicy> for RunRules {
@@ -66,6 +68,7 @@ impl From<&RepoConfig> for RunRules {
             workflows: config.workflows.iter().cloned().map(Arc::new).collect(),
             policies: Vec::new(),
             pull_request: None,
+            plan_ttl: config.plan_ttl,
         }
     }
 }

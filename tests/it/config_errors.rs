@@ -443,6 +443,27 @@ fn unclosed_quote() {
     assert_rejected!("config_unclosed_quote", "ignore:\n  - \"sandbox/**\n");
 }
 
+#[test]
+fn plan_ttl_is_read_from_seconds_to_days() {
+    let ttl = |yaml: &str| RepoConfig::parse(yaml).unwrap().plan_ttl.get();
+    let days = |n: u64| std::time::Duration::from_secs(n * 24 * 3600);
+    assert_eq!(RepoConfig::default().plan_ttl.get(), days(7));
+    assert_eq!(ttl(""), days(7));
+    assert_eq!(ttl("plan_ttl: 3d\n"), days(3));
+    assert_eq!(ttl("plan_ttl: 365d\n"), days(365));
+    assert_eq!(ttl("plan_ttl: 12h\n"), days(1) / 2);
+    assert_eq!(ttl("plan_ttl: 1s\n"), std::time::Duration::from_secs(1));
+}
+
+#[test]
+fn plan_ttl_outside_a_second_to_a_year() {
+    assert_rejected!("config_plan_ttl_too_short", "plan_ttl: 500ms\n");
+    assert_eq!(at(&rejection("plan_ttl: 366d\n")), (1, 11));
+    assert_eq!(at(&rejection("plan_ttl: 0s\n")), (1, 11));
+    assert_eq!(at(&rejection("plan_ttl: 7 days\n")), (1, 11));
+    assert_eq!(at(&rejection("plan_ttl: d\n")), (1, 11));
+}
+
 // The schema shipped for editors.
 
 #[test]
@@ -482,6 +503,7 @@ fn schema_describes_every_key_both_environment_forms_and_workflows() {
             "ignore",
             "implicit_deps",
             "modules",
+            "plan_ttl",
             "policies",
             "retries",
             "workflows"

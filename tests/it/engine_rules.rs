@@ -38,7 +38,7 @@ enum Resume {
 #[derive(Default)]
 pub(crate) struct Scripted {
     plans: Mutex<BTreeMap<String, VecDeque<Plan>>>,
-    failing_applies: Mutex<Vec<String>>,
+    pub(crate) failing_applies: Mutex<Vec<String>>,
     /// Applies that never end (the process "dies" while they run).
     hanging_applies: Mutex<Vec<String>>,
     resumes: Mutex<BTreeMap<String, Resume>>,
@@ -62,7 +62,7 @@ impl Scripted {
         self.resumes.lock().unwrap().insert(unit.into(), found);
     }
 
-    fn applied(&self) -> Vec<String> {
+    pub(crate) fn applied(&self) -> Vec<String> {
         self.applies.lock().unwrap().clone()
     }
 }
@@ -220,7 +220,7 @@ pub(crate) fn targets() -> Vec<PlanTarget> {
 
 pub(crate) const REPO: &str = "acme/infra";
 
-async fn plan(f: &Fixture, head: &str) -> cascade::engine::PlanOutcome {
+pub(crate) async fn plan(f: &Fixture, head: &str) -> cascade::engine::PlanOutcome {
     f.engine
         .plan(
             &PlanKey::from_stored(REPO),
