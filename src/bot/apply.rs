@@ -18,7 +18,7 @@ use crate::config::{ApplyRequirement, RepoConfig};
 use crate::engine::UnitDir;
 use crate::forge::{CheckOutput, CheckStatus, Mergeable};
 use crate::plan::PlanId;
-use crate::store::{BotStore, PlannedUnit, PrState, UnitStatus};
+use crate::store::{BotStore, PlanRecord, PlannedUnit, PrState, PullRequestRecord, UnitStatus};
 use std::collections::BTreeMap;
 
 /// Applies plan `id` of the pull request, or says why not.
@@ -36,30 +36,10 @@ pub async fn command_apply(
     if info.fork && !bot.allow_forks {
         return refuse(Refusal::ForkNotApplied);
     }
-    let Some(mut record) = bot
-        .store
-        .pull_request(&key.repo().stored(), key.number())
-        .await?
-    else {
-        return refuse(Refusal::NoPlanYet);
-    };
-    if record.head_sha != info.head_sha.as_str() {
-        return refuse(Refusal::NewCommits { id: id.clone() });
-    }
     // Asked before the requirements: a stale id is told the current one first.
-    let plan = match bot
-        .engine
-        .current_plan_named(&key.plan_key(), id, config.plan_ttl)
-        .await?
-    {
-        Ok(plan) => plan,
-        Err(mut not) => {
-            // Named only when this pull request shows it: never an id nobody here reviewed.
-            if not.current.is_some() && not.current != record.plan_id {
-                not.current = None;
-            }
-            return refuse(not.into());
-        }
+    let (mut record, plan) = match named_plan(ctx, config, id).await? {
+        Ok(found) => found,
+        Err(refusal) => return refuse(refusal),
     };
     // A policy failure is the plan's own: said before the approvals it also needs.
     let approved = bot.store.policy_approvals(&key.plan_key(), id).await?;
@@ -242,6 +222,40 @@ pub async fn command_apply(
         discard_plan_files(bot, key, id).await;
     }
     Ok(None)
+}
+
+/// The pull request's record and its current plan `id`, or why `id` cannot be acted on:
+/// nothing planned, new commits since, or not the current plan (which is named only when
+/// this pull request shows it: never an id nobody here reviewed).
+pub(super) async fn named_plan(
+    ctx: &PrCtx,
+    config: &RepoConfig,
+    id: &PlanId,
+) -> anyhow::Result<Result<(PullRequestRecord, PlanRecord), Refusal>> {
+    let (bot, key) = (&ctx.bot, &ctx.key);
+    let Some(record) = bot
+        .store
+        .pull_request(&key.repo().stored(), key.number())
+        .await?
+    else {
+        return Ok(Err(Refusal::NoPlanYet));
+    };
+    if record.head_sha != ctx.pr.head_sha.as_str() {
+        return Ok(Err(Refusal::NewCommits { id: id.clone() }));
+    }
+    match bot
+        .engine
+        .current_plan_named(&key.plan_key(), id, config.plan_ttl)
+        .await?
+    {
+        Ok(plan) => Ok(Ok((record, plan))),
+        Err(mut not) => {
+            if not.current.is_some() && not.current != record.plan_id {
+                not.current = None;
+            }
+            Ok(Err(not.into()))
+        }
+    }
 }
 
 /// The repository's apply requirements (the default: approved, and mergeable), or

@@ -66,29 +66,9 @@ pub async fn command_approve_policies(
             .into()));
         }
     }
-    let Some(record) = bot
-        .store
-        .pull_request(&key.repo().stored(), key.number())
-        .await?
-    else {
-        return Ok(Err(Refusal::NoPlanYet));
-    };
-    if record.head_sha != pr.head_sha.as_str() {
-        return Ok(Err(Refusal::NewCommits { id: id.clone() }));
-    }
-    let plan = match bot
-        .engine
-        .current_plan_named(&key.plan_key(), id, config.plan_ttl)
-        .await?
-    {
-        Ok(plan) => plan,
-        Err(mut not) => {
-            // Named only when this pull request shows it, as for `/apply`.
-            if not.current.is_some() && not.current != record.plan_id {
-                not.current = None;
-            }
-            return Ok(Err(not.into()));
-        }
+    let plan = match super::apply::named_plan(ctx, config, id).await? {
+        Ok((_, plan)) => plan,
+        Err(refusal) => return Ok(Err(refusal)),
     };
     let failing = failing_sets(&plan);
     if failing.is_empty() {
