@@ -47,7 +47,7 @@ pub async fn command_apply(
     };
     let only = match subset_of(&plan, globs, spelling) {
         Ok(only) => only,
-        Err(refusal) => return refuse(refusal),
+        Err(refusal) => return refuse(*refusal),
     };
     // A policy failure is the plan's own: said before the approvals it also needs.
     let approved = bot.store.policy_approvals(&key.plan_key(), id).await?;
@@ -257,7 +257,7 @@ fn subset_of(
     plan: &PlanRecord,
     globs: &[UnitGlob],
     spelling: &crate::forge::Spelling,
-) -> Result<Option<BTreeSet<UnitPath>>, Refusal> {
+) -> Result<Option<BTreeSet<UnitPath>>, Box<Refusal>> {
     if globs.is_empty() {
         return Ok(None);
     }
@@ -267,10 +267,10 @@ fn subset_of(
         .map(|glob| glob.to_string())
         .collect();
     if !unmatched.is_empty() {
-        return Err(Refusal::NoUnitMatched {
+        return Err(Box::new(Refusal::NoUnitMatched {
             id: plan.id.clone(),
             globs: unmatched,
-        });
+        }));
     }
     let only: BTreeSet<UnitPath> = plan
         .units
@@ -283,11 +283,11 @@ fn subset_of(
         let mut units: Vec<String> = globs.iter().map(|g| g.to_string()).collect();
         units.extend(missing.iter().map(|u| u.to_string()));
         let instead = spelling.command(&format!("apply {} {}", plan.id, units.join(" ")));
-        return Err(Refusal::DependenciesLeftOut {
+        return Err(Box::new(Refusal::DependenciesLeftOut {
             id: plan.id.clone(),
             missing: missing.into_iter().collect(),
             instead,
-        });
+        }));
     }
     Ok((only.len() < plan.units.len()).then_some(only))
 }
