@@ -360,6 +360,10 @@ impl<E: Executor, S: RunStore> Engine<E, S> {
             )
             .await;
         record_unrun(&ctx, &states, "failed").await;
+        if let Some(only) = &rules.only {
+            let done = self.unit_results(&run.id).await?;
+            super::subset::replan_left_out(&ctx, &plan, only, &done).await;
+        }
         let records = self.unit_results(&run.id).await?;
         self.store.finish_run(&run.id).await?;
 

@@ -1,8 +1,10 @@
 //! Which units of a plan go together: the dependencies an apply of part of a plan must
-//! take with it, and the units an apply leaves out after a failure. Pure functions over
-//! a [`PlanRecord`]'s dependency lists; never runs or stores anything.
+//! take with it, the units an apply leaves out after a failure, and the left-out units
+//! planned again (never applied) once what they depend on was applied. Never applies.
 
-use crate::store::{PlanRecord, UnitRecord, UnitStatus};
+use super::plan_run::RunCtx;
+use crate::exec::Executor;
+use crate::store::{PlanRecord, RunStore, UnitRecord, UnitStatus};
 use crate::unit::UnitPath;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -47,6 +49,44 @@ pub(super) fn failed_and_dependents(
         }
         if out.len() == before {
             return out;
+        }
+    }
+}
+
+/// Plans again, in plan order, every unit of `plan` left out of `only` that depends
+/// (directly or not) on a unit `done` records as applied, and records it as changed since
+/// approval when its fresh plan differs: the new plan for the rest then shows what each
+/// will do now, not its plan made before its upstream was applied. Never applies.
+pub(super) async fn replan_left_out<E: Executor, S: RunStore>(
+    ctx: &RunCtx<E, S>,
+    plan: &PlanRecord,
+    only: &BTreeSet<UnitPath>,
+    done: &BTreeMap<UnitPath, UnitRecord>,
+) {
+    let mut upstream: BTreeSet<&UnitPath> = done
+        .iter()
+        .filter(|(_, r)| r.status == UnitStatus::Applied)
+        .map(|(p, _)| p)
+        .collect();
+    // Plan order is wave order: a unit's upstream comes before it.
+    for unit in plan.units.iter().filter(|u| !only.contains(&u.path)) {
+        if !unit.deps.iter().any(|d| upstream.contains(d)) {
+            continue;
+        }
+        upstream.insert(&unit.path);
+        let Some(target) = ctx.targets.get(&unit.path) else {
+            continue;
+        };
+        if let Ok(fresh) = ctx.plan_unit(target).await
+            && Some(&fresh.summary.fingerprint) != unit.fingerprint()
+        {
+            ctx.record(
+                &unit.path,
+                UnitStatus::ChangedSinceApproval,
+                "planned again after what it depends on was applied".to_string(),
+                Some(fresh),
+            )
+            .await;
         }
     }
 }
