@@ -22,12 +22,14 @@ mod reading_tests;
 mod spelling_tests;
 #[cfg(test)]
 mod tests;
+mod unit_glob;
 
 use crate::forge::Spelling;
 use crate::inert;
 use crate::plan::PlanId;
 use crate::unit::UnitPath;
 use std::fmt;
+pub use unit_glob::UnitGlob;
 
 /// A command a person posted on a pull request.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -35,8 +37,9 @@ pub enum Command {
     /// `/plan [unit …]`: re-plan the named units and their dependents; no units means every
     /// unit the PR affects.
     Plan { units: Vec<UnitPath> },
-    /// `/apply <id>`: apply exactly the plan with this id.
-    Apply { id: PlanId },
+    /// `/apply <id> [unit …]`: apply exactly the plan with this id; with units, only the
+    /// units of it that these globs match (none: the whole plan).
+    Apply { id: PlanId, units: Vec<UnitGlob> },
     /// `/approve-policies <id>`: approve, for exactly this plan id, the failures of the
     /// policy sets the commenter owns.
     ApprovePolicies { id: PlanId },
@@ -128,11 +131,33 @@ pub fn read_comment(body: &str, spelling: &Spelling) -> CommentCommands {
                             }
                         }
                     }
-                    (Some(Command::Apply { id }), Command::Apply { id: other }) if *id != other => {
+                    (
+                        Some(Command::Apply { id, units }),
+                        Command::Apply {
+                            id: other,
+                            units: more,
+                        },
+                    ) if *id == other => {
+                        // As for `/plan`: the whole plan wins over named units.
+                        if units.is_empty() || more.is_empty() {
+                            units.clear();
+                        } else {
+                            for unit in more {
+                                if !units.contains(&unit) {
+                                    units.push(unit);
+                                }
+                            }
+                        }
+                    }
+                    (Some(Command::Apply { id, .. }), Command::Apply { id: other, units }) => {
                         let ids = &mut conflicting
                             .get_or_insert_with(|| {
                                 (
-                                    Command::Apply { id: other.clone() }.spelled(spelling),
+                                    Command::Apply {
+                                        id: other.clone(),
+                                        units,
+                                    }
+                                    .spelled(spelling),
                                     vec![id.to_string()],
                                 )
                             })
@@ -205,7 +230,10 @@ impl fmt::Display for Command {
                     }
                 })
             }
-            Command::Apply { id } => write!(f, "/apply {id}"),
+            Command::Apply { id, units } => {
+                write!(f, "/apply {id}")?;
+                units.iter().try_for_each(|unit| write!(f, " {unit}"))
+            }
             Command::ApprovePolicies { id } => write!(f, "/approve-policies {id}"),
             Command::Unlock => f.write_str("/unlock"),
             Command::Help => f.write_str("/help"),
@@ -240,9 +268,11 @@ const COMMANDS: &[CommandSpec] = &[
     },
     CommandSpec {
         name: "apply",
-        usage: "apply <plan id>",
+        usage: "apply <plan id> [unit …]",
         summary: "Apply exactly the plan with this id, as shown in the plan comment: \
-                  `/apply 3f9a2c1b7d4e`. Who may apply, and when, is set by the repository; \
+                  `/apply 3f9a2c1b7d4e`; or only the units of it named (paths or globs, like \
+                  `/apply 3f9a2c1b7d4e live/dev/**`) with every unit they depend on, the rest \
+                  left to a new plan. Who may apply, and when, is set by the repository; \
                   cascade says why when it refuses.",
         parse: parse_apply,
     },
@@ -365,9 +395,38 @@ fn parse_plan(args: &[&str]) -> Result<Command, Mistake> {
     Ok(Command::Plan { units })
 }
 
-/// `/apply <id>`
+/// `/apply <id> [unit …]`: a second plan id is a mistake; any other argument is a glob
+/// over the plan's units.
 fn parse_apply(args: &[&str]) -> Result<Command, Mistake> {
-    plan_id_argument("apply", args).map(|id| Command::Apply { id })
+    args.iter().try_for_each(|arg| reject_flag("apply", arg))?;
+    let Some((first, rest)) = args.split_first() else {
+        return Err(Mistake::MissingPlanId { command: "apply" });
+    };
+    if rest.iter().any(|arg| PlanId::parse(arg).is_ok()) {
+        return Err(Mistake::TooManyPlanIds {
+            command: "apply",
+            ids: owned(args),
+        });
+    }
+    let id = plan_id_argument("apply", &[first])?;
+    let mut units: Vec<UnitGlob> = Vec::new();
+    for arg in rest {
+        let checked = checked_path("apply", arg)?;
+        // An exact path is read as `/plan` reads it (`./dev/vpc/` is `dev/vpc`).
+        let text = if arg.contains(PATTERN_CHARS) {
+            arg.to_string()
+        } else {
+            checked.as_str().to_string()
+        };
+        let glob = UnitGlob::new(&text).map_err(|problem| Mistake::BadUnitGlob {
+            glob: arg.to_string(),
+            problem,
+        })?;
+        if !units.contains(&glob) {
+            units.push(glob);
+        }
+    }
+    Ok(Command::Apply { id, units })
 }
 
 /// `/approve-policies <id>`
@@ -421,8 +480,22 @@ fn reject_flag(command: &'static str, arg: &str) -> Result<(), Mistake> {
 
 /// The unit a `/plan` argument names: a directory inside the repository, exactly.
 fn unit_path(arg: &str) -> Result<UnitPath, Mistake> {
+    let unit = checked_path("plan", arg)?;
+    if let Some(ch) = arg.chars().find(|c| PATTERN_CHARS.contains(c)) {
+        return Err(Mistake::BadUnitPath {
+            command: "plan",
+            path: arg.to_string(),
+            problem: PathProblem::Pattern(ch),
+        });
+    }
+    Ok(unit)
+}
+
+/// A unit argument of `command` as a path inside the repository (patterns allowed).
+fn checked_path(command: &'static str, arg: &str) -> Result<UnitPath, Mistake> {
     let bad = |problem| {
         Err(Mistake::BadUnitPath {
+            command,
             path: arg.to_string(),
             problem,
         })
@@ -439,9 +512,6 @@ fn unit_path(arg: &str) -> Result<UnitPath, Mistake> {
         if path.split(['/', '\\']).any(|part| part == "..") {
             return bad(PathProblem::ParentDirectory);
         }
-    }
-    if let Some(ch) = arg.chars().find(|c| PATTERN_CHARS.contains(c)) {
-        return bad(PathProblem::Pattern(ch));
     }
     // Only a code span around the whole path is dropped; a backtick left inside is a typo,
     // and a unit named with one could not be shown back as it was read.
@@ -487,8 +557,14 @@ enum Mistake {
         reason: String,
     },
     BadUnitPath {
+        command: &'static str,
         path: String,
         problem: PathProblem,
+    },
+    /// An `/apply` unit argument globset cannot read; `problem` is its reason.
+    BadUnitGlob {
+        glob: String,
+        problem: String,
     },
 }
 
@@ -548,7 +624,19 @@ impl Mistake {
                     cmd(command)
                 )
             }
-            Mistake::BadUnitPath { path, problem } => {
+            Mistake::BadUnitGlob { glob, problem } => format!(
+                "`{}` cannot use {}: it is not a valid glob ({}); use `*`, `**`, `?`, `[abc]` \
+                 or `{{a,b}}`. {}.",
+                cmd("apply"),
+                code(glob),
+                inert::text(problem),
+                capitalised(&how_to("apply units", spelling))
+            ),
+            Mistake::BadUnitPath {
+                command,
+                path,
+                problem,
+            } => {
                 let why = match problem {
                     PathProblem::Absolute => {
                         "it is an absolute path, and unit paths start at the repository root"
@@ -563,11 +651,16 @@ impl Mistake {
                                               whole path in one code span, like `live/dev/vpc`)"
                         .to_string(),
                 };
+                let how = if *command == "plan" {
+                    "plan"
+                } else {
+                    "apply units"
+                };
                 format!(
                     "`{}` cannot use {}: {why}. {}.",
-                    cmd("plan"),
+                    cmd(command),
                     code(path),
-                    capitalised(&how_to("plan", spelling))
+                    capitalised(&how_to(how, spelling))
                 )
             }
         }
@@ -580,6 +673,10 @@ fn how_to(command: &str, spelling: &Spelling) -> String {
         "plan" => {
             "post `/plan` to re-plan every unit this PR affects, or name units by their path \
              from the repository root, like `/plan live/dev/vpc live/dev/app`, in a new comment"
+        }
+        "apply units" => {
+            "post `/apply` with the plan id and the units to apply, by their path from the \
+             repository root or a glob, like `/apply 3f9a2c1b7d4e live/dev/**`, in a new comment"
         }
         "approve-policies" => {
             "post `/approve-policies` with the plan id from the latest plan comment, like \

@@ -12,6 +12,7 @@ use super::policies::{compile_default, pull_request_facts};
 use super::refusal::{PolicyRefusal, Refusal};
 use super::rules::Rules;
 use super::verdict::with_failure_logs;
+use crate::command::UnitGlob;
 use crate::comment::Comments;
 use crate::comment::apply_view;
 use crate::config::{ApplyRequirement, RepoConfig};
@@ -19,15 +20,18 @@ use crate::engine::UnitDir;
 use crate::forge::{CheckOutput, CheckStatus, Mergeable};
 use crate::plan::PlanId;
 use crate::store::{BotStore, PlanRecord, PlannedUnit, PrState, PullRequestRecord, UnitStatus};
-use std::collections::BTreeMap;
+use crate::unit::UnitPath;
+use std::collections::{BTreeMap, BTreeSet};
 
-/// Applies plan `id` of the pull request, or says why not.
+/// Applies plan `id` of the pull request (only the units `globs` match, when there are
+/// any), or says why not.
 pub async fn command_apply(
     ctx: &PrCtx,
     comment: &PrComment,
     rules: &Rules,
     config: &RepoConfig,
     id: &PlanId,
+    globs: &[UnitGlob],
 ) -> anyhow::Result<Option<Refusal>> {
     let (bot, forge, key, info) = (&ctx.bot, &ctx.forge, &ctx.key, &ctx.pr);
     let refuse = |refusal: Refusal| Ok(Some(refusal));
@@ -40,6 +44,10 @@ pub async fn command_apply(
     let (mut record, plan) = match named_plan(ctx, config, id).await? {
         Ok(found) => found,
         Err(refusal) => return refuse(refusal),
+    };
+    let only = match subset_of(&plan, globs, spelling) {
+        Ok(only) => only,
+        Err(refusal) => return refuse(*refusal),
     };
     // A policy failure is the plan's own: said before the approvals it also needs.
     let approved = bot.store.policy_approvals(&key.plan_key(), id).await?;
@@ -76,6 +84,9 @@ pub async fn command_apply(
     let mut run_rules = crate::engine::RunRules::from(config)
         .for_pull_request(key.number())
         .with_policies(checks);
+    if let Some(only) = only {
+        run_rules = run_rules.only_units(only);
+    }
     if !config.policies.is_empty() {
         let base = record.base_sha.clone();
         let changed = bot
@@ -177,6 +188,21 @@ pub async fn command_apply(
             format!("cascade: apply of {id} failed{rest}"),
             PrState::Failed,
         )
+    } else if let Some(new_plan) = &outcome.new_plan
+        && !outcome.left_out.is_empty()
+        && !outcome
+            .units
+            .iter()
+            .any(|u| u.status == UnitStatus::ChangedSinceApproval)
+    {
+        (
+            CheckStatus::ActionRequired,
+            format!(
+                "cascade: part of plan {id} applied; comment {} for the rest",
+                cmd(&format!("apply {}", new_plan.id))
+            ),
+            PrState::Commented,
+        )
     } else if let Some(new_plan) = &outcome.new_plan {
         (
             CheckStatus::ActionRequired,
@@ -222,6 +248,48 @@ pub async fn command_apply(
         discard_plan_files(bot, key, id).await;
     }
     Ok(None)
+}
+
+/// The units of `plan` that `globs` name, or why they cannot be applied alone: a glob
+/// that matches none of its units, or a dependency left out (the refusal says the command
+/// with it added). `None`: the whole plan (no globs, or globs that name every unit).
+fn subset_of(
+    plan: &PlanRecord,
+    globs: &[UnitGlob],
+    spelling: &crate::forge::Spelling,
+) -> Result<Option<BTreeSet<UnitPath>>, Box<Refusal>> {
+    if globs.is_empty() {
+        return Ok(None);
+    }
+    let unmatched: Vec<String> = globs
+        .iter()
+        .filter(|glob| !plan.units.iter().any(|u| glob.matches(&u.path)))
+        .map(|glob| glob.to_string())
+        .collect();
+    if !unmatched.is_empty() {
+        return Err(Box::new(Refusal::NoUnitMatched {
+            id: plan.id.clone(),
+            globs: unmatched,
+        }));
+    }
+    let only: BTreeSet<UnitPath> = plan
+        .units
+        .iter()
+        .filter(|u| globs.iter().any(|glob| glob.matches(&u.path)))
+        .map(|u| u.path.clone())
+        .collect();
+    let missing = crate::engine::missing_dependencies(plan, &only);
+    if !missing.is_empty() {
+        let mut units: Vec<String> = globs.iter().map(|g| g.to_string()).collect();
+        units.extend(missing.iter().map(|u| u.to_string()));
+        let instead = spelling.command(&format!("apply {} {}", plan.id, units.join(" ")));
+        return Err(Box::new(Refusal::DependenciesLeftOut {
+            id: plan.id.clone(),
+            missing: missing.into_iter().collect(),
+            instead,
+        }));
+    }
+    Ok((only.len() < plan.units.len()).then_some(only))
 }
 
 /// The pull request's record and its current plan `id`, or why `id` cannot be acted on:

@@ -135,14 +135,15 @@ pub async fn handle_comment(
             Command::Plan { units } => {
                 plan_pull_request(&context.ctx, Some(&units), CancellationToken::new()).await?;
             }
-            Command::Apply { id } => {
+            Command::Apply { id, units } => {
                 // The base may have changed since the plan (an edit cascade missed, too).
                 if let Some(rule) = context.rules.refuse_base(&context.ctx.pr.base_ref) {
                     replies.push(Refusal::BaseNotApplied(rule).message(spelling));
                     continue;
                 }
                 if let Some(refusal) =
-                    command_apply(&context.ctx, comment, &context.rules, config, &id).await?
+                    command_apply(&context.ctx, comment, &context.rules, config, &id, &units)
+                        .await?
                 {
                     replies.push(refusal.message(spelling));
                 }

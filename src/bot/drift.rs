@@ -562,8 +562,13 @@ async fn drift_commands(
                 answer(bot, forge, key, issue, &text).await?;
                 continue;
             }
+            Command::Apply { units, .. } if !units.is_empty() => {
+                let text = Refusal::SubsetOnDriftIssue.message(spelling);
+                answer(bot, forge, key, issue, &text).await?;
+                continue;
+            }
             Command::Plan { .. } => spelling.command("plan"),
-            Command::Apply { id } => spelling.command(&format!("apply {id}")),
+            Command::Apply { id, .. } => spelling.command(&format!("apply {id}")),
         };
         let unconfigured = RepoConfig::default();
         if let Some(refusal) = refuse_command(forge, key.repo(), actor, &unconfigured, &shown).await
@@ -595,7 +600,7 @@ async fn drift_commands(
             continue;
         }
         match command {
-            Command::Apply { id } => {
+            Command::Apply { id, .. } => {
                 apply(bot, forge, key, issue, at, branch, config, &id).await?;
             }
             _ => match config.drift.clone().filter(|d| d.enabled) {

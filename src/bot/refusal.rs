@@ -84,6 +84,15 @@ pub enum Refusal {
         age: std::time::Duration,
         ttl: PlanTtl,
     },
+    /// `/apply <id> unit…` named globs that match no unit of plan `id`.
+    NoUnitMatched { id: PlanId, globs: Vec<String> },
+    /// `/apply <id> unit…` left out units of plan `id` that the named ones depend on;
+    /// `instead` is the command with them added, as typed on this forge.
+    DependenciesLeftOut {
+        id: PlanId,
+        missing: Vec<UnitPath>,
+        instead: String,
+    },
     /// An apply of the change request is running.
     ApplyRunning,
     /// Units of the plan are locked by other change requests.
@@ -114,6 +123,8 @@ pub enum Refusal {
     DriftOff,
     /// `/unlock` on the drift issue.
     UnlockOnDriftIssue,
+    /// `/apply <id> unit…` on the drift issue: a drift plan is applied whole.
+    SubsetOnDriftIssue,
     /// A refusal that comes from policies.
     Policies(PolicyRefusal),
 }
@@ -332,6 +343,32 @@ impl Refusal {
                 in_words(*age),
                 cmd("plan")
             ),
+            Refusal::NoUnitMatched { id, globs } => {
+                let globs: Vec<String> = globs.iter().map(|g| code(g)).collect();
+                format!(
+                    "Nothing was applied: {} {} no unit of plan {id}. Name units as the plan \
+                     comment lists them (a path, or a glob like `live/dev/**`), or comment `{}` \
+                     to apply the whole plan.",
+                    globs.join(", "),
+                    if globs.len() == 1 { "matches" } else { "match" },
+                    apply(id),
+                )
+            }
+            Refusal::DependenciesLeftOut {
+                id,
+                missing,
+                instead,
+            } => {
+                let missing: Vec<String> = missing.iter().map(|u| code(u.as_str())).collect();
+                format!(
+                    "Nothing was applied: the units named depend on {} in plan {id}, which \
+                     must be applied with them. Comment {} instead, or `{}` to apply the whole \
+                     plan.",
+                    missing.join(", "),
+                    code(instead),
+                    apply(id),
+                )
+            }
             Refusal::ApplyRunning => {
                 format!("An apply is already running for this {cr}; wait for its result.")
             }
@@ -431,6 +468,10 @@ impl Refusal {
             Refusal::DriftOff => "Drift is not configured (or is off) in the default branch's \
                  `.cascade.yaml`; nothing was checked."
                 .to_string(),
+            Refusal::SubsetOnDriftIssue => format!(
+                "A drift plan is applied whole: comment `{}` with its id and no units.",
+                cmd("apply")
+            ),
             Refusal::UnlockOnDriftIssue => format!(
                 "`{}` is for {cr}s; the drift run holds no locks between runs.",
                 cmd("unlock")

@@ -114,6 +114,16 @@ samples! {
         age: std::time::Duration::from_secs(8 * 24 * 3600 + 3 * 3600 + 59),
         ttl: PlanTtl::DEFAULT,
     },
+    "no_unit_matched" => NoUnitMatched: Refusal::NoUnitMatched {
+        id: id("3f9a2c1b7d4e"),
+        globs: vec!["live/stage/**".into(), "`x`@team".into()],
+    },
+    "dependencies_left_out" => DependenciesLeftOut: Refusal::DependenciesLeftOut {
+        id: id("3f9a2c1b7d4e"),
+        missing: vec![unit("global/dns"), unit("live/`x`")],
+        instead: "/apply 3f9a2c1b7d4e dev/dns global/dns".into(),
+    },
+    "subset_on_drift_issue" => SubsetOnDriftIssue: Refusal::SubsetOnDriftIssue,
     "apply_running" => ApplyRunning: Refusal::ApplyRunning,
     "units_locked" => UnitsLocked: Refusal::UnitsLocked {
         locks: vec![(unit("live/prod/app"), 7), (unit("live/prod/dns"), 12)],

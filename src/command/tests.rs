@@ -246,8 +246,39 @@ fn apply_two_ids() {
 }
 
 #[test]
-fn apply_id_and_words() {
-    insta::assert_snapshot!(show("/apply 3f9a2c1b7d4e please 🚀"), @"error on `/apply 3f9a2c1b7d4e please 🚀`: `/apply` takes one plan id, but this line has 3 (`3f9a2c1b7d4e`, `please`, `🚀`): post `/apply` with the plan id from the latest plan comment, like `/apply 3f9a2c1b7d4e`, in a new comment.");
+fn apply_id_and_words_are_units() {
+    // Words after the id are globs over the plan's units; the bot says which match none.
+    insta::assert_snapshot!(show("/apply 3f9a2c1b7d4e please 🚀"), @"/apply 3f9a2c1b7d4e please 🚀");
+}
+
+#[test]
+fn apply_units_as_paths_and_globs() {
+    insta::assert_snapshot!(show("/apply 3f9a2c1b7d4e ./dev/dns/ live/*/vpc prod/** dev/dns"), @"/apply 3f9a2c1b7d4e dev/dns live/*/vpc prod/**");
+}
+
+#[test]
+fn apply_unit_outside_the_repository() {
+    insta::assert_snapshot!(show("/apply 3f9a2c1b7d4e ../etc"), @"error on `/apply 3f9a2c1b7d4e ../etc`: `/apply` cannot use `../etc`: unit paths cannot contain `..`. Post `/apply` with the plan id and the units to apply, by their path from the repository root or a glob, like `/apply 3f9a2c1b7d4e live/dev/**`, in a new comment.");
+    insta::assert_snapshot!(show("/apply 3f9a2c1b7d4e /etc/*"), @"error on `/apply 3f9a2c1b7d4e /etc/*`: `/apply` cannot use `/etc/*`: it is an absolute path, and unit paths start at the repository root. Post `/apply` with the plan id and the units to apply, by their path from the repository root or a glob, like `/apply 3f9a2c1b7d4e live/dev/**`, in a new comment.");
+}
+
+#[test]
+fn apply_unit_glob_unreadable() {
+    insta::assert_snapshot!(show("/apply 3f9a2c1b7d4e live/[dev"), @r#"error on `/apply 3f9a2c1b7d4e live/[dev`: `/apply` cannot use `live/[dev`: it is not a valid glob (unclosed character class; missing '\]'); use `*`, `**`, `?`, `[abc]` or `{a,b}`. Post `/apply` with the plan id and the units to apply, by their path from the repository root or a glob, like `/apply 3f9a2c1b7d4e live/dev/**`, in a new comment."#);
+}
+
+#[test]
+fn apply_same_id_twice_takes_both_units_and_whole_wins() {
+    let read = read_comment(
+        "/apply 3f9a2c1b7d4e dev/dns\n/apply 3f9a2c1b7d4e global/*",
+        &Spelling::GITHUB,
+    );
+    insta::assert_snapshot!(read.commands[0].to_string(), @"/apply 3f9a2c1b7d4e dev/dns global/*");
+    let read = read_comment(
+        "/apply 3f9a2c1b7d4e dev/dns\n/apply 3f9a2c1b7d4e",
+        &Spelling::GITHUB,
+    );
+    insta::assert_snapshot!(read.commands[0].to_string(), @"/apply 3f9a2c1b7d4e");
 }
 
 #[test]
@@ -277,7 +308,7 @@ fn apply_flag() {
 
 #[test]
 fn apply_many_ids_listed_briefly() {
-    insta::assert_snapshot!(show("/apply a b c d e f g"), @"error on `/apply a b c d e f g`: `/apply` takes one plan id, but this line has 7 (`a`, `b`, `c`, `d`, `e`, and 2 more): post `/apply` with the plan id from the latest plan comment, like `/apply 3f9a2c1b7d4e`, in a new comment.");
+    insta::assert_snapshot!(show("/apply a 000000000001 2 3 4 5 6"), @"error on `/apply a 000000000001 2 3 4 5 6`: `/apply` takes one plan id, but this line has 7 (`a`, `000000000001`, `2`, `3`, `4`, and 2 more): post `/apply` with the plan id from the latest plan comment, like `/apply 3f9a2c1b7d4e`, in a new comment.");
 }
 
 // /unlock and /help
@@ -346,7 +377,7 @@ fn help_reply() {
         | Command | What it does |
         | --- | --- |
         | `/plan [unit …]` | Re-plan every unit this PR affects, or only the named units (paths from the repository root, like `live/dev/vpc`) and the units that depend on them. Needs the right to apply. |
-        | `/apply <plan id>` | Apply exactly the plan with this id, as shown in the plan comment: `/apply 3f9a2c1b7d4e`. Who may apply, and when, is set by the repository; cascade says why when it refuses. |
+        | `/apply <plan id> [unit …]` | Apply exactly the plan with this id, as shown in the plan comment: `/apply 3f9a2c1b7d4e`; or only the units of it named (paths or globs, like `/apply 3f9a2c1b7d4e live/dev/**`) with every unit they depend on, the rest left to a new plan. Who may apply, and when, is set by the repository; cascade says why when it refuses. |
         | `/approve-policies <plan id>` | Approve, for exactly this plan id, the failures of the policy sets you own (`owners:` in `.cascade.yaml`), so `/apply` may go ahead. Not the PR's author; a new plan id needs a new approval. |
         | `/unlock` | Release this PR's locks and discard its plan; `/plan` plans again. Needs the right to apply. |
         | `/help` | Show this list. |
@@ -423,7 +454,7 @@ proptest::proptest! {
     fn every_command_reads_back_in_both_spellings(units in proptest::collection::vec("[a-z][a-z0-9/_.-]{0,12}", 0..3), id in "[0-9a-f]{12}") {
         let plan = read_comment(&format!("/plan {}", units.join(" ")), &Spelling::GITHUB).commands;
         let mut commands = plan;
-        commands.extend([Command::Apply { id: PlanId::parse(&id).unwrap() }, Command::Unlock, Command::Help]);
+        commands.extend([Command::Apply { id: PlanId::parse(&id).unwrap(), units: vec![] }, Command::Unlock, Command::Help]);
         for command in commands {
             for spelling in [&Spelling::GITHUB, &Spelling::GITLAB] {
                 let typed = command.spelled(spelling);

@@ -149,8 +149,16 @@ pub fn apply_view(outcome: &Applied, unresolved: &[(UnitPath, String)]) -> Apply
     let applied = units.iter().any(|u| u.status == ApplyStatus::Applied);
     let failed = units.iter().any(|u| u.status == ApplyStatus::Failed);
     // A failure is the headline even when another unit's plan changed too.
+    let changed = units
+        .iter()
+        .any(|u| u.status == ApplyStatus::ChangedSinceApproval);
     let result = if outcome.new_plan.is_some() && !failed {
-        ApplyOutcome::PlanChanged
+        // Only the units named were applied, and none of them changed: the rest waits.
+        if !changed && !outcome.left_out.is_empty() {
+            ApplyOutcome::SubsetApplied
+        } else {
+            ApplyOutcome::PlanChanged
+        }
     } else if outcome.complete() {
         ApplyOutcome::Applied
     } else if applied {

@@ -129,8 +129,8 @@ pub struct ApplyView {
     pub outcome: ApplyOutcome,
     /// Every unit of the plan, in walk order.
     pub units: Vec<ApplyUnitView>,
-    /// When a unit's plan changed since approval: the new plan for what remains, with its
-    /// new id, shown inside the apply result.
+    /// When a unit's plan changed since approval, or only some units were applied: the
+    /// new plan for what remains, with its new id, shown inside the apply result.
     pub new_plan: Option<PlanView>,
     /// The apply-phase workflow steps each unit shows, by unit.
     pub steps: Vec<super::steps::UnitSteps>,
@@ -148,6 +148,9 @@ pub enum ApplyOutcome {
     Failed,
     /// A unit's fresh plan differed from the approved one; a new plan is attached.
     PlanChanged,
+    /// The units named (`/apply <id> unit…`) applied or had nothing to do; the rest of
+    /// the plan is attached as a new plan.
+    SubsetApplied,
 }
 
 /// One unit's part in an apply.

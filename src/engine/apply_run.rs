@@ -14,6 +14,7 @@
 
 use super::plan_run::{RunCtx, UnitPlan, plan_id, record_unrun};
 use super::steps::{HookEnd, RunRules};
+use super::subset::{failed_and_dependents, missing_dependencies};
 use super::{Engine, PlanTarget};
 use crate::config::workflows::Hook;
 use crate::exec::{Executor, Resumed};
@@ -57,6 +58,10 @@ pub enum ApplyError {
     },
     #[error("plan {id} cannot be applied: {units} did not plan; fix the failure and plan again")]
     Incomplete { id: PlanId, units: String },
+    #[error(
+        "applying only some units of plan {id} needs what they depend on too: add {missing}, or apply the whole plan"
+    )]
+    NotClosed { id: PlanId, missing: String },
     #[error("plan {id} is being applied by pid {pid} on {host}; wait for it")]
     Busy { id: PlanId, pid: u32, host: String },
 }
@@ -114,14 +119,18 @@ pub struct ApplyOutcome {
     pub run_dir: PathBuf,
     /// The end of each failed unit's log, as for a plan (`PlanOutcome::failure_logs`).
     pub failure_logs: Vec<super::LogTail>,
+    /// The units of the plan an apply of only some of them left for the new plan.
+    pub left_out: Vec<UnitPath>,
 }
 
 impl ApplyOutcome {
-    /// True when every unit was applied or had nothing to do.
+    /// True when every unit of the plan was applied or had nothing to do.
     pub fn complete(&self) -> bool {
-        self.units
-            .iter()
-            .all(|u| matches!(u.status, UnitStatus::Applied | UnitStatus::Unchanged))
+        self.left_out.is_empty()
+            && self
+                .units
+                .iter()
+                .all(|u| matches!(u.status, UnitStatus::Applied | UnitStatus::Unchanged))
     }
 }
 
@@ -284,6 +293,17 @@ impl<E: Executor, S: RunStore> Engine<E, S> {
                 units: incomplete.join(", "),
             }));
         }
+        let taken = |p: &UnitPath| rules.only.as_ref().is_none_or(|only| only.contains(p));
+        if let Some(only) = &rules.only {
+            let missing = missing_dependencies(&plan, only);
+            if !missing.is_empty() {
+                let missing: Vec<&str> = missing.iter().map(|p| p.as_str()).collect();
+                return Ok(Err(ApplyError::NotClosed {
+                    id: id.clone(),
+                    missing: missing.join(", "),
+                }));
+            }
+        }
 
         // One apply run per plan: a retry or a resume continues it, never re-applying a unit.
         let run = match self
@@ -313,9 +333,10 @@ impl<E: Executor, S: RunStore> Engine<E, S> {
         let walk = Walk::new(
             plan.units
                 .iter()
+                .filter(|u| taken(&u.path))
                 .map(|u| WalkUnit {
                     path: u.path.clone(),
-                    deps: u.deps.clone(),
+                    deps: u.deps.iter().filter(|d| taken(d)).cloned().collect(),
                 })
                 .collect(),
             self.parallelism,
@@ -339,6 +360,10 @@ impl<E: Executor, S: RunStore> Engine<E, S> {
             )
             .await;
         record_unrun(&ctx, &states, "failed").await;
+        if let Some(only) = &rules.only {
+            let done = self.unit_results(&run.id).await?;
+            super::subset::replan_left_out(&ctx, &plan, only, &done).await;
+        }
         let records = self.unit_results(&run.id).await?;
         self.store.finish_run(&run.id).await?;
 
@@ -350,6 +375,7 @@ impl<E: Executor, S: RunStore> Engine<E, S> {
         let units: Vec<UnitApply> = plan
             .units
             .iter()
+            .filter(|u| taken(&u.path))
             .map(|u| {
                 let r = records.get(&u.path);
                 UnitApply {
@@ -377,15 +403,22 @@ impl<E: Executor, S: RunStore> Engine<E, S> {
             new_plan: None,
             run_dir: PathBuf::from(&run.dir),
             failure_logs,
+            left_out: plan
+                .units
+                .iter()
+                .filter(|u| !taken(&u.path))
+                .map(|u| u.path.clone())
+                .collect(),
         };
         if outcome.complete() {
             self.store
                 .set_plan_status(repo, id, PlanStatus::Consumed)
                 .await?;
-        } else if outcome
-            .units
-            .iter()
-            .any(|u| u.status == UnitStatus::ChangedSinceApproval)
+        } else if !outcome.left_out.is_empty()
+            || outcome
+                .units
+                .iter()
+                .any(|u| u.status == UnitStatus::ChangedSinceApproval)
         {
             outcome.new_plan = self.replan_rest(&plan, &records, &run.id).await?;
         }
@@ -452,30 +485,6 @@ impl<E: Executor, S: RunStore> Engine<E, S> {
         };
         self.store.save_plan(&new_plan).await?;
         Ok(Some(new_plan))
-    }
-}
-
-/// The units whose apply failed, and every unit of `plan` that depends on one of them.
-fn failed_and_dependents(
-    plan: &PlanRecord,
-    records: &BTreeMap<UnitPath, UnitRecord>,
-) -> BTreeSet<UnitPath> {
-    let mut out: BTreeSet<UnitPath> = records
-        .iter()
-        .filter(|(_, r)| r.status == UnitStatus::Failed)
-        .map(|(p, _)| p.clone())
-        .collect();
-    // Units are few and chains short: repeat until nothing is added.
-    loop {
-        let before = out.len();
-        for unit in &plan.units {
-            if unit.deps.iter().any(|d| out.contains(d)) {
-                out.insert(unit.path.clone());
-            }
-        }
-        if out.len() == before {
-            return out;
-        }
     }
 }
 

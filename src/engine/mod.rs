@@ -18,6 +18,7 @@ mod plan_run;
 mod policies;
 mod since_approval;
 mod steps;
+mod subset;
 mod two_stage;
 
 pub use apply_run::{ApplyError, ApplyOutcome, ApplyRecovery, UnitApply};
@@ -28,6 +29,7 @@ pub use plan_run::PlanOutcome;
 pub use policies::{PolicyCheck, compile_sets};
 pub use since_approval::SinceApproval;
 pub use steps::RunRules;
+pub use subset::missing_dependencies;
 // What the engine plans: built from discovery below it (`scan::targets`).
 pub use crate::scan::{
     PlanTarget, UnitDir, head_targets, stack_dir, stack_path, targets, unit_dir,

@@ -42,6 +42,9 @@ pub struct RunRules {
     pub pull_request: Option<Arc<crate::policy::input::PullRequestFacts>>,
     /// How old a plan an apply names may be (`plan_ttl`; default 7 days).
     pub plan_ttl: crate::config::PlanTtl,
+    /// The units an apply is limited to (`/apply <id> unit…`), closed under their
+    /// dependencies in the plan; none: the whole plan.
+    pub only: Option<std::collections::BTreeSet<crate::unit::UnitPath>>,
 }
 
 impl From<&RetryPolicy> for RunRules {
@@ -69,6 +72,7 @@ impl From<&RepoConfig> for RunRules {
             policies: Vec::new(),
             pull_request: None,
             plan_ttl: config.plan_ttl,
+            only: None,
         }
     }
 }
@@ -103,6 +107,15 @@ impl RunRules {
     /// With the pull request's number.
     pub fn for_pull_request(mut self, number: u64) -> RunRules {
         self.pr = Some(number);
+        self
+    }
+
+    /// An apply of only `units` of the plan; the rest goes to a new plan.
+    pub fn only_units(
+        mut self,
+        units: std::collections::BTreeSet<crate::unit::UnitPath>,
+    ) -> RunRules {
+        self.only = Some(units);
         self
     }
 }

@@ -1,0 +1,42 @@
+//! `UnitGlob`: a unit argument of `/apply <id> unit…`, a glob over the unit paths of the
+//! plan (`*` within a directory, `**` across, as in `.cascade.yaml`). Owns what such an
+//! argument may be and which unit paths it matches; never knows which units a plan has.
+
+use crate::unit::UnitPath;
+use globset::GlobBuilder;
+
+/// A glob over unit paths, as typed (an exact path is a glob that matches only itself).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnitGlob(String);
+
+impl UnitGlob {
+    /// `text` as a glob, or globset's reason it is none.
+    pub(super) fn new(text: &str) -> Result<UnitGlob, String> {
+        let glob = UnitGlob(text.to_string());
+        glob.compiled().map(|_| glob)
+    }
+
+    fn compiled(&self) -> Result<globset::GlobMatcher, String> {
+        GlobBuilder::new(&self.0)
+            .literal_separator(true)
+            .build()
+            .map(|glob| glob.compile_matcher())
+            .map_err(|e| e.kind().to_string())
+    }
+
+    /// True when `unit` is a path this glob matches.
+    pub fn matches(&self, unit: &UnitPath) -> bool {
+        self.compiled()
+            .is_ok_and(|glob| glob.is_match(unit.as_str()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for UnitGlob {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
