@@ -246,7 +246,7 @@ const HOSTILE_COMMANDS: &[(&str, &str)] = &[
     ("/Plan @acme/platform-team", "/plan @acme/platform-team"),
     ("/help @acme/platform-team", "@acme/platform-team"),
     ("/apply x`@acme/platform-team", "x`@acme/platform-team"),
-    ("/apply 3f9a2c1b7d4e #12 @acme/t", "@acme/t"),
+    ("/apply 3f9a2c1b7d4e 0123456789ab #12 @acme/t", "@acme/t"),
     ("/plan ../@acme/platform-team", "../@acme/platform-team"),
     ("/plan live/a`@acme/t", "live/a`@acme/t"),
     ("/plan --notify=@acme/t", "--notify=@acme/t"),
