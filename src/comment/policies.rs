@@ -133,6 +133,45 @@ impl PolicyContext {
     }
 }
 
+/// The most policy files a pull request edits that the comment names; the rest are counted.
+const POLICY_EDITS_SHOWN: usize = 5;
+
+/// What the plan template sees of the Policies section (flattened into its context).
+#[derive(Serialize)]
+pub(super) struct PolicySection {
+    /// Findings that block the apply, then those that do not.
+    policy_blocks: Vec<PolicyContext>,
+    policy_notes: Vec<PolicyContext>,
+    /// Some blocking finding is not approved yet: the template says how to approve it.
+    policy_unapproved: bool,
+    /// The policy files the pull request changes (first few), and how many more.
+    policy_edits: Vec<String>,
+    policy_edits_more: usize,
+}
+
+impl PolicySection {
+    pub(super) fn new(views: &[PolicyView], edits: &[String]) -> PolicySection {
+        let contexts = |blocks: bool| {
+            views
+                .iter()
+                .filter(|p| p.blocks == blocks)
+                .map(PolicyContext::new)
+                .collect()
+        };
+        PolicySection {
+            policy_blocks: contexts(true),
+            policy_notes: contexts(false),
+            policy_unapproved: views.iter().any(|p| p.blocks && p.approved_by.is_empty()),
+            policy_edits: edits
+                .iter()
+                .take(POLICY_EDITS_SHOWN)
+                .map(|f| super::view::line(f))
+                .collect(),
+            policy_edits_more: edits.len().saturating_sub(POLICY_EDITS_SHOWN),
+        }
+    }
+}
+
 /// Inert Markdown made to sit in one list item: its lines indented under the bullet.
 fn one_item(markdown: &str) -> String {
     markdown.lines().collect::<Vec<_>>().join("\n  ")

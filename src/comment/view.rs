@@ -204,9 +204,6 @@ pub enum ApplyStatus {
 /// How many characters of a reason fit on one list line or table cell.
 pub(super) const ONE_LINE_MAX: usize = 240;
 
-/// The most policy files a pull request edits that the comment names; the rest are counted.
-const POLICY_EDITS_SHOWN: usize = 5;
-
 /// What `plan.md.hbs` sees.
 #[derive(Serialize)]
 pub(super) struct PlanContext {
@@ -258,14 +255,9 @@ pub(super) struct PlanContext {
     sources: Vec<SourceContext>,
     /// Steps of units with no section of their own (unchanged units): `{unit, steps}`.
     other_steps: Vec<UnitStepsContext>,
-    /// Policy findings that block the apply, then those that do not.
-    policy_blocks: Vec<super::policies::PolicyContext>,
-    policy_notes: Vec<super::policies::PolicyContext>,
-    /// Some blocking finding is not approved yet: the template says how to approve it.
-    policy_unapproved: bool,
-    /// The policy files the pull request changes (first few), and how many more.
-    policy_edits: Vec<String>,
-    policy_edits_more: usize,
+    /// The Policies section's fields (`policy_blocks`, `policy_notes`, …), at this level.
+    #[serde(flatten)]
+    policies: super::policies::PolicySection,
 }
 
 /// A unit's steps, for units shown nowhere else.
@@ -444,29 +436,7 @@ impl PlanContext {
                 })
                 .collect(),
             other_steps: Vec::new(),
-            policy_blocks: view
-                .policies
-                .iter()
-                .filter(|p| p.blocks)
-                .map(super::policies::PolicyContext::new)
-                .collect(),
-            policy_notes: view
-                .policies
-                .iter()
-                .filter(|p| !p.blocks)
-                .map(super::policies::PolicyContext::new)
-                .collect(),
-            policy_unapproved: view
-                .policies
-                .iter()
-                .any(|p| p.blocks && p.approved_by.is_empty()),
-            policy_edits: view
-                .policy_edits
-                .iter()
-                .take(POLICY_EDITS_SHOWN)
-                .map(|f| line(f))
-                .collect(),
-            policy_edits_more: view.policy_edits.len().saturating_sub(POLICY_EDITS_SHOWN),
+            policies: super::policies::PolicySection::new(&view.policies, &view.policy_edits),
         };
         context.place_steps(&view.steps);
         context
