@@ -121,15 +121,7 @@ pub fn read_comment(body: &str, spelling: &Spelling) -> CommentCommands {
                 match (same_kind, command) {
                     (None, command) => read.commands.push(command),
                     (Some(Command::Plan { units }), Command::Plan { units: more }) => {
-                        if units.is_empty() || more.is_empty() {
-                            units.clear();
-                        } else {
-                            for unit in more {
-                                if !units.contains(&unit) {
-                                    units.push(unit);
-                                }
-                            }
-                        }
+                        merge_units(units, more);
                     }
                     (
                         Some(Command::Apply { id, units }),
@@ -138,16 +130,7 @@ pub fn read_comment(body: &str, spelling: &Spelling) -> CommentCommands {
                             units: more,
                         },
                     ) if *id == other => {
-                        // As for `/plan`: the whole plan wins over named units.
-                        if units.is_empty() || more.is_empty() {
-                            units.clear();
-                        } else {
-                            for unit in more {
-                                if !units.contains(&unit) {
-                                    units.push(unit);
-                                }
-                            }
-                        }
+                        merge_units(units, more);
                     }
                     (Some(Command::Apply { id, .. }), Command::Apply { id: other, units }) => {
                         let ids = &mut conflicting
@@ -180,6 +163,20 @@ pub fn read_comment(body: &str, spelling: &Spelling) -> CommentCommands {
         });
     }
     read
+}
+
+/// Two lines of one command's units as one: the whole plan (no units) wins over named
+/// units, and a unit named twice counts once.
+fn merge_units<T: PartialEq>(units: &mut Vec<T>, more: Vec<T>) {
+    if units.is_empty() || more.is_empty() {
+        units.clear();
+    } else {
+        for unit in more {
+            if !units.contains(&unit) {
+                units.push(unit);
+            }
+        }
+    }
 }
 
 /// The `/help` reply (Markdown), with commands spelled for the forge it is posted on.
