@@ -23,6 +23,7 @@
 //! [`MAX_COMMENTS`] parts are posted: past that, rendered plans are left out, largest first,
 //! each with a line saying so (`fit.rs`).
 
+mod after_merge;
 mod apply_context;
 mod check;
 mod diff;
@@ -35,6 +36,7 @@ mod split;
 mod steps;
 mod view;
 
+pub use after_merge::MergeModeView;
 pub use check::{failure_logs_text, step_outputs_text};
 pub use policies::{PolicyView, WHOLE_PLAN, plan_policy_views, policy_views};
 pub use records::{apply_view, plan_view, sources_of, totals};

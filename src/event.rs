@@ -362,6 +362,9 @@ pub enum PullRequestAction {
     /// The base branch was changed (`edited` with `changes.base`): planned again, since
     /// both the diff and the branch's allowance change.
     BaseChanged,
+    /// A review was submitted or dismissed (`pull_request_review`): whether the plan is
+    /// approved may have changed, which an apply after merge's check shows.
+    Reviewed,
 }
 
 /// A repository as events describe it (the base repository of a pull request).
@@ -606,6 +609,16 @@ pub fn parse_event(event: &str, body: &[u8]) -> Result<Event, ParseError> {
                 Some(name) => decode::<wire::PullRequestPayload>(event, body)?.into_event(name),
                 None => ignored(Some(action)),
             }
+        }
+        // https://docs.github.com/en/webhooks/webhook-events-and-payloads#pull_request_review:
+        // its `pull_request` is shaped as `pull_request`'s own.
+        "pull_request_review" => {
+            let action = action(event, root)?;
+            if !matches!(action, "submitted" | "dismissed") {
+                return ignored(Some(action));
+            }
+            decode::<wire::PullRequestPayload>(event, body)?
+                .into_event(wire::PullRequestActionName::Reviewed)
         }
         "issue_comment" => {
             let action = action(event, root)?;

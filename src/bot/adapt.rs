@@ -21,8 +21,12 @@ pub fn route(event: Event) -> Routed {
                 | PullRequestAction::Reopened
                 | PullRequestAction::ReadyForReview
                 | PullRequestAction::BaseChanged => Routed::Pr(key, PrJob::Update(update)),
+                PullRequestAction::Closed { merged: true } => {
+                    Routed::Pr(merges_key(&key), PrJob::Merged(update))
+                }
                 PullRequestAction::Closed { .. } => Routed::Pr(key, PrJob::Closed(update)),
                 PullRequestAction::ConvertedToDraft => Routed::Done,
+                PullRequestAction::Reviewed => Routed::Pr(key, PrJob::Reviewed(update)),
             }
         }
         Event::PullRequestComment(e) => {
@@ -101,8 +105,12 @@ pub fn route(event: Event) -> Routed {
                     id: e.user.id,
                     login: e.user.username.clone(),
                 }),
+                // Read from the API by the job that acts on the merge.
+                merge_commit: None,
             };
-            if e.action.is_closed() {
+            if e.action == MergeRequestAction::Merged {
+                Routed::Pr(merges_key(&key), PrJob::Merged(update))
+            } else if e.action.is_closed() {
                 Routed::Pr(key, PrJob::Closed(update))
             } else {
                 // Opened, reopened, new commits, ready: the parser left out the rest.
@@ -171,6 +179,15 @@ pub fn route(event: Event) -> Routed {
     }
 }
 
+/// Where a merged pull request goes: its repository's own actor (the one drift work
+/// runs on), so the merges of one repository are handled one at a time, in the order
+/// their events came, and an apply after merge never runs beside another.
+fn merges_key(key: &WorkKey) -> WorkKey {
+    WorkKey::Drift {
+        repo: key.repo().clone(),
+    }
+}
+
 /// A GitHub pull request's key.
 fn github_key(full_name: &str, number: u64) -> WorkKey {
     WorkKey::PullRequest {
@@ -203,6 +220,7 @@ fn update(e: &PullRequestEvent, installation: u64) -> PullRequest {
         mergeable: None,
         web_url: e.repository.html_url.clone(),
         labels: None,
+        merge_commit: None,
         // The sender of these is who pushed (a reopen counts: the branch may have moved
         // while the pull request was closed, and cascade saw no push of it).
         pusher: matches!(

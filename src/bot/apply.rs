@@ -36,7 +36,6 @@ pub async fn command_apply(
     let (bot, forge, key, info) = (&ctx.bot, &ctx.forge, &ctx.key, &ctx.pr);
     let refuse = |refusal: Refusal| Ok(Some(refusal));
     let spelling = ctx.spelling;
-    let cmd = |c: &str| spelling.command(c);
     if info.fork && !bot.allow_forks {
         return refuse(Refusal::ForkNotApplied);
     }
@@ -49,6 +48,9 @@ pub async fn command_apply(
         Ok(only) => only,
         Err(refusal) => return refuse(*refusal),
     };
+    if let Some(refusal) = super::on_merge::refuse_before_merge(ctx, config, &plan, only.as_ref()) {
+        return refuse(refusal);
+    }
     // A policy failure is the plan's own: said before the approvals it also needs.
     let approved = bot.store.policy_approvals(&key.plan_key(), id).await?;
     let blocking = super::policies::blocking(&plan, &approved, config);
@@ -61,7 +63,11 @@ pub async fn command_apply(
             .into(),
         );
     }
-    if let Some(refusal) = requirements_unmet(ctx, config, id).await? {
+    // Once merged, the merge settled approvals and mergeability: someone allowed to apply
+    // applies what the merge left (at the merge commit, only what equals the plan).
+    if info.open
+        && let Some(refusal) = requirements_unmet(ctx, config, id).await?
+    {
         return refuse(refusal);
     }
     if record.state == PrState::Applying {
@@ -84,6 +90,10 @@ pub async fn command_apply(
     let mut run_rules = crate::engine::RunRules::from(config)
         .for_pull_request(key.number())
         .with_policies(checks);
+    let at = record.head_sha.clone();
+    if !info.open {
+        run_rules = run_rules.at_merge_commit(&at);
+    }
     if let Some(only) = only {
         run_rules = run_rules.only_units(only);
     }
@@ -111,10 +121,28 @@ pub async fn command_apply(
         .acknowledge(&key.repo().stored(), key.number(), comment.comment_id)
         .await?;
     ctx.transition(&mut record, PrState::Applying).await?;
+    let merge_commit = (!info.open).then_some(at.as_str());
+    run_and_report(ctx, &mut record, &plan, run_rules, &at, merge_commit).await
+}
 
+/// Applies `plan` at commit `at` (the planned head, or the merge commit an apply after
+/// merge runs at, `merge_commit`) under `run_rules`, with the change request already in
+/// `Applying` and its units locked; then posts the result and sets the check and state.
+pub(super) async fn run_and_report(
+    ctx: &PrCtx,
+    record: &mut PullRequestRecord,
+    plan: &PlanRecord,
+    run_rules: crate::engine::RunRules,
+    at: &str,
+    merge_commit: Option<&str>,
+) -> anyhow::Result<Option<Refusal>> {
+    let (bot, forge, key) = (&ctx.bot, &ctx.forge, &ctx.key);
+    let spelling = ctx.spelling;
+    let cmd = |c: &str| spelling.command(c);
+    let id = &plan.id;
     let checkout = bot
         .workspaces
-        .checkout(&key.repo().stored(), key.number(), &record.head_sha)
+        .checkout(&key.repo().stored(), key.number(), at)
         .await?;
     let base_tree = if plan.units.iter().any(|u| u.destroy) {
         Some(bot.workspaces.tree(&key.repo().stored(), &plan.base)?)
@@ -135,23 +163,20 @@ pub async fn command_apply(
     let dir_for = |u: &PlannedUnit| dirs[u.path.as_str()].clone();
     let outcome = match bot
         .engine
-        .apply(
-            &key.plan_key(),
-            id,
-            &record.head_sha,
-            &dir_for,
-            run_rules,
-            |_| {},
-        )
+        .apply(&key.plan_key(), id, at, &dir_for, run_rules, |_| {})
         .await?
     {
         Ok(outcome) => outcome,
         Err(refusal) => {
-            ctx.transition(&mut record, PrState::Commented).await?;
-            return refuse(Refusal::engine_refused(refusal, Refusal::EngineRefused));
+            ctx.transition(record, PrState::Commented).await?;
+            return Ok(Some(Refusal::engine_refused(
+                refusal,
+                Refusal::EngineRefused,
+            )));
         }
     };
-    let view = apply_view(&outcome, &[]);
+    let mut view = apply_view(&outcome, &[]);
+    view.merge_commit = merge_commit.map(str::to_string);
     // As for a plan: failed units' logs in the check where it shows them.
     let logs_in_check = forge.kind().check_shows_text() && !outcome.failure_logs.is_empty();
     let parts = Comments::new()
@@ -241,8 +266,8 @@ pub async fn command_apply(
             outcome.units.iter().map(|u| (&u.path, u.steps.as_slice())),
         );
     }
-    ctx.set_check(&mut record, &result).await?;
-    ctx.transition(&mut record, state).await?;
+    ctx.set_check(record, &result).await?;
+    ctx.transition(record, state).await?;
     // Consumed, or replaced by the plan of what is left: nothing applies it again.
     if outcome.complete() || outcome.new_plan.is_some() {
         discard_plan_files(bot, key, id).await;
@@ -308,7 +333,13 @@ pub(super) async fn named_plan(
     else {
         return Ok(Err(Refusal::NoPlanYet));
     };
-    if record.head_sha != ctx.pr.head_sha.as_str() {
+    // Merged: the record names the merge commit an apply after merge ran at.
+    let head = match (ctx.pr.open, &ctx.pr.merge_commit) {
+        (true, _) => ctx.pr.head_sha.as_str(),
+        (false, Some(merge)) => merge.as_str(),
+        (false, None) => return Ok(Err(Refusal::NoPlanYet)),
+    };
+    if record.head_sha != head {
         return Ok(Err(Refusal::NewCommits { id: id.clone() }));
     }
     match bot

@@ -76,6 +76,12 @@ pub enum PrJob {
     /// Opened, pushed, reopened, ready for review: plan the head.
     Update(PullRequest),
     Closed(PullRequest),
+    /// Merged (key: [`WorkKey::Drift`], its repository's actor): apply what applies after
+    /// merge, then close it as [`PrJob::Closed`] does.
+    Merged(PullRequest),
+    /// A review was given or dismissed: the check of a plan applied after merge says
+    /// whether it is approved.
+    Reviewed(PullRequest),
     Comment(PrComment),
     /// Plan again: the locks it waited for were released.
     Replan {
@@ -103,7 +109,9 @@ impl PrJob {
     /// The forge the event came through (whose answers are about the pull request).
     pub fn forge(&self) -> ForgeRef {
         match self {
-            PrJob::Update(pr) | PrJob::Closed(pr) => pr.forge,
+            PrJob::Update(pr) | PrJob::Closed(pr) | PrJob::Merged(pr) | PrJob::Reviewed(pr) => {
+                pr.forge
+            }
             PrJob::Comment(comment) => comment.forge,
             PrJob::Replan { forge } | PrJob::Drift { forge, .. } => *forge,
             PrJob::DriftComment { comment, .. } => comment.forge,

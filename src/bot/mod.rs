@@ -26,6 +26,8 @@ mod discover;
 mod drift;
 mod job_watch;
 mod jobs;
+mod merged;
+mod on_merge;
 mod owners;
 mod plan;
 mod policies;
@@ -503,6 +505,8 @@ impl Bot {
                 self.plan_superseded_by_pushes(&ctx, Some(&[])).await
             }
             PrJob::Closed(pr) => plan::close_pull_request(self, key, &pr).await,
+            PrJob::Merged(pr) => merged::merged_job(self, key, pr).await,
+            PrJob::Reviewed(pr) => on_merge::recheck(self, key, pr.forge).await,
             PrJob::Comment(comment) => commands::handle_comment(self, key, &comment).await,
             PrJob::Drift { forge, claimed } => drift::drift_job(self, key, forge, claimed).await,
             PrJob::DriftComment { issue, comment } => {

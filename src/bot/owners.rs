@@ -119,8 +119,8 @@ fn refusal(repo: &RepoKey) -> Refusal {
 pub(super) async fn refused(bot: &Bot, key: &WorkKey, job: &PrJob) -> anyhow::Result<bool> {
     let at = match job {
         PrJob::Update(_) | PrJob::Replan { .. } | PrJob::Comment(_) => job.forge(),
-        PrJob::Closed(_) | PrJob::Drift { .. } => return Ok(false),
-        PrJob::DriftComment { .. } => return Ok(true),
+        PrJob::Closed(_) | PrJob::Merged(_) | PrJob::Drift { .. } => return Ok(false),
+        PrJob::DriftComment { .. } | PrJob::Reviewed(_) => return Ok(true),
     };
     tracing::info!(pr = %key, "not served: the repository's owner is not in --allow-owner");
     let existing = bot

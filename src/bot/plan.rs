@@ -196,6 +196,7 @@ pub async fn plan_pull_request(
         .for_pull_request(key.number())
         .with_policies(checks);
     let policy_config = (!config.policies.is_empty()).then(|| config.clone());
+    let merge_config = config.apply.any_on_merge().then(|| config.clone());
     let catalog = bot.catalog(forge.git_credential().await?);
     let input = discover::input(ctx, checkout.clone(), config, only, catalog);
     let (mut plan_targets, unresolved, merge_base, sources, changed_files) = match bot
@@ -278,6 +279,9 @@ pub async fn plan_pull_request(
     let mut view = plan_view(&outcome.plan, &unresolved);
     view.sources = sources;
     view.policy_edits = policy_edits;
+    if let Some(config) = &merge_config {
+        view.merge_mode = super::on_merge::merge_mode(config, &outcome.plan);
+    }
     if !view.policies.is_empty() {
         // Approvals are bound to the plan id: a plan made again with the same id keeps them.
         let approvals = bot
@@ -307,6 +311,11 @@ pub async fn plan_pull_request(
         .plan_comment(&view, forge.comment_limit())?;
     ctx.upsert_comment(&mut record, &parts).await?;
     let mut verdict = plan_check(&outcome.plan, &view, &held, &unresolved, spelling);
+    if let Some(config) = &merge_config {
+        verdict =
+            super::on_merge::merge_check(ctx, config, &outcome.plan, &view.merge_mode, verdict)
+                .await?;
+    }
     if logs_in_check {
         with_failure_logs(
             &mut verdict,

@@ -207,6 +207,20 @@ samples! {
     "policies_nothing_to_approve" => Policies: Refusal::Policies(PolicyRefusal::NothingToApprove {
         id: id("3f9a2c1b7d4e"),
     }),
+    "applies_after_merge" => AfterMerge: Refusal::AfterMerge(AfterMergeRefusal::AppliesAfterMerge {
+        id: id("3f9a2c1b7d4e"),
+        units: vec![unit("live/prod/app"), unit("live/`x`@team")],
+        others: Some("/apply 3f9a2c1b7d4e live/dev/app".into()),
+    }),
+    "applies_after_merge_only" => AfterMerge: Refusal::AfterMerge(AfterMergeRefusal::AppliesAfterMerge {
+        id: id("3f9a2c1b7d4e"),
+        units: vec![unit("live/prod/app")],
+        others: None,
+    }),
+    "merged_unapproved" => AfterMerge: Refusal::AfterMerge(AfterMergeRefusal::MergedUnapproved {
+        id: id("3f9a2c1b7d4e"),
+        why: "Not applied: plan `3f9a2c1b7d4e` needs an approving review.\nAsk @team.".into(),
+    }),
     "policies_on_drift_issue" => Policies: Refusal::Policies(PolicyRefusal::OnDriftIssue),
     "policies_sets_unusable" => Policies: Refusal::Policies(PolicyRefusal::SetsUnusable {
         branch: "main".into(),

@@ -106,18 +106,26 @@ pub fn plan_check(
             ),
         )
     } else if view.needs_approval {
-        (
-            CheckStatus::ActionRequired,
-            format!(
-                "cascade: comment {} to apply",
-                spelling.command(&format!("apply {}", plan.id))
-            ),
-        )
+        (CheckStatus::ActionRequired, apply_title(&plan.id, spelling))
     } else {
         (CheckStatus::Success, "cascade: no changes".to_string())
     };
     with_policy_findings(&mut summary, &view.policies);
     CheckOutput::new(status, title, summary)
+}
+
+/// The title of a plan's check that waits only for `/apply <id>`.
+fn apply_title(id: &crate::plan::PlanId, spelling: &Spelling) -> String {
+    format!(
+        "cascade: comment {} to apply",
+        spelling.command(&format!("apply {id}"))
+    )
+}
+
+/// `true` when `check` (of plan `id`) waits only for `/apply <id>`: nothing failed, is
+/// locked or blocked by a policy.
+pub fn awaits_apply(check: &CheckOutput, id: &crate::plan::PlanId, spelling: &Spelling) -> bool {
+    check.status == CheckStatus::ActionRequired && check.title == apply_title(id, spelling)
 }
 
 /// The most of one policy message the check's summary shows.

@@ -26,6 +26,8 @@ pub(super) struct ApplyContext {
     /// As in [`PlanContext`].
     command_prefix: String,
     change_request: String,
+    /// For an apply after merge: the merge commit it ran at (short); empty otherwise.
+    merge_commit: String,
 }
 
 #[derive(Serialize)]
@@ -141,6 +143,11 @@ impl ApplyContext {
             .collect();
         ApplyContext {
             plan_id: line(&view.plan_id),
+            merge_commit: view
+                .merge_commit
+                .as_deref()
+                .map(|c| line(&c.chars().take(7).collect::<String>()))
+                .unwrap_or_default(),
             outcome: view.outcome,
             tally,
             units: view

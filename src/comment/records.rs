@@ -99,6 +99,7 @@ pub fn plan_view(plan: &PlanRecord, unresolved: &[(UnitPath, String)]) -> PlanVi
         steps: steps_of(plan.units.iter().map(|u| (&u.path, u.steps.as_slice()))),
         policies: super::policies::plan_policy_views(plan, &[]),
         policy_edits: Vec::new(),
+        merge_mode: Default::default(),
     }
 }
 
@@ -172,6 +173,7 @@ pub fn apply_view(outcome: &Applied, unresolved: &[(UnitPath, String)]) -> Apply
         units,
         new_plan: outcome.new_plan.as_ref().map(|p| plan_view(p, unresolved)),
         steps: steps_of(outcome.units.iter().map(|u| (&u.path, u.steps.as_slice()))),
+        merge_commit: None,
     }
 }
 

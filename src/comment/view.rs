@@ -62,6 +62,8 @@ pub struct PlanView {
     pub policies: Vec<super::policies::PolicyView>,
     /// The policy files the pull request changes: not used until merged, the comment says.
     pub policy_edits: Vec<String>,
+    /// Which units apply after merge (`apply: on_merge`) and which by comment.
+    pub merge_mode: super::after_merge::MergeModeView,
 }
 
 /// A remote stack source: the repository (no credentials), the ref it names, the commit
@@ -134,6 +136,8 @@ pub struct ApplyView {
     pub new_plan: Option<PlanView>,
     /// The apply-phase workflow steps each unit shows, by unit.
     pub steps: Vec<super::steps::UnitSteps>,
+    /// For an apply after merge (`apply: on_merge`): the merge commit it ran at.
+    pub merge_commit: Option<String>,
 }
 
 /// How an apply ended.
@@ -258,6 +262,9 @@ pub(super) struct PlanContext {
     /// The Policies section's fields (`policy_blocks`, `policy_notes`, …), at this level.
     #[serde(flatten)]
     policies: super::policies::PolicySection,
+    /// What applies after merge (`on_merge_only`, `on_merge`, `apply_others_command`).
+    #[serde(flatten)]
+    after_merge: super::after_merge::AfterMergeSection,
 }
 
 /// A unit's steps, for units shown nowhere else.
@@ -437,6 +444,11 @@ impl PlanContext {
                 .collect(),
             other_steps: Vec::new(),
             policies: super::policies::PolicySection::new(&view.policies, &view.policy_edits),
+            after_merge: super::after_merge::AfterMergeSection::new(
+                &view.merge_mode,
+                &line(&view.plan_id),
+                spelling,
+            ),
         };
         context.place_steps(&view.steps);
         context

@@ -38,6 +38,7 @@ pub(super) const TOP_KEYS: &[&str] = &[
     "drift",
     "workflows",
     "policies",
+    "apply",
 ];
 /// Keys allowed in `apply_permission`.
 pub(super) const APPLY_PERMISSION_KEYS: &[&str] = &["users", "teams"];
@@ -174,6 +175,14 @@ pub(super) struct ConfigFile {
     #[serde(default, deserialize_with = "super::policies::file::policies")]
     #[schemars(with = "Vec<PolicyEntry>", extend("default" = []))]
     pub policies: Vec<PolicyEntry>,
+
+    /// When a reviewed plan is applied: `comment` (the default: `/apply <id>` before
+    /// merge) or `on_merge` (cascade plans each unit again at the merge commit and applies
+    /// it only if that plan equals the approved one). A mapping limits the mode to some
+    /// units: `apply: {mode: on_merge, units: ["live/prod/**"], environments: [prod]}`.
+    #[serde(default, deserialize_with = "super::apply_mode::apply")]
+    #[schemars(with = "Option<super::apply_mode::ApplyEntry>")]
+    pub apply: Option<Spanned<super::apply_mode::ApplyEntry>>,
 }
 
 /// When and where drift detection runs.
@@ -253,6 +262,7 @@ impl Default for ConfigFile {
             drift: None,
             workflows: Vec::new(),
             policies: Vec::new(),
+            apply: None,
         }
     }
 }

@@ -19,6 +19,7 @@ mod diagnose;
 pub mod drift;
 mod file;
 pub(crate) use file::yaml_options;
+mod apply_mode;
 mod plan_ttl;
 pub mod policies;
 pub mod retries;
@@ -27,6 +28,7 @@ mod tests;
 mod validate;
 pub mod workflows;
 
+pub use apply_mode::{ApplyMode, Mode as ApplyModeKind};
 pub use plan_ttl::{PlanTtl, in_words};
 pub use retries::RetryPolicy;
 
@@ -90,6 +92,8 @@ pub struct RepoConfig {
     /// The policy sets every planned unit is checked against, in file order (default:
     /// none).
     pub policies: Vec<policies::PolicySet>,
+    /// Which units are applied after merge rather than by `/apply` (default: none).
+    pub apply: ApplyMode,
     /// `ignore`, compiled.
     ignore_set: CompiledGlobs,
 }
@@ -113,6 +117,7 @@ impl Default for RepoConfig {
             drift: None,
             workflows: Vec::new(),
             policies: Vec::new(),
+            apply: ApplyMode::default(),
             ignore_set: CompiledGlobs::default(),
         }
     }
@@ -187,9 +192,9 @@ pub enum ApprovalWord {
 
 /// A compiled glob set and the patterns it was compiled from.
 #[derive(Clone, Debug, Default)]
-struct CompiledGlobs {
-    patterns: Vec<String>,
-    set: GlobSet,
+pub(super) struct CompiledGlobs {
+    pub(super) patterns: Vec<String>,
+    pub(super) set: GlobSet,
 }
 
 /// A named environment: the directory its units live in, and optionally the executor
@@ -283,6 +288,12 @@ impl RepoConfig {
             Some(module) => Some(module.executor),
             None => self.environment_of(unit).and_then(|env| env.executor),
         }
+    }
+
+    /// `true` when `unit` is applied by cascade after merge (`apply: on_merge`).
+    pub fn applies_on_merge(&self, unit: &UnitPath) -> bool {
+        self.apply
+            .on_merge(unit, self.environment_of(unit).map(|e| e.name.as_str()))
     }
 
     /// The workflow of `unit`: the first that covers it, if any.

@@ -45,6 +45,11 @@ pub(super) fn repo_config(file: ConfigFile) -> Result<RepoConfig, Problem> {
     let branches = compile_globs("branches", &file.branches)?;
     let workflows = super::workflows::workflows(file.workflows, &environments)?;
     let policies = super::policies::policies(file.policies)?;
+    let apply = file
+        .apply
+        .map(|entry| super::apply_mode::apply_mode(entry, &environments))
+        .transpose()?
+        .unwrap_or_default();
     Ok(RepoConfig {
         environments,
         implicit_deps,
@@ -62,6 +67,7 @@ pub(super) fn repo_config(file: ConfigFile) -> Result<RepoConfig, Problem> {
         drift,
         workflows,
         policies,
+        apply,
         ignore_set,
     })
 }

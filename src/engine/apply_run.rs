@@ -252,7 +252,10 @@ impl<E: Executor, S: RunStore> Engine<E, S> {
             step_vars: crate::exec::StepVars {
                 repo: run.repo.repository().to_string(),
                 pr: rules.pr,
-                head_sha: plan.head.clone(),
+                head_sha: rules
+                    .merge_commit
+                    .clone()
+                    .unwrap_or_else(|| plan.head.clone()),
                 base_sha: plan.base.clone(),
                 plan_id: Some(plan.id.as_str().to_string()),
                 results_file: None,
@@ -274,7 +277,10 @@ impl<E: Executor, S: RunStore> Engine<E, S> {
             Ok(plan) => plan,
             Err(not) => return Ok(Err(not.into())),
         };
-        if plan.head != head {
+        // After a merge the tree is the merge commit's, never the planned head's: what
+        // binds the apply to the review is each unit's fingerprint, checked per unit.
+        let planned_at = rules.merge_commit.as_deref().unwrap_or(&plan.head);
+        if planned_at != head {
             return Ok(Err(ApplyError::Stale {
                 id: id.clone(),
                 planned: plan.head.clone(),
@@ -420,7 +426,7 @@ impl<E: Executor, S: RunStore> Engine<E, S> {
                 .iter()
                 .any(|u| u.status == UnitStatus::ChangedSinceApproval)
         {
-            outcome.new_plan = self.replan_rest(&plan, &records, &run.id).await?;
+            outcome.new_plan = self.replan_rest(&plan, head, &records, &run.id).await?;
         }
         Ok(Ok(outcome))
     }
@@ -433,6 +439,7 @@ impl<E: Executor, S: RunStore> Engine<E, S> {
     async fn replan_rest(
         &self,
         plan: &PlanRecord,
+        head: &str,
         records: &BTreeMap<UnitPath, UnitRecord>,
         run_id: &str,
     ) -> anyhow::Result<Option<PlanRecord>> {
@@ -468,9 +475,9 @@ impl<E: Executor, S: RunStore> Engine<E, S> {
             return Ok(None);
         }
         let new_plan = PlanRecord {
-            id: plan_id(&plan.head, &plan.base, &units),
+            id: plan_id(head, &plan.base, &units),
             repo: plan.repo.clone(),
-            head: plan.head.clone(),
+            head: head.to_string(),
             base: plan.base.clone(),
             status: PlanStatus::Current,
             run_id: run_id.to_string(),

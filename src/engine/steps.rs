@@ -45,6 +45,11 @@ pub struct RunRules {
     /// The units an apply is limited to (`/apply <id> unit…`), closed under their
     /// dependencies in the plan; none: the whole plan.
     pub only: Option<std::collections::BTreeSet<crate::unit::UnitPath>>,
+    /// The merge commit an apply after merge (`apply: on_merge`) runs at, instead of the
+    /// head the plan was made at: each unit is planned again there and applied only if
+    /// that plan equals the approved one, and what is left goes to a new plan of that
+    /// commit. `None`: the plan's own head.
+    pub merge_commit: Option<String>,
 }
 
 impl From<&RetryPolicy> for RunRules {
@@ -73,6 +78,7 @@ impl From<&RepoConfig> for RunRules {
             pull_request: None,
             plan_ttl: config.plan_ttl,
             only: None,
+            merge_commit: None,
         }
     }
 }
@@ -107,6 +113,12 @@ impl RunRules {
     /// With the pull request's number.
     pub fn for_pull_request(mut self, number: u64) -> RunRules {
         self.pr = Some(number);
+        self
+    }
+
+    /// An apply after merge, at `commit` (see [`RunRules::merge_commit`]).
+    pub fn at_merge_commit(mut self, commit: &str) -> RunRules {
+        self.merge_commit = Some(commit.to_string());
         self
     }
 

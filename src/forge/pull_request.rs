@@ -41,6 +41,9 @@ pub struct PullRequest {
     /// Its labels' names, as the forge's API answered; `None` when read from a hook
     /// (cascade reads labels only from the API, when a policy is told of them).
     pub labels: Option<Vec<String>>,
+    /// The commit that merged it into its base (GitHub's `merge_commit_sha` once `merged`,
+    /// GitLab's `merge_commit_sha` or `squash_commit_sha`); `None` while it is not merged.
+    pub merge_commit: Option<Sha>,
 }
 
 impl PullRequest {
@@ -89,6 +92,7 @@ mod tests {
             web_url: None,
             pusher: None,
             labels: None,
+            merge_commit: None,
         }
     }
 

@@ -137,6 +137,11 @@ fn change_request(pr: PullRequestInfo, installation: u64) -> anyhow::Result<Pull
         web_url: pr.base_web_url,
         pusher: None,
         labels: Some(pr.labels),
+        merge_commit: pr
+            .merge_commit_sha
+            .as_deref()
+            .map(|sha| answered_sha("merge commit", sha))
+            .transpose()?,
     })
 }
 
@@ -160,6 +165,7 @@ mod tests {
             merged: false,
             base_web_url: None,
             labels: Vec::new(),
+            merge_commit_sha: None,
         }
     }
 

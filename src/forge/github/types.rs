@@ -28,6 +28,8 @@ pub struct PullRequestInfo {
     pub base_web_url: Option<String>,
     /// The labels' names.
     pub labels: Vec<String>,
+    /// `merge_commit_sha` once `merged`: the commit that merged it.
+    pub merge_commit_sha: Option<String>,
 }
 
 /// One file a pull request touches.
@@ -193,6 +195,11 @@ pub(crate) struct WirePull {
     pub base: WireBranch,
     #[serde(default)]
     pub labels: Vec<WireLabel>,
+    /// Before the merge, a test merge commit GitHub may have made (or `null`); after, the
+    /// merge, squash or rebase commit on the base
+    /// (https://docs.github.com/en/rest/pulls/pulls#get-a-pull-request).
+    #[serde(default)]
+    pub merge_commit_sha: Option<String>,
 }
 
 /// A label of a pull request (`labels[]` of "Get a pull request").
@@ -223,6 +230,7 @@ impl From<WirePull> for PullRequestInfo {
             merged: pr.merged,
             base_web_url,
             labels: pr.labels.into_iter().map(|l| l.name).collect(),
+            merge_commit_sha: pr.merge_commit_sha.filter(|_| pr.merged),
         }
     }
 }

@@ -374,7 +374,12 @@ impl Project {
         } else {
             Vec::new()
         };
+        let merge_commit = mr
+            .merged_commit()
+            .map(|sha| answered_sha("merge commit", &sha))
+            .transpose()?;
         Ok(PullRequest {
+            merge_commit,
             forge: ForgeRef::GitLab {
                 project_id: self.id,
             },

@@ -55,9 +55,29 @@ pub(crate) struct WireMergeRequest {
     /// The labels' names (the API lists names unless asked `with_labels_details`).
     #[serde(default)]
     pub labels: Vec<String>,
+    /// Once merged: the merge commit, or `null` when the merge was a fast-forward
+    /// (https://docs.gitlab.com/api/merge_requests/#get-single-mr).
+    #[serde(default)]
+    pub merge_commit_sha: Option<String>,
+    /// Once merged with squash: the squash commit (`null` otherwise).
+    #[serde(default)]
+    pub squash_commit_sha: Option<String>,
 }
 
 impl WireMergeRequest {
+    /// The commit the merge put on the target branch: the merge commit, else the squash
+    /// commit, else (a fast-forward merge) the head itself.
+    pub fn merged_commit(&self) -> Option<String> {
+        if self.state != "merged" {
+            return None;
+        }
+        [&self.merge_commit_sha, &self.squash_commit_sha, &self.sha]
+            .into_iter()
+            .flatten()
+            .find(|s| !s.is_empty())
+            .cloned()
+    }
+
     /// `detailed_merge_status`, or on GitLab before 15.6 its nearest word from
     /// `merge_status` (which cannot tell why a merge request is blocked).
     pub fn detailed_status(&self) -> String {
