@@ -14,6 +14,7 @@
 //! request (and pointed to from the drift issue), where someone allowed to apply can
 //! comment `/apply <new id>`.
 
+use super::Bot;
 use super::apply::run_and_report;
 use super::ctx::PrCtx;
 use super::jobs::WorkKey;
@@ -21,7 +22,6 @@ use super::on_merge::unapproved_for_merge;
 use super::plan::{close_pull_request, fetch_pull_request};
 use super::policies::compile_default;
 use super::refusal::{AfterMergeRefusal, Refusal};
-use super::Bot;
 use crate::config::RepoConfig;
 use crate::forge::PullRequest;
 use crate::store::{BotStore, PlanRecord, PrState, RunStore};
@@ -30,11 +30,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 /// Handles the merge of `pr`, a change request of `repo_key`'s repository.
-pub async fn merged_job(
-    bot: &Arc<Bot>,
-    repo_key: &WorkKey,
-    pr: PullRequest,
-) -> anyhow::Result<()> {
+pub async fn merged_job(bot: &Arc<Bot>, repo_key: &WorkKey, pr: PullRequest) -> anyhow::Result<()> {
     let key = WorkKey::PullRequest {
         repo: repo_key.repo().clone(),
         number: pr.number,

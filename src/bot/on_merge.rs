@@ -174,8 +174,10 @@ pub(super) fn refuse_before_merge(
         .map(|u| u.path.as_str())
         .filter(|p| !config.applies_on_merge(&UnitPath::new(p)))
         .collect();
-    let others = (!others.is_empty())
-        .then(|| ctx.spelling.command(&format!("apply {} {}", plan.id, others.join(" "))));
+    let others = (!others.is_empty()).then(|| {
+        ctx.spelling
+            .command(&format!("apply {} {}", plan.id, others.join(" ")))
+    });
     Some(
         AfterMergeRefusal::AppliesAfterMerge {
             id: plan.id.clone(),

@@ -38,7 +38,11 @@ pub(super) struct AfterMergeSection {
 }
 
 impl AfterMergeSection {
-    pub(super) fn new(view: &MergeModeView, plan_id: &str, spelling: &Spelling) -> AfterMergeSection {
+    pub(super) fn new(
+        view: &MergeModeView,
+        plan_id: &str,
+        spelling: &Spelling,
+    ) -> AfterMergeSection {
         let mixed = view.any() && !view.by_comment.is_empty();
         AfterMergeSection {
             on_merge_only: view.any() && view.by_comment.is_empty(),
@@ -48,8 +52,11 @@ impl AfterMergeSection {
                 Vec::new()
             },
             apply_others_command: if mixed {
-                let units: Vec<String> =
-                    view.by_comment.iter().map(|u| super::view::line(u)).collect();
+                let units: Vec<String> = view
+                    .by_comment
+                    .iter()
+                    .map(|u| super::view::line(u))
+                    .collect();
                 spelling.command(&format!("apply {plan_id} {}", units.join(" ")))
             } else {
                 String::new()

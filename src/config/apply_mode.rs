@@ -188,12 +188,17 @@ mod tests {
         .unwrap();
         assert!(config.applies_on_merge(&unit("live/prod/dns")));
         assert!(config.applies_on_merge(&unit("live/prod/vpc")));
-        assert!(!config.applies_on_merge(&unit("live/dev/dns")), "dev is not listed");
+        assert!(
+            !config.applies_on_merge(&unit("live/dev/dns")),
+            "dev is not listed"
+        );
     }
 
     #[test]
     fn wrong_values_are_located_and_say_what_to_write() {
-        let word = RepoConfig::parse("apply: after_merge\n").unwrap_err().to_string();
+        let word = RepoConfig::parse("apply: after_merge\n")
+            .unwrap_err()
+            .to_string();
         assert!(word.contains("`apply` must be `comment` or"), "{word}");
         assert!(word.starts_with(".cascade.yaml:1:"), "{word}");
         let env = RepoConfig::parse("apply: {mode: on_merge, environments: [prod]}\n")

@@ -265,6 +265,7 @@ fn an_apply_result_shows_the_new_plan_rendered_the_same_way() {
     let mut new_plan = rendered_plan();
     new_plan.plan_id = "b7e23ec29af2".into();
     let view = ApplyView {
+        merge_commit: None,
         plan_id: "3f9a2c1b7d4e".into(),
         outcome: ApplyOutcome::PlanChanged,
         units: vec![

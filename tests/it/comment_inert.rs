@@ -76,6 +76,7 @@ fn problem(unit: &str, reason: &str) -> Problem {
 /// A plan whose unit names, failure reasons and resource addresses are all hostile.
 fn hostile_plan() -> PlanView {
     PlanView {
+        merge_mode: Default::default(),
         plan_id: "3f9a2c1b7d4e".into(),
         needs_approval: false,
         head: "a1b2c3d".into(),
@@ -176,6 +177,7 @@ fn a_hostile_plan_split_over_several_comments_stays_inert() {
 #[test]
 fn a_hostile_apply_comment_is_inert() {
     let view = ApplyView {
+        merge_commit: None,
         plan_id: "3f9a2c1b7d4e".into(),
         outcome: ApplyOutcome::Partial,
         units: vec![

@@ -73,6 +73,7 @@ fn large_plan() -> PlanView {
         waves[i % 4].units.push(u);
     }
     PlanView {
+        merge_mode: Default::default(),
         plan_id: "3f9a2c1b7d4e".into(),
         needs_approval: true,
         head: "a1b2c3d".into(),

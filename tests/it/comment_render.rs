@@ -96,6 +96,7 @@ fn plan_view(plan_id: &str, waves: Vec<WaveView>, destroys: Vec<UnitView>) -> Pl
         .chain(destroys.iter())
         .fold(Counts::default(), |acc, u| add(acc, u.counts));
     PlanView {
+        merge_mode: Default::default(),
         plan_id: plan_id.into(),
         needs_approval: totals != Counts::default(),
         head: "a1b2c3d".into(),
@@ -362,6 +363,7 @@ fn a_plan_whose_units_are_all_locked_or_failed_never_says_no_changes() {
 #[test]
 fn apply_that_fully_applied() {
     let view = ApplyView {
+        merge_commit: None,
         plan_id: "3f9a2c1b7d4e".into(),
         outcome: ApplyOutcome::Applied,
         units: vec![
@@ -384,6 +386,7 @@ fn apply_that_fully_applied() {
 #[test]
 fn apply_that_partly_failed() {
     let view = ApplyView {
+        merge_commit: None,
         plan_id: "3f9a2c1b7d4e".into(),
         outcome: ApplyOutcome::Partial,
         units: vec![
@@ -441,6 +444,7 @@ fn apply_stopped_because_the_plan_changed() {
     );
     new_plan.head = "a1b2c3d".into();
     let view = ApplyView {
+        merge_commit: None,
         plan_id: "3f9a2c1b7d4e".into(),
         outcome: ApplyOutcome::PlanChanged,
         units: vec![
@@ -639,6 +643,7 @@ fn an_apply_with_a_new_plan_splits_with_the_apply_marker() {
     let mut plan = huge_plan();
     plan.plan_id = "b7e23ec29af2".into();
     let view = ApplyView {
+        merge_commit: None,
         plan_id: "3f9a2c1b7d4e".into(),
         outcome: ApplyOutcome::PlanChanged,
         units: vec![apply_unit(
@@ -677,6 +682,7 @@ fn an_override_directory_replaces_only_the_templates_it_holds() {
         [format!("{PLAN_MARKER}\nPlan 3f9a2c1b7d4e: 5 to add.")]
     );
     let apply = ApplyView {
+        merge_commit: None,
         plan_id: "3f9a2c1b7d4e".into(),
         outcome: ApplyOutcome::Failed,
         units: vec![apply_unit("live/prod/a", ApplyStatus::Failed, "boom")],
@@ -783,6 +789,7 @@ fn a_realistic_plan_spelled_for_gitlab() {
 #[test]
 fn an_apply_result_spelled_for_gitlab() {
     let view = ApplyView {
+        merge_commit: None,
         plan_id: "3f9a2c1b7d4e".into(),
         outcome: ApplyOutcome::Partial,
         units: vec![
@@ -835,6 +842,7 @@ fn failed_units_point_to_the_check_where_it_shows_their_logs() {
     );
     insta::assert_snapshot!("comment_plan_failed_logs_in_check", body);
     let apply = ApplyView {
+        merge_commit: None,
         plan_id: "3f9a2c1b7d4e".into(),
         outcome: ApplyOutcome::Partial,
         units: vec![

@@ -132,6 +132,7 @@ async fn a_merge_request_reads_as_a_change_request() {
     assert_eq!(
         cr,
         PullRequest {
+            merge_commit: None,
             forge: ForgeRef::GitLab {
                 project_id: w.project,
             },

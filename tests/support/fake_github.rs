@@ -305,6 +305,8 @@ pub(crate) struct PullModel {
     pub mergeable_state: String,
     pub state: String,
     pub merged: bool,
+    /// The commit that merged it, once `merged` by [`FakeGitHub::merge_pull_request`].
+    pub merge_commit_sha: Option<String>,
     pub files: Vec<FileChange>,
     pub reviews: Vec<ReviewModel>,
     pub head_repo: Option<PathBuf>,
@@ -559,6 +561,7 @@ impl FakeGitHub {
                 mergeable_state: spec.mergeable_state,
                 state: "open".to_string(),
                 merged: false,
+                merge_commit_sha: None,
                 files: spec.files,
                 reviews: Vec::new(),
                 head_repo: spec.head_repo,
@@ -599,6 +602,16 @@ impl FakeGitHub {
         let pr = model.pull(repo, number);
         pr.state = "closed".to_string();
         pr.merged = merged;
+    }
+
+    /// Marks the pull request merged by `merge_commit` (which the test put on the base
+    /// branch of the origin), as GitHub's merge button does; announce it with `closed`.
+    pub fn merge_pull_request(&self, repo: &str, number: u64, merge_commit: &str) {
+        let mut model = self.model();
+        let pr = model.pull(repo, number);
+        pr.state = "closed".to_string();
+        pr.merged = true;
+        pr.merge_commit_sha = Some(merge_commit.to_string());
     }
 
     pub fn set_draft(&self, repo: &str, number: u64, draft: bool) {

@@ -11,6 +11,7 @@ pub mod gitlab_world;
 pub mod hostile;
 pub mod html;
 pub mod markdown_oracle;
+pub mod merging;
 pub mod postgres;
 pub mod reads;
 pub mod recorder;

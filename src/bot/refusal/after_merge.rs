@@ -37,7 +37,9 @@ impl AfterMergeRefusal {
             AfterMergeRefusal::AppliesAfterMerge { id, units, others } => {
                 let units: Vec<String> = units.iter().map(|u| code(u.as_str())).collect();
                 let next = match others {
-                    Some(others) => format!("Comment {} to apply the other units now.", code(others)),
+                    Some(others) => {
+                        format!("Comment {} to apply the other units now.", code(others))
+                    }
                     None => format!(
                         "Get this {cr} approved and merge it; the `cascade` check turns green once \
                          the plan is approved."

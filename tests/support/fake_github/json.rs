@@ -130,7 +130,14 @@ pub fn pull(api: &str, repo_model: &RepoModel, pr: &PullModel) -> Value {
             "color": "ededed",
             "default": false,
         })).collect::<Vec<_>>(),
-        "merge_commit_sha": if pr.mergeable == Some(true) { json!(format!("{:0>40}", format!("{n}"))) } else { Value::Null },
+        // Before the merge, the test merge commit GitHub made (when it could); after, the
+        // merge, squash or rebase commit on the base
+        // (https://docs.github.com/en/rest/pulls/pulls#get-a-pull-request).
+        "merge_commit_sha": match &pr.merge_commit_sha {
+            Some(sha) => json!(sha),
+            None if pr.mergeable == Some(true) => json!(format!("{:0>40}", format!("{n}"))),
+            None => Value::Null,
+        },
         "head": {
             "label": format!("{head_owner}:{}", pr.head_ref),
             "ref": pr.head_ref,

@@ -167,6 +167,34 @@ impl FakeGitHub {
         Delivery::new("pull_request", &payload, &model.webhook_secret)
     }
 
+    /// `pull_request_review` `submitted` of the newest review on the pull request, sent by
+    /// its reviewer: `review` and a `pull_request` shaped as in `pull_request`
+    /// (https://docs.github.com/en/webhooks/webhook-events-and-payloads#pull_request_review).
+    pub fn pull_request_review_event(&self, repo: &str, number: u64) -> Delivery {
+        let model = self.model();
+        let repo_model = &model.repos[repo];
+        let pr = &repo_model.pulls[&number];
+        let review = pr.reviews.last().expect("a review to announce");
+        let payload = json!({
+            "action": "submitted",
+            "review": {
+                "id": review.id,
+                "node_id": format!("PRR_kwDO{}", review.id),
+                "user": json::user(&self.shared.url, &review.author),
+                "body": Value::Null,
+                "commit_id": review.commit_id,
+                "submitted_at": "2026-01-05T10:30:00Z",
+                "state": review.state.to_lowercase(),
+                "author_association": "MEMBER",
+            },
+            "pull_request": json::pull(&self.shared.url, repo_model, pr),
+            "repository": json::repo(&self.shared.url, repo_model),
+            "installation": installation_stub(repo_model.installation),
+            "sender": json::user(&self.shared.url, &review.author),
+        });
+        Delivery::new("pull_request_review", &payload, &model.webhook_secret)
+    }
+
     /// `issue_comment` `created` for a comment from `user_comment`: on a pull request
     /// (`issue.pull_request` set), or on a plain issue (no `pull_request`), as GitHub
     /// sends each.
