@@ -16,9 +16,11 @@
 //! [`gitlab`] into the same [`Event`], under the same rules.
 
 pub mod gitlab;
+mod merge_group;
 mod wire;
 
 pub use gitlab::parse_gitlab_event;
+pub use merge_group::MergeGroupEvent;
 
 #[cfg(test)]
 mod tests;
@@ -318,6 +320,8 @@ pub enum Event {
         hook_id: Option<u64>,
         app_id: Option<u64>,
     },
+    /// A merge queue's group wants its checks (`merge_group` `checks_requested`).
+    MergeGroup(MergeGroupEvent),
     /// A GitLab merge request opened, pushed to, marked ready, closed or merged.
     GitLabMergeRequest(gitlab::GitLabMergeRequestEvent),
     /// A new public note on a GitLab merge request, written by a person.
@@ -619,6 +623,13 @@ pub fn parse_event(event: &str, body: &[u8]) -> Result<Event, ParseError> {
             }
             decode::<wire::PullRequestPayload>(event, body)?
                 .into_event(wire::PullRequestActionName::Reviewed)
+        }
+        "merge_group" => {
+            let action = action(event, root)?;
+            if action != "checks_requested" {
+                return ignored(Some(action));
+            }
+            Ok(decode::<merge_group::MergeGroupPayload>(event, body)?.into_event())
         }
         "issue_comment" => {
             let action = action(event, root)?;

@@ -123,6 +123,25 @@ pub fn toplevel(dir: &Path) -> Option<PathBuf> {
     repo.workdir().map(|w| w.components().collect())
 }
 
+/// The messages of the commits in `base..head`, newest first, at most `limit` of them.
+pub fn messages_between(
+    dir: &Path,
+    base: &str,
+    head: &str,
+    limit: usize,
+) -> anyhow::Result<Vec<String>> {
+    let repo = open(dir)?;
+    let mut walk = repo.revwalk()?;
+    walk.push(commit(&repo, head)?.id())?;
+    walk.hide(commit(&repo, base)?.id())?;
+    let mut messages = Vec::new();
+    for oid in walk.take(limit) {
+        let found = repo.find_commit(oid?)?;
+        messages.push(String::from_utf8_lossy(found.message_bytes()).into_owned());
+    }
+    Ok(messages)
+}
+
 /// The merge-base diff of `head` against `base` (any revspec: branch, tag, sha,
 /// `HEAD~2`), with rename detection on and deletions included.
 ///

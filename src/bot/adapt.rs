@@ -175,6 +175,26 @@ pub fn route(event: Event) -> Routed {
                 },
             },
         ),
+        Event::MergeGroup(e) => {
+            let Some(installation) = e.installation else {
+                return Routed::Done;
+            };
+            let entering = e.entering();
+            Routed::Pr(
+                WorkKey::Drift {
+                    repo: RepoKey::new(ForgeKind::GitHub, &e.repository.full_name),
+                },
+                PrJob::MergeGroup(super::merge_group::QueuedGroup {
+                    forge: ForgeRef::GitHub {
+                        installation: installation.0,
+                    },
+                    head_sha: e.head_sha,
+                    head_ref: e.head_ref,
+                    base_sha: e.base_sha,
+                    entering,
+                }),
+            )
+        }
         Event::Ping { .. } | Event::Ignored { .. } => Routed::Done,
     }
 }

@@ -82,6 +82,9 @@ pub enum PrJob {
     /// A review was given or dismissed: the check of a plan applied after merge says
     /// whether it is approved.
     Reviewed(PullRequest),
+    /// A merge queue's group wants the `cascade` check on its head (key:
+    /// [`WorkKey::Drift`], its repository's actor).
+    MergeGroup(super::merge_group::QueuedGroup),
     Comment(PrComment),
     /// Plan again: the locks it waited for were released.
     Replan {
@@ -115,6 +118,7 @@ impl PrJob {
             PrJob::Comment(comment) => comment.forge,
             PrJob::Replan { forge } | PrJob::Drift { forge, .. } => *forge,
             PrJob::DriftComment { comment, .. } => comment.forge,
+            PrJob::MergeGroup(group) => group.forge,
         }
     }
 }

@@ -86,7 +86,7 @@ async fn apply_after_merge(ctx: &PrCtx, plan: &PlanRecord) -> anyhow::Result<Lef
                     spelling.command(&format!("apply {}", plan.id))
                 ))
                 .await?;
-                return Ok(keep(ctx, &merge).await?);
+                return keep(ctx, &merge).await;
             }
         },
     };

@@ -120,7 +120,9 @@ pub(super) async fn refused(bot: &Bot, key: &WorkKey, job: &PrJob) -> anyhow::Re
     let at = match job {
         PrJob::Update(_) | PrJob::Replan { .. } | PrJob::Comment(_) => job.forge(),
         PrJob::Closed(_) | PrJob::Merged(_) | PrJob::Drift { .. } => return Ok(false),
-        PrJob::DriftComment { .. } | PrJob::Reviewed(_) => return Ok(true),
+        PrJob::DriftComment { .. } | PrJob::Reviewed(_) | PrJob::MergeGroup(_) => {
+            return Ok(true);
+        }
     };
     tracing::info!(pr = %key, "not served: the repository's owner is not in --allow-owner");
     let existing = bot

@@ -64,8 +64,11 @@ struct RepoNameJson {
     full_name: String,
 }
 
+/// The repository as every GitHub payload describes it, for the events read elsewhere.
+pub(super) type RepositoryJsonPublic = RepositoryJson;
+
 #[derive(Deserialize)]
-struct RepositoryJson {
+pub(super) struct RepositoryJson {
     id: RepoId,
     owner: LoginJson,
     name: String,

@@ -16,6 +16,9 @@ use std::path::Path;
 /// request's or merge request's number, which start at 1.
 pub const DRIFT_NUMBER: u64 = 0;
 
+/// What follows `#` in a merge group plan's key.
+const MERGE_GROUP: &str = "queue";
+
 /// What a run or a plan belongs to.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct PlanKey(String);
@@ -29,6 +32,12 @@ impl PlanKey {
     /// The key of a repository's drift plans: `owner/name#0`.
     pub fn drift(repo: &RepoKey) -> PlanKey {
         PlanKey::numbered(repo, DRIFT_NUMBER)
+    }
+
+    /// The key of a repository's merge-queue plans: `owner/name#queue`. Never applied; one
+    /// current plan, the last group's.
+    pub fn merge_group(repo: &RepoKey) -> PlanKey {
+        PlanKey(format!("{}#{MERGE_GROUP}", repo.stored()))
     }
 
     fn numbered(repo: &RepoKey, number: u64) -> PlanKey {
@@ -56,7 +65,8 @@ impl PlanKey {
     pub fn repository(&self) -> &str {
         match self.0.rsplit_once('#') {
             Some((repo, number))
-                if !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit()) =>
+                if number == MERGE_GROUP
+                    || (!number.is_empty() && number.bytes().all(|b| b.is_ascii_digit())) =>
             {
                 repo
             }

@@ -6,8 +6,7 @@
 //! on the merged pull request, and `/apply` of it there applies it. Two quick merges apply
 //! one after the other, in merge order.
 
-use crate::support::bot_world::{REPO, World, git_out, push, world_with};
-use crate::support::fake_github::{FileChange, PrSpec};
+use crate::support::bot_world::{REPO, World, world_with};
 
 const ON_MERGE: &str = "apply: on_merge\n";
 
@@ -31,39 +30,14 @@ fn apply_results(w: &World, number: u64) -> Vec<crate::support::fake_github::Com
         .collect()
 }
 
-/// A pull request by `author` from `branch`, made off the base, with a line added to
-/// `file`, opened and planned: its number and head.
-async fn open_changing(w: &World, author: &str, branch: &str, file: &str) -> (u64, String) {
-    let dir = w.work.path();
-    git_out(dir, &["checkout", "-q", "-B", branch, &w.base_sha]);
-    let path = dir.join(file);
-    let text = std::fs::read_to_string(&path).unwrap();
-    std::fs::write(&path, format!("{text}\n# {branch}\n")).unwrap();
-    git_out(dir, &["commit", "-qam", branch]);
-    let head = push(w, branch);
-    let n = w.fake.open_pull_request(
-        REPO,
-        PrSpec {
-            author: author.into(),
-            head_ref: branch.into(),
-            head_sha: head.clone(),
-            base_ref: "main".into(),
-            base_sha: w.base_sha.clone(),
-            files: vec![FileChange::modified(file)],
-            ..PrSpec::default()
-        },
-    );
-    w.send_pr(n, "opened").await;
-    w.until("the plan", |w| w.checks_done(&head)).await;
-    (n, head)
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_merge_applies_exactly_the_approved_plan_at_the_merge_commit() {
     let w = world_with(ON_MERGE).await;
     // prod/monitoring depends on units this plan does not change: its plan is not
     // provisional, so the merge applies it as approved.
-    let (n, head) = open_changing(&w, "alice", "monitoring", "prod/monitoring/main.tf").await;
+    let (n, head) = w
+        .open_changing("alice", "monitoring", "prod/monitoring/main.tf")
+        .await;
     let plan = w.plan_comment(n);
     let id = header_id(&w, n);
     assert!(
@@ -123,7 +97,9 @@ async fn a_merge_applies_exactly_the_approved_plan_at_the_merge_commit() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_plan_changed_between_approval_and_merge_is_planned_again_and_not_applied() {
     let w = world_with(ON_MERGE).await;
-    let (n, head) = open_changing(&w, "alice", "monitoring", "prod/monitoring/main.tf").await;
+    let (n, head) = w
+        .open_changing("alice", "monitoring", "prod/monitoring/main.tf")
+        .await;
     let id = header_id(&w, n);
     w.fake.set_permission(REPO, "bob", "write");
     w.approve_with_event(n, "bob").await;
@@ -191,8 +167,9 @@ async fn two_quick_merges_apply_one_after_the_other_in_merge_order() {
     w.send_pr(first, "opened").await;
     w.until("the first plan", |w| w.checks_done(&first_head))
         .await;
-    let (second, second_head) =
-        open_changing(&w, "carol", "monitoring", "prod/monitoring/main.tf").await;
+    let (second, second_head) = w
+        .open_changing("carol", "monitoring", "prod/monitoring/main.tf")
+        .await;
     w.fake.set_permission(REPO, "bob", "write");
     w.approve_with_event(first, "bob").await;
     w.approve_with_event(second, "bob").await;

@@ -23,6 +23,7 @@ mod bot_failures;
 mod bot_inert;
 mod bot_lifecycle;
 mod bot_merge_gate;
+mod bot_merge_queue;
 mod bot_on_merge;
 mod bot_origin;
 mod bot_paths;

@@ -31,7 +31,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 pub use apps::CreatedApp;
 pub(crate) use issues::IssueModel;
 pub use issues::IssueSnapshot;
-pub use webhooks::{Delivery, signature};
+pub use webhooks::{Delivery, queue_branch, signature};
 
 /// The id of the App the fake serves at first (JWTs' `iss`); an App created
 /// through the manifest flow takes over (`FakeGitHub::app_id`).

@@ -161,6 +161,18 @@ fn parse_cgi(out: &[u8]) -> Response {
 }
 
 /// The head of `branch` in the bare repository at `origin`, if both exist.
+/// Whether `sha` is a commit of the bare repository `origin` (any branch's, or none's).
+pub fn has_commit(origin: &Path, sha: &str) -> bool {
+    origin.is_dir()
+        && std::process::Command::new("git")
+            .arg("-C")
+            .arg(origin)
+            .args(["cat-file", "-e"])
+            .arg(format!("{sha}^{{commit}}"))
+            .status()
+            .is_ok_and(|s| s.success())
+}
+
 pub fn branch_head(origin: &Path, branch: &str) -> Option<String> {
     if !origin.is_dir() {
         return None;

@@ -37,7 +37,7 @@ pub struct AppPermission {
 /// Every permission cascade uses. `Organization` ones are asked for only when the App
 /// is created for an organisation: a private App owned by a person can only be installed
 /// on that person's repositories, where there are no teams to check.
-pub const APP_PERMISSIONS: [AppPermission; 6] = [
+pub const APP_PERMISSIONS: [AppPermission; 7] = [
     AppPermission {
         key: "checks",
         title: "Checks",
@@ -58,6 +58,13 @@ pub const APP_PERMISSIONS: [AppPermission; 6] = [
         scope: PermissionScope::Repository,
         access: "write",
         why: "pull request comments and reactions, and the drift issue",
+    },
+    AppPermission {
+        key: "merge_queues",
+        title: "Merge queues",
+        scope: PermissionScope::Repository,
+        access: "read",
+        why: "`merge_group` events, to set the `cascade` check on a merge queue's group",
     },
     AppPermission {
         key: "metadata",
@@ -83,7 +90,12 @@ pub const APP_PERMISSIONS: [AppPermission; 6] = [
 ];
 
 /// The webhook events the App subscribes to (installation events are always sent).
-pub const APP_EVENTS: [&str; 2] = ["pull_request", "issue_comment"];
+pub const APP_EVENTS: [&str; 4] = [
+    "pull_request",
+    "issue_comment",
+    "pull_request_review",
+    "merge_group",
+];
 
 /// GitHub's longest App name.
 const MAX_NAME_CHARS: usize = 34;
@@ -255,7 +267,7 @@ mod tests {
         let personal = app_manifest("cascade", "https://ci.example.com/cascade", false);
         assert_eq!(
             personal["default_permissions"],
-            json!({"checks": "write", "contents": "read", "issues": "write", "metadata": "read", "pull_requests": "write"})
+            json!({"checks": "write", "contents": "read", "issues": "write", "merge_queues": "read", "metadata": "read", "pull_requests": "write"})
         );
         assert_eq!(
             personal["hook_attributes"]["url"],
@@ -268,7 +280,12 @@ mod tests {
         assert_eq!(personal["public"], false);
         assert_eq!(
             personal["default_events"],
-            json!(["pull_request", "issue_comment"])
+            json!([
+                "pull_request",
+                "issue_comment",
+                "pull_request_review",
+                "merge_group"
+            ])
         );
         let org = app_manifest(&"x".repeat(100), "https://ci.example.com", true);
         assert_eq!(org["default_permissions"]["members"], "read");

@@ -626,11 +626,16 @@ async fn create_check_run(
             "Invalid request.\n\n\"name\", \"head_sha\" weren't supplied.",
         ));
     };
+    // Any commit of the repository, as GitHub takes it (a merge queue's group head is
+    // on no pull request): https://docs.github.com/en/rest/checks/runs#create-a-check-run
     let known = model.repos[&repo].pulls.values().any(|p| {
         p.head_sha == head_sha
             || p.base_sha == head_sha
             || p.previous_head_sha.as_deref() == Some(head_sha)
-    });
+    }) || model.repos[&repo]
+        .origin
+        .as_deref()
+        .is_some_and(|o| crate::support::git_http::has_commit(o, head_sha));
     if !known {
         return Err(refuse(422, &format!("No commit found for SHA: {head_sha}")));
     }

@@ -195,6 +195,41 @@ impl FakeGitHub {
         Delivery::new("pull_request_review", &payload, &model.webhook_secret)
     }
 
+    /// `merge_group` `checks_requested` for a group whose head `head_sha` is on the queue
+    /// branch `gh-readonly-queue/<base>/pr-<number>-<base_sha>`, shaped as
+    /// https://docs.github.com/en/webhooks/webhook-events-and-payloads#merge_group shows it.
+    pub fn merge_group_event(
+        &self,
+        repo: &str,
+        number: u64,
+        head_sha: &str,
+        base_sha: &str,
+    ) -> Delivery {
+        let model = self.model();
+        let repo_model = &model.repos[repo];
+        let payload = json!({
+            "action": "checks_requested",
+            "merge_group": {
+                "head_sha": head_sha,
+                "head_ref": format!("refs/heads/{}", queue_branch(number, base_sha)),
+                "base_sha": base_sha,
+                "base_ref": "refs/heads/main",
+                "head_commit": {
+                    "id": head_sha,
+                    "tree_id": head_sha,
+                    "message": format!("Merge pull request #{number}"),
+                    "timestamp": "2026-01-05T10:40:00Z",
+                    "author": { "name": "GitHub", "email": "noreply@github.com" },
+                    "committer": { "name": "GitHub", "email": "noreply@github.com" },
+                },
+            },
+            "repository": json::repo(&self.shared.url, repo_model),
+            "installation": installation_stub(repo_model.installation),
+            "sender": json::user(&self.shared.url, "github-merge-queue[bot]"),
+        });
+        Delivery::new("merge_group", &payload, &model.webhook_secret)
+    }
+
     /// `issue_comment` `created` for a comment from `user_comment`: on a pull request
     /// (`issue.pull_request` set), or on a plain issue (no `pull_request`), as GitHub
     /// sends each.
@@ -358,4 +393,9 @@ fn installation_object(api: &str, id: u64, account: &str) -> Value {
         "suspended_at": null,
         "suspended_by": null,
     })
+}
+
+/// The branch GitHub's merge queue makes for pull request `number` entering on `base_sha`.
+pub fn queue_branch(number: u64, base_sha: &str) -> String {
+    format!("gh-readonly-queue/main/pr-{number}-{base_sha}")
 }
