@@ -108,7 +108,9 @@ pub fn route(event: Event) -> Routed {
                 // Read from the API by the job that acts on the merge.
                 merge_commit: None,
             };
-            if e.action == MergeRequestAction::Merged {
+            if e.action == MergeRequestAction::Reviewed {
+                Routed::Pr(key, PrJob::Reviewed(update))
+            } else if e.action == MergeRequestAction::Merged {
                 Routed::Pr(merges_key(&key), PrJob::Merged(update))
             } else if e.action.is_closed() {
                 Routed::Pr(key, PrJob::Closed(update))

@@ -97,6 +97,9 @@ pub enum MergeRequestAction {
     Closed,
     /// `merge`.
     Merged,
+    /// `approved`, `unapproved`, `approval`, `unapproval`: whether the plan is approved
+    /// may have changed, which an apply after merge's status shows.
+    Reviewed,
 }
 
 impl MergeRequestAction {

@@ -74,6 +74,7 @@ mod github_client;
 mod gitlab_client;
 mod gitlab_failures;
 mod gitlab_inert;
+mod gitlab_on_merge;
 mod gitlab_policies;
 mod gitlab_scenarios;
 mod graph_props;

@@ -999,18 +999,20 @@ fn gitlab_draft_changes_route_one_way_only() {
 }
 
 #[test]
-fn gitlab_approvals_and_unknown_actions_are_ignored_without_decoding() {
-    for action in ["approved", "unapproved", "approval", "unapproval", "label"] {
+fn gitlab_approvals_are_reviews_and_unknown_actions_are_ignored_without_decoding() {
+    // An approval given or taken back may turn an apply-after-merge status green or not.
+    for action in ["approved", "unapproved", "approval", "unapproval"] {
         let got = gitlab_kind("merge_request.open.json", |b| {
             b["object_attributes"]["action"] = action.into();
-            remove(b, "object_attributes.last_commit");
-            remove(b, "project");
         });
-        assert_eq!(
-            got,
-            format!("ignored gitlab:Merge Request Hook Some({action:?})")
-        );
+        assert_eq!(got, "gitlab merge_request Reviewed", "{action}");
     }
+    let got = gitlab_kind("merge_request.open.json", |b| {
+        b["object_attributes"]["action"] = "label".into();
+        remove(b, "object_attributes.last_commit");
+        remove(b, "project");
+    });
+    assert_eq!(got, "ignored gitlab:Merge Request Hook Some(\"label\")");
 }
 
 #[test]

@@ -389,6 +389,7 @@ impl FakeGitLab {
                 fork: spec.fork,
                 state: "opened".to_string(),
                 detailed_merge_status: None,
+                merge_commit_sha: None,
                 files: spec.files,
                 approved_by: Vec::new(),
                 head_repo: spec.head_repo,
@@ -432,6 +433,15 @@ impl FakeGitLab {
 
     pub fn merge(&self, project: u64, iid: u64) {
         self.model().mr(project, iid).state = "merged".to_string();
+    }
+
+    /// Merged by `merge_commit` (which the test put on the target branch of the origin):
+    /// the API and the hook then name it as `merge_commit_sha`.
+    pub fn merge_with(&self, project: u64, iid: u64, merge_commit: &str) {
+        let mut model = self.model();
+        let mr = model.mr(project, iid);
+        mr.state = "merged".to_string();
+        mr.merge_commit_sha = Some(merge_commit.to_string());
     }
 
     /// Overrides what GitLab would work out (`checking`, `conflict`, …); `None` goes back

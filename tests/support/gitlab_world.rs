@@ -271,6 +271,21 @@ impl World {
         (iid, head)
     }
 
+    /// Merges merge request `iid` (head `head`) into `main` with a merge commit, pushes
+    /// `main`, marks it merged and sends the `merge` hook; the merge commit.
+    pub async fn merge_mr(&self, iid: u64, head: &str) -> String {
+        let dir = self.work.path();
+        git_out(dir, &["checkout", "-q", "main"]);
+        let message = format!("Merge branch into 'main'\n\nSee merge request !{iid}");
+        git_out(dir, &["merge", "-q", "--no-ff", "-m", &message, head]);
+        let origin = self.origin.to_str().unwrap();
+        git_out(dir, &["push", "-q", "--force", origin, "main:main"]);
+        let merge = git_out(dir, &["rev-parse", "HEAD"]);
+        self.fake.merge_with(self.project, iid, &merge);
+        assert_eq!(self.send_mr(iid, "merge").await, 202);
+        merge
+    }
+
     /// Sends a Merge Request Hook with `action` (`open`, `close`, `merge`, …); the status.
     pub async fn send_mr(&self, iid: u64, action: &str) -> u16 {
         self.fake

@@ -59,6 +59,7 @@ pub(super) enum MergeRequestActionName {
     Retargeted,
     Closed,
     Merged,
+    Reviewed,
 }
 
 impl MergeRequestProbe {
@@ -74,6 +75,10 @@ impl MergeRequestProbe {
             "reopen" => MergeRequestActionName::Reopened,
             "close" => MergeRequestActionName::Closed,
             "merge" => MergeRequestActionName::Merged,
+            // https://docs.gitlab.com/user/project/integrations/webhook_events/#merge-request-events
+            "approved" | "unapproved" | "approval" | "unapproval" => {
+                MergeRequestActionName::Reviewed
+            }
             "update" => match attributes.oldrev.as_deref() {
                 Some(oldrev) if !oldrev.is_empty() => {
                     MergeRequestActionName::Pushed(oldrev.to_owned())
@@ -178,6 +183,7 @@ impl MergeRequestPayload {
             MergeRequestActionName::Retargeted => MergeRequestAction::Retargeted,
             MergeRequestActionName::Closed => MergeRequestAction::Closed,
             MergeRequestActionName::Merged => MergeRequestAction::Merged,
+            MergeRequestActionName::Reviewed => MergeRequestAction::Reviewed,
         };
         let mr = self.object_attributes;
         bounded(

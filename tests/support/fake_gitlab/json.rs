@@ -139,7 +139,9 @@ pub fn merge_request(model: &Model, p: &ProjectModel, mr: &MrModel, detailed: &s
         "merge_status": if detailed == "mergeable" { "can_be_merged" } else { "cannot_be_merged" },
         "detailed_merge_status": detailed,
         "sha": mr.head_sha,
-        "merge_commit_sha": null,
+        // https://docs.gitlab.com/api/merge_requests/#get-single-mr: the merge commit once
+        // merged (null for a fast-forward or before the merge).
+        "merge_commit_sha": mr.merge_commit_sha,
         "squash_commit_sha": null,
         "discussion_locked": null,
         "reference": format!("!{}", mr.iid),

@@ -52,6 +52,8 @@ pub(crate) struct MrModel {
     pub state: String,
     /// Set by a test; otherwise worked out like GitLab (see `statuses::detailed_merge_status`).
     pub detailed_merge_status: Option<String>,
+    /// The merge commit once merged by [`crate::support::fake_gitlab::FakeGitLab::merge_with`].
+    pub merge_commit_sha: Option<String>,
     pub files: Vec<DiffFile>,
     pub approved_by: Vec<u64>,
     pub head_repo: Option<PathBuf>,

@@ -206,7 +206,7 @@ fn mr_attributes(api: &str, model: &Model, p: &ProjectModel, mr: &MrModel) -> Va
         "iid": mr.iid,
         "last_edited_at": null,
         "last_edited_by_id": null,
-        "merge_commit_sha": null,
+        "merge_commit_sha": mr.merge_commit_sha,
         "merge_error": null,
         "merge_params": { "force_remove_source_branch": "1" },
         "merge_status": if detailed == "mergeable" { "can_be_merged" } else { "unchecked" },
