@@ -17,10 +17,12 @@
 
 pub mod gitlab;
 mod merge_group;
+mod review;
 mod wire;
 
 pub use gitlab::parse_gitlab_event;
 pub use merge_group::MergeGroupEvent;
+pub use review::ReviewEvent;
 
 #[cfg(test)]
 mod tests;
@@ -320,6 +322,8 @@ pub enum Event {
         hook_id: Option<u64>,
         app_id: Option<u64>,
     },
+    /// A review was submitted or dismissed on a pull request (`pull_request_review`).
+    PullRequestReview(ReviewEvent),
     /// A merge queue's group wants its checks (`merge_group` `checks_requested`).
     MergeGroup(MergeGroupEvent),
     /// A GitLab merge request opened, pushed to, marked ready, closed or merged.
@@ -366,9 +370,6 @@ pub enum PullRequestAction {
     /// The base branch was changed (`edited` with `changes.base`): planned again, since
     /// both the diff and the branch's allowance change.
     BaseChanged,
-    /// A review was submitted or dismissed (`pull_request_review`): whether the plan is
-    /// approved may have changed, which an apply after merge's check shows.
-    Reviewed,
 }
 
 /// A repository as events describe it (the base repository of a pull request).
@@ -621,8 +622,7 @@ pub fn parse_event(event: &str, body: &[u8]) -> Result<Event, ParseError> {
             if !matches!(action, "submitted" | "dismissed") {
                 return ignored(Some(action));
             }
-            decode::<wire::PullRequestPayload>(event, body)?
-                .into_event(wire::PullRequestActionName::Reviewed)
+            Ok(decode::<review::ReviewPayload>(event, body)?.into_event())
         }
         "merge_group" => {
             let action = action(event, root)?;

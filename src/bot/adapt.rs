@@ -26,7 +26,6 @@ pub fn route(event: Event) -> Routed {
                 }
                 PullRequestAction::Closed { .. } => Routed::Pr(key, PrJob::Closed(update)),
                 PullRequestAction::ConvertedToDraft => Routed::Done,
-                PullRequestAction::Reviewed => Routed::Pr(key, PrJob::Reviewed(update)),
             }
         }
         Event::PullRequestComment(e) => {
@@ -109,7 +108,12 @@ pub fn route(event: Event) -> Routed {
                 merge_commit: None,
             };
             if e.action == MergeRequestAction::Reviewed {
-                Routed::Pr(key, PrJob::Reviewed(update))
+                Routed::Pr(
+                    key,
+                    PrJob::Reviewed {
+                        forge: update.forge,
+                    },
+                )
             } else if e.action == MergeRequestAction::Merged {
                 Routed::Pr(merges_key(&key), PrJob::Merged(update))
             } else if e.action.is_closed() {
@@ -177,6 +181,19 @@ pub fn route(event: Event) -> Routed {
                 },
             },
         ),
+        Event::PullRequestReview(e) => {
+            let Some(installation) = e.installation else {
+                return Routed::Done;
+            };
+            Routed::Pr(
+                github_key(&e.repository.full_name, e.number),
+                PrJob::Reviewed {
+                    forge: ForgeRef::GitHub {
+                        installation: installation.0,
+                    },
+                },
+            )
+        }
         Event::MergeGroup(e) => {
             let Some(installation) = e.installation else {
                 return Routed::Done;

@@ -81,7 +81,9 @@ pub enum PrJob {
     Merged(PullRequest),
     /// A review was given or dismissed: the check of a plan applied after merge says
     /// whether it is approved.
-    Reviewed(PullRequest),
+    Reviewed {
+        forge: ForgeRef,
+    },
     /// A merge queue's group wants the `cascade` check on its head (key:
     /// [`WorkKey::Drift`], its repository's actor).
     MergeGroup(super::merge_group::QueuedGroup),
@@ -112,11 +114,11 @@ impl PrJob {
     /// The forge the event came through (whose answers are about the pull request).
     pub fn forge(&self) -> ForgeRef {
         match self {
-            PrJob::Update(pr) | PrJob::Closed(pr) | PrJob::Merged(pr) | PrJob::Reviewed(pr) => {
-                pr.forge
-            }
+            PrJob::Update(pr) | PrJob::Closed(pr) | PrJob::Merged(pr) => pr.forge,
             PrJob::Comment(comment) => comment.forge,
-            PrJob::Replan { forge } | PrJob::Drift { forge, .. } => *forge,
+            PrJob::Replan { forge } | PrJob::Drift { forge, .. } | PrJob::Reviewed { forge } => {
+                *forge
+            }
             PrJob::DriftComment { comment, .. } => comment.forge,
             PrJob::MergeGroup(group) => group.forge,
         }

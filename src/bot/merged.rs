@@ -71,7 +71,14 @@ async fn apply_after_merge(ctx: &PrCtx, plan: &PlanRecord) -> anyhow::Result<Lef
     };
     let default = ctx.forge.default_branch(&repo).await?;
     fetch_pull_request(ctx, &default.clone_url).await?;
-    let rules_sha = rules_before(ctx, plan, &merge)?;
+    let rules_sha = match rules_before(ctx, plan, &merge) {
+        Ok(sha) => sha,
+        Err(e) => {
+            // Without the rules from before the merge nothing may be applied after it.
+            tracing::warn!(pr = %key, error = %format!("{e:#}"), "merged, but the merge commit is not in the repository: nothing applied after merge");
+            return Ok(Left::Nothing);
+        }
+    };
     let config = match bot.workspaces.config_at(&repo, &rules_sha)? {
         None => RepoConfig::default(),
         Some(text) => match RepoConfig::parse(&text) {

@@ -507,7 +507,7 @@ impl Bot {
             }
             PrJob::Closed(pr) => plan::close_pull_request(self, key, &pr).await,
             PrJob::Merged(pr) => merged::merged_job(self, key, pr).await,
-            PrJob::Reviewed(pr) => on_merge::recheck(self, key, pr.forge).await,
+            PrJob::Reviewed { forge } => on_merge::recheck(self, key, forge).await,
             PrJob::MergeGroup(group) => merge_group::merge_group_job(self, key, group).await,
             PrJob::Comment(comment) => commands::handle_comment(self, key, &comment).await,
             PrJob::Drift { forge, claimed } => drift::drift_job(self, key, forge, claimed).await,

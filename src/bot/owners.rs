@@ -120,7 +120,7 @@ pub(super) async fn refused(bot: &Bot, key: &WorkKey, job: &PrJob) -> anyhow::Re
     let at = match job {
         PrJob::Update(_) | PrJob::Replan { .. } | PrJob::Comment(_) => job.forge(),
         PrJob::Closed(_) | PrJob::Merged(_) | PrJob::Drift { .. } => return Ok(false),
-        PrJob::DriftComment { .. } | PrJob::Reviewed(_) | PrJob::MergeGroup(_) => {
+        PrJob::DriftComment { .. } | PrJob::Reviewed { .. } | PrJob::MergeGroup(_) => {
             return Ok(true);
         }
     };

@@ -34,7 +34,7 @@ pub enum Mode {
 /// to some units.
 #[derive(Debug, serde::Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(super) struct ApplyEntry {
+pub(super) struct ApplyModeEntry {
     /// `comment` (the default: `/apply <id>` before merge) or `on_merge` (cascade applies
     /// after merge, only what equals the approved plan).
     pub mode: Mode,
@@ -49,7 +49,16 @@ pub(super) struct ApplyEntry {
     pub environments: Vec<Spanned<String>>,
 }
 
-impl TableShape for ApplyEntry {
+/// What the schema says `apply:` may be: a word, or the mapping.
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)]
+pub(super) enum ApplySchema {
+    Word(Mode),
+    Table(ApplyModeEntry),
+}
+
+impl TableShape for ApplyModeEntry {
     const EXPECTING: &'static str = "`apply` must be `comment` or `on_merge`, or a mapping like \
         `{mode: on_merge, units: [\"live/prod/**\"]}`";
     fn empty() -> Option<Self> {
@@ -74,27 +83,27 @@ fn names<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Spanned<String>>, D::Err
 /// Reads `apply:` as a word or a mapping.
 pub(super) fn apply<'de, D: Deserializer<'de>>(
     deserializer: D,
-) -> Result<Option<Spanned<ApplyEntry>>, D::Error> {
+) -> Result<Option<Spanned<ApplyModeEntry>>, D::Error> {
     struct EntryVisitor;
     impl<'de> Visitor<'de> for EntryVisitor {
-        type Value = ApplyEntry;
+        type Value = ApplyModeEntry;
         fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-            f.write_str(ApplyEntry::EXPECTING)
+            f.write_str(ApplyModeEntry::EXPECTING)
         }
-        fn visit_str<E: de::Error>(self, word: &str) -> Result<ApplyEntry, E> {
+        fn visit_str<E: de::Error>(self, word: &str) -> Result<ApplyModeEntry, E> {
             let mode = match word {
                 "comment" => Mode::Comment,
                 "on_merge" => Mode::OnMerge,
                 _ => return Err(E::invalid_value(de::Unexpected::Str(word), &self)),
             };
-            Ok(ApplyEntry {
+            Ok(ApplyModeEntry {
                 mode,
                 units: Vec::new(),
                 environments: Vec::new(),
             })
         }
-        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ApplyEntry, A::Error> {
-            ApplyEntry::deserialize(MapAccessDeserializer::new(map))
+        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ApplyModeEntry, A::Error> {
+            ApplyModeEntry::deserialize(MapAccessDeserializer::new(map))
         }
     }
     let spanned = Spanned::<Wrapped>::deserialize(deserializer)?;
@@ -104,7 +113,7 @@ pub(super) fn apply<'de, D: Deserializer<'de>>(
         spanned.defined,
     )));
 
-    struct Wrapped(ApplyEntry);
+    struct Wrapped(ApplyModeEntry);
     impl<'de> Deserialize<'de> for Wrapped {
         fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Wrapped, D::Error> {
             d.deserialize_any(EntryVisitor).map(Wrapped)
@@ -137,7 +146,7 @@ impl ApplyMode {
 
 /// Checks `apply:` against the environments it names.
 pub(super) fn apply_mode(
-    entry: Spanned<ApplyEntry>,
+    entry: Spanned<ApplyModeEntry>,
     environments: &[Environment],
 ) -> Result<ApplyMode, Problem> {
     let entry = entry.value;

@@ -181,8 +181,8 @@ pub(super) struct ConfigFile {
     /// it only if that plan equals the approved one). A mapping limits the mode to some
     /// units: `apply: {mode: on_merge, units: ["live/prod/**"], environments: [prod]}`.
     #[serde(default, deserialize_with = "super::apply_mode::apply")]
-    #[schemars(with = "Option<super::apply_mode::ApplyEntry>")]
-    pub apply: Option<Spanned<super::apply_mode::ApplyEntry>>,
+    #[schemars(with = "Option<super::apply_mode::ApplySchema>")]
+    pub apply: Option<Spanned<super::apply_mode::ApplyModeEntry>>,
 }
 
 /// When and where drift detection runs.

@@ -116,8 +116,6 @@ pub(super) enum PullRequestActionName {
     ConvertedToDraft,
     /// `edited`, and only when the base changed (the caller checks `changes.base`).
     Edited,
-    /// `pull_request_review` `submitted` or `dismissed` (never read from an action here).
-    Reviewed,
 }
 
 impl PullRequestActionName {
@@ -152,7 +150,6 @@ impl PullRequestPayload {
             PullRequestActionName::Closed => PullRequestAction::Closed { merged },
             PullRequestActionName::ConvertedToDraft => PullRequestAction::ConvertedToDraft,
             PullRequestActionName::Edited => PullRequestAction::BaseChanged,
-            PullRequestActionName::Reviewed => PullRequestAction::Reviewed,
         };
         // Compare ids, not the `fork` flag (which says whether the head
         // repository is itself a fork of something) nor names (which change

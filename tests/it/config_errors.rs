@@ -492,6 +492,7 @@ fn schema_describes_every_key_both_environment_forms_and_workflows() {
     assert_eq!(
         keys,
         [
+            "apply",
             "apply_permission",
             "apply_requirements",
             "approvals",

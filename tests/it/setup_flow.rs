@@ -402,11 +402,16 @@ async fn hostile_setup_inputs_are_bounded_and_come_back_escaped() {
     assert_eq!(m["public"], false);
     assert_eq!(
         m["default_events"],
-        json!(["pull_request", "issue_comment"])
+        json!([
+            "pull_request",
+            "issue_comment",
+            "pull_request_review",
+            "merge_group"
+        ])
     );
     assert_eq!(
         m["default_permissions"],
-        json!({"checks": "write", "contents": "read", "issues": "write", "metadata": "read", "pull_requests": "write", "members": "read"})
+        json!({"checks": "write", "contents": "read", "issues": "write", "merge_queues": "read", "metadata": "read", "pull_requests": "write", "members": "read"})
     );
     assert!(form.html.contains("Organization → Members"));
     let personal = manifest_form(&url, "https://ci.example.com", "").await;

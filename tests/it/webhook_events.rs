@@ -251,6 +251,7 @@ fn kind(event: &Event) -> String {
         },
         Event::GitLabNote(_) => "gitlab note Comment".into(),
         Event::GitLabIssueNote(_) => "gitlab note IssueComment".into(),
+        Event::PullRequestReview(r) => format!("pull_request_review #{}", r.number),
         Event::MergeGroup(g) => format!("merge_group entering={:?}", g.entering()),
         Event::Ignored { event, action } => format!("ignored {event} {action:?}"),
     }
@@ -342,11 +343,11 @@ const EXPECTED: &[(&str, &str)] = &[
     ("pull_request.synchronize.json", "pull_request synchronize"),
     (
         "pull_request_review.submitted.2.json",
-        "pull_request Reviewed",
+        "pull_request_review #205",
     ),
     (
         "pull_request_review.submitted.json",
-        "pull_request Reviewed",
+        "pull_request_review #2",
     ),
     ("push.2.json", "ignored push None"),
     ("push.json", "ignored push None"),

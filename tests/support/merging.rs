@@ -70,17 +70,12 @@ impl World {
         let base = git_out(dir, &["rev-parse", "main"]);
         let branch = crate::support::fake_github::queue_branch(number, &base);
         git_out(dir, &["checkout", "-q", "-B", &branch, "main"]);
-        git_out(
-            dir,
-            &[
-                "merge",
-                "-q",
-                "--no-ff",
-                "-m",
-                &format!("Merge pull request #{number} from acme/queued"),
-                head,
-            ],
-        );
+        // Each group its own commit, as GitHub makes one per queue entry: a group made
+        // again within the same second must not be the same commit as the last.
+        static GROUPS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let nth = GROUPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let message = format!("Merge pull request #{number} from acme/queued\n\ngroup {nth}");
+        git_out(dir, &["merge", "-q", "--no-ff", "-m", &message, head]);
         let group = push(self, &branch);
         git_out(dir, &["checkout", "-q", "main"]);
         let status = self
