@@ -10,8 +10,10 @@
 //! typed, team names) is placed with `crate::inert`; logins are mentioned on purpose.
 
 mod policies;
+mod state;
 
 pub use policies::PolicyRefusal;
+pub use state::StateRefusal;
 
 use crate::config::{PlanTtl, in_words};
 use crate::engine::{ApplyError, NotCurrent, Was};
@@ -127,6 +129,8 @@ pub enum Refusal {
     SubsetOnDriftIssue,
     /// A refusal that comes from policies.
     Policies(PolicyRefusal),
+    /// A refusal of `/import` or `/state rm`.
+    State(StateRefusal),
 }
 
 /// Where change requests are planned: the default branch, and the branches `branches:`
@@ -477,6 +481,7 @@ impl Refusal {
                 cmd("unlock")
             ),
             Refusal::Policies(refusal) => refusal.message(spelling),
+            Refusal::State(refusal) => refusal.message(spelling),
         }
     }
 }

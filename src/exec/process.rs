@@ -3,7 +3,7 @@
 //! SIGTERM-then-SIGKILL stopping of the whole process group. A workflow's `run`
 //! steps go the same way (`process/run_step.rs`).
 
-use super::command::{Step, command_line, command_name};
+use super::command::{Step, command_line, command_name, job_command_name};
 use super::env::{ChildEnv, FIXED, default_pass_env};
 use super::job_env::{JobVar, job_vars};
 use super::log::LogSink;
@@ -12,7 +12,7 @@ use super::preflight::{self, InitRecords, TrackedTools};
 use super::sandbox::{Reach, Sandbox, SandboxMode, SandboxState, SandboxUser};
 use super::step_process::{self, Launch, StepFiles, StopOnDrop, private_dir};
 use super::unit_env::UnitEnv;
-use super::{ExecError, Executor, Resumed, StepCall, StepOutput, UnitJob};
+use super::{ExecError, Executor, Resumed, StateDiff, StepCall, StepOutput, UnitJob};
 use crate::redact::Redactor;
 use crate::unit::Tool;
 use nix::sys::signal::Signal;
@@ -303,7 +303,7 @@ impl ProcessExecutor {
         match step {
             Step::Plan => reach.files.push(job.plan_file.clone()),
             Step::Show | Step::Apply => reach.read_files.push(job.plan_file.clone()),
-            Step::Init | Step::StackGenerate => {}
+            Step::Init | Step::StackGenerate | Step::StateList | Step::StateChange => {}
         }
         reach.read_files.extend(
             [&self.terraform, &self.tofu, &self.terragrunt]
@@ -385,7 +385,7 @@ impl ProcessExecutor {
         let vars = self.job_vars(job)?;
         let (_, args) = command_line(job.tool, step, job);
         let program = self.binary(job.tool);
-        let name = command_name(job.tool, step);
+        let name = job_command_name(job, step);
         let files = StepFiles::new(&job.work, step.name());
         private_dir(&job.work)?;
         let tmp = self.tmp(job);
@@ -423,7 +423,7 @@ impl ProcessExecutor {
             args: &args,
             dir: &job.dir,
             env: self.child_env(job, &vars, confined.as_ref().map(|_| tmp.as_path())),
-            capture_stdout: step == Step::Show,
+            capture_stdout: matches!(step, Step::Show | Step::StateList),
             pipe_stdin: false,
             confined: confined.as_ref(),
         };
@@ -651,6 +651,14 @@ impl Executor for ProcessExecutor {
         self.step(job, call, cancel).await
     }
 
+    async fn change_state(
+        &self,
+        job: &UnitJob,
+        cancel: &CancellationToken,
+    ) -> Result<StateDiff, ExecError> {
+        self.change_unit_state(job, cancel).await
+    }
+
     async fn resume_apply(
         &self,
         job: &UnitJob,
@@ -712,6 +720,60 @@ impl ProcessExecutor {
         self.run(job, Step::Show, Stop::Cancel(cancel))
             .await
             .map(|(json, _)| json)
+    }
+
+    /// The addresses in the unit's state (`state list`), in a slot of its own. No state
+    /// yet (terraform's "No state file was found!") is an empty state.
+    async fn state_list(
+        &self,
+        job: &UnitJob,
+        cancel: &CancellationToken,
+    ) -> Result<Vec<String>, ExecError> {
+        let _slot = self.slot().await;
+        match self.run(job, Step::StateList, Stop::Cancel(cancel)).await {
+            Ok((mut listed, _)) => Ok(String::from_utf8_lossy(&listed.take_bytes())
+                .lines()
+                .map(str::trim)
+                .filter(|line| !line.is_empty())
+                .map(str::to_string)
+                .collect()),
+            Err(ExecError::Failed { excerpt, .. })
+                if excerpt.contains("No state file was found") =>
+            {
+                Ok(Vec::new())
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Checks and initialises the unit as a plan does, lists its state, makes the job's
+    /// state change, and lists the state again: what the change added and removed.
+    async fn change_unit_state(
+        &self,
+        job: &UnitJob,
+        cancel: &CancellationToken,
+    ) -> Result<StateDiff, ExecError> {
+        self.ready(job)?;
+        preflight::check(job, &self.tracked, &self.records)?;
+        self.job_vars(job)?;
+        let initialised = self.records.initialised(job);
+        if !initialised {
+            self.init(job, cancel).await?;
+        }
+        let before = match self.state_list(job, cancel).await {
+            Err(e) if initialised && needs_init(&e) => {
+                self.init(job, cancel).await?;
+                self.state_list(job, cancel).await?
+            }
+            other => other?,
+        };
+        {
+            let _slot = self.slot().await;
+            self.run(job, Step::StateChange, Stop::Cancel(cancel))
+                .await?;
+        }
+        let after = self.state_list(job, cancel).await?;
+        Ok(StateDiff::between(&before, &after))
     }
 
     /// `plan`, in a slot of its own: its exit code (0 empty, 2 changes).
