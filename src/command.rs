@@ -106,7 +106,8 @@ pub struct CommentCommands {
 /// however many lines repeat it: `/plan` lines merge into one (a bare `/plan`, which plans
 /// everything, wins over named units), `/unlock` and `/help` count once, an `/apply` of the
 /// same id counts once and `/apply` of two different ids is a mistake (neither runs), and a
-/// mistake made twice is reported once. Mistakes are worded with `spelling`.
+/// mistake made twice is reported once; different `/import` and `/state rm` lines each
+/// run, in order. Mistakes are worded with `spelling`.
 pub fn read_comment(body: &str, spelling: &Spelling) -> CommentCommands {
     let mut read = CommentCommands::default();
     let mut conflicting: Option<(String, Vec<String>)> = None;
@@ -118,10 +119,11 @@ pub fn read_comment(body: &str, spelling: &Spelling) -> CommentCommands {
                 }
             }
             Parsed::Command(command) => {
-                let same_kind = read
-                    .commands
-                    .iter_mut()
-                    .find(|c| std::mem::discriminant(*c) == std::mem::discriminant(&command));
+                // Each state change is its own command: only the same one twice is a repeat.
+                let same_kind = read.commands.iter_mut().find(|c| match (&**c, &command) {
+                    (Command::ChangeState { .. }, Command::ChangeState { .. }) => **c == command,
+                    _ => std::mem::discriminant(*c) == std::mem::discriminant(&command),
+                });
                 match (same_kind, command) {
                     (None, command) => read.commands.push(command),
                     (Some(Command::Plan { units }), Command::Plan { units: more }) => {

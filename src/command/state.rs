@@ -369,6 +369,22 @@ mod tests {
         insta::assert_snapshot!(show("/State rm live/dev/vpc a.b"), @"error on `/State rm live/dev/vpc a.b`: Commands are lowercase: post `/state rm live/dev/vpc a.b` in a new comment (`/State` is not read).");
     }
 
+    // One comment: each different change runs, in order; the same one twice runs once.
+
+    #[test]
+    fn different_changes_in_one_comment_each_run() {
+        let read = super::super::read_comment(
+            "/state rm a b.c\n/import a b.c id\n/state rm a b.c\n/state rm a b.d",
+            &crate::forge::Spelling::GITHUB,
+        );
+        let lines: Vec<String> = read.commands.iter().map(|c| c.to_string()).collect();
+        insta::assert_snapshot!(lines.join("\n"), @r"
+        /state rm a b.c
+        /import a b.c id
+        /state rm a b.d
+        ");
+    }
+
     // Both spellings on GitLab.
 
     #[test]
