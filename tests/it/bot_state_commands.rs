@@ -103,6 +103,15 @@ async fn state_rm_and_import_change_the_applied_state_and_say_what_changed() {
     let data = w.data.path().to_str().unwrap();
     assert!(!failed.contains(data), "{failed}");
 
+    // A unit the head does not have: refused before anything runs.
+    let unknown = next("/state rm global/nothing terraform_data.zone").await;
+    assert_eq!(
+        unknown,
+        "Nothing was changed: `global/nothing` is not a unit at this pull request's head. Name \
+         the unit by its path from the repository root, as the plan comment lists it, in \
+         `/state rm global/nothing terraform_data.zone`."
+    );
+
     // Hostile arguments are refused when read: nothing runs, and they stay inert.
     let refused = next("/state rm global/dns -state=/etc/x\n/import global/dns @team.x`y` 1").await;
     assert!(
@@ -175,6 +184,32 @@ async fn cascade_state_rm_works_on_gitlab() {
         "`cascade state rm global/dns terraform_data.zone` changed the state of `global/dns`: \
          removed `terraform_data.zone`.\n\nComment `cascade plan` to plan this merge request \
          against the new state."
+    );
+    w.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_unit_another_pull_request_holds_is_refused_naming_it() {
+    let w = world_with(ENABLED).await;
+    let first = w.open_pr("alice", "feature", &w.head_sha, false);
+    w.send_pr(first, "opened").await;
+    w.until("the plan", |w| w.checks_done(&w.head_sha)).await;
+    w.plan_comment(first);
+    let (second, _) = w.open_adding("carol", "other", &[("global/dns/notes.tf", "# notes\n")]);
+    w.fake.set_permission(REPO, "bob", "write");
+    w.comment(
+        second,
+        "bob",
+        "/import global/dns terraform_data.zone zone-1",
+    )
+    .await;
+    let refused = w.nth_reply(second, 1).await;
+    assert_eq!(
+        refused,
+        format!(
+            "Nothing was changed: `global/dns` is locked by #{first}. Merge or close that pull \
+             request, or comment `/unlock` there, then try again."
+        )
     );
     w.finish().await;
 }
