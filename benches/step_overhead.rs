@@ -37,6 +37,7 @@ fn job(root: &Path) -> UnitJob {
         phase: Phase::Plan,
         workflow: None,
         plan_targets: Vec::new(),
+        state_change: None,
     }
 }
 

@@ -20,6 +20,7 @@ mod markdown;
 mod reading_tests;
 #[cfg(test)]
 mod spelling_tests;
+mod state;
 #[cfg(test)]
 mod tests;
 mod unit_glob;
@@ -27,7 +28,7 @@ mod unit_glob;
 use crate::forge::Spelling;
 use crate::inert;
 use crate::plan::PlanId;
-use crate::unit::UnitPath;
+use crate::unit::{StateChange, UnitPath};
 use std::fmt;
 pub use unit_glob::UnitGlob;
 
@@ -43,6 +44,9 @@ pub enum Command {
     /// `/approve-policies <id>`: approve, for exactly this plan id, the failures of the
     /// policy sets the commenter owns.
     ApprovePolicies { id: PlanId },
+    /// `/import <unit> <address> <id>` or `/state rm <unit> <address>`: change one unit's
+    /// state by hand (off unless the repository turns it on).
+    ChangeState { unit: UnitPath, change: StateChange },
     /// `/unlock`: release the PR's locks and discard its plan.
     Unlock,
     /// `/help`: reply with [`help_text`].
@@ -102,7 +106,8 @@ pub struct CommentCommands {
 /// however many lines repeat it: `/plan` lines merge into one (a bare `/plan`, which plans
 /// everything, wins over named units), `/unlock` and `/help` count once, an `/apply` of the
 /// same id counts once and `/apply` of two different ids is a mistake (neither runs), and a
-/// mistake made twice is reported once. Mistakes are worded with `spelling`.
+/// mistake made twice is reported once; different `/import` and `/state rm` lines each
+/// run, in order. Mistakes are worded with `spelling`.
 pub fn read_comment(body: &str, spelling: &Spelling) -> CommentCommands {
     let mut read = CommentCommands::default();
     let mut conflicting: Option<(String, Vec<String>)> = None;
@@ -114,10 +119,11 @@ pub fn read_comment(body: &str, spelling: &Spelling) -> CommentCommands {
                 }
             }
             Parsed::Command(command) => {
-                let same_kind = read
-                    .commands
-                    .iter_mut()
-                    .find(|c| std::mem::discriminant(*c) == std::mem::discriminant(&command));
+                // Each state change is its own command: only the same one twice is a repeat.
+                let same_kind = read.commands.iter_mut().find(|c| match (&**c, &command) {
+                    (Command::ChangeState { .. }, Command::ChangeState { .. }) => **c == command,
+                    _ => std::mem::discriminant(*c) == std::mem::discriminant(&command),
+                });
                 match (same_kind, command) {
                     (None, command) => read.commands.push(command),
                     (Some(Command::Plan { units }), Command::Plan { units: more }) => {
@@ -232,6 +238,10 @@ impl fmt::Display for Command {
                 units.iter().try_for_each(|unit| write!(f, " {unit}"))
             }
             Command::ApprovePolicies { id } => write!(f, "/approve-policies {id}"),
+            Command::ChangeState { unit, change } => match change {
+                StateChange::Import { address, id } => write!(f, "/import {unit} {address} {id}"),
+                StateChange::Remove { address } => write!(f, "/state rm {unit} {address}"),
+            },
             Command::Unlock => f.write_str("/unlock"),
             Command::Help => f.write_str("/help"),
         }
@@ -280,6 +290,24 @@ const COMMANDS: &[CommandSpec] = &[
                   (`owners:` in `.cascade.yaml`), so `/apply` may go ahead. Not the PR's author; \
                   a new plan id needs a new approval.",
         parse: parse_approve_policies,
+    },
+    CommandSpec {
+        name: "import",
+        usage: "import <unit> <address> <id>",
+        summary: "Import an existing object into one unit's terraform state, like `/import \
+                  live/dev/vpc aws_vpc.main vpc-0abc123`, and discard this PR's plan. Off \
+                  unless the default branch's `.cascade.yaml` lists it in `commands:`; needs \
+                  the right to apply.",
+        parse: state::parse_import,
+    },
+    CommandSpec {
+        name: "state",
+        usage: "state rm <unit> <address>",
+        summary: "Remove a resource (or a whole module) from one unit's terraform state, \
+                  like `/state rm live/dev/vpc aws_vpc.main`, and discard this PR's plan. \
+                  Off unless the default branch's `.cascade.yaml` lists `state_rm` in \
+                  `commands:`; needs the right to apply.",
+        parse: state::parse_state,
     },
     CommandSpec {
         name: "unlock",
@@ -563,6 +591,8 @@ enum Mistake {
         glob: String,
         problem: String,
     },
+    /// A mistake in `/import` or `/state rm`.
+    State(state::StateMistake),
 }
 
 #[derive(Debug)]
@@ -621,6 +651,7 @@ impl Mistake {
                     cmd(command)
                 )
             }
+            Mistake::State(mistake) => mistake.message(spelling),
             Mistake::BadUnitGlob { glob, problem } => format!(
                 "`{}` cannot use {}: it is not a valid glob ({}); use `*`, `**`, `?`, `[abc]` \
                  or `{{a,b}}`. {}.",
@@ -648,6 +679,14 @@ impl Mistake {
                                               whole path in one code span, like `live/dev/vpc`)"
                         .to_string(),
                 };
+                if *command == "import" || *command == "state rm" {
+                    return format!(
+                        "`{}` cannot use {}: {why}. {}.",
+                        cmd(command),
+                        code(path),
+                        state::post(command, spelling)
+                    );
+                }
                 let how = if *command == "plan" {
                     "plan"
                 } else {

@@ -1,6 +1,6 @@
 //! Commands in pull request comments: each at most once per comment (see
-//! `command::read_comment`), `/help` for anyone, `/plan`, `/unlock` and `/apply` only for
-//! whoever has the right to apply (`access`), and `/approve-policies` for the owners of a
+//! `command::read_comment`), `/help` for anyone, `/plan`, `/unlock`, `/apply`, `/import`
+//! and `/state rm` only for whoever has the right to apply (`access`), and `/approve-policies` for the owners of a
 //! failing policy set (`approve_policies`). Everything a comment makes cascade
 //! say, refusals and mistakes alike, goes out as one reply, counted against the pull
 //! request's reply limit.
@@ -14,6 +14,7 @@ use super::plan::{current_pr, plan_pull_request, release_and_discard};
 use super::publish::reply;
 use super::refusal::Refusal;
 use super::rules::{Rules, rules};
+use super::state_commands::command_change_state;
 use super::{Bot, WorkKey};
 use crate::command::{Command, help_text, read_comment};
 use crate::forge::{Actor, Spelling};
@@ -134,6 +135,23 @@ pub async fn handle_comment(
             }
             Command::Plan { units } => {
                 plan_pull_request(&context.ctx, Some(&units), CancellationToken::new()).await?;
+            }
+            Command::ChangeState { unit, change } => {
+                let branch = &context.rules.branch;
+                match command_change_state(
+                    &context.ctx,
+                    comment,
+                    config,
+                    branch,
+                    &unit,
+                    &change,
+                    &typed,
+                )
+                .await?
+                {
+                    Ok(said) => replies.push(said),
+                    Err(refusal) => replies.push(refusal.message(spelling)),
+                }
             }
             Command::Apply { id, units } => {
                 // The base may have changed since the plan (an edit cascade missed, too).

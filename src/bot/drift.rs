@@ -557,6 +557,12 @@ async fn drift_commands(
                 answer(bot, forge, key, issue, &text).await?;
                 continue;
             }
+            Command::ChangeState { .. } => {
+                let text =
+                    Refusal::from(super::refusal::StateRefusal::OnDriftIssue).message(spelling);
+                answer(bot, forge, key, issue, &text).await?;
+                continue;
+            }
             Command::ApprovePolicies { .. } => {
                 let text = Refusal::from(PolicyRefusal::OnDriftIssue).message(spelling);
                 answer(bot, forge, key, issue, &text).await?;

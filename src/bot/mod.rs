@@ -37,6 +37,7 @@ mod refusal;
 mod replica;
 mod reply_limit;
 mod rules;
+mod state_commands;
 mod verdict;
 
 pub use job_watch::{FinishedJob, JobCounts, JobOutcome};

@@ -11,9 +11,11 @@
 
 mod after_merge;
 mod policies;
+mod state;
 
 pub use after_merge::AfterMergeRefusal;
 pub use policies::PolicyRefusal;
+pub use state::StateRefusal;
 
 use crate::config::{PlanTtl, in_words};
 use crate::engine::{ApplyError, NotCurrent, Was};
@@ -131,6 +133,8 @@ pub enum Refusal {
     Policies(PolicyRefusal),
     /// What `apply: on_merge` refuses.
     AfterMerge(AfterMergeRefusal),
+    /// A refusal of `/import` or `/state rm`.
+    State(StateRefusal),
 }
 
 /// Where change requests are planned: the default branch, and the branches `branches:`
@@ -482,6 +486,7 @@ impl Refusal {
             ),
             Refusal::Policies(refusal) => refusal.message(spelling),
             Refusal::AfterMerge(refusal) => refusal.message(spelling),
+            Refusal::State(refusal) => refusal.message(spelling),
         }
     }
 }

@@ -232,6 +232,26 @@ samples! {
         problem: "cannot read policy set `guard`: policies/guard/x.rego is a symlink; cascade follows none".into(),
         applying: Some(id("3f9a2c1b7d4e")),
     }),
+    "state_off" => State: Refusal::State(StateRefusal::Off {
+        command: crate::config::OptInCommand::StateRm,
+        branch: "main".into(),
+        listed: vec![],
+    }),
+    "state_off_import_besides_state_rm" => State: Refusal::State(StateRefusal::Off {
+        command: crate::config::OptInCommand::Import,
+        branch: "main".into(),
+        listed: vec![crate::config::OptInCommand::StateRm],
+    }),
+    "state_fork" => State: Refusal::State(StateRefusal::Fork),
+    "state_unknown_unit" => State: Refusal::State(StateRefusal::UnknownUnit {
+        command: "/state rm live/@team`x terraform_data.x".into(),
+        unit: unit("live/@team`x"),
+    }),
+    "state_locked" => State: Refusal::State(StateRefusal::Locked {
+        unit: unit("live/dev/vpc"),
+        holder: 12,
+    }),
+    "state_on_drift_issue" => State: Refusal::State(StateRefusal::OnDriftIssue),
 }
 
 #[test]

@@ -379,6 +379,8 @@ fn help_reply() {
         | `/plan [unit …]` | Re-plan every unit this PR affects, or only the named units (paths from the repository root, like `live/dev/vpc`) and the units that depend on them. Needs the right to apply. |
         | `/apply <plan id> [unit …]` | Apply exactly the plan with this id, as shown in the plan comment: `/apply 3f9a2c1b7d4e`; or only the units of it named (paths or globs, like `/apply 3f9a2c1b7d4e live/dev/**`) with every unit they depend on, the rest left to a new plan. Who may apply, and when, is set by the repository; cascade says why when it refuses. |
         | `/approve-policies <plan id>` | Approve, for exactly this plan id, the failures of the policy sets you own (`owners:` in `.cascade.yaml`), so `/apply` may go ahead. Not the PR's author; a new plan id needs a new approval. |
+        | `/import <unit> <address> <id>` | Import an existing object into one unit's terraform state, like `/import live/dev/vpc aws_vpc.main vpc-0abc123`, and discard this PR's plan. Off unless the default branch's `.cascade.yaml` lists it in `commands:`; needs the right to apply. |
+        | `/state rm <unit> <address>` | Remove a resource (or a whole module) from one unit's terraform state, like `/state rm live/dev/vpc aws_vpc.main`, and discard this PR's plan. Off unless the default branch's `.cascade.yaml` lists `state_rm` in `commands:`; needs the right to apply. |
         | `/unlock` | Release this PR's locks and discard its plan; `/plan` plans again. Needs the right to apply. |
         | `/help` | Show this list. |
     "#);

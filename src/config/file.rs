@@ -11,7 +11,7 @@
 
 use super::policies::file::PolicyEntry;
 use super::workflows::file::WorkflowEntry;
-use super::{ApplyRequirement, ApprovalWord};
+use super::{ApplyRequirement, ApprovalWord, OptInCommand};
 use crate::unit::Tool;
 use schemars::JsonSchema;
 use serde::de::value::MapAccessDeserializer;
@@ -34,6 +34,7 @@ pub(super) const TOP_KEYS: &[&str] = &[
     "approvals",
     "plan_ttl",
     "branches",
+    "commands",
     "retries",
     "drift",
     "workflows",
@@ -140,6 +141,14 @@ pub(super) struct ConfigFile {
     #[serde(default, deserialize_with = "branches")]
     #[schemars(with = "Vec<String>", example = ["release/*"])]
     pub branches: Vec<Spanned<String>>,
+
+    /// Commands that are off unless listed here: `import`
+    /// (`/import <unit> <address> <id>`) and `state_rm` (`/state rm <unit> <address>`),
+    /// which change a unit's terraform state without a plan. Read from the default branch only: a pull request
+    /// that lists them does not turn them on for itself.
+    #[serde(default)]
+    #[schemars(extend("default" = []), example = ["import", "state_rm"])]
+    pub commands: Vec<OptInCommand>,
 
     /// How a unit whose plan fails with a transient error (a held state lock, a timeout,
     /// a reset connection, a provider's HTTP 429 or 5xx) is tried again, with exponential
@@ -258,6 +267,7 @@ impl Default for ConfigFile {
             approvals: Vec::new(),
             plan_ttl: None,
             branches: Vec::new(),
+            commands: Vec::new(),
             retries: None,
             drift: None,
             workflows: Vec::new(),

@@ -83,6 +83,8 @@ pub struct RepoConfig {
     /// Base branches other than the default whose pull requests are planned (globs over
     /// branch names; default: none).
     branches: CompiledGlobs,
+    /// The commands turned on that are off by default (default: none).
+    pub commands: Vec<OptInCommand>,
     /// How transient plan failures are retried (default: 3 tries, 5 s then 10 s apart).
     pub retries: retries::RetryPolicy,
     /// Drift detection on the default branch (default: none).
@@ -113,12 +115,34 @@ impl Default for RepoConfig {
             pushers_may_approve: false,
             plan_ttl: PlanTtl::DEFAULT,
             branches: CompiledGlobs::default(),
+            commands: Vec::new(),
             retries: retries::RetryPolicy::default(),
             drift: None,
             workflows: Vec::new(),
             policies: Vec::new(),
             apply: ApplyMode::default(),
             ignore_set: CompiledGlobs::default(),
+        }
+    }
+}
+
+/// A command that is off unless the default branch's `.cascade.yaml` lists it
+/// (`commands:`): each changes terraform state without a reviewed plan.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OptInCommand {
+    /// `/import <unit> <address> <id>`.
+    Import,
+    /// `/state rm <unit> <address>`.
+    StateRm,
+}
+
+impl OptInCommand {
+    /// The word `commands:` lists it by.
+    pub fn word(self) -> &'static str {
+        match self {
+            OptInCommand::Import => "import",
+            OptInCommand::StateRm => "state_rm",
         }
     }
 }

@@ -43,6 +43,8 @@ pub(super) fn repo_config(file: ConfigFile) -> Result<RepoConfig, Problem> {
         .transpose()?
         .unwrap_or_default();
     let branches = compile_globs("branches", &file.branches)?;
+    let mut commands = file.commands;
+    commands.dedup();
     let workflows = super::workflows::workflows(file.workflows, &environments)?;
     let policies = super::policies::policies(file.policies)?;
     let apply = file
@@ -63,6 +65,7 @@ pub(super) fn repo_config(file: ConfigFile) -> Result<RepoConfig, Problem> {
         pushers_may_approve,
         plan_ttl,
         branches,
+        commands,
         retries,
         drift,
         workflows,

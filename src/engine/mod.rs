@@ -17,6 +17,7 @@ pub mod failure_log;
 mod plan_run;
 mod policies;
 mod since_approval;
+mod state_run;
 mod steps;
 mod subset;
 mod two_stage;

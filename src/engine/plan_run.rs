@@ -159,6 +159,7 @@ impl<E: Executor, S: RunStore> RunCtx<E, S> {
             phase: self.phase,
             workflow: self.rules.workflow(&target.path),
             plan_targets: Vec::new(),
+            state_change: None,
         }
     }
 

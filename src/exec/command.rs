@@ -3,7 +3,7 @@
 //! terragrunt executor (no binary on these machines) is tested by its lines.
 
 use super::UnitJob;
-use crate::unit::Tool;
+use crate::unit::{StateChange, Tool};
 
 /// One command of a unit's run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -15,6 +15,11 @@ pub enum Step {
     /// `terragrunt stack generate`, in the stack's directory, before a unit
     /// the stack generates is planned.
     StackGenerate,
+    /// `state list`: the addresses in the unit's state, one a line.
+    StateList,
+    /// The job's hand-made state change (`import`, `state rm`); `state list` for a job
+    /// without one, so the step never does more than the job asks.
+    StateChange,
 }
 
 /// The program (by tool) and arguments for `step` of `job`.
@@ -56,6 +61,22 @@ pub fn command_line(tool: Tool, step: Step, job: &UnitJob) -> (&'static str, Vec
             plan_file,
         ]),
         Step::StackGenerate => args.extend(["stack", "generate"].map(String::from)),
+        Step::StateList => args.extend(["state", "list", "-no-color"].map(String::from)),
+        Step::StateChange => match &job.state_change {
+            // The address and id were checked when read (never an option, never empty)
+            // and are one argument each; options all come before them.
+            Some(StateChange::Import { address, id }) => {
+                args.extend(
+                    ["import", "-input=false", "-no-color", "-lock-timeout=5m"].map(String::from),
+                );
+                args.extend([address.to_string(), id.to_string()]);
+            }
+            Some(StateChange::Remove { address }) => {
+                args.extend(["state", "rm", "-no-color", "-lock-timeout=5m"].map(String::from));
+                args.push(address.to_string());
+            }
+            None => args.extend(["state", "list", "-no-color"].map(String::from)),
+        },
         Step::Apply => {
             args.extend(
                 [
@@ -84,9 +105,22 @@ pub fn command_line(tool: Tool, step: Step, job: &UnitJob) -> (&'static str, Vec
 pub fn command_name(tool: Tool, step: Step) -> String {
     let subcommand = match step {
         Step::StackGenerate => "stack generate",
+        Step::StateList => "state list",
         other => other.name(),
     };
     format!("{} {subcommand}", tool_name(tool))
+}
+
+/// [`command_name`] for `step` of `job`: a state change is named by what it does
+/// (`terraform import`, `terraform state rm`).
+pub fn job_command_name(job: &UnitJob, step: Step) -> String {
+    let subcommand = match (step, &job.state_change) {
+        (Step::StateChange, Some(StateChange::Import { .. })) => "import",
+        (Step::StateChange, Some(StateChange::Remove { .. })) => "state rm",
+        (Step::StateChange, None) => "state list",
+        _ => return command_name(job.tool, step),
+    };
+    format!("{} {subcommand}", tool_name(job.tool))
 }
 
 fn tool_name(tool: Tool) -> &'static str {
@@ -106,6 +140,8 @@ impl Step {
             Step::Show => "show",
             Step::Apply => "apply",
             Step::StackGenerate => "generate",
+            Step::StateList => "state-list",
+            Step::StateChange => "state-change",
         }
     }
 }
@@ -135,6 +171,7 @@ mod tests {
             phase: crate::exec::Phase::Plan,
             workflow: None,
             plan_targets: Vec::new(),
+            state_change: None,
         }
     }
 
@@ -259,5 +296,49 @@ mod tests {
         };
         let (_, args) = command_line(Tool::Terraform, Step::Plan, &job);
         assert!(args.contains(&"-target=a.b".to_string()), "{args:?}");
+    }
+
+    /// A job changing the state of its unit by hand.
+    fn state_line(tool: Tool, change: Option<StateChange>) -> String {
+        let job = UnitJob {
+            tool,
+            state_change: change,
+            ..job(false)
+        };
+        let (program, args) = command_line(tool, Step::StateChange, &job);
+        format!("{program} {}", args.join(" "))
+    }
+
+    #[test]
+    fn state_command_lines_put_the_checked_values_after_every_option() {
+        use crate::unit::{ImportId, ResourceAddress};
+        let address = ResourceAddress::parse("module.a[\"k\"].terraform_data.x")
+            .unwrap()
+            .0;
+        let import = StateChange::Import {
+            address: address.clone(),
+            id: ImportId::parse("arn:aws:iam::1:role/x").unwrap(),
+        };
+        assert_eq!(
+            state_line(Tool::Terraform, Some(import.clone())),
+            "terraform import -input=false -no-color -lock-timeout=5m module.a[\"k\"].terraform_data.x arn:aws:iam::1:role/x"
+        );
+        assert_eq!(
+            state_line(Tool::Terragrunt, Some(import)),
+            "terragrunt import -input=false -no-color -lock-timeout=5m module.a[\"k\"].terraform_data.x arn:aws:iam::1:role/x --non-interactive"
+        );
+        assert_eq!(
+            state_line(Tool::Tofu, Some(StateChange::Remove { address })),
+            "tofu state rm -no-color -lock-timeout=5m module.a[\"k\"].terraform_data.x"
+        );
+        // Without a change the step only reads.
+        assert_eq!(
+            state_line(Tool::Terragrunt, None),
+            "terragrunt state list -no-color --non-interactive"
+        );
+        assert_eq!(
+            line(Tool::Terraform, Step::StateList, false),
+            "terraform state list -no-color"
+        );
     }
 }

@@ -88,6 +88,9 @@ pub struct UnitJob {
     pub workflow: Option<std::sync::Arc<crate::config::workflows::Workflow>>,
     /// Stage one of a two-stage apply: `plan` plans only these addresses (`-target=`).
     pub plan_targets: Vec<String>,
+    /// The hand-made state change `Step::StateChange` makes (`/import`, `/state rm`);
+    /// `None` for every plan and apply.
+    pub state_change: Option<crate::unit::StateChange>,
 }
 
 /// A plan job (a pull request's plan, `/plan`, drift) or an apply job (`/apply`:
@@ -219,6 +222,27 @@ pub struct StepOutput {
 /// comment shows less.
 pub const MAX_STEP_OUTPUT: usize = 64 << 10;
 
+/// What a hand-made state change did, by `state list` before and after it: the
+/// addresses it added and those it removed, each sorted. The addresses are terraform's
+/// output about the unit's code: show them inert.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StateDiff {
+    pub added: Vec<String>,
+    pub removed: Vec<String>,
+}
+
+impl StateDiff {
+    /// The difference from `before` to `after`.
+    pub fn between(before: &[String], after: &[String]) -> StateDiff {
+        let before: std::collections::BTreeSet<&String> = before.iter().collect();
+        let after: std::collections::BTreeSet<&String> = after.iter().collect();
+        StateDiff {
+            added: after.difference(&before).map(|a| a.to_string()).collect(),
+            removed: before.difference(&after).map(|a| a.to_string()).collect(),
+        }
+    }
+}
+
 /// What became of an apply an earlier cascade process started.
 #[derive(Debug)]
 pub enum Resumed {
@@ -296,6 +320,23 @@ pub trait Executor: Send + Sync + 'static {
             call.hook.name()
         );
         async move { Err(ExecError::Refused { reason }) }
+    }
+
+    /// Makes `job.state_change` in the unit (initialising it first when needed), in the
+    /// sandbox, each command within the job's timeout, and answers what `state list`
+    /// shows added and removed. The default refuses: an executor that changes no state
+    /// must not pretend it did.
+    fn change_state(
+        &self,
+        job: &UnitJob,
+        cancel: &CancellationToken,
+    ) -> impl Future<Output = Result<StateDiff, ExecError>> + Send {
+        let _ = (job, cancel);
+        async {
+            Err(ExecError::Refused {
+                reason: "this executor changes no state".into(),
+            })
+        }
     }
 
     /// The redaction applied to the children's output: the registered secrets and, for a

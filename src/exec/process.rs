@@ -3,7 +3,7 @@
 //! SIGTERM-then-SIGKILL stopping of the whole process group. A workflow's `run`
 //! steps go the same way (`process/run_step.rs`).
 
-use super::command::{Step, command_line, command_name};
+use super::command::{Step, command_line, command_name, job_command_name};
 use super::env::{ChildEnv, FIXED, default_pass_env};
 use super::job_env::{JobVar, job_vars};
 use super::log::LogSink;
@@ -12,7 +12,7 @@ use super::preflight::{self, InitRecords, TrackedTools};
 use super::sandbox::{Reach, Sandbox, SandboxMode, SandboxState, SandboxUser};
 use super::step_process::{self, Launch, StepFiles, StopOnDrop, private_dir};
 use super::unit_env::UnitEnv;
-use super::{ExecError, Executor, Resumed, StepCall, StepOutput, UnitJob};
+use super::{ExecError, Executor, Resumed, StateDiff, StepCall, StepOutput, UnitJob};
 use crate::redact::Redactor;
 use crate::unit::Tool;
 use nix::sys::signal::Signal;
@@ -24,6 +24,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 mod run_step;
+mod state;
 
 /// What `show -json` says of a plan that changes nothing, returned when
 /// `plan -detailed-exitcode` already said so.
@@ -303,7 +304,7 @@ impl ProcessExecutor {
         match step {
             Step::Plan => reach.files.push(job.plan_file.clone()),
             Step::Show | Step::Apply => reach.read_files.push(job.plan_file.clone()),
-            Step::Init | Step::StackGenerate => {}
+            Step::Init | Step::StackGenerate | Step::StateList | Step::StateChange => {}
         }
         reach.read_files.extend(
             [&self.terraform, &self.tofu, &self.terragrunt]
@@ -385,7 +386,7 @@ impl ProcessExecutor {
         let vars = self.job_vars(job)?;
         let (_, args) = command_line(job.tool, step, job);
         let program = self.binary(job.tool);
-        let name = command_name(job.tool, step);
+        let name = job_command_name(job, step);
         let files = StepFiles::new(&job.work, step.name());
         private_dir(&job.work)?;
         let tmp = self.tmp(job);
@@ -423,7 +424,7 @@ impl ProcessExecutor {
             args: &args,
             dir: &job.dir,
             env: self.child_env(job, &vars, confined.as_ref().map(|_| tmp.as_path())),
-            capture_stdout: step == Step::Show,
+            capture_stdout: matches!(step, Step::Show | Step::StateList),
             pipe_stdin: false,
             confined: confined.as_ref(),
         };
@@ -649,6 +650,14 @@ impl Executor for ProcessExecutor {
         cancel: &CancellationToken,
     ) -> Result<StepOutput, ExecError> {
         self.step(job, call, cancel).await
+    }
+
+    async fn change_state(
+        &self,
+        job: &UnitJob,
+        cancel: &CancellationToken,
+    ) -> Result<StateDiff, ExecError> {
+        self.change_unit_state(job, cancel).await
     }
 
     async fn resume_apply(

@@ -8,8 +8,10 @@
 //! hide another unit's change, or plan another checkout.
 
 mod file_stem;
+mod state_change;
 mod tool;
 
+pub use state_change::{AddressKind, ImportId, ResourceAddress, StateChange};
 pub use tool::Tool;
 
 use serde::{Deserialize, Serialize};

@@ -464,6 +464,23 @@ fn plan_ttl_outside_a_second_to_a_year() {
     assert_eq!(at(&rejection("plan_ttl: d\n")), (1, 11));
 }
 
+#[test]
+fn commands_turn_on_import_and_state_rm_and_nothing_else() {
+    use cascade::config::OptInCommand;
+    let commands = |yaml: &str| RepoConfig::parse(yaml).unwrap().commands;
+    assert_eq!(RepoConfig::default().commands, []);
+    assert_eq!(commands(""), []);
+    assert_eq!(
+        commands("commands: [import, state_rm]\n"),
+        [OptInCommand::Import, OptInCommand::StateRm]
+    );
+    assert_rejected!(
+        "config_unknown_command",
+        "autoplan: true\ncommands: [import, destroy]\n"
+    );
+    assert_eq!(at(&rejection("commands:\n  - state-rm\n")), (2, 5));
+}
+
 // The schema shipped for editors.
 
 #[test]
@@ -498,6 +515,7 @@ fn schema_describes_every_key_both_environment_forms_and_workflows() {
             "approvals",
             "autoplan",
             "branches",
+            "commands",
             "drafts",
             "drift",
             "environments",

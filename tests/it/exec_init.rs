@@ -50,6 +50,7 @@ fn job(tmp: &Path, repo: &str, unit: &str, main_tf: &str, init_timeout: Duration
         phase: cascade::exec::Phase::Plan,
         workflow: None,
         plan_targets: Vec::new(),
+        state_change: None,
     }
 }
 

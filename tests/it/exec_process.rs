@@ -40,6 +40,7 @@ fn job(dir: &Path, timeout: Duration) -> UnitJob {
         phase: cascade::exec::Phase::Plan,
         workflow: None,
         plan_targets: Vec::new(),
+        state_change: None,
     }
 }
 

@@ -35,6 +35,7 @@ mod bot_review;
 mod bot_sandbox;
 mod bot_scenarios;
 mod bot_spelling;
+mod bot_state_commands;
 mod bot_subset;
 mod bot_unit_env;
 mod bot_workflows;

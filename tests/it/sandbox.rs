@@ -108,6 +108,7 @@ impl Server {
             phase: cascade::exec::Phase::Plan,
             workflow: None,
             plan_targets: Vec::new(),
+            state_change: None,
         }
     }
 
@@ -298,6 +299,7 @@ async fn a_data_directory_inside_the_repository_stays_out_of_reach() {
             phase: cascade::exec::Phase::Plan,
             workflow: None,
             plan_targets: Vec::new(),
+            state_change: None,
         }
     };
     let inside = job("file(\"${path.module}/../../.cascade/cascade.db\")");
