@@ -107,8 +107,8 @@ async fn approval_check(
     let spelling = ctx.spelling;
     let id = &plan.id;
     let mut summary = format!(
-        "Plan `{id}`: {} of {} units are applied by cascade after merge, if the plan made at \
-         the merge commit equals this one.",
+        "Plan `{id}`: {} of its {} units are applied by cascade after merge, if the plan made \
+         at the merge commit equals this one.",
         mode.on_merge.len(),
         plan.units.len()
     );
@@ -132,9 +132,12 @@ async fn approval_check(
             )
         }
         Some(refusal) => {
+            // `/apply`'s own words, since its rule is the one that holds; its advice to
+            // comment `/apply` again does not apply here: the merge applies it.
             summary.push_str(&format!(
-                "\n\nNot approved yet:\n\n{}",
-                refusal.message(spelling)
+                "\n\nNot approved yet. What holds it, as `{}` would say it:\n\n> {}",
+                spelling.command("apply"),
+                refusal.message(spelling).lines().collect::<Vec<_>>().join("\n> ")
             ));
             CheckOutput::new(
                 CheckStatus::ActionRequired,
