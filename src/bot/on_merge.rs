@@ -137,7 +137,11 @@ async fn approval_check(
             summary.push_str(&format!(
                 "\n\nNot approved yet. What holds it, as `{}` would say it:\n\n> {}",
                 spelling.command("apply"),
-                refusal.message(spelling).lines().collect::<Vec<_>>().join("\n> ")
+                refusal
+                    .message(spelling)
+                    .lines()
+                    .collect::<Vec<_>>()
+                    .join("\n> ")
             ));
             CheckOutput::new(
                 CheckStatus::ActionRequired,

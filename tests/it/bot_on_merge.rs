@@ -212,3 +212,66 @@ async fn two_quick_merges_apply_one_after_the_other_in_merge_order() {
     let _ = (w.plan_comment(first), w.plan_comment(second));
     w.finish().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plan_changed_at_the_merge_is_pointed_to_from_the_drift_issue() {
+    use crate::support::fake_github::BOT_LOGIN;
+    let extra = "apply: on_merge\ndrift:\n  schedule: 10m\n  units: [\"prod/monitoring\"]\n";
+    let w = crate::support::bot_world::world_configured(extra, |c| {
+        c.drift_tick = std::time::Duration::from_secs(1);
+    })
+    .await;
+    let status =
+        crate::support::replicas::post(&w.fake.installation_event(77, "created"), &w.hook()).await;
+    assert!((200..300).contains(&status), "{status}");
+    // The first drift run finds prod/monitoring missing and opens the drift issue.
+    w.until("the drift issue", |w| {
+        w.fake.issues(REPO).iter().any(|i| i.author == BOT_LOGIN)
+    })
+    .await;
+    let issue = w
+        .fake
+        .issues(REPO)
+        .into_iter()
+        .find(|i| i.author == BOT_LOGIN)
+        .unwrap();
+    let (n, head) = w
+        .open_changing("alice", "monitoring", "prod/monitoring/main.tf")
+        .await;
+    w.fake.set_permission(REPO, "bob", "write");
+    w.approve_with_event(n, "bob").await;
+    w.until("the green check", |w| {
+        w.check_now(&head).conclusion.as_deref() == Some("success")
+    })
+    .await;
+    let unit = w.data.path().join(format!(
+        "workspaces/checkouts/acme/infra/pr-{n}/prod/monitoring"
+    ));
+    let by_hand: [&[&str]; 2] = [
+        &["init", "-input=false"],
+        &["apply", "-auto-approve", "-var", "environment=by-hand"],
+    ];
+    for args in by_hand {
+        crate::support::terraform::terraform(&unit, args);
+    }
+    w.merge_pr(n, &head).await;
+    w.until("the pointer on the drift issue", |w| {
+        !w.bot_texts(issue.number).is_empty()
+    })
+    .await;
+    let pointer = w.bot_texts(issue.number).remove(0);
+    let result = w.apply_comment(n);
+    let at = result.rfind("/apply ").expect("the new plan's /apply line");
+    let next: String = result[at + 7..]
+        .chars()
+        .take_while(char::is_ascii_hexdigit)
+        .collect();
+    assert!(
+        pointer.contains(&format!("#{n} was merged"))
+            && pointer.contains("`prod/monitoring`")
+            && pointer.contains(&format!("`/apply {next}` there")),
+        "{pointer}"
+    );
+    let _ = w.plan_comment(n);
+    w.finish().await;
+}
