@@ -15,6 +15,7 @@
 //! Both spellings are read on every forge (GitLab runs `/unlock` as its own quick action
 //! and never sends it); what cascade writes back uses the forge's [`Spelling`].
 
+mod destroy;
 mod markdown;
 #[cfg(test)]
 mod reading_tests;
@@ -40,6 +41,9 @@ pub enum Command {
     /// `/apply <id> [unit …]`: apply exactly the plan with this id; with units, only the
     /// units of it that these globs match (none: the whole plan).
     Apply { id: PlanId, units: Vec<UnitGlob> },
+    /// `/destroy unit…`: plan a destroy of the units these globs match at the head, in
+    /// reverse order (dependents first), to be applied with `/apply <id>`.
+    Destroy { units: Vec<UnitGlob> },
     /// `/approve-policies <id>`: approve, for exactly this plan id, the failures of the
     /// policy sets the commenter owns.
     ApprovePolicies { id: PlanId },
@@ -121,6 +125,10 @@ pub fn read_comment(body: &str, spelling: &Spelling) -> CommentCommands {
                 match (same_kind, command) {
                     (None, command) => read.commands.push(command),
                     (Some(Command::Plan { units }), Command::Plan { units: more }) => {
+                        merge_units(units, more);
+                    }
+                    (Some(Command::Destroy { units }), Command::Destroy { units: more }) => {
+                        // Both name units: the destroy is of every unit either names.
                         merge_units(units, more);
                     }
                     (
@@ -231,6 +239,10 @@ impl fmt::Display for Command {
                 write!(f, "/apply {id}")?;
                 units.iter().try_for_each(|unit| write!(f, " {unit}"))
             }
+            Command::Destroy { units } => {
+                f.write_str("/destroy")?;
+                units.iter().try_for_each(|unit| write!(f, " {unit}"))
+            }
             Command::ApprovePolicies { id } => write!(f, "/approve-policies {id}"),
             Command::Unlock => f.write_str("/unlock"),
             Command::Help => f.write_str("/help"),
@@ -272,6 +284,16 @@ const COMMANDS: &[CommandSpec] = &[
                   left to a new plan. Who may apply, and when, is set by the repository; \
                   cascade says why when it refuses.",
         parse: parse_apply,
+    },
+    CommandSpec {
+        name: "destroy",
+        usage: "destroy <unit …>",
+        summary: "Plan a destroy of the named units (paths or globs, like \
+                  `/destroy live/dev/app`), each before the units it depends on, with a plan \
+                  id of its own; `/apply` with that id destroys them. Units that depend on a \
+                  named one must be named too, and units `prevent_destroy` protects are \
+                  refused. Needs the right to apply.",
+        parse: destroy::parse_destroy,
     },
     CommandSpec {
         name: "approve-policies",
@@ -406,16 +428,23 @@ fn parse_apply(args: &[&str]) -> Result<Command, Mistake> {
         });
     }
     let id = plan_id_argument("apply", &[first])?;
+    let units = unit_globs("apply", rest)?;
+    Ok(Command::Apply { id, units })
+}
+
+/// The unit arguments of `command` as globs, each once: an exact path is read as `/plan`
+/// reads it (`./dev/vpc/` is `dev/vpc`), a pattern as typed.
+fn unit_globs(command: &'static str, args: &[&str]) -> Result<Vec<UnitGlob>, Mistake> {
     let mut units: Vec<UnitGlob> = Vec::new();
-    for arg in rest {
-        let checked = checked_path("apply", arg)?;
-        // An exact path is read as `/plan` reads it (`./dev/vpc/` is `dev/vpc`).
+    for arg in args {
+        let checked = checked_path(command, arg)?;
         let text = if arg.contains(PATTERN_CHARS) {
             arg.to_string()
         } else {
             checked.as_str().to_string()
         };
         let glob = UnitGlob::new(&text).map_err(|problem| Mistake::BadUnitGlob {
+            command,
             glob: arg.to_string(),
             problem,
         })?;
@@ -423,7 +452,7 @@ fn parse_apply(args: &[&str]) -> Result<Command, Mistake> {
             units.push(glob);
         }
     }
-    Ok(Command::Apply { id, units })
+    Ok(units)
 }
 
 /// `/approve-policies <id>`
@@ -558,8 +587,14 @@ enum Mistake {
         path: String,
         problem: PathProblem,
     },
-    /// An `/apply` unit argument globset cannot read; `problem` is its reason.
+    /// `/destroy` with no unit.
+    NoUnitsNamed {
+        command: &'static str,
+    },
+    /// A unit argument of `/apply` or `/destroy` globset cannot read; `problem` is its
+    /// reason.
     BadUnitGlob {
+        command: &'static str,
         glob: String,
         problem: String,
     },
@@ -621,13 +656,23 @@ impl Mistake {
                     cmd(command)
                 )
             }
-            Mistake::BadUnitGlob { glob, problem } => format!(
+            Mistake::BadUnitGlob {
+                command,
+                glob,
+                problem,
+            } => format!(
                 "`{}` cannot use {}: it is not a valid glob ({}); use `*`, `**`, `?`, `[abc]` \
                  or `{{a,b}}`. {}.",
-                cmd("apply"),
+                cmd(command),
                 code(glob),
                 inert::text(problem),
-                capitalised(&how_to("apply units", spelling))
+                capitalised(&how_to(units_how(command), spelling))
+            ),
+            Mistake::NoUnitsNamed { command } => format!(
+                "`{0}` needs the units to destroy, by their path from the repository root or a \
+                 glob; a destroy of every unit must say so, as `{0} **`. {1}.",
+                cmd(command),
+                capitalised(&how_to(units_how(command), spelling))
             ),
             Mistake::BadUnitPath {
                 command,
@@ -648,11 +693,7 @@ impl Mistake {
                                               whole path in one code span, like `live/dev/vpc`)"
                         .to_string(),
                 };
-                let how = if *command == "plan" {
-                    "plan"
-                } else {
-                    "apply units"
-                };
+                let how = units_how(command);
                 format!(
                     "`{}` cannot use {}: {why}. {}.",
                     cmd(command),
@@ -661,6 +702,15 @@ impl Mistake {
                 )
             }
         }
+    }
+}
+
+/// Which [`how_to`] answer a unit argument of `command` gets.
+fn units_how(command: &str) -> &'static str {
+    match command {
+        "plan" => "plan",
+        "destroy" => "destroy",
+        _ => "apply units",
     }
 }
 
@@ -674,6 +724,10 @@ fn how_to(command: &str, spelling: &Spelling) -> String {
         "apply units" => {
             "post `/apply` with the plan id and the units to apply, by their path from the \
              repository root or a glob, like `/apply 3f9a2c1b7d4e live/dev/**`, in a new comment"
+        }
+        "destroy" => {
+            "post `/destroy` with the units to destroy, by their path from the repository root \
+             or a glob, like `/destroy live/dev/app live/dev/dns`, in a new comment"
         }
         "approve-policies" => {
             "post `/approve-policies` with the plan id from the latest plan comment, like \

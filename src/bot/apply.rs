@@ -9,7 +9,7 @@ use super::ctx::PrCtx;
 use super::jobs::PrComment;
 use super::plan::discard_plan_files;
 use super::policies::{compile_default, pull_request_facts};
-use super::refusal::{PolicyRefusal, Refusal};
+use super::refusal::{DestroyRefusal, PolicyRefusal, Refusal};
 use super::rules::Rules;
 use super::verdict::with_failure_logs;
 use crate::command::UnitGlob;
@@ -45,6 +45,10 @@ pub async fn command_apply(
         Ok(found) => found,
         Err(refusal) => return refuse(refusal),
     };
+    // Whoever planned it, a plan that destroys a protected unit is not applied.
+    if let Some(refusal) = protected_destroys(&plan, config, &rules.branch) {
+        return refuse(refusal);
+    }
     let only = match subset_of(&plan, globs, spelling) {
         Ok(only) => only,
         Err(refusal) => return refuse(*refusal),
@@ -116,7 +120,9 @@ pub async fn command_apply(
         .workspaces
         .checkout(&key.repo().stored(), key.number(), &record.head_sha)
         .await?;
-    let base_tree = if plan.units.iter().any(|u| u.destroy) {
+    // Units the pull request deletes are destroyed from the base's tree; a `/destroy`
+    // plan (made against its own head) destroys units that are still in the checkout.
+    let base_tree = if plan.base != plan.head && plan.units.iter().any(|u| u.destroy) {
         Some(bot.workspaces.tree(&key.repo().stored(), &plan.base)?)
     } else {
         None
@@ -248,6 +254,30 @@ pub async fn command_apply(
         discard_plan_files(bot, key, id).await;
     }
     Ok(None)
+}
+
+/// The units `plan` destroys that the default branch's `prevent_destroy` protects, as a
+/// refusal; `None` when it destroys none.
+fn protected_destroys(plan: &PlanRecord, config: &RepoConfig, branch: &str) -> Option<Refusal> {
+    let units: Vec<_> = plan
+        .units
+        .iter()
+        .filter(|u| u.destroy)
+        .filter_map(|u| {
+            config
+                .prevent_destroy
+                .protecting(&u.path)
+                .map(|why| (u.path.clone(), why))
+        })
+        .collect();
+    (!units.is_empty()).then(|| {
+        DestroyRefusal::Protected {
+            branch: branch.to_string(),
+            units,
+            applying: Some(plan.id.clone()),
+        }
+        .into()
+    })
 }
 
 /// The units of `plan` that `globs` name, or why they cannot be applied alone: a glob

@@ -141,6 +141,8 @@ pub fn scan_checkout(
 pub enum Discovered {
     /// The graph has a cycle: nothing can be planned.
     Cycle(Problem),
+    /// A `/destroy` that cannot be planned, and why.
+    Refused(crate::bot::refusal::DestroyRefusal),
     Targets {
         targets: Vec<PlanTarget>,
         /// Units cascade could not read fully, with the first reason each.
@@ -165,6 +167,9 @@ pub struct DiscoveryInput {
     pub head_sha: String,
     /// `/plan unit…`: only these and their dependents.
     pub only: Option<Vec<UnitPath>>,
+    /// `/destroy unit…`: a destroy of the units these globs match at the head instead
+    /// (`super::destroy`).
+    pub destroy: Option<super::destroy::DestroyAsk>,
     /// Where the stacks' remote sources are fetched from.
     pub catalog: Arc<Catalog>,
 }
@@ -186,6 +191,7 @@ pub fn input(
         base_sha: pr.base_sha_text().to_string(),
         head_sha: pr.head_sha.to_string(),
         only: only.map(<[UnitPath]>::to_vec),
+        destroy: None,
         catalog,
     }
 }
@@ -207,6 +213,14 @@ pub fn discover(input: DiscoveryInput, deadline: Instant) -> anyhow::Result<Disc
     );
     if let Some(cycle) = head.problems.iter().find(|p| p.kind == ProblemKind::Cycle) {
         return Ok(Discovered::Cycle(cycle.clone()));
+    }
+    if let Some(ask) = &input.destroy {
+        return Ok(super::destroy::discovered(
+            &head,
+            &input.checkout,
+            ask,
+            &input.head_sha,
+        ));
     }
     let changes = input
         .workspaces

@@ -22,6 +22,7 @@ mod approve_policies;
 mod commands;
 mod config_report;
 mod ctx;
+mod destroy;
 mod discover;
 mod drift;
 mod job_watch;

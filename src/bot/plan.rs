@@ -4,6 +4,7 @@
 
 use super::config_report::{ReadAt, invalid_config};
 use super::ctx::PrCtx;
+use super::destroy::DestroyAsk;
 use super::discover::{self, Discovered, Interrupted};
 use super::policies::{compile_default, policy_edits, pull_request_facts};
 use super::refusal::{PolicyRefusal, Refusal};
@@ -105,6 +106,23 @@ pub async fn plan_pull_request(
     only: Option<&[UnitPath]>,
     cancel: CancellationToken,
 ) -> anyhow::Result<()> {
+    plan_head(ctx, only, None, cancel).await
+}
+
+/// `/destroy unit…`: plans a destroy of the units `ask` names at the head (see
+/// `super::destroy`) and posts it as the pull request's plan, or replies why not.
+pub async fn plan_destroy(ctx: &PrCtx, ask: DestroyAsk) -> anyhow::Result<()> {
+    plan_head(ctx, None, Some(ask), CancellationToken::new()).await
+}
+
+/// Plans the head: what the pull request affects (or `only` and their dependents), or
+/// the destroy `destroy` asks for.
+async fn plan_head(
+    ctx: &PrCtx,
+    only: Option<&[UnitPath]>,
+    destroy: Option<DestroyAsk>,
+    cancel: CancellationToken,
+) -> anyhow::Result<()> {
     let (bot, key, pr, forge, spelling) = (&ctx.bot, &ctx.key, &ctx.pr, &ctx.forge, ctx.spelling);
     let existing = bot
         .store
@@ -169,11 +187,14 @@ pub async fn plan_pull_request(
         return nothing_planned(ctx, &mut record, &check, &why).await;
     }
     // A command (`/plan`) plans whatever the configuration says about events.
-    if only.is_none() && ((pr.draft && !config.drafts) || !config.autoplan) {
+    if only.is_none() && destroy.is_none() && ((pr.draft && !config.drafts) || !config.autoplan) {
         tracing::info!(pr = %key, draft = pr.draft, "not planned on this event (draft, or autoplan is off)");
         return Ok(());
     }
-    ctx.transition(&mut record, PrState::Discovering).await?;
+    // A destroy may yet be refused, leaving the pull request as it was.
+    if destroy.is_none() {
+        ctx.transition(&mut record, PrState::Discovering).await?;
+    }
     // The default branch's policies, as its `.cascade.yaml`: never the head's own.
     let checks = match compile_default(ctx, &config, &default.sha).await? {
         Ok(checks) => checks,
@@ -197,7 +218,8 @@ pub async fn plan_pull_request(
         .with_policies(checks);
     let policy_config = (!config.policies.is_empty()).then(|| config.clone());
     let catalog = bot.catalog(forge.git_credential().await?);
-    let input = discover::input(ctx, checkout.clone(), config, only, catalog);
+    let mut input = discover::input(ctx, checkout.clone(), config, only, catalog);
+    input.destroy = destroy;
     let (mut plan_targets, unresolved, merge_base, sources, changed_files) = match bot
         .discovery
         .run(&cancel, move |deadline| discover::discover(input, deadline))
@@ -205,6 +227,9 @@ pub async fn plan_pull_request(
     {
         Err(stop) => return interrupted(ctx, &mut record, stop).await,
         Ok(found) => match found? {
+            Discovered::Refused(refusal) => {
+                return ctx.reply(&Refusal::from(refusal).message(spelling)).await;
+            }
             Discovered::Cycle(cycle) => {
                 // It names units, whose paths the pull request chose: in a block they
                 // cannot close.

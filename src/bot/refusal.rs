@@ -9,8 +9,10 @@
 //! value a change request or a commenter chose (unit paths, branch names, commands as
 //! typed, team names) is placed with `crate::inert`; logins are mentioned on purpose.
 
+mod destroy;
 mod policies;
 
+pub use destroy::DestroyRefusal;
 pub use policies::PolicyRefusal;
 
 use crate::config::{PlanTtl, in_words};
@@ -127,6 +129,8 @@ pub enum Refusal {
     SubsetOnDriftIssue,
     /// A refusal that comes from policies.
     Policies(PolicyRefusal),
+    /// A refusal of `/destroy`, or of an apply that destroys a protected unit.
+    Destroy(DestroyRefusal),
 }
 
 /// Where change requests are planned: the default branch, and the branches `branches:`
@@ -477,6 +481,7 @@ impl Refusal {
                 cmd("unlock")
             ),
             Refusal::Policies(refusal) => refusal.message(spelling),
+            Refusal::Destroy(refusal) => refusal.message(spelling),
         }
     }
 }

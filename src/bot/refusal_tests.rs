@@ -218,6 +218,33 @@ samples! {
         problem: "cannot read policy set `guard`: policies/guard/x.rego is a symlink; cascade follows none".into(),
         applying: Some(id("3f9a2c1b7d4e")),
     }),
+    "destroy_no_unit_matched" => Destroy: Refusal::Destroy(DestroyRefusal::NoUnitMatched {
+        globs: vec!["live/stage/**".into(), "`x`@team".into()],
+    }),
+    "destroy_dependents_left_out" => Destroy: Refusal::Destroy(DestroyRefusal::DependentsLeftOut {
+        globs: vec!["dev/app".into(), "global/*".into()],
+        dependents: vec![
+            (unit("dev/dns"), unit("dev/app")),
+            (unit("prod/`x`"), unit("global/dns")),
+        ],
+    }),
+    "destroy_protected" => Destroy: Refusal::Destroy(DestroyRefusal::Protected {
+        branch: "main".into(),
+        units: vec![(
+            unit("prod/dns"),
+            crate::config::Protection { glob: "prod/**".into(), line: 12 },
+        )],
+        applying: None,
+    }),
+    "destroy_protected_at_apply" => Destroy: Refusal::Destroy(DestroyRefusal::Protected {
+        branch: "main".into(),
+        units: vec![
+            (unit("prod/dns"), crate::config::Protection { glob: "prod/**".into(), line: 12 }),
+            (unit("global/dns"), crate::config::Protection { glob: "global/dns".into(), line: 13 }),
+        ],
+        applying: Some(id("3f9a2c1b7d4e")),
+    }),
+    "destroy_on_drift_issue" => Destroy: Refusal::Destroy(DestroyRefusal::OnDriftIssue),
 }
 
 #[test]

@@ -126,6 +126,7 @@ fn help_reply_spelled_for_gitlab() {
         | --- | --- |
         | `cascade plan [unit …]` | Re-plan every unit this MR affects, or only the named units (paths from the repository root, like `live/dev/vpc`) and the units that depend on them. Needs the right to apply. |
         | `cascade apply <plan id> [unit …]` | Apply exactly the plan with this id, as shown in the plan comment: `cascade apply 3f9a2c1b7d4e`; or only the units of it named (paths or globs, like `cascade apply 3f9a2c1b7d4e live/dev/**`) with every unit they depend on, the rest left to a new plan. Who may apply, and when, is set by the repository; cascade says why when it refuses. |
+        | `cascade destroy <unit …>` | Plan a destroy of the named units (paths or globs, like `cascade destroy live/dev/app`), each before the units it depends on, with a plan id of its own; `cascade apply` with that id destroys them. Units that depend on a named one must be named too, and units `prevent_destroy` protects are refused. Needs the right to apply. |
         | `cascade approve-policies <plan id>` | Approve, for exactly this plan id, the failures of the policy sets you own (`owners:` in `.cascade.yaml`), so `cascade apply` may go ahead. Not the MR's author; a new plan id needs a new approval. |
         | `cascade unlock` | Release this MR's locks and discard its plan; `cascade plan` plans again. Needs the right to apply. |
         | `cascade help` | Show this list. |

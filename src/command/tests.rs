@@ -378,6 +378,7 @@ fn help_reply() {
         | --- | --- |
         | `/plan [unit …]` | Re-plan every unit this PR affects, or only the named units (paths from the repository root, like `live/dev/vpc`) and the units that depend on them. Needs the right to apply. |
         | `/apply <plan id> [unit …]` | Apply exactly the plan with this id, as shown in the plan comment: `/apply 3f9a2c1b7d4e`; or only the units of it named (paths or globs, like `/apply 3f9a2c1b7d4e live/dev/**`) with every unit they depend on, the rest left to a new plan. Who may apply, and when, is set by the repository; cascade says why when it refuses. |
+        | `/destroy <unit …>` | Plan a destroy of the named units (paths or globs, like `/destroy live/dev/app`), each before the units it depends on, with a plan id of its own; `/apply` with that id destroys them. Units that depend on a named one must be named too, and units `prevent_destroy` protects are refused. Needs the right to apply. |
         | `/approve-policies <plan id>` | Approve, for exactly this plan id, the failures of the policy sets you own (`owners:` in `.cascade.yaml`), so `/apply` may go ahead. Not the PR's author; a new plan id needs a new approval. |
         | `/unlock` | Release this PR's locks and discard its plan; `/plan` plans again. Needs the right to apply. |
         | `/help` | Show this list. |

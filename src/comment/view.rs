@@ -208,6 +208,10 @@ pub(super) const ONE_LINE_MAX: usize = 240;
 #[derive(Serialize)]
 pub(super) struct PlanContext {
     plan_id: String,
+    /// A plan of `/destroy`: made at the head against itself, so it destroys units still in
+    /// the code (a change request's plan against its own head has no changed file, so no
+    /// unit). The template gives it a louder header.
+    destroy_command: bool,
     /// `/apply <plan_id>`, the exact line to type (`cascade apply <plan_id>` on GitLab).
     apply_command: String,
     /// What starts a command: `/`, or `cascade ` on GitLab.
@@ -377,6 +381,9 @@ impl PlanContext {
             .collect();
         let mut context = PlanContext {
             plan_id: line(&view.plan_id),
+            destroy_command: view.base == view.head
+                && view.waves.is_empty()
+                && !(view.destroys.is_empty() && view.failed.is_empty()),
             apply_command: spelling.command(&format!("apply {}", line(&view.plan_id))),
             command_prefix: spelling.command_prefix.to_string(),
             change_request: spelling.change_request.to_string(),

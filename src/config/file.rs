@@ -38,6 +38,7 @@ pub(super) const TOP_KEYS: &[&str] = &[
     "drift",
     "workflows",
     "policies",
+    "prevent_destroy",
 ];
 /// Keys allowed in `apply_permission`.
 pub(super) const APPLY_PERMISSION_KEYS: &[&str] = &["users", "teams"];
@@ -174,6 +175,14 @@ pub(super) struct ConfigFile {
     #[serde(default, deserialize_with = "super::policies::file::policies")]
     #[schemars(with = "Vec<PolicyEntry>", extend("default" = []))]
     pub policies: Vec<PolicyEntry>,
+
+    /// Units cascade never destroys, as globs over unit paths relative to the repository
+    /// root (`*` stays within one directory, `**` crosses directories). `/destroy` refuses
+    /// a unit one matches, and a plan that destroys one (a unit the pull request deletes)
+    /// is not applied. Read from the default branch only, so a pull request cannot lift it.
+    #[serde(default, deserialize_with = "prevent_destroy")]
+    #[schemars(with = "Vec<String>", extend("default" = []), example = ["prod/**", "global/dns"])]
+    pub prevent_destroy: Vec<Spanned<String>>,
 }
 
 /// When and where drift detection runs.
@@ -253,6 +262,7 @@ impl Default for ConfigFile {
             drift: None,
             workflows: Vec::new(),
             policies: Vec::new(),
+            prevent_destroy: Vec::new(),
         }
     }
 }
@@ -537,6 +547,15 @@ fn ignore<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<Spanned<Stri
     list(
         deserializer,
         "`ignore` must be a list of globs, like `ignore: [\"sandbox/**\"]`",
+    )
+}
+
+fn prevent_destroy<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Vec<Spanned<String>>, D::Error> {
+    list(
+        deserializer,
+        "`prevent_destroy` must be a list of unit globs, like `prevent_destroy: [\"prod/**\"]`",
     )
 }
 

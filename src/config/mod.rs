@@ -21,6 +21,7 @@ mod file;
 pub(crate) use file::yaml_options;
 mod plan_ttl;
 pub mod policies;
+pub mod prevent_destroy;
 pub mod retries;
 #[cfg(test)]
 mod tests;
@@ -28,6 +29,7 @@ mod validate;
 pub mod workflows;
 
 pub use plan_ttl::{PlanTtl, in_words};
+pub use prevent_destroy::{PreventDestroy, Protection};
 pub use retries::RetryPolicy;
 
 use crate::problem::{Problem, ProblemKind};
@@ -90,6 +92,9 @@ pub struct RepoConfig {
     /// The policy sets every planned unit is checked against, in file order (default:
     /// none).
     pub policies: Vec<policies::PolicySet>,
+    /// The units `/destroy` never destroys, and no plan that destroys one is applied
+    /// (default: none).
+    pub prevent_destroy: PreventDestroy,
     /// `ignore`, compiled.
     ignore_set: CompiledGlobs,
 }
@@ -113,6 +118,7 @@ impl Default for RepoConfig {
             drift: None,
             workflows: Vec::new(),
             policies: Vec::new(),
+            prevent_destroy: PreventDestroy::default(),
             ignore_set: CompiledGlobs::default(),
         }
     }

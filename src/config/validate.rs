@@ -45,6 +45,7 @@ pub(super) fn repo_config(file: ConfigFile) -> Result<RepoConfig, Problem> {
     let branches = compile_globs("branches", &file.branches)?;
     let workflows = super::workflows::workflows(file.workflows, &environments)?;
     let policies = super::policies::policies(file.policies)?;
+    let prevent_destroy = super::prevent_destroy::prevent_destroy(&file.prevent_destroy)?;
     Ok(RepoConfig {
         environments,
         implicit_deps,
@@ -62,6 +63,7 @@ pub(super) fn repo_config(file: ConfigFile) -> Result<RepoConfig, Problem> {
         drift,
         workflows,
         policies,
+        prevent_destroy,
         ignore_set,
     })
 }
