@@ -390,3 +390,62 @@ async fn requirements_unmet(
         }),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{PlanKey, PlanStatus};
+
+    fn plan(units: &[(&str, bool)]) -> PlanRecord {
+        let units = units
+            .iter()
+            .map(|(path, destroy)| {
+                serde_json::from_value(serde_json::json!({
+                    "path": path, "wave": 1, "destroy": destroy, "deps": [],
+                    "tool": "terraform", "status": "planned", "detail": "", "summary": null,
+                }))
+                .unwrap()
+            })
+            .collect();
+        PlanRecord {
+            id: PlanId::parse("3f9a2c1b7d4e").unwrap(),
+            repo: PlanKey::from_stored("acme/infra#1"),
+            head: "h".into(),
+            base: "b".into(),
+            status: PlanStatus::Current,
+            run_id: "r".into(),
+            units,
+            created_at: 0,
+            policies: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_plan_destroying_a_protected_unit_is_refused_whoever_made_it() {
+        let config = RepoConfig::parse("prevent_destroy:\n  - prod/*\n").unwrap();
+        // A change to a protected unit is no destroy.
+        assert!(protected_destroys(&plan(&[("prod/dns", false)]), &config, "main").is_none());
+        let refusal = protected_destroys(
+            &plan(&[("dev/dns", true), ("prod/dns", true), ("prod/app", false)]),
+            &config,
+            "main",
+        )
+        .expect("prod/dns is protected");
+        match refusal {
+            Refusal::Destroy(DestroyRefusal::Protected {
+                branch,
+                units,
+                applying,
+            }) => {
+                assert_eq!(branch, "main");
+                assert_eq!(applying.unwrap().as_str(), "3f9a2c1b7d4e");
+                let named: Vec<(&str, u64)> = units
+                    .iter()
+                    .map(|(u, why)| (u.as_str(), why.line))
+                    .collect();
+                assert_eq!(named, [("prod/dns", 2)]);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}

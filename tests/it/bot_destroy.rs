@@ -138,3 +138,37 @@ async fn a_protected_unit_is_refused_whatever_the_branch_says() {
     assert!(!w.plan_comment(n).contains("DESTROY"));
     w.finish().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cascade_destroy_on_gitlab_is_refused_or_planned_in_its_spelling() {
+    use crate::support::gitlab_world::{AUTHOR, REVIEWER, world_with};
+    let w = world_with("prevent_destroy:\n  - prod/*\n").await;
+    let iid = w.open_mr(AUTHOR, "feature", &w.head_sha, false);
+    assert_eq!(w.send_mr(iid, "open").await, 202);
+    w.until("the plan", |w| w.status_done(&w.head_sha)).await;
+    let plan = w.nth_note(iid, 1).await;
+    assert!(!plan.contains("DESTROY"), "{plan}");
+    w.note(iid, REVIEWER, "cascade destroy prod/dns").await;
+    let refused = w.nth_note(iid, 2).await;
+    assert!(
+        refused.starts_with(
+            "Nothing was planned to destroy: `.cascade.yaml` on `main` protects `prod/dns`"
+        ),
+        "{refused}"
+    );
+    assert!(refused.contains("this merge request's branch"), "{refused}");
+    // dev/dns has no dependents: planned, in GitLab's spelling, as the merge request's plan.
+    w.note(iid, REVIEWER, "cascade destroy dev/dns").await;
+    w.until("the destroy plan", |w| {
+        w.fake.bot_notes(w.project, iid)[0].body.contains("DESTROY")
+    })
+    .await;
+    let plan = w.nth_note(iid, 1).await;
+    assert!(
+        plan.contains("### 🔥 cascade plans to DESTROY 1 unit: plan `"),
+        "{plan}"
+    );
+    assert!(plan.contains("by `cascade destroy`"), "{plan}");
+    assert!(plan.contains("- `dev/dns` — "), "{plan}");
+    w.finish().await;
+}
