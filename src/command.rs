@@ -35,9 +35,10 @@ pub use unit_glob::UnitGlob;
 /// A command a person posted on a pull request.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Command {
-    /// `/plan [unit …]`: re-plan the named units and their dependents; no units means every
-    /// unit the PR affects.
-    Plan { units: Vec<UnitPath> },
+    /// `/plan [unit …]`: re-plan the units these globs match among those the PR affects,
+    /// and their dependents (an exact path is a glob that matches only itself); no units
+    /// means every unit the PR affects.
+    Plan { units: Vec<UnitGlob> },
     /// `/apply <id> [unit …]`: apply exactly the plan with this id; with units, only the
     /// units of it that these globs match (none: the whole plan).
     Apply { id: PlanId, units: Vec<UnitGlob> },
@@ -270,9 +271,9 @@ const COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         name: "plan",
         usage: "plan [unit …]",
-        summary: "Re-plan every unit this PR affects, or only the named units (paths from the \
-                  repository root, like `live/dev/vpc`) and the units that depend on them. \
-                  Needs the right to apply.",
+        summary: "Re-plan every unit this PR affects, or only the named ones (paths from the \
+                  repository root or globs, like `live/dev/vpc` or `live/prod/**`) and the \
+                  units that depend on them. Needs the right to apply.",
         parse: parse_plan,
     },
     CommandSpec {
@@ -401,17 +402,12 @@ fn without_final_period(arg: &str) -> &str {
     }
 }
 
-/// `/plan [unit …]`
+/// `/plan [unit …]`: paths or globs.
 fn parse_plan(args: &[&str]) -> Result<Command, Mistake> {
-    let mut units: Vec<UnitPath> = Vec::new();
-    for arg in args {
-        reject_flag("plan", arg)?;
-        let unit = unit_path(arg)?;
-        if !units.contains(&unit) {
-            units.push(unit);
-        }
-    }
-    Ok(Command::Plan { units })
+    args.iter().try_for_each(|arg| reject_flag("plan", arg))?;
+    Ok(Command::Plan {
+        units: unit_globs("plan", args)?,
+    })
 }
 
 /// `/apply <id> [unit …]`: a second plan id is a mistake; any other argument is a glob
@@ -504,19 +500,6 @@ fn reject_flag(command: &'static str, arg: &str) -> Result<(), Mistake> {
     Ok(())
 }
 
-/// The unit a `/plan` argument names: a directory inside the repository, exactly.
-fn unit_path(arg: &str) -> Result<UnitPath, Mistake> {
-    let unit = checked_path("plan", arg)?;
-    if let Some(ch) = arg.chars().find(|c| PATTERN_CHARS.contains(c)) {
-        return Err(Mistake::BadUnitPath {
-            command: "plan",
-            path: arg.to_string(),
-            problem: PathProblem::Pattern(ch),
-        });
-    }
-    Ok(unit)
-}
-
 /// A unit argument of `command` as a path inside the repository (patterns allowed).
 fn checked_path(command: &'static str, arg: &str) -> Result<UnitPath, Mistake> {
     let bad = |problem| {
@@ -604,7 +587,6 @@ enum Mistake {
 enum PathProblem {
     Absolute,
     ParentDirectory,
-    Pattern(char),
     Backtick,
 }
 
@@ -685,10 +667,6 @@ impl Mistake {
                             .to_string()
                     }
                     PathProblem::ParentDirectory => "unit paths cannot contain `..`".to_string(),
-                    PathProblem::Pattern(ch) => format!(
-                        "units are named exactly, and {} makes it a pattern",
-                        code(&ch.to_string())
-                    ),
                     PathProblem::Backtick => "a backtick is not part of a unit path (put the \
                                               whole path in one code span, like `live/dev/vpc`)"
                         .to_string(),
@@ -719,7 +697,8 @@ fn how_to(command: &str, spelling: &Spelling) -> String {
     let text = match command {
         "plan" => {
             "post `/plan` to re-plan every unit this PR affects, or name units by their path \
-             from the repository root, like `/plan live/dev/vpc live/dev/app`, in a new comment"
+             from the repository root or a glob, like `/plan live/dev/vpc live/prod/**`, in a \
+             new comment"
         }
         "apply units" => {
             "post `/apply` with the plan id and the units to apply, by their path from the \

@@ -87,7 +87,7 @@ pub fn destroy_scope(head: &Scan, ask: &DestroyAsk) -> Result<BTreeSet<UnitPath>
 /// `head_sha`): the destroy's targets, planned against the head itself, or its refusal.
 pub fn discovered(head: &Scan, checkout: &Path, ask: &DestroyAsk, head_sha: &str) -> Discovered {
     match destroy_scope(head, ask) {
-        Err(refusal) => Discovered::Refused(refusal),
+        Err(refusal) => Discovered::Refused(refusal.into()),
         Ok(units) => {
             let targets = destroy_targets(&head.discovery, &head.graph, checkout, &units);
             Discovered::Targets {

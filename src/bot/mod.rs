@@ -525,7 +525,7 @@ impl Bot {
     async fn plan_superseded_by_pushes(
         &self,
         ctx: &ctx::PrCtx,
-        only: Option<&[crate::unit::UnitPath]>,
+        only: Option<&[crate::command::UnitGlob]>,
     ) -> anyhow::Result<()> {
         let key = &ctx.key;
         metrics::counter!("cascade_runs_total", "kind" => "plan").increment(1);

@@ -11,6 +11,7 @@ use super::refusal::{PolicyRefusal, Refusal};
 use super::rules::refuse_base;
 use super::verdict::{plan_check, with_failure_logs, with_step_outputs};
 use super::{Bot, WorkKey};
+use crate::command::UnitGlob;
 use crate::comment::plan_view;
 use crate::comment::{Comments, Problem};
 use crate::config::RepoConfig;
@@ -99,11 +100,11 @@ pub(super) async fn fetch_pull_request(ctx: &PrCtx, from: &CloneUrl) -> anyhow::
     Ok(())
 }
 
-/// Plans the head of a pull request (all affected units, or `only` and their
-/// dependents) and posts the plan comment and the check run.
+/// Plans the head of a pull request (all affected units, or those the globs `only` match
+/// and their dependents) and posts the plan comment and the check run.
 pub async fn plan_pull_request(
     ctx: &PrCtx,
-    only: Option<&[UnitPath]>,
+    only: Option<&[UnitGlob]>,
     cancel: CancellationToken,
 ) -> anyhow::Result<()> {
     plan_head(ctx, only, None, cancel).await
@@ -119,7 +120,7 @@ pub async fn plan_destroy(ctx: &PrCtx, ask: DestroyAsk) -> anyhow::Result<()> {
 /// the destroy `destroy` asks for.
 async fn plan_head(
     ctx: &PrCtx,
-    only: Option<&[UnitPath]>,
+    only: Option<&[UnitGlob]>,
     destroy: Option<DestroyAsk>,
     cancel: CancellationToken,
 ) -> anyhow::Result<()> {
@@ -228,7 +229,7 @@ async fn plan_head(
         Err(stop) => return interrupted(ctx, &mut record, stop).await,
         Ok(found) => match found? {
             Discovered::Refused(refusal) => {
-                return ctx.reply(&Refusal::from(refusal).message(spelling)).await;
+                return ctx.reply(&refusal.message(spelling)).await;
             }
             Discovered::Cycle(cycle) => {
                 // It names units, whose paths the pull request chose: in a block they

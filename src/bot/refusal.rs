@@ -88,6 +88,9 @@ pub enum Refusal {
     },
     /// `/apply <id> unit…` named globs that match no unit of plan `id`.
     NoUnitMatched { id: PlanId, globs: Vec<String> },
+    /// `/plan unit…` named globs that plan nothing: no unit they match, nor a dependent of
+    /// one, is affected by the change request.
+    PlanNoUnitMatched { globs: Vec<String> },
     /// `/apply <id> unit…` left out units of plan `id` that the named ones depend on;
     /// `instead` is the command with them added, as typed on this forge.
     DependenciesLeftOut {
@@ -356,6 +359,18 @@ impl Refusal {
                     globs.join(", "),
                     if globs.len() == 1 { "matches" } else { "match" },
                     apply(id),
+                )
+            }
+            Refusal::PlanNoUnitMatched { globs } => {
+                let globs: Vec<String> = globs.iter().map(|g| code(g)).collect();
+                format!(
+                    "Nothing was planned: {} {} no unit this {cr} affects, nor a unit that one \
+                     it affects depends on. Comment `{}` to re-plan every unit it affects, or \
+                     name units as the plan comment lists them (a path, or a glob like \
+                     `live/dev/**`).",
+                    globs.join(", "),
+                    if globs.len() == 1 { "matches" } else { "match" },
+                    cmd("plan"),
                 )
             }
             Refusal::DependenciesLeftOut {

@@ -118,6 +118,9 @@ samples! {
         id: id("3f9a2c1b7d4e"),
         globs: vec!["live/stage/**".into(), "`x`@team".into()],
     },
+    "plan_no_unit_matched" => PlanNoUnitMatched: Refusal::PlanNoUnitMatched {
+        globs: vec!["live/stage/**".into()],
+    },
     "dependencies_left_out" => DependenciesLeftOut: Refusal::DependenciesLeftOut {
         id: id("3f9a2c1b7d4e"),
         missing: vec![unit("global/dns"), unit("live/`x`")],
