@@ -1,5 +1,5 @@
 //! Commands in pull-request comments: turns a comment's text into the `/plan`, `/apply`,
-//! `/approve-policies`, `/unlock` and `/help` commands it holds, and into a reply for each
+//! `/destroy`, `/approve-policies`, `/unlock` and `/help` commands it holds, and into a reply for each
 //! line that starts like one of our commands but is wrong.
 //!
 //! It owns reading: which lines count ([`parse_comment`]), what each command's arguments
@@ -77,8 +77,8 @@ pub enum Parsed {
 /// Markdown), outside fenced and indented code blocks, code spans, block quotes (with their
 /// continuation lines), HTML comments and `<pre>` blocks. Inside `<details>` it counts. The
 /// command word ends at whitespace or a comma, so `/planned` and `/applyx` are not ours, and
-/// only `/plan`, `/apply`, `/approve-policies`, `/unlock` and `/help` are: other `/words`
-/// belong to other bots.
+/// only `/plan`, `/apply`, `/destroy`, `/approve-policies`, `/unlock` and `/help` are: other
+/// `/words` belong to other bots.
 /// Arguments are separated by whitespace or commas, a code span around an argument is
 /// dropped, and one period at the end of the line is punctuation. Mistakes are worded for
 /// GitHub; see [`parse_comment_spelled`].
