@@ -134,14 +134,17 @@ pub async fn handle_comment(
                 ));
             }
             Command::Plan { units } => {
-                plan_pull_request(&context.ctx, Some(&units), CancellationToken::new()).await?;
+                let refused =
+                    plan_pull_request(&context.ctx, Some(&units), CancellationToken::new()).await?;
+                replies.extend(refused.map(|refusal| refusal.message(spelling)));
             }
             Command::Destroy { units } => {
                 let ask = DestroyAsk {
                     globs: units,
                     branch: context.rules.branch.clone(),
                 };
-                plan_destroy(&context.ctx, ask).await?;
+                let refused = plan_destroy(&context.ctx, ask).await?;
+                replies.extend(refused.map(|refusal| refusal.message(spelling)));
             }
             Command::Apply { id, units } => {
                 // The base may have changed since the plan (an edit cascade missed, too).

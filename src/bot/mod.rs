@@ -534,7 +534,8 @@ impl Bot {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .insert(key.clone(), cancel.clone());
-        let result = plan::plan_pull_request(ctx, only, cancel).await;
+        // What a push plans (everything affected) is never refused.
+        let result = plan::plan_pull_request(ctx, only, cancel).await.map(|_| ());
         self.planning
             .lock()
             .unwrap_or_else(|p| p.into_inner())

@@ -102,27 +102,35 @@ pub(super) async fn fetch_pull_request(ctx: &PrCtx, from: &CloneUrl) -> anyhow::
 
 /// Plans the head of a pull request (all affected units, or those the globs `only` match
 /// and their dependents) and posts the plan comment and the check run.
+/// A glob of `only` that plans nothing is refused (returned, for the comment's one reply),
+/// and nothing is planned.
 pub async fn plan_pull_request(
     ctx: &PrCtx,
     only: Option<&[UnitGlob]>,
     cancel: CancellationToken,
-) -> anyhow::Result<()> {
-    plan_head(ctx, only, None, cancel).await
+) -> anyhow::Result<Option<Refusal>> {
+    let mut refused = None;
+    plan_head(ctx, only, None, cancel, &mut refused).await?;
+    Ok(refused)
 }
 
 /// `/destroy unit…`: plans a destroy of the units `ask` names at the head (see
-/// `super::destroy`) and posts it as the pull request's plan, or replies why not.
-pub async fn plan_destroy(ctx: &PrCtx, ask: DestroyAsk) -> anyhow::Result<()> {
-    plan_head(ctx, None, Some(ask), CancellationToken::new()).await
+/// `super::destroy`) and posts it as the pull request's plan, or returns why not.
+pub async fn plan_destroy(ctx: &PrCtx, ask: DestroyAsk) -> anyhow::Result<Option<Refusal>> {
+    let mut refused = None;
+    plan_head(ctx, None, Some(ask), CancellationToken::new(), &mut refused).await?;
+    Ok(refused)
 }
 
 /// Plans the head: what the pull request affects (or `only` and their dependents), or
-/// the destroy `destroy` asks for.
+/// the destroy `destroy` asks for; a refusal of either before anything ran goes to
+/// `refused`.
 async fn plan_head(
     ctx: &PrCtx,
     only: Option<&[UnitGlob]>,
     destroy: Option<DestroyAsk>,
     cancel: CancellationToken,
+    refused: &mut Option<Refusal>,
 ) -> anyhow::Result<()> {
     let (bot, key, pr, forge, spelling) = (&ctx.bot, &ctx.key, &ctx.pr, &ctx.forge, ctx.spelling);
     let existing = bot
@@ -229,7 +237,8 @@ async fn plan_head(
         Err(stop) => return interrupted(ctx, &mut record, stop).await,
         Ok(found) => match found? {
             Discovered::Refused(refusal) => {
-                return ctx.reply(&refusal.message(spelling)).await;
+                *refused = Some(refusal);
+                return Ok(());
             }
             Discovered::Cycle(cycle) => {
                 // It names units, whose paths the pull request chose: in a block they
