@@ -227,6 +227,7 @@ async fn plan_head(
         .with_policies(checks);
     let policy_config = (!config.policies.is_empty()).then(|| config.clone());
     let catalog = bot.catalog(forge.git_credential().await?);
+    let destroying = destroy.is_some();
     let mut input = discover::input(ctx, checkout.clone(), config, only, catalog);
     input.destroy = destroy;
     let (mut plan_targets, unresolved, merge_base, sources, changed_files) = match bot
@@ -311,6 +312,7 @@ async fn plan_head(
         return Ok(());
     }
     let mut view = plan_view(&outcome.plan, &unresolved);
+    view.destroy_command = destroying;
     view.sources = sources;
     view.policy_edits = policy_edits;
     if !view.policies.is_empty() {

@@ -99,6 +99,7 @@ pub fn plan_view(plan: &PlanRecord, unresolved: &[(UnitPath, String)]) -> PlanVi
         steps: steps_of(plan.units.iter().map(|u| (&u.path, u.steps.as_slice()))),
         policies: super::policies::plan_policy_views(plan, &[]),
         policy_edits: Vec::new(),
+        destroy_command: false,
     }
 }
 

@@ -184,6 +184,7 @@ mod tests {
             steps: Vec::new(),
             policies: Vec::new(),
             policy_edits: Vec::new(),
+            destroy_command: false,
         }
     }
 

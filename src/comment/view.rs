@@ -62,6 +62,9 @@ pub struct PlanView {
     pub policies: Vec<super::policies::PolicyView>,
     /// The policy files the pull request changes: not used until merged, the comment says.
     pub policy_edits: Vec<String>,
+    /// A plan of `/destroy` (every unit in `destroys`, still in the code): the comment
+    /// gets a louder header and says who named the units.
+    pub destroy_command: bool,
 }
 
 /// A remote stack source: the repository (no credentials), the ref it names, the commit
@@ -208,9 +211,7 @@ pub(super) const ONE_LINE_MAX: usize = 240;
 #[derive(Serialize)]
 pub(super) struct PlanContext {
     plan_id: String,
-    /// A plan of `/destroy`: made at the head against itself, so it destroys units still in
-    /// the code (a change request's plan against its own head has no changed file, so no
-    /// unit). The template gives it a louder header.
+    /// As in [`PlanView::destroy_command`].
     destroy_command: bool,
     /// `/apply <plan_id>`, the exact line to type (`cascade apply <plan_id>` on GitLab).
     apply_command: String,
@@ -381,9 +382,7 @@ impl PlanContext {
             .collect();
         let mut context = PlanContext {
             plan_id: line(&view.plan_id),
-            destroy_command: view.base == view.head
-                && view.waves.is_empty()
-                && !(view.destroys.is_empty() && view.failed.is_empty()),
+            destroy_command: view.destroy_command,
             apply_command: spelling.command(&format!("apply {}", line(&view.plan_id))),
             command_prefix: spelling.command_prefix.to_string(),
             change_request: spelling.change_request.to_string(),

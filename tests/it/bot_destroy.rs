@@ -99,6 +99,21 @@ async fn a_destroy_goes_dependents_first_and_must_name_every_dependent() {
     w.comment(n, "bob", &format!("/apply {id}")).await;
     let result = nth_apply(&w, n, 3).await;
     let mut destroyed = crate::support::applied_units(&result);
+    // Listed in the plan's waves: global/dns after the units that depend on it.
+    assert_eq!(
+        destroyed.last().map(String::as_str),
+        Some("global/dns"),
+        "{result}"
+    );
+    // And run so: its state was written last.
+    let written = |unit: &str| {
+        let state = w.data.path().join(format!(
+            "workspaces/checkouts/acme/infra/pr-{n}/{unit}/terraform.tfstate"
+        ));
+        std::fs::metadata(state).unwrap().modified().unwrap()
+    };
+    assert!(written("global/dns") > written("dev/dns"));
+    assert!(written("global/dns") > written("prod/dns"));
     destroyed.sort();
     assert_eq!(destroyed, ["dev/dns", "global/dns", "prod/dns"], "{result}");
     for unit in ["dev/dns", "global/dns", "prod/dns"] {
