@@ -1,5 +1,5 @@
 //! Commands in pull-request comments: turns a comment's text into the `/plan`, `/apply`,
-//! `/approve-policies`, `/unlock` and `/help` commands it holds, and into a reply for each
+//! `/destroy`, `/approve-policies`, `/unlock` and `/help` commands it holds, and into a reply for each
 //! line that starts like one of our commands but is wrong.
 //!
 //! It owns reading: which lines count ([`parse_comment`]), what each command's arguments
@@ -15,6 +15,7 @@
 //! Both spellings are read on every forge (GitLab runs `/unlock` as its own quick action
 //! and never sends it); what cascade writes back uses the forge's [`Spelling`].
 
+mod destroy;
 mod markdown;
 #[cfg(test)]
 mod reading_tests;
@@ -35,12 +36,16 @@ pub use unit_glob::UnitGlob;
 /// A command a person posted on a pull request.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Command {
-    /// `/plan [unit …]`: re-plan the named units and their dependents; no units means every
-    /// unit the PR affects.
-    Plan { units: Vec<UnitPath> },
+    /// `/plan [unit …]`: re-plan the units these globs match among those the PR affects,
+    /// and their dependents (an exact path is a glob that matches only itself); no units
+    /// means every unit the PR affects.
+    Plan { units: Vec<UnitGlob> },
     /// `/apply <id> [unit …]`: apply exactly the plan with this id; with units, only the
     /// units of it that these globs match (none: the whole plan).
     Apply { id: PlanId, units: Vec<UnitGlob> },
+    /// `/destroy unit…`: plan a destroy of the units these globs match at the head, in
+    /// reverse order (dependents first), to be applied with `/apply <id>`.
+    Destroy { units: Vec<UnitGlob> },
     /// `/approve-policies <id>`: approve, for exactly this plan id, the failures of the
     /// policy sets the commenter owns.
     ApprovePolicies { id: PlanId },
@@ -76,8 +81,8 @@ pub enum Parsed {
 /// Markdown), outside fenced and indented code blocks, code spans, block quotes (with their
 /// continuation lines), HTML comments and `<pre>` blocks. Inside `<details>` it counts. The
 /// command word ends at whitespace or a comma, so `/planned` and `/applyx` are not ours, and
-/// only `/plan`, `/apply`, `/approve-policies`, `/unlock` and `/help` are: other `/words`
-/// belong to other bots.
+/// only `/plan`, `/apply`, `/destroy`, `/approve-policies`, `/unlock` and `/help` are: other
+/// `/words` belong to other bots.
 /// Arguments are separated by whitespace or commas, a code span around an argument is
 /// dropped, and one period at the end of the line is punctuation. Mistakes are worded for
 /// GitHub; see [`parse_comment_spelled`].
@@ -127,6 +132,10 @@ pub fn read_comment(body: &str, spelling: &Spelling) -> CommentCommands {
                 match (same_kind, command) {
                     (None, command) => read.commands.push(command),
                     (Some(Command::Plan { units }), Command::Plan { units: more }) => {
+                        merge_units(units, more);
+                    }
+                    (Some(Command::Destroy { units }), Command::Destroy { units: more }) => {
+                        // Both name units: the destroy is of every unit either names.
                         merge_units(units, more);
                     }
                     (
@@ -237,6 +246,10 @@ impl fmt::Display for Command {
                 write!(f, "/apply {id}")?;
                 units.iter().try_for_each(|unit| write!(f, " {unit}"))
             }
+            Command::Destroy { units } => {
+                f.write_str("/destroy")?;
+                units.iter().try_for_each(|unit| write!(f, " {unit}"))
+            }
             Command::ApprovePolicies { id } => write!(f, "/approve-policies {id}"),
             Command::ChangeState { unit, change } => match change {
                 StateChange::Import { address, id } => write!(f, "/import {unit} {address} {id}"),
@@ -268,9 +281,9 @@ const COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         name: "plan",
         usage: "plan [unit …]",
-        summary: "Re-plan every unit this PR affects, or only the named units (paths from the \
-                  repository root, like `live/dev/vpc`) and the units that depend on them. \
-                  Needs the right to apply.",
+        summary: "Re-plan every unit this PR affects, or only the named ones (paths from the \
+                  repository root or globs, like `live/dev/vpc` or `live/prod/**`) and the \
+                  units that depend on them. Needs the right to apply.",
         parse: parse_plan,
     },
     CommandSpec {
@@ -282,6 +295,16 @@ const COMMANDS: &[CommandSpec] = &[
                   left to a new plan. Who may apply, and when, is set by the repository; \
                   cascade says why when it refuses.",
         parse: parse_apply,
+    },
+    CommandSpec {
+        name: "destroy",
+        usage: "destroy <unit …>",
+        summary: "Plan a destroy of the named units (paths or globs, like \
+                  `/destroy live/dev/app`), each before the units it depends on, with a plan \
+                  id of its own; `/apply` with that id destroys them. Units that depend on a \
+                  named one must be named too, and units `prevent_destroy` protects are \
+                  refused. Needs the right to apply.",
+        parse: destroy::parse_destroy,
     },
     CommandSpec {
         name: "approve-policies",
@@ -407,17 +430,12 @@ fn without_final_period(arg: &str) -> &str {
     }
 }
 
-/// `/plan [unit …]`
+/// `/plan [unit …]`: paths or globs.
 fn parse_plan(args: &[&str]) -> Result<Command, Mistake> {
-    let mut units: Vec<UnitPath> = Vec::new();
-    for arg in args {
-        reject_flag("plan", arg)?;
-        let unit = unit_path(arg)?;
-        if !units.contains(&unit) {
-            units.push(unit);
-        }
-    }
-    Ok(Command::Plan { units })
+    args.iter().try_for_each(|arg| reject_flag("plan", arg))?;
+    Ok(Command::Plan {
+        units: unit_globs("plan", args)?,
+    })
 }
 
 /// `/apply <id> [unit …]`: a second plan id is a mistake; any other argument is a glob
@@ -434,16 +452,23 @@ fn parse_apply(args: &[&str]) -> Result<Command, Mistake> {
         });
     }
     let id = plan_id_argument("apply", &[first])?;
+    let units = unit_globs("apply", rest)?;
+    Ok(Command::Apply { id, units })
+}
+
+/// The unit arguments of `command` as globs, each once: an exact path is read as `/plan`
+/// reads it (`./dev/vpc/` is `dev/vpc`), a pattern as typed.
+fn unit_globs(command: &'static str, args: &[&str]) -> Result<Vec<UnitGlob>, Mistake> {
     let mut units: Vec<UnitGlob> = Vec::new();
-    for arg in rest {
-        let checked = checked_path("apply", arg)?;
-        // An exact path is read as `/plan` reads it (`./dev/vpc/` is `dev/vpc`).
+    for arg in args {
+        let checked = checked_path(command, arg)?;
         let text = if arg.contains(PATTERN_CHARS) {
             arg.to_string()
         } else {
             checked.as_str().to_string()
         };
         let glob = UnitGlob::new(&text).map_err(|problem| Mistake::BadUnitGlob {
+            command,
             glob: arg.to_string(),
             problem,
         })?;
@@ -451,7 +476,7 @@ fn parse_apply(args: &[&str]) -> Result<Command, Mistake> {
             units.push(glob);
         }
     }
-    Ok(Command::Apply { id, units })
+    Ok(units)
 }
 
 /// `/approve-policies <id>`
@@ -501,19 +526,6 @@ fn reject_flag(command: &'static str, arg: &str) -> Result<(), Mistake> {
         });
     }
     Ok(())
-}
-
-/// The unit a `/plan` argument names: a directory inside the repository, exactly.
-fn unit_path(arg: &str) -> Result<UnitPath, Mistake> {
-    let unit = checked_path("plan", arg)?;
-    if let Some(ch) = arg.chars().find(|c| PATTERN_CHARS.contains(c)) {
-        return Err(Mistake::BadUnitPath {
-            command: "plan",
-            path: arg.to_string(),
-            problem: PathProblem::Pattern(ch),
-        });
-    }
-    Ok(unit)
 }
 
 /// A unit argument of `command` as a path inside the repository (patterns allowed).
@@ -586,8 +598,14 @@ enum Mistake {
         path: String,
         problem: PathProblem,
     },
-    /// An `/apply` unit argument globset cannot read; `problem` is its reason.
+    /// `/destroy` with no unit.
+    NoUnitsNamed {
+        command: &'static str,
+    },
+    /// A unit argument of `/apply` or `/destroy` globset cannot read; `problem` is its
+    /// reason.
     BadUnitGlob {
+        command: &'static str,
         glob: String,
         problem: String,
     },
@@ -599,6 +617,7 @@ enum Mistake {
 enum PathProblem {
     Absolute,
     ParentDirectory,
+    /// Only where a unit is named exactly (`/import`, `/state rm`).
     Pattern(char),
     Backtick,
 }
@@ -652,13 +671,23 @@ impl Mistake {
                 )
             }
             Mistake::State(mistake) => mistake.message(spelling),
-            Mistake::BadUnitGlob { glob, problem } => format!(
+            Mistake::BadUnitGlob {
+                command,
+                glob,
+                problem,
+            } => format!(
                 "`{}` cannot use {}: it is not a valid glob ({}); use `*`, `**`, `?`, `[abc]` \
                  or `{{a,b}}`. {}.",
-                cmd("apply"),
+                cmd(command),
                 code(glob),
                 inert::text(problem),
-                capitalised(&how_to("apply units", spelling))
+                capitalised(&how_to(units_how(command), spelling))
+            ),
+            Mistake::NoUnitsNamed { command } => format!(
+                "`{0}` needs the units to destroy, by their path from the repository root or a \
+                 glob; a destroy of every unit must say so, as `{0} **`. {1}.",
+                cmd(command),
+                capitalised(&how_to(units_how(command), spelling))
             ),
             Mistake::BadUnitPath {
                 command,
@@ -687,11 +716,7 @@ impl Mistake {
                         state::post(command, spelling)
                     );
                 }
-                let how = if *command == "plan" {
-                    "plan"
-                } else {
-                    "apply units"
-                };
+                let how = units_how(command);
                 format!(
                     "`{}` cannot use {}: {why}. {}.",
                     cmd(command),
@@ -703,16 +728,30 @@ impl Mistake {
     }
 }
 
+/// Which [`how_to`] answer a unit argument of `command` gets.
+fn units_how(command: &str) -> &'static str {
+    match command {
+        "plan" => "plan",
+        "destroy" => "destroy",
+        _ => "apply units",
+    }
+}
+
 /// What to post instead, for commands that take arguments.
 fn how_to(command: &str, spelling: &Spelling) -> String {
     let text = match command {
         "plan" => {
             "post `/plan` to re-plan every unit this PR affects, or name units by their path \
-             from the repository root, like `/plan live/dev/vpc live/dev/app`, in a new comment"
+             from the repository root or a glob, like `/plan live/dev/vpc live/prod/**`, in a \
+             new comment"
         }
         "apply units" => {
             "post `/apply` with the plan id and the units to apply, by their path from the \
              repository root or a glob, like `/apply 3f9a2c1b7d4e live/dev/**`, in a new comment"
+        }
+        "destroy" => {
+            "post `/destroy` with the units to destroy, by their path from the repository root \
+             or a glob, like `/destroy live/dev/app live/dev/dns`, in a new comment"
         }
         "approve-policies" => {
             "post `/approve-policies` with the plan id from the latest plan comment, like \

@@ -168,7 +168,9 @@ pub fn command(data: &[u8]) {
         match parsed {
             Parsed::Command(command) => {
                 if let Command::Plan { units } = &command {
-                    units.iter().for_each(assert_inside_repository);
+                    units
+                        .iter()
+                        .for_each(|unit| assert_inside_repository(&UnitPath::new(unit.as_str())));
                 }
                 // Both spellings: `/apply …` as GitHub shows it, `cascade apply …` as GitLab does.
                 for typed in [command.to_string(), command.spelled(&Spelling::GITLAB)] {

@@ -9,7 +9,7 @@ use super::ctx::PrCtx;
 use super::jobs::PrComment;
 use super::plan::discard_plan_files;
 use super::policies::{compile_default, pull_request_facts};
-use super::refusal::{PolicyRefusal, Refusal};
+use super::refusal::{DestroyRefusal, PolicyRefusal, Refusal};
 use super::rules::Rules;
 use super::verdict::with_failure_logs;
 use crate::command::UnitGlob;
@@ -44,6 +44,10 @@ pub async fn command_apply(
         Ok(found) => found,
         Err(refusal) => return refuse(refusal),
     };
+    // Whoever planned it, a plan that destroys a protected unit is not applied.
+    if let Some(refusal) = protected_destroys(&plan, config, &rules.branch) {
+        return refuse(refusal);
+    }
     let only = match subset_of(&plan, globs, spelling) {
         Ok(only) => only,
         Err(refusal) => return refuse(*refusal),
@@ -144,7 +148,9 @@ pub(super) async fn run_and_report(
         .workspaces
         .checkout(&key.repo().stored(), key.number(), at)
         .await?;
-    let base_tree = if plan.units.iter().any(|u| u.destroy) {
+    // Units the pull request deletes are destroyed from the base's tree; a `/destroy`
+    // plan (made against its own head) destroys units that are still in the checkout.
+    let base_tree = if plan.base != plan.head && plan.units.iter().any(|u| u.destroy) {
         Some(bot.workspaces.tree(&key.repo().stored(), &plan.base)?)
     } else {
         None
@@ -275,6 +281,30 @@ pub(super) async fn run_and_report(
     Ok(None)
 }
 
+/// The units `plan` destroys that the default branch's `prevent_destroy` protects, as a
+/// refusal; `None` when it destroys none.
+fn protected_destroys(plan: &PlanRecord, config: &RepoConfig, branch: &str) -> Option<Refusal> {
+    let units: Vec<_> = plan
+        .units
+        .iter()
+        .filter(|u| u.destroy)
+        .filter_map(|u| {
+            config
+                .prevent_destroy
+                .protecting(&u.path)
+                .map(|why| (u.path.clone(), why))
+        })
+        .collect();
+    (!units.is_empty()).then(|| {
+        DestroyRefusal::Protected {
+            branch: branch.to_string(),
+            units,
+            applying: Some(plan.id.clone()),
+        }
+        .into()
+    })
+}
+
 /// The units of `plan` that `globs` name, or why they cannot be applied alone: a glob
 /// that matches none of its units, or a dependency left out (the refusal says the command
 /// with it added). `None`: the whole plan (no globs, or globs that name every unit).
@@ -390,4 +420,63 @@ async fn requirements_unmet(
             why: why.clone(),
         }),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{PlanKey, PlanStatus};
+
+    fn plan(units: &[(&str, bool)]) -> PlanRecord {
+        let units = units
+            .iter()
+            .map(|(path, destroy)| {
+                serde_json::from_value(serde_json::json!({
+                    "path": path, "wave": 1, "destroy": destroy, "deps": [],
+                    "tool": "terraform", "status": "planned", "detail": "", "summary": null,
+                }))
+                .unwrap()
+            })
+            .collect();
+        PlanRecord {
+            id: PlanId::parse("3f9a2c1b7d4e").unwrap(),
+            repo: PlanKey::from_stored("acme/infra#1"),
+            head: "h".into(),
+            base: "b".into(),
+            status: PlanStatus::Current,
+            run_id: "r".into(),
+            units,
+            created_at: 0,
+            policies: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_plan_destroying_a_protected_unit_is_refused_whoever_made_it() {
+        let config = RepoConfig::parse("prevent_destroy:\n  - prod/*\n").unwrap();
+        // A change to a protected unit is no destroy.
+        assert!(protected_destroys(&plan(&[("prod/dns", false)]), &config, "main").is_none());
+        let refusal = protected_destroys(
+            &plan(&[("dev/dns", true), ("prod/dns", true), ("prod/app", false)]),
+            &config,
+            "main",
+        )
+        .expect("prod/dns is protected");
+        match refusal {
+            Refusal::Destroy(DestroyRefusal::Protected {
+                branch,
+                units,
+                applying,
+            }) => {
+                assert_eq!(branch, "main");
+                assert_eq!(applying.unwrap().as_str(), "3f9a2c1b7d4e");
+                let named: Vec<(&str, u64)> = units
+                    .iter()
+                    .map(|(u, why)| (u.as_str(), why.line))
+                    .collect();
+                assert_eq!(named, [("prod/dns", 2)]);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
 }

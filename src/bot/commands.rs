@@ -9,8 +9,9 @@ use super::access::refuse_command;
 use super::apply::command_apply;
 use super::approve_policies::command_approve_policies;
 use super::ctx::PrCtx;
+use super::destroy::DestroyAsk;
 use super::jobs::PrComment;
-use super::plan::{current_pr, plan_pull_request, release_and_discard};
+use super::plan::{current_pr, plan_destroy, plan_pull_request, release_and_discard};
 use super::publish::reply;
 use super::refusal::Refusal;
 use super::rules::{Rules, rules};
@@ -134,7 +135,17 @@ pub async fn handle_comment(
                 ));
             }
             Command::Plan { units } => {
-                plan_pull_request(&context.ctx, Some(&units), CancellationToken::new()).await?;
+                let refused =
+                    plan_pull_request(&context.ctx, Some(&units), CancellationToken::new()).await?;
+                replies.extend(refused.map(|refusal| refusal.message(spelling)));
+            }
+            Command::Destroy { units } => {
+                let ask = DestroyAsk {
+                    globs: units,
+                    branch: context.rules.branch.clone(),
+                };
+                let refused = plan_destroy(&context.ctx, ask).await?;
+                replies.extend(refused.map(|refusal| refusal.message(spelling)));
             }
             Command::ChangeState { unit, change } => {
                 let branch = &context.rules.branch;

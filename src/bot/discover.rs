@@ -11,14 +11,17 @@
 //! store.
 
 use super::ctx::PrCtx;
+use super::refusal::Refusal;
 use crate::catalog::Catalog;
+use crate::command::UnitGlob;
 use crate::config::RepoConfig;
 use crate::engine::PlanTarget;
 use crate::problem::{Problem, ProblemKind};
-use crate::scan::{Scan, plan_targets};
+use crate::scan::{BaseScan, Scan, affected_by, plan_targets};
 use crate::terragrunt::remote_source::Sources;
 use crate::unit::UnitPath;
 use crate::workspace::Workspaces;
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -141,6 +144,8 @@ pub fn scan_checkout(
 pub enum Discovered {
     /// The graph has a cycle: nothing can be planned.
     Cycle(Problem),
+    /// A `/plan unit…` or `/destroy unit…` that cannot be planned, and why.
+    Refused(Refusal),
     Targets {
         targets: Vec<PlanTarget>,
         /// Units cascade could not read fully, with the first reason each.
@@ -163,8 +168,11 @@ pub struct DiscoveryInput {
     pub config: RepoConfig,
     pub base_sha: String,
     pub head_sha: String,
-    /// `/plan unit…`: only these and their dependents.
-    pub only: Option<Vec<UnitPath>>,
+    /// `/plan unit…`: only the units these globs match, and their dependents.
+    pub only: Option<Vec<UnitGlob>>,
+    /// `/destroy unit…`: a destroy of the units these globs match at the head instead
+    /// (`super::destroy`).
+    pub destroy: Option<super::destroy::DestroyAsk>,
     /// Where the stacks' remote sources are fetched from.
     pub catalog: Arc<Catalog>,
 }
@@ -174,7 +182,7 @@ pub fn input(
     ctx: &PrCtx,
     checkout: PathBuf,
     config: RepoConfig,
-    only: Option<&[UnitPath]>,
+    only: Option<&[UnitGlob]>,
     catalog: Arc<Catalog>,
 ) -> DiscoveryInput {
     let (key, pr) = (&ctx.key, &ctx.pr);
@@ -185,7 +193,8 @@ pub fn input(
         config,
         base_sha: pr.base_sha_text().to_string(),
         head_sha: pr.head_sha.to_string(),
-        only: only.map(<[UnitPath]>::to_vec),
+        only: only.map(<[UnitGlob]>::to_vec),
+        destroy: None,
         catalog,
     }
 }
@@ -208,6 +217,14 @@ pub fn discover(input: DiscoveryInput, deadline: Instant) -> anyhow::Result<Disc
     if let Some(cycle) = head.problems.iter().find(|p| p.kind == ProblemKind::Cycle) {
         return Ok(Discovered::Cycle(cycle.clone()));
     }
+    if let Some(ask) = &input.destroy {
+        return Ok(super::destroy::discovered(
+            &head,
+            &input.checkout,
+            ask,
+            &input.head_sha,
+        ));
+    }
     let changes = input
         .workspaces
         .changes(&input.repo, &input.base_sha, &input.head_sha)?;
@@ -223,12 +240,20 @@ pub fn discover(input: DiscoveryInput, deadline: Instant) -> anyhow::Result<Disc
         anyhow::bail!("discovery stopped at its deadline");
     }
     let changed_files = changes.paths();
+    let base_scan = base.as_ref().map(|(scan, tree)| (scan, tree.as_path()));
+    let only = match input.only.as_deref().filter(|globs| !globs.is_empty()) {
+        None => None,
+        Some(globs) => match named_units(&head, &changed_files, base_scan, globs) {
+            Ok(units) => Some(units),
+            Err(globs) => return Ok(Discovered::Refused(Refusal::PlanNoUnitMatched { globs })),
+        },
+    };
     let targets = plan_targets(
         &head,
         &input.checkout,
         &changed_files,
-        base.as_ref().map(|(scan, tree)| (scan, tree.as_path())),
-        input.only.as_deref(),
+        base_scan,
+        only.as_deref(),
     );
     let sources = crate::comment::sources_of(&head.discovery, targets.iter().map(|t| &t.path));
     Ok(Discovered::Targets {
@@ -238,6 +263,52 @@ pub fn discover(input: DiscoveryInput, deadline: Instant) -> anyhow::Result<Disc
         merge_base: changes.base,
         changed_files,
     })
+}
+
+/// The units `/plan glob…` names: every unit of the head, or unit the change deletes,
+/// that a glob matches (an exact path matches itself), as `scan::plan_targets` takes them;
+/// or the globs that name nothing it would plan (no unit they match, nor a dependent of
+/// one, is affected by the change).
+fn named_units(
+    head: &Scan,
+    changed: &[String],
+    base: Option<BaseScan<'_>>,
+    globs: &[UnitGlob],
+) -> Result<Vec<UnitPath>, Vec<String>> {
+    let affected = affected_by(head, changed, base.map(|(scan, _)| scan));
+    let planned: BTreeSet<&UnitPath> = affected.units.iter().map(|u| &u.path).collect();
+    let candidates: BTreeSet<&UnitPath> = head
+        .discovery
+        .units
+        .iter()
+        .map(|u| &u.path)
+        .chain(planned.iter().copied())
+        .collect();
+    let mut named: BTreeSet<UnitPath> = BTreeSet::new();
+    let mut unmatched = Vec::new();
+    for glob in globs {
+        let matched: Vec<&UnitPath> = candidates
+            .iter()
+            .copied()
+            .filter(|u| glob.matches(u))
+            .collect();
+        let plans_one = matched.iter().any(|u| planned.contains(u))
+            || head
+                .graph
+                .dependents_closure(matched.iter().copied())
+                .keys()
+                .any(|u| planned.contains(u));
+        if plans_one {
+            named.extend(matched.into_iter().cloned());
+        } else {
+            unmatched.push(glob.to_string());
+        }
+    }
+    if unmatched.is_empty() {
+        Ok(named.into_iter().collect())
+    } else {
+        Err(unmatched)
+    }
 }
 
 #[cfg(test)]

@@ -17,7 +17,7 @@
 
 use super::access::refuse_command;
 use super::jobs::{PrComment, PrJob};
-use super::refusal::{PolicyRefusal, Refusal};
+use super::refusal::{DestroyRefusal, PolicyRefusal, Refusal};
 use super::{Bot, WorkKey};
 use crate::command::{Command, read_comment};
 use crate::comment::Comments;
@@ -560,6 +560,11 @@ async fn drift_commands(
             Command::ChangeState { .. } => {
                 let text =
                     Refusal::from(super::refusal::StateRefusal::OnDriftIssue).message(spelling);
+                answer(bot, forge, key, issue, &text).await?;
+                continue;
+            }
+            Command::Destroy { .. } => {
+                let text = Refusal::from(DestroyRefusal::OnDriftIssue).message(spelling);
                 answer(bot, forge, key, issue, &text).await?;
                 continue;
             }

@@ -22,6 +22,7 @@ mod approve_policies;
 mod commands;
 mod config_report;
 mod ctx;
+mod destroy;
 mod discover;
 mod drift;
 mod job_watch;
@@ -531,7 +532,7 @@ impl Bot {
     async fn plan_superseded_by_pushes(
         &self,
         ctx: &ctx::PrCtx,
-        only: Option<&[crate::unit::UnitPath]>,
+        only: Option<&[crate::command::UnitGlob]>,
     ) -> anyhow::Result<()> {
         let key = &ctx.key;
         metrics::counter!("cascade_runs_total", "kind" => "plan").increment(1);
@@ -540,7 +541,8 @@ impl Bot {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .insert(key.clone(), cancel.clone());
-        let result = plan::plan_pull_request(ctx, only, cancel).await;
+        // What a push plans (everything affected) is never refused.
+        let result = plan::plan_pull_request(ctx, only, cancel).await.map(|_| ());
         self.planning
             .lock()
             .unwrap_or_else(|p| p.into_inner())

@@ -4,12 +4,14 @@
 
 use super::config_report::{ReadAt, invalid_config};
 use super::ctx::PrCtx;
+use super::destroy::DestroyAsk;
 use super::discover::{self, Discovered, Interrupted};
 use super::policies::{compile_default, policy_edits, pull_request_facts};
 use super::refusal::{PolicyRefusal, Refusal};
 use super::rules::refuse_base;
 use super::verdict::{plan_check, with_failure_logs, with_step_outputs};
 use super::{Bot, WorkKey};
+use crate::command::UnitGlob;
 use crate::comment::plan_view;
 use crate::comment::{Comments, Problem};
 use crate::config::RepoConfig;
@@ -98,12 +100,37 @@ pub(super) async fn fetch_pull_request(ctx: &PrCtx, from: &CloneUrl) -> anyhow::
     Ok(())
 }
 
-/// Plans the head of a pull request (all affected units, or `only` and their
-/// dependents) and posts the plan comment and the check run.
+/// Plans the head of a pull request (all affected units, or those the globs `only` match
+/// and their dependents) and posts the plan comment and the check run.
+/// A glob of `only` that plans nothing is refused (returned, for the comment's one reply),
+/// and nothing is planned.
 pub async fn plan_pull_request(
     ctx: &PrCtx,
-    only: Option<&[UnitPath]>,
+    only: Option<&[UnitGlob]>,
     cancel: CancellationToken,
+) -> anyhow::Result<Option<Refusal>> {
+    let mut refused = None;
+    plan_head(ctx, only, None, cancel, &mut refused).await?;
+    Ok(refused)
+}
+
+/// `/destroy unit…`: plans a destroy of the units `ask` names at the head (see
+/// `super::destroy`) and posts it as the pull request's plan, or returns why not.
+pub async fn plan_destroy(ctx: &PrCtx, ask: DestroyAsk) -> anyhow::Result<Option<Refusal>> {
+    let mut refused = None;
+    plan_head(ctx, None, Some(ask), CancellationToken::new(), &mut refused).await?;
+    Ok(refused)
+}
+
+/// Plans the head: what the pull request affects (or `only` and their dependents), or
+/// the destroy `destroy` asks for; a refusal of either before anything ran goes to
+/// `refused`.
+async fn plan_head(
+    ctx: &PrCtx,
+    only: Option<&[UnitGlob]>,
+    destroy: Option<DestroyAsk>,
+    cancel: CancellationToken,
+    refused: &mut Option<Refusal>,
 ) -> anyhow::Result<()> {
     let (bot, key, pr, forge, spelling) = (&ctx.bot, &ctx.key, &ctx.pr, &ctx.forge, ctx.spelling);
     let existing = bot
@@ -169,11 +196,14 @@ pub async fn plan_pull_request(
         return nothing_planned(ctx, &mut record, &check, &why).await;
     }
     // A command (`/plan`) plans whatever the configuration says about events.
-    if only.is_none() && ((pr.draft && !config.drafts) || !config.autoplan) {
+    if only.is_none() && destroy.is_none() && ((pr.draft && !config.drafts) || !config.autoplan) {
         tracing::info!(pr = %key, draft = pr.draft, "not planned on this event (draft, or autoplan is off)");
         return Ok(());
     }
-    ctx.transition(&mut record, PrState::Discovering).await?;
+    // A destroy may yet be refused, leaving the pull request as it was.
+    if destroy.is_none() {
+        ctx.transition(&mut record, PrState::Discovering).await?;
+    }
     // The default branch's policies, as its `.cascade.yaml`: never the head's own.
     let checks = match compile_default(ctx, &config, &default.sha).await? {
         Ok(checks) => checks,
@@ -198,7 +228,9 @@ pub async fn plan_pull_request(
     let policy_config = (!config.policies.is_empty()).then(|| config.clone());
     let merge_config = config.apply.any_on_merge().then(|| config.clone());
     let catalog = bot.catalog(forge.git_credential().await?);
-    let input = discover::input(ctx, checkout.clone(), config, only, catalog);
+    let destroying = destroy.is_some();
+    let mut input = discover::input(ctx, checkout.clone(), config, only, catalog);
+    input.destroy = destroy;
     let (mut plan_targets, unresolved, merge_base, sources, changed_files) = match bot
         .discovery
         .run(&cancel, move |deadline| discover::discover(input, deadline))
@@ -206,6 +238,10 @@ pub async fn plan_pull_request(
     {
         Err(stop) => return interrupted(ctx, &mut record, stop).await,
         Ok(found) => match found? {
+            Discovered::Refused(refusal) => {
+                *refused = Some(refusal);
+                return Ok(());
+            }
             Discovered::Cycle(cycle) => {
                 // It names units, whose paths the pull request chose: in a block they
                 // cannot close.
@@ -277,6 +313,7 @@ pub async fn plan_pull_request(
         return Ok(());
     }
     let mut view = plan_view(&outcome.plan, &unresolved);
+    view.destroy_command = destroying;
     view.sources = sources;
     view.policy_edits = policy_edits;
     if let Some(config) = &merge_config {

@@ -10,10 +10,12 @@
 //! typed, team names) is placed with `crate::inert`; logins are mentioned on purpose.
 
 mod after_merge;
+mod destroy;
 mod policies;
 mod state;
 
 pub use after_merge::AfterMergeRefusal;
+pub use destroy::DestroyRefusal;
 pub use policies::PolicyRefusal;
 pub use state::StateRefusal;
 
@@ -90,6 +92,9 @@ pub enum Refusal {
     },
     /// `/apply <id> unit…` named globs that match no unit of plan `id`.
     NoUnitMatched { id: PlanId, globs: Vec<String> },
+    /// `/plan unit…` named globs that plan nothing: no unit they match, nor a dependent of
+    /// one, is affected by the change request.
+    PlanNoUnitMatched { globs: Vec<String> },
     /// `/apply <id> unit…` left out units of plan `id` that the named ones depend on;
     /// `instead` is the command with them added, as typed on this forge.
     DependenciesLeftOut {
@@ -135,6 +140,8 @@ pub enum Refusal {
     AfterMerge(AfterMergeRefusal),
     /// A refusal of `/import` or `/state rm`.
     State(StateRefusal),
+    /// A refusal of `/destroy`, or of an apply that destroys a protected unit.
+    Destroy(DestroyRefusal),
 }
 
 /// Where change requests are planned: the default branch, and the branches `branches:`
@@ -362,6 +369,18 @@ impl Refusal {
                     apply(id),
                 )
             }
+            Refusal::PlanNoUnitMatched { globs } => {
+                let globs: Vec<String> = globs.iter().map(|g| code(g)).collect();
+                format!(
+                    "Nothing was planned: {} {} no unit this {cr} affects, nor a unit that one \
+                     it affects depends on. Comment `{}` to re-plan every unit it affects, or \
+                     name units as the plan comment lists them (a path, or a glob like \
+                     `live/dev/**`).",
+                    globs.join(", "),
+                    if globs.len() == 1 { "matches" } else { "match" },
+                    cmd("plan"),
+                )
+            }
             Refusal::DependenciesLeftOut {
                 id,
                 missing,
@@ -487,6 +506,7 @@ impl Refusal {
             Refusal::Policies(refusal) => refusal.message(spelling),
             Refusal::AfterMerge(refusal) => refusal.message(spelling),
             Refusal::State(refusal) => refusal.message(spelling),
+            Refusal::Destroy(refusal) => refusal.message(spelling),
         }
     }
 }

@@ -118,6 +118,9 @@ samples! {
         id: id("3f9a2c1b7d4e"),
         globs: vec!["live/stage/**".into(), "`x`@team".into()],
     },
+    "plan_no_unit_matched" => PlanNoUnitMatched: Refusal::PlanNoUnitMatched {
+        globs: vec!["live/stage/**".into()],
+    },
     "dependencies_left_out" => DependenciesLeftOut: Refusal::DependenciesLeftOut {
         id: id("3f9a2c1b7d4e"),
         missing: vec![unit("global/dns"), unit("live/`x`")],
@@ -252,6 +255,33 @@ samples! {
         holder: 12,
     }),
     "state_on_drift_issue" => State: Refusal::State(StateRefusal::OnDriftIssue),
+    "destroy_no_unit_matched" => Destroy: Refusal::Destroy(DestroyRefusal::NoUnitMatched {
+        globs: vec!["live/stage/**".into(), "`x`@team".into()],
+    }),
+    "destroy_dependents_left_out" => Destroy: Refusal::Destroy(DestroyRefusal::DependentsLeftOut {
+        globs: vec!["dev/app".into(), "global/*".into()],
+        dependents: vec![
+            (unit("dev/dns"), unit("dev/app")),
+            (unit("prod/`x`"), unit("global/dns")),
+        ],
+    }),
+    "destroy_protected" => Destroy: Refusal::Destroy(DestroyRefusal::Protected {
+        branch: "main".into(),
+        units: vec![(
+            unit("prod/dns"),
+            crate::config::Protection { glob: "prod/**".into(), line: 12 },
+        )],
+        applying: None,
+    }),
+    "destroy_protected_at_apply" => Destroy: Refusal::Destroy(DestroyRefusal::Protected {
+        branch: "main".into(),
+        units: vec![
+            (unit("prod/dns"), crate::config::Protection { glob: "prod/**".into(), line: 12 }),
+            (unit("global/dns"), crate::config::Protection { glob: "global/dns".into(), line: 13 }),
+        ],
+        applying: Some(id("3f9a2c1b7d4e")),
+    }),
+    "destroy_on_drift_issue" => Destroy: Refusal::Destroy(DestroyRefusal::OnDriftIssue),
 }
 
 #[test]

@@ -110,7 +110,7 @@ fn cascade_mistakes_are_worded_for_the_forge() {
     insta::assert_snapshot!(gitlab("cascade apply\n/unlock now\ncascade plan ../x\ncascade apply 3f9a2c1b7d4e"), @r"
     `cascade apply` needs the plan id from the plan comment, like `cascade apply 3f9a2c1b7d4e`; post it in a new comment.
     `cascade unlock` takes no arguments, but this line has `now`: post `cascade unlock` on a line of its own in a new comment.
-    `cascade plan` cannot use `../x`: unit paths cannot contain `..`. Post `cascade plan` to re-plan every unit this MR affects, or name units by their path from the repository root, like `cascade plan live/dev/vpc live/dev/app`, in a new comment.
+    `cascade plan` cannot use `../x`: unit paths cannot contain `..`. Post `cascade plan` to re-plan every unit this MR affects, or name units by their path from the repository root or a glob, like `cascade plan live/dev/vpc live/prod/**`, in a new comment.
     cascade apply 3f9a2c1b7d4e
     ");
 }
@@ -124,8 +124,9 @@ fn help_reply_spelled_for_gitlab() {
 
         | Command | What it does |
         | --- | --- |
-        | `cascade plan [unit …]` | Re-plan every unit this MR affects, or only the named units (paths from the repository root, like `live/dev/vpc`) and the units that depend on them. Needs the right to apply. |
+        | `cascade plan [unit …]` | Re-plan every unit this MR affects, or only the named ones (paths from the repository root or globs, like `live/dev/vpc` or `live/prod/**`) and the units that depend on them. Needs the right to apply. |
         | `cascade apply <plan id> [unit …]` | Apply exactly the plan with this id, as shown in the plan comment: `cascade apply 3f9a2c1b7d4e`; or only the units of it named (paths or globs, like `cascade apply 3f9a2c1b7d4e live/dev/**`) with every unit they depend on, the rest left to a new plan. Who may apply, and when, is set by the repository; cascade says why when it refuses. |
+        | `cascade destroy <unit …>` | Plan a destroy of the named units (paths or globs, like `cascade destroy live/dev/app`), each before the units it depends on, with a plan id of its own; `cascade apply` with that id destroys them. Units that depend on a named one must be named too, and units `prevent_destroy` protects are refused. Needs the right to apply. |
         | `cascade approve-policies <plan id>` | Approve, for exactly this plan id, the failures of the policy sets you own (`owners:` in `.cascade.yaml`), so `cascade apply` may go ahead. Not the MR's author; a new plan id needs a new approval. |
         | `cascade import <unit> <address> <id>` | Import an existing object into one unit's terraform state, like `cascade import live/dev/vpc aws_vpc.main vpc-0abc123`, and discard this MR's plan. Off unless the default branch's `.cascade.yaml` lists it in `commands:`; needs the right to apply. |
         | `cascade state rm <unit> <address>` | Remove a resource (or a whole module) from one unit's terraform state, like `cascade state rm live/dev/vpc aws_vpc.main`, and discard this MR's plan. Off unless the default branch's `.cascade.yaml` lists `state_rm` in `commands:`; needs the right to apply. |

@@ -90,14 +90,14 @@ fn plan_unit_ending_in_period_reads_back_as_shown() {
 /// then the trailing slash), shown as `/plan a``, which reads back as `a`.
 #[test]
 fn plan_backtick_inside_a_unit() {
-    insta::assert_snapshot!(show("/plan a`/`"), @"error on `/plan a`/``: `/plan` cannot use `` a`/` ``: a backtick is not part of a unit path (put the whole path in one code span, like `live/dev/vpc`). Post `/plan` to re-plan every unit this PR affects, or name units by their path from the repository root, like `/plan live/dev/vpc live/dev/app`, in a new comment.");
+    insta::assert_snapshot!(show("/plan a`/`"), @"error on `/plan a`/``: `/plan` cannot use `` a`/` ``: a backtick is not part of a unit path (put the whole path in one code span, like `live/dev/vpc`). Post `/plan` to re-plan every unit this PR affects, or name units by their path from the repository root or a glob, like `/plan live/dev/vpc live/prod/**`, in a new comment.");
 }
 
 /// Found by the `command` fuzz target: a backtick that opens a code span is not one around
 /// the argument, so it stays, and the unit is refused.
 #[test]
 fn plan_backtick_opening_a_span_across_arguments() {
-    insta::assert_snapshot!(show("/plan a` b`"), @"error on `/plan a` b``: `/plan` cannot use `` a` ``: a backtick is not part of a unit path (put the whole path in one code span, like `live/dev/vpc`). Post `/plan` to re-plan every unit this PR affects, or name units by their path from the repository root, like `/plan live/dev/vpc live/dev/app`, in a new comment.");
+    insta::assert_snapshot!(show("/plan a` b`"), @"error on `/plan a` b``: `/plan` cannot use `` a` ``: a backtick is not part of a unit path (put the whole path in one code span, like `live/dev/vpc`). Post `/plan` to re-plan every unit this PR affects, or name units by their path from the repository root or a glob, like `/plan live/dev/vpc live/prod/**`, in a new comment.");
 }
 
 /// Found by the `command` fuzz target: `<!--` inside a code span is text, so it is shown in
@@ -121,7 +121,7 @@ fn plan_unit_starting_with_a_dash_reads_back_as_shown() {
 /// Found by the `command` fuzz target: `.//plan` normalises to the absolute `/plan`.
 #[test]
 fn plan_path_absolute_once_normalised() {
-    insta::assert_snapshot!(show("/plan .//etc"), @"error on `/plan .//etc`: `/plan` cannot use `.//etc`: it is an absolute path, and unit paths start at the repository root. Post `/plan` to re-plan every unit this PR affects, or name units by their path from the repository root, like `/plan live/dev/vpc live/dev/app`, in a new comment.");
+    insta::assert_snapshot!(show("/plan .//etc"), @"error on `/plan .//etc`: `/plan` cannot use `.//etc`: it is an absolute path, and unit paths start at the repository root. Post `/plan` to re-plan every unit this PR affects, or name units by their path from the repository root or a glob, like `/plan live/dev/vpc live/prod/**`, in a new comment.");
 }
 
 #[test]
@@ -136,57 +136,57 @@ fn plan_alone_with_period() {
 
 #[test]
 fn plan_parent_dir() {
-    insta::assert_snapshot!(show("/plan ../other-repo"), @"error on `/plan ../other-repo`: `/plan` cannot use `../other-repo`: unit paths cannot contain `..`. Post `/plan` to re-plan every unit this PR affects, or name units by their path from the repository root, like `/plan live/dev/vpc live/dev/app`, in a new comment.");
+    insta::assert_snapshot!(show("/plan ../other-repo"), @"error on `/plan ../other-repo`: `/plan` cannot use `../other-repo`: unit paths cannot contain `..`. Post `/plan` to re-plan every unit this PR affects, or name units by their path from the repository root or a glob, like `/plan live/dev/vpc live/prod/**`, in a new comment.");
 }
 
 #[test]
 fn plan_parent_dir_inside() {
-    insta::assert_snapshot!(show("/plan live/../../etc"), @"error on `/plan live/../../etc`: `/plan` cannot use `live/../../etc`: unit paths cannot contain `..`. Post `/plan` to re-plan every unit this PR affects, or name units by their path from the repository root, like `/plan live/dev/vpc live/dev/app`, in a new comment.");
+    insta::assert_snapshot!(show("/plan live/../../etc"), @"error on `/plan live/../../etc`: `/plan` cannot use `live/../../etc`: unit paths cannot contain `..`. Post `/plan` to re-plan every unit this PR affects, or name units by their path from the repository root or a glob, like `/plan live/dev/vpc live/prod/**`, in a new comment.");
 }
 
 #[test]
 fn plan_parent_dir_with_period() {
-    insta::assert_snapshot!(show("/plan live/.."), @"error on `/plan live/..`: `/plan` cannot use `live/..`: unit paths cannot contain `..`. Post `/plan` to re-plan every unit this PR affects, or name units by their path from the repository root, like `/plan live/dev/vpc live/dev/app`, in a new comment.");
+    insta::assert_snapshot!(show("/plan live/.."), @"error on `/plan live/..`: `/plan` cannot use `live/..`: unit paths cannot contain `..`. Post `/plan` to re-plan every unit this PR affects, or name units by their path from the repository root or a glob, like `/plan live/dev/vpc live/prod/**`, in a new comment.");
 }
 
 #[test]
 fn plan_absolute() {
-    insta::assert_snapshot!(show("/plan /live/dev/vpc"), @"error on `/plan /live/dev/vpc`: `/plan` cannot use `/live/dev/vpc`: it is an absolute path, and unit paths start at the repository root. Post `/plan` to re-plan every unit this PR affects, or name units by their path from the repository root, like `/plan live/dev/vpc live/dev/app`, in a new comment.");
+    insta::assert_snapshot!(show("/plan /live/dev/vpc"), @"error on `/plan /live/dev/vpc`: `/plan` cannot use `/live/dev/vpc`: it is an absolute path, and unit paths start at the repository root. Post `/plan` to re-plan every unit this PR affects, or name units by their path from the repository root or a glob, like `/plan live/dev/vpc live/prod/**`, in a new comment.");
 }
 
 #[test]
 fn plan_windows_absolute() {
-    insta::assert_snapshot!(show("/plan C:\\live\\dev"), @r#"error on `/plan C:\live\dev`: `/plan` cannot use `C:\live\dev`: it is an absolute path, and unit paths start at the repository root. Post `/plan` to re-plan every unit this PR affects, or name units by their path from the repository root, like `/plan live/dev/vpc live/dev/app`, in a new comment."#);
+    insta::assert_snapshot!(show("/plan C:\\live\\dev"), @r#"error on `/plan C:\live\dev`: `/plan` cannot use `C:\live\dev`: it is an absolute path, and unit paths start at the repository root. Post `/plan` to re-plan every unit this PR affects, or name units by their path from the repository root or a glob, like `/plan live/dev/vpc live/prod/**`, in a new comment."#);
 }
 
 #[test]
 fn plan_glob_star() {
-    insta::assert_snapshot!(show("/plan live/*/vpc"), @"error on `/plan live/*/vpc`: `/plan` cannot use `live/*/vpc`: units are named exactly, and `*` makes it a pattern. Post `/plan` to re-plan every unit this PR affects, or name units by their path from the repository root, like `/plan live/dev/vpc live/dev/app`, in a new comment.");
+    insta::assert_snapshot!(show("/plan live/*/vpc"), @"/plan live/*/vpc");
 }
 
 #[test]
 fn plan_glob_question_mark() {
-    insta::assert_snapshot!(show("/plan live/dev/vpc?"), @"error on `/plan live/dev/vpc?`: `/plan` cannot use `live/dev/vpc?`: units are named exactly, and `?` makes it a pattern. Post `/plan` to re-plan every unit this PR affects, or name units by their path from the repository root, like `/plan live/dev/vpc live/dev/app`, in a new comment.");
+    insta::assert_snapshot!(show("/plan live/dev/vpc?"), @"/plan live/dev/vpc?");
 }
 
 #[test]
 fn plan_glob_class() {
-    insta::assert_snapshot!(show("/plan live/[dp]*/vpc"), @"error on `/plan live/[dp]*/vpc`: `/plan` cannot use `live/[dp]*/vpc`: units are named exactly, and `[` makes it a pattern. Post `/plan` to re-plan every unit this PR affects, or name units by their path from the repository root, like `/plan live/dev/vpc live/dev/app`, in a new comment.");
+    insta::assert_snapshot!(show("/plan live/[dp]*/vpc"), @"/plan live/[dp]*/vpc");
 }
 
 #[test]
 fn plan_glob_braces() {
-    insta::assert_snapshot!(show("/plan live/{dev,prod}/vpc"), @"error on `/plan live/{dev,prod}/vpc`: `/plan` cannot use `live/{dev`: units are named exactly, and `{` makes it a pattern. Post `/plan` to re-plan every unit this PR affects, or name units by their path from the repository root, like `/plan live/dev/vpc live/dev/app`, in a new comment.");
+    insta::assert_snapshot!(show("/plan live/{dev,prod}/vpc"), @r#"error on `/plan live/{dev,prod}/vpc`: `/plan` cannot use `live/{dev`: it is not a valid glob (unclosed alternate group; missing '}' \(maybe escape '{' with '\[{\]'?\)); use `*`, `**`, `?`, `[abc]` or `{a,b}`. Post `/plan` to re-plan every unit this PR affects, or name units by their path from the repository root or a glob, like `/plan live/dev/vpc live/prod/**`, in a new comment."#);
 }
 
 #[test]
 fn plan_unknown_flag() {
-    insta::assert_snapshot!(show("/plan --foo"), @"error on `/plan --foo`: `/plan` has no option `--foo`: post `/plan` to re-plan every unit this PR affects, or name units by their path from the repository root, like `/plan live/dev/vpc live/dev/app`, in a new comment.");
+    insta::assert_snapshot!(show("/plan --foo"), @"error on `/plan --foo`: `/plan` has no option `--foo`: post `/plan` to re-plan every unit this PR affects, or name units by their path from the repository root or a glob, like `/plan live/dev/vpc live/prod/**`, in a new comment.");
 }
 
 #[test]
 fn plan_terraform_style_flag() {
-    insta::assert_snapshot!(show("/plan live/dev/vpc -target=aws_vpc.main"), @"error on `/plan live/dev/vpc -target=aws_vpc.main`: `/plan` has no option `-target=aws_vpc.main`: post `/plan` to re-plan every unit this PR affects, or name units by their path from the repository root, like `/plan live/dev/vpc live/dev/app`, in a new comment.");
+    insta::assert_snapshot!(show("/plan live/dev/vpc -target=aws_vpc.main"), @"error on `/plan live/dev/vpc -target=aws_vpc.main`: `/plan` has no option `-target=aws_vpc.main`: post `/plan` to re-plan every unit this PR affects, or name units by their path from the repository root or a glob, like `/plan live/dev/vpc live/prod/**`, in a new comment.");
 }
 
 // /apply
@@ -376,8 +376,9 @@ fn help_reply() {
 
         | Command | What it does |
         | --- | --- |
-        | `/plan [unit …]` | Re-plan every unit this PR affects, or only the named units (paths from the repository root, like `live/dev/vpc`) and the units that depend on them. Needs the right to apply. |
+        | `/plan [unit …]` | Re-plan every unit this PR affects, or only the named ones (paths from the repository root or globs, like `live/dev/vpc` or `live/prod/**`) and the units that depend on them. Needs the right to apply. |
         | `/apply <plan id> [unit …]` | Apply exactly the plan with this id, as shown in the plan comment: `/apply 3f9a2c1b7d4e`; or only the units of it named (paths or globs, like `/apply 3f9a2c1b7d4e live/dev/**`) with every unit they depend on, the rest left to a new plan. Who may apply, and when, is set by the repository; cascade says why when it refuses. |
+        | `/destroy <unit …>` | Plan a destroy of the named units (paths or globs, like `/destroy live/dev/app`), each before the units it depends on, with a plan id of its own; `/apply` with that id destroys them. Units that depend on a named one must be named too, and units `prevent_destroy` protects are refused. Needs the right to apply. |
         | `/approve-policies <plan id>` | Approve, for exactly this plan id, the failures of the policy sets you own (`owners:` in `.cascade.yaml`), so `/apply` may go ahead. Not the PR's author; a new plan id needs a new approval. |
         | `/import <unit> <address> <id>` | Import an existing object into one unit's terraform state, like `/import live/dev/vpc aws_vpc.main vpc-0abc123`, and discard this PR's plan. Off unless the default branch's `.cascade.yaml` lists it in `commands:`; needs the right to apply. |
         | `/state rm <unit> <address>` | Remove a resource (or a whole module) from one unit's terraform state, like `/state rm live/dev/vpc aws_vpc.main`, and discard this PR's plan. Off unless the default branch's `.cascade.yaml` lists `state_rm` in `commands:`; needs the right to apply. |

@@ -1,6 +1,7 @@
-//! `UnitGlob`: a unit argument of `/apply <id> unit…`, a glob over the unit paths of the
-//! plan (`*` within a directory, `**` across, as in `.cascade.yaml`). Owns what such an
-//! argument may be and which unit paths it matches; never knows which units a plan has.
+//! `UnitGlob`: a unit argument of `/plan unit…`, `/apply <id> unit…` and `/destroy unit…`,
+//! a glob over unit paths (`*` within a directory, `**` across, as in `.cascade.yaml`).
+//! Owns what such an argument may be and which unit paths it matches; never knows which
+//! units a plan or a pull request has.
 
 use crate::unit::UnitPath;
 use globset::GlobBuilder;
@@ -24,8 +25,12 @@ impl UnitGlob {
             .map_err(|e| e.kind().to_string())
     }
 
-    /// True when `unit` is a path this glob matches.
+    /// True when `unit` is a path this glob matches. Without a pattern character it is an
+    /// exact path, compared as written (globset would read a backslash in it as an escape).
     pub fn matches(&self, unit: &UnitPath) -> bool {
+        if !self.0.contains(super::PATTERN_CHARS) {
+            return self.0 == unit.as_str();
+        }
         self.compiled()
             .is_ok_and(|glob| glob.is_match(unit.as_str()))
     }

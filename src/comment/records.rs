@@ -100,6 +100,7 @@ pub fn plan_view(plan: &PlanRecord, unresolved: &[(UnitPath, String)]) -> PlanVi
         policies: super::policies::plan_policy_views(plan, &[]),
         policy_edits: Vec::new(),
         merge_mode: Default::default(),
+        destroy_command: false,
     }
 }
 

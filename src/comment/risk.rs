@@ -185,6 +185,7 @@ mod tests {
             policies: Vec::new(),
             policy_edits: Vec::new(),
             merge_mode: Default::default(),
+            destroy_command: false,
         }
     }
 

@@ -64,6 +64,9 @@ pub struct PlanView {
     pub policy_edits: Vec<String>,
     /// Which units apply after merge (`apply: on_merge`) and which by comment.
     pub merge_mode: super::after_merge::MergeModeView,
+    /// A plan of `/destroy` (every unit in `destroys`, still in the code): the comment
+    /// gets a louder header and says who named the units.
+    pub destroy_command: bool,
 }
 
 /// A remote stack source: the repository (no credentials), the ref it names, the commit
@@ -212,6 +215,8 @@ pub(super) const ONE_LINE_MAX: usize = 240;
 #[derive(Serialize)]
 pub(super) struct PlanContext {
     plan_id: String,
+    /// As in [`PlanView::destroy_command`].
+    destroy_command: bool,
     /// `/apply <plan_id>`, the exact line to type (`cascade apply <plan_id>` on GitLab).
     apply_command: String,
     /// What starts a command: `/`, or `cascade ` on GitLab.
@@ -384,6 +389,7 @@ impl PlanContext {
             .collect();
         let mut context = PlanContext {
             plan_id: line(&view.plan_id),
+            destroy_command: view.destroy_command,
             apply_command: spelling.command(&format!("apply {}", line(&view.plan_id))),
             command_prefix: spelling.command_prefix.to_string(),
             change_request: spelling.change_request.to_string(),

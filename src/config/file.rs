@@ -40,6 +40,7 @@ pub(super) const TOP_KEYS: &[&str] = &[
     "workflows",
     "policies",
     "apply",
+    "prevent_destroy",
 ];
 /// Keys allowed in `apply_permission`.
 pub(super) const APPLY_PERMISSION_KEYS: &[&str] = &["users", "teams"];
@@ -192,6 +193,13 @@ pub(super) struct ConfigFile {
     #[serde(default, deserialize_with = "super::apply_mode::apply")]
     #[schemars(with = "Option<super::apply_mode::ApplySchema>")]
     pub apply: Option<Spanned<super::apply_mode::ApplyModeEntry>>,
+    /// Units cascade never destroys, as globs over unit paths relative to the repository
+    /// root (`*` stays within one directory, `**` crosses directories). `/destroy` refuses
+    /// a unit one matches, and a plan that destroys one (a unit the pull request deletes)
+    /// is not applied. Read from the default branch only, so a pull request cannot lift it.
+    #[serde(default, deserialize_with = "prevent_destroy")]
+    #[schemars(with = "Vec<String>", extend("default" = []), example = ["prod/**", "global/dns"])]
+    pub prevent_destroy: Vec<Spanned<String>>,
 }
 
 /// When and where drift detection runs.
@@ -273,6 +281,7 @@ impl Default for ConfigFile {
             workflows: Vec::new(),
             policies: Vec::new(),
             apply: None,
+            prevent_destroy: Vec::new(),
         }
     }
 }
@@ -557,6 +566,15 @@ fn ignore<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<Spanned<Stri
     list(
         deserializer,
         "`ignore` must be a list of globs, like `ignore: [\"sandbox/**\"]`",
+    )
+}
+
+fn prevent_destroy<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Vec<Spanned<String>>, D::Error> {
+    list(
+        deserializer,
+        "`prevent_destroy` must be a list of unit globs, like `prevent_destroy: [\"prod/**\"]`",
     )
 }
 

@@ -22,6 +22,7 @@ pub(crate) use file::yaml_options;
 mod apply_mode;
 mod plan_ttl;
 pub mod policies;
+pub mod prevent_destroy;
 pub mod retries;
 #[cfg(test)]
 mod tests;
@@ -30,6 +31,7 @@ pub mod workflows;
 
 pub use apply_mode::{ApplyMode, Mode as ApplyModeKind};
 pub use plan_ttl::{PlanTtl, in_words};
+pub use prevent_destroy::{PreventDestroy, Protection};
 pub use retries::RetryPolicy;
 
 use crate::problem::{Problem, ProblemKind};
@@ -96,6 +98,9 @@ pub struct RepoConfig {
     pub policies: Vec<policies::PolicySet>,
     /// Which units are applied after merge rather than by `/apply` (default: none).
     pub apply: ApplyMode,
+    /// The units `/destroy` never destroys, and no plan that destroys one is applied
+    /// (default: none).
+    pub prevent_destroy: PreventDestroy,
     /// `ignore`, compiled.
     ignore_set: CompiledGlobs,
 }
@@ -121,6 +126,7 @@ impl Default for RepoConfig {
             workflows: Vec::new(),
             policies: Vec::new(),
             apply: ApplyMode::default(),
+            prevent_destroy: PreventDestroy::default(),
             ignore_set: CompiledGlobs::default(),
         }
     }

@@ -52,6 +52,7 @@ pub(super) fn repo_config(file: ConfigFile) -> Result<RepoConfig, Problem> {
         .map(|entry| super::apply_mode::apply_mode(entry, &environments))
         .transpose()?
         .unwrap_or_default();
+    let prevent_destroy = super::prevent_destroy::prevent_destroy(&file.prevent_destroy)?;
     Ok(RepoConfig {
         environments,
         implicit_deps,
@@ -71,6 +72,7 @@ pub(super) fn repo_config(file: ConfigFile) -> Result<RepoConfig, Problem> {
         workflows,
         policies,
         apply,
+        prevent_destroy,
         ignore_set,
     })
 }

@@ -15,9 +15,11 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::Instant;
 
+mod destroy;
 mod order;
 mod targets;
 
+pub use destroy::destroy_targets;
 pub use targets::{PlanTarget, UnitDir, head_targets, stack_dir, stack_path, targets, unit_dir};
 
 /// A discovered repository: configuration, units, graph, and every problem found on the way.

@@ -219,11 +219,11 @@ pub fn head_targets(
 }
 
 /// The unit's local module directories, absolute.
-fn sources(unit: &crate::discovery::Unit, dir: &Path) -> Vec<PathBuf> {
+pub(super) fn sources(unit: &crate::discovery::Unit, dir: &Path) -> Vec<PathBuf> {
     unit.reads.dirs.iter().map(|d| dir.join(d)).collect()
 }
 
-fn tool_for(kind: UnitKind, configured: Option<Tool>) -> Tool {
+pub(super) fn tool_for(kind: UnitKind, configured: Option<Tool>) -> Tool {
     configured.unwrap_or(match kind {
         UnitKind::Module => Tool::Terraform,
         _ => Tool::Terragrunt,

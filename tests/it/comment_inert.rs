@@ -119,6 +119,7 @@ fn hostile_plan() -> PlanView {
         steps: Vec::new(),
         policies: Vec::new(),
         policy_edits: Vec::new(),
+        destroy_command: false,
     }
 }
 

@@ -91,6 +91,7 @@ fn large_plan() -> PlanView {
         steps: Vec::new(),
         policies: Vec::new(),
         policy_edits: Vec::new(),
+        destroy_command: false,
     }
 }
 

@@ -114,6 +114,7 @@ fn plan_view(plan_id: &str, waves: Vec<WaveView>, destroys: Vec<UnitView>) -> Pl
         steps: Vec::new(),
         policies: Vec::new(),
         policy_edits: Vec::new(),
+        destroy_command: false,
     }
 }
 

@@ -524,6 +524,7 @@ fn schema_describes_every_key_both_environment_forms_and_workflows() {
             "modules",
             "plan_ttl",
             "policies",
+            "prevent_destroy",
             "retries",
             "workflows"
         ]

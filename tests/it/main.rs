@@ -17,6 +17,7 @@ mod support;
 mod affected_props;
 mod apply_retries;
 mod bot_base_rules;
+mod bot_destroy;
 mod bot_drift;
 mod bot_expiry;
 mod bot_failures;
