@@ -32,6 +32,7 @@ use crate::plan::PlanId;
 use crate::unit::{StateChange, UnitPath};
 use std::fmt;
 pub use unit_glob::UnitGlob;
+use unit_glob::unit_globs;
 
 /// A command a person posted on a pull request.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -454,29 +455,6 @@ fn parse_apply(args: &[&str]) -> Result<Command, Mistake> {
     let id = plan_id_argument("apply", &[first])?;
     let units = unit_globs("apply", rest)?;
     Ok(Command::Apply { id, units })
-}
-
-/// The unit arguments of `command` as globs, each once: an exact path is read as `/plan`
-/// reads it (`./dev/vpc/` is `dev/vpc`), a pattern as typed.
-fn unit_globs(command: &'static str, args: &[&str]) -> Result<Vec<UnitGlob>, Mistake> {
-    let mut units: Vec<UnitGlob> = Vec::new();
-    for arg in args {
-        let checked = checked_path(command, arg)?;
-        let text = if arg.contains(PATTERN_CHARS) {
-            arg.to_string()
-        } else {
-            checked.as_str().to_string()
-        };
-        let glob = UnitGlob::new(&text).map_err(|problem| Mistake::BadUnitGlob {
-            command,
-            glob: arg.to_string(),
-            problem,
-        })?;
-        if !units.contains(&glob) {
-            units.push(glob);
-        }
-    }
-    Ok(units)
 }
 
 /// `/approve-policies <id>`

@@ -123,6 +123,28 @@ impl DiscoverySlots {
 /// deadline (its step budget checks the clock), and the caller stops waiting for it too
 /// ([`DiscoverySlots::run`]); fetches count against the same deadline. Runs on a
 /// blocking thread, which may wait on the runtime for the fetches.
+/// Discovers a whole checkout the server made (a drift run's, a merge group's) within the
+/// discovery deadline, its stacks' remote sources fetched with `forge`'s credential; `what`
+/// names it in the error.
+pub async fn scan_tree(
+    bot: &super::Bot,
+    forge: &crate::forge::Forge,
+    checkout: &Path,
+    config: &RepoConfig,
+    cancel: &CancellationToken,
+    what: &str,
+) -> anyhow::Result<Scan> {
+    let (dir, scan_config) = (checkout.to_path_buf(), config.clone());
+    let catalog = bot.catalog(forge.git_credential().await?);
+    bot.discovery
+        .run(cancel, move |deadline| {
+            let mut sources = Default::default();
+            scan_checkout(&catalog, &dir, scan_config, deadline, &mut sources)
+        })
+        .await
+        .map_err(|e| anyhow::anyhow!("discovering {what}: {e}"))
+}
+
 pub fn scan_checkout(
     catalog: &Catalog,
     dir: &Path,

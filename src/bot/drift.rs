@@ -30,7 +30,7 @@ use crate::forge::{Actor, DefaultBranch, Forge, ForgeRef, RepoKey};
 use crate::plan::PlanId;
 use crate::store::{BotStore, PlanRecord, PlannedUnit, RunStore};
 use crate::unit::UnitPath;
-use anyhow::{Context, anyhow};
+use anyhow::Context;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -227,16 +227,8 @@ async fn run(
         .checkout(repo, key.number(), &branch.sha)
         .await?;
     let cancel = CancellationToken::new();
-    let (dir, scan_config) = (checkout.clone(), config.clone());
-    let catalog = bot.catalog(forge.git_credential().await?);
-    let scan = bot
-        .discovery
-        .run(&cancel, move |deadline| {
-            let mut sources = Default::default();
-            super::discover::scan_checkout(&catalog, &dir, scan_config, deadline, &mut sources)
-        })
-        .await
-        .map_err(|e| anyhow!("discovering {} of {repo}: {e}", branch.name))?;
+    let what = format!("{} of {repo}", branch.name);
+    let scan = super::discover::scan_tree(bot, forge, &checkout, config, &cancel, &what).await?;
     if scan
         .problems
         .iter()

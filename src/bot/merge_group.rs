@@ -322,16 +322,8 @@ async fn plan_group(
         .checkout(&repo, group.entering.unwrap_or(0), group.head_sha.as_str())
         .await?;
     let cancel = CancellationToken::new();
-    let (dir, scan_config) = (checkout.clone(), config.clone());
-    let catalog = bot.catalog(forge.git_credential().await?);
-    let scan = bot
-        .discovery
-        .run(&cancel, move |deadline| {
-            let mut sources = Default::default();
-            super::discover::scan_checkout(&catalog, &dir, scan_config, deadline, &mut sources)
-        })
-        .await
-        .map_err(|e| anyhow!("discovering the merge group's head: {e}"))?;
+    let what = "the merge group's head";
+    let scan = super::discover::scan_tree(bot, forge, &checkout, config, &cancel, what).await?;
     let present: BTreeSet<UnitPath> = units
         .into_iter()
         .filter(|u| scan.discovery.unit(u).is_some())

@@ -1,7 +1,8 @@
 //! `UnitGlob`: a unit argument of `/plan unit…`, `/apply <id> unit…` and `/destroy unit…`,
 //! a glob over unit paths (`*` within a directory, `**` across, as in `.cascade.yaml`).
-//! Owns what such an argument may be and which unit paths it matches; never knows which
-//! units a plan or a pull request has.
+//! Owns what such an argument may be, reading a command's unit arguments into globs
+//! (`unit_globs`), and which unit paths one matches; never knows which units a plan or a
+//! pull request has.
 
 use crate::unit::UnitPath;
 use globset::GlobBuilder;
@@ -44,4 +45,30 @@ impl std::fmt::Display for UnitGlob {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.0)
     }
+}
+
+/// The unit arguments of `command` as globs, each once: an exact path is read as `/plan`
+/// reads it (`./dev/vpc/` is `dev/vpc`), a pattern as typed.
+pub(super) fn unit_globs(
+    command: &'static str,
+    args: &[&str],
+) -> Result<Vec<UnitGlob>, super::Mistake> {
+    let mut units: Vec<UnitGlob> = Vec::new();
+    for arg in args {
+        let checked = super::checked_path(command, arg)?;
+        let text = if arg.contains(super::PATTERN_CHARS) {
+            arg.to_string()
+        } else {
+            checked.as_str().to_string()
+        };
+        let glob = UnitGlob::new(&text).map_err(|problem| super::Mistake::BadUnitGlob {
+            command,
+            glob: arg.to_string(),
+            problem,
+        })?;
+        if !units.contains(&glob) {
+            units.push(glob);
+        }
+    }
+    Ok(units)
 }

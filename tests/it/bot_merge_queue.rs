@@ -61,13 +61,7 @@ async fn on_merge_a_group_whose_plan_changed_since_approval_is_red() {
         .data
         .path()
         .join("workspaces/checkouts/acme/infra/pr-1/prod/monitoring");
-    let by_hand: [&[&str]; 2] = [
-        &["init", "-input=false"],
-        &["apply", "-auto-approve", "-var", "environment=by-hand"],
-    ];
-    for args in by_hand {
-        crate::support::terraform::terraform(&unit, args);
-    }
+    crate::support::terraform::apply_by_hand(&unit, "by-hand");
     let group = w.queue_pr(n, &head).await;
     w.until("the group's check", |w| w.checks_done(&group))
         .await;

@@ -113,13 +113,7 @@ async fn a_plan_changed_between_approval_and_merge_is_planned_again_and_not_appl
         .data
         .path()
         .join("workspaces/checkouts/acme/infra/pr-1/prod/monitoring");
-    let by_hand: [&[&str]; 2] = [
-        &["init", "-input=false"],
-        &["apply", "-auto-approve", "-var", "environment=by-hand"],
-    ];
-    for args in by_hand {
-        crate::support::terraform::terraform(&unit, args);
-    }
+    crate::support::terraform::apply_by_hand(&unit, "by-hand");
     w.merge_pr(n, &head).await;
     w.until("the result after merge", |w| w.applied(n)).await;
     let result = w.apply_comment(n);
@@ -247,13 +241,7 @@ async fn a_plan_changed_at_the_merge_is_pointed_to_from_the_drift_issue() {
     let unit = w.data.path().join(format!(
         "workspaces/checkouts/acme/infra/pr-{n}/prod/monitoring"
     ));
-    let by_hand: [&[&str]; 2] = [
-        &["init", "-input=false"],
-        &["apply", "-auto-approve", "-var", "environment=by-hand"],
-    ];
-    for args in by_hand {
-        crate::support::terraform::terraform(&unit, args);
-    }
+    crate::support::terraform::apply_by_hand(&unit, "by-hand");
     w.merge_pr(n, &head).await;
     w.until("the pointer on the drift issue", |w| {
         !w.bot_texts(issue.number).is_empty()

@@ -29,3 +29,11 @@ pub fn terraform(dir: &Path, args: &[&str]) -> Vec<u8> {
     );
     out.stdout
 }
+
+/// Applies the unit in `dir` by hand, outside cascade, with its `environment` input set to
+/// `environment`: an out-of-band change its next plan sees as an update.
+pub fn apply_by_hand(dir: &Path, environment: &str) {
+    terraform(dir, &["init", "-input=false"]);
+    let var = format!("environment={environment}");
+    terraform(dir, &["apply", "-auto-approve", "-var", &var]);
+}
