@@ -4,8 +4,8 @@
 //! destroyed (the bot checks globs, dependents and `prevent_destroy` first) and never
 //! runs anything.
 
-use super::targets::{sources, tool_for};
-use super::{PlanTarget, unit_dir};
+use super::PlanTarget;
+use super::targets::at_head;
 use crate::discovery::{Discovery, UnitKind};
 use crate::graph::Graph;
 use crate::unit::UnitPath;
@@ -35,19 +35,7 @@ pub fn destroy_targets(
                 .filter(|d| units.contains(*d))
                 .cloned()
                 .collect();
-            out.push(PlanTarget {
-                path: path.clone(),
-                wave: i + 1,
-                deps,
-                destroy: true,
-                tool: tool_for(unit.kind, unit.executor),
-                dir: unit_dir(head_dir, path),
-                root: head_dir.to_path_buf(),
-                sources: sources(unit, head_dir),
-                init_args: Vec::new(),
-                stack: unit.stack.as_ref().map(|s| unit_dir(head_dir, s)),
-                refused: unit.refused.clone().or(failure),
-            });
+            out.push(at_head(unit, head_dir, i + 1, deps, true, failure));
         }
     }
     out

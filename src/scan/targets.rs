@@ -200,30 +200,44 @@ pub fn head_targets(
                     .cloned()
                     .collect(),
             };
-            out.push(PlanTarget {
-                path: path.clone(),
-                wave: i + 1,
-                deps,
-                destroy: false,
-                tool: tool_for(unit.kind, unit.executor),
-                dir: unit_dir(head_dir, path),
-                root: head_dir.to_path_buf(),
-                sources: sources(unit, head_dir),
-                init_args: Vec::new(),
-                stack: unit.stack.as_ref().map(|s| unit_dir(head_dir, s)),
-                refused: unit.refused.clone().or(failure),
-            });
+            out.push(at_head(unit, head_dir, i + 1, deps, false, failure));
         }
     }
     out
 }
 
+/// The target of `unit` run in the head's tree `head_dir`, in `wave` after `deps`;
+/// `failure`: why discovery refuses it, if it does.
+pub(super) fn at_head(
+    unit: &crate::discovery::Unit,
+    head_dir: &Path,
+    wave: usize,
+    deps: Vec<UnitPath>,
+    destroy: bool,
+    failure: Option<String>,
+) -> PlanTarget {
+    let path = &unit.path;
+    PlanTarget {
+        path: path.clone(),
+        wave,
+        deps,
+        destroy,
+        tool: tool_for(unit.kind, unit.executor),
+        dir: unit_dir(head_dir, path),
+        root: head_dir.to_path_buf(),
+        sources: sources(unit, head_dir),
+        init_args: Vec::new(),
+        stack: unit.stack.as_ref().map(|s| unit_dir(head_dir, s)),
+        refused: unit.refused.clone().or(failure),
+    }
+}
+
 /// The unit's local module directories, absolute.
-pub(super) fn sources(unit: &crate::discovery::Unit, dir: &Path) -> Vec<PathBuf> {
+fn sources(unit: &crate::discovery::Unit, dir: &Path) -> Vec<PathBuf> {
     unit.reads.dirs.iter().map(|d| dir.join(d)).collect()
 }
 
-pub(super) fn tool_for(kind: UnitKind, configured: Option<Tool>) -> Tool {
+fn tool_for(kind: UnitKind, configured: Option<Tool>) -> Tool {
     configured.unwrap_or(match kind {
         UnitKind::Module => Tool::Terraform,
         _ => Tool::Terragrunt,
