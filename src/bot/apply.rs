@@ -126,7 +126,16 @@ pub async fn command_apply(
         .await?;
     ctx.transition(&mut record, PrState::Applying).await?;
     let merge_commit = (!info.open).then_some(at.as_str());
-    run_and_report(ctx, &mut record, &plan, run_rules, &at, merge_commit).await
+    let said = run_and_report(ctx, &mut record, &plan, run_rules, &at, merge_commit).await?;
+    if !info.open {
+        // Merged: nothing releases its locks later, and a plan left here is applied only by
+        // another `/apply`, which takes them again.
+        bot.store
+            .release_locks(&key.repo().stored(), key.number())
+            .await?;
+        bot.wake_waiters(&key.repo().stored(), key.number()).await?;
+    }
+    Ok(said)
 }
 
 /// Applies `plan` at commit `at` (the planned head, or the merge commit an apply after

@@ -148,6 +148,12 @@ async fn a_plan_changed_between_approval_and_merge_is_planned_again_and_not_appl
         second.contains(&format!("cascade applied `{next}` after merge")),
         "{second}"
     );
+    // The merged pull request holds no lock any more: the next one plans the unit.
+    let (later, _) = w
+        .open_changing("carol", "monitoring-again", "prod/monitoring/main.tf")
+        .await;
+    let plan = w.plan_comment(later);
+    assert!(!plan.contains("locked by"), "{plan}");
     w.finish().await;
 }
 
