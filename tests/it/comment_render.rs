@@ -341,6 +341,29 @@ fn plan_without_changes() {
 }
 
 #[test]
+fn a_destroy_of_units_with_nothing_in_their_state_is_not_loud() {
+    let mut view = plan_view(
+        PlanId::NO_CHANGES,
+        vec![],
+        vec![unit("live/dev/dns", "e3b0c44298fc", vec![])],
+    );
+    view.needs_approval = false;
+    view.destroy_command = true;
+    let body = render_plan(&view);
+    assert!(
+        body.contains("### cascade plan `000000000000`: nothing to destroy"),
+        "{body}"
+    );
+    assert!(!body.contains("DESTROY"), "{body}");
+    assert!(
+        body.contains("hold no resources, so there is nothing to destroy"),
+        "{body}"
+    );
+    view.needs_approval = true;
+    assert!(render_plan(&view).contains("🔥 cascade plans to DESTROY 1 unit"));
+}
+
+#[test]
 fn a_plan_whose_units_are_all_locked_or_failed_never_says_no_changes() {
     let mut locked = plan_view(PlanId::NO_CHANGES, vec![], vec![]);
     locked.locked = vec![problem(
