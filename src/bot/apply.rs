@@ -434,7 +434,6 @@ async fn requirements_unmet(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::{PlanKey, PlanStatus};
 
     fn plan(units: &[(&str, bool)]) -> PlanRecord {
         let units = units
@@ -447,17 +446,7 @@ mod tests {
                 .unwrap()
             })
             .collect();
-        PlanRecord {
-            id: PlanId::parse("3f9a2c1b7d4e").unwrap(),
-            repo: PlanKey::from_stored("acme/infra#1"),
-            head: "h".into(),
-            base: "b".into(),
-            status: PlanStatus::Current,
-            run_id: "r".into(),
-            units,
-            created_at: 0,
-            policies: Vec::new(),
-        }
+        PlanRecord::sample(PlanId::parse("3f9a2c1b7d4e").unwrap(), units)
     }
 
     #[test]

@@ -197,7 +197,7 @@ pub fn failing_sets(plan: &PlanRecord) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::{PlanStatus, PlannedUnit, PolicyMessage, PolicyResult, UnitStatus};
+    use crate::store::{PlannedUnit, PolicyMessage, PolicyResult, UnitStatus};
 
     fn unit(path: &str, results: Vec<PolicyResult>) -> PlannedUnit {
         PlannedUnit {
@@ -235,20 +235,7 @@ mod tests {
     }
 
     fn plan(units: Vec<PlannedUnit>) -> PlanRecord {
-        PlanRecord {
-            id: crate::plan::PlanId::parse("0123456789ab").unwrap(),
-            repo: crate::store::PlanKey::pull_request(
-                &crate::forge::RepoKey::from_stored("acme/infra"),
-                crate::forge::PrNumber::new(1),
-            ),
-            head: "h".into(),
-            base: "b".into(),
-            status: PlanStatus::Current,
-            run_id: "r".into(),
-            units,
-            created_at: 0,
-            policies: Vec::new(),
-        }
+        PlanRecord::sample(crate::plan::PlanId::parse("0123456789ab").unwrap(), units)
     }
 
     #[test]

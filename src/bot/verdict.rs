@@ -266,7 +266,7 @@ mod tests {
     use super::*;
     use crate::comment::plan_view;
     use crate::plan::PlanId;
-    use crate::store::{PlanStatus, PlannedUnit};
+    use crate::store::PlannedUnit;
 
     fn unit(path: &str, status: UnitStatus) -> PlannedUnit {
         PlannedUnit {
@@ -288,17 +288,7 @@ mod tests {
     }
 
     fn plan(id: &str, units: Vec<PlannedUnit>) -> PlanRecord {
-        PlanRecord {
-            id: PlanId::from_stored(id.into()),
-            repo: crate::store::PlanKey::from_stored("acme/infra#1"),
-            head: "h".into(),
-            base: "b".into(),
-            status: PlanStatus::Current,
-            run_id: "r".into(),
-            units,
-            created_at: 0,
-            policies: Vec::new(),
-        }
+        PlanRecord::sample(PlanId::from_stored(id.into()), units)
     }
 
     fn lock(unit: &str, pr: u64) -> Lock {

@@ -242,6 +242,23 @@ pub struct PlanRecord {
 }
 
 impl PlanRecord {
+    /// A current plan `id` of pull request `acme/infra#1` at head `h` against base `b`,
+    /// holding `units`: the unit tests' plan.
+    #[cfg(test)]
+    pub fn sample(id: PlanId, units: Vec<PlannedUnit>) -> PlanRecord {
+        PlanRecord {
+            id,
+            repo: PlanKey::from_stored("acme/infra#1"),
+            head: "h".into(),
+            base: "b".into(),
+            status: PlanStatus::Current,
+            run_id: "r".into(),
+            units,
+            created_at: 0,
+            policies: Vec::new(),
+        }
+    }
+
     /// Every policy finding of the plan, in one place: the whole-plan sets' first (unit
     /// `None`), then each unit's (`Some(path)`) in plan order. What decides whether the
     /// plan is blocked reads this, so no set's result is left out.
